@@ -1,0 +1,31 @@
+# Test registration helpers (STYLE.md §9).
+set(JF_TEST_TIMEOUT_SCALE "$ENV{JF_TEST_TIMEOUT_SCALE}")
+if(NOT JF_TEST_TIMEOUT_SCALE)
+  set(JF_TEST_TIMEOUT_SCALE 1)
+endif()
+
+# jf_add_unit_test(<module> SOURCES ... LIBS ...): tests/unit/<dir>/<module>_test.c -> unit.<module>
+function(jf_add_unit_test name)
+  cmake_parse_arguments(T "" "" "SOURCES;LIBS" ${ARGN})
+  add_executable(${name}_test ${T_SOURCES})
+  target_link_libraries(${name}_test PRIVATE ${T_LIBS} PkgConfig::CMOCKA)
+  target_include_directories(${name}_test PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)
+  add_test(NAME unit.${name} COMMAND ${name}_test)
+  set_tests_properties(unit.${name} PROPERTIES LABELS unit TIMEOUT 30
+    ENVIRONMENT "JF_FIXTURES=${PROJECT_SOURCE_DIR}/tests/fixtures;JF_BIN_DIR=${PROJECT_BINARY_DIR}/bin")
+endfunction()
+
+# jf_add_integration_test(<scenario> SOURCES ... LIBS ... [TIMEOUT s])
+function(jf_add_integration_test name)
+  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LIBS" ${ARGN})
+  if(NOT T_TIMEOUT)
+    set(T_TIMEOUT 120)
+  endif()
+  math(EXPR t "${T_TIMEOUT} * ${JF_TEST_TIMEOUT_SCALE}")
+  add_executable(${name}_itest ${T_SOURCES})
+  target_link_libraries(${name}_itest PRIVATE ${T_LIBS} PkgConfig::CMOCKA)
+  target_include_directories(${name}_itest PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)
+  add_test(NAME integration.${name} COMMAND ${name}_itest)
+  set_tests_properties(integration.${name} PROPERTIES LABELS integration TIMEOUT ${t}
+    ENVIRONMENT "JF_FIXTURES=${PROJECT_SOURCE_DIR}/tests/fixtures;JF_BIN_DIR=${PROJECT_BINARY_DIR}/bin;JF_TEST_TIMEOUT_SCALE=${JF_TEST_TIMEOUT_SCALE}")
+endfunction()

@@ -1,0 +1,70 @@
+/* One run: the plain value record that a sweep expands into, the coordinator stores and sends in
+ * run.assign, and the agent validates. Also the stable run id and the closed vocabularies (models,
+ * datasets, storage media). docs/protocol.md §run.assign documents the JSON form. */
+#ifndef JF_RUN_SPEC_H
+#define JF_RUN_SPEC_H
+
+#include "jf_board.h"
+#include "jf_err.h"
+#include "jf_parse.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define JF_RUN_ID_LEN        17 // "r" + 16 lowercase hex digits
+#define JF_WORKERS_MAX       16
+#define JF_BATCH_MAX         4096
+#define JF_EPOCHS_MAX        1000
+#define JF_REPEATS_MAX       100
+#define JF_PREFETCH_MAX      16
+#define JF_THREADS_MAX       256
+#define JF_TELEMETRY_HZ_MAX  50
+#define JF_RUN_TIMEOUT_MAX_US (INT64_C(7) * 24 * 3600 * 1000000) // one week
+
+typedef struct jf_run_spec {
+    char run_id[JF_RUN_ID_LEN + 1];       // stable id: jf_run_spec_compute_id
+    char board[JF_IDENT_MAX + 1];         // board name
+    char workload[JF_IDENT_MAX + 1];      // workload name from the sweep, e.g. "lenet5-mnist"
+    char model[JF_IDENT_MAX + 1];         // jf_run_spec_is_model
+    char dataset[JF_IDENT_MAX + 1];       // jf_run_spec_is_dataset
+    int epochs;                           // 1..JF_EPOCHS_MAX, epoch 0 counts (it is the warm-up)
+    int power_mode_id;                    // nvpmodel id
+    char power_mode[JF_POWER_MODE_NAME_MAX + 1]; // its name
+    char storage[JF_IDENT_MAX + 1];       // medium name, jf_run_spec_is_medium
+    int workers;                          // DataLoader workers, 0..JF_WORKERS_MAX
+    int prefetch;                         // batches prefetched per worker, 1..JF_PREFETCH_MAX
+    int batch_size;                       // 1..JF_BATCH_MAX
+    int repeat;                           // 0-based repeat index
+    int threads;                          // intra-op threads, 0 = the trainer's default
+    uint64_t seed;                        // training seed (sweep seed + repeat)
+    bool drop_caches;                     // drop the page cache before the run
+    int telemetry_hz;                     // 1..JF_TELEMETRY_HZ_MAX
+    int64_t timeout_us;                   // kill the run after this long, 1 s .. one week
+} jf_run_spec_t;
+
+// Fills spec->run_id from every field that defines the run (all fields but run_id): FNV-1a 64
+// over a canonical, versioned text form. Same parameters and board, same id, on every machine.
+void jf_run_spec_compute_id(jf_run_spec_t *spec);
+
+// Checks every field's range and vocabulary. Returns 0, or -EINVAL with err naming the field.
+int jf_run_spec_validate(const jf_run_spec_t *spec, jf_err_t *err);
+
+// The JSON object form (docs/protocol.md). Caller owns the result; release with json_decref.
+json_t *jf_run_spec_to_json(const jf_run_spec_t *spec);
+
+// Decodes and validates the JSON object form strictly (unknown members are an error).
+// Writes *ret_spec only on success. Returns 0, -EPROTO (shape) or -EINVAL (values).
+int jf_run_spec_from_json(const json_t *obj, jf_run_spec_t *ret_spec, jf_err_t *err);
+
+bool jf_run_spec_is_model(const char *name);   // lenet5, resnet18, vgg11, mobilenetv3
+bool jf_run_spec_is_dataset(const char *name); // mnist, cifar10, gld23k
+bool jf_run_spec_is_medium(const char *name);  // sd, emmc, nvme, usb-hdd, usb-ssd, ssd, hdd, local
+bool jf_run_spec_is_run_id(const char *text);  // "r" + 16 lowercase hex
+
+// Comma-separated vocabularies for error messages (static strings).
+const char *jf_run_spec_models(void);
+const char *jf_run_spec_datasets(void);
+const char *jf_run_spec_media(void);
+
+#endif
