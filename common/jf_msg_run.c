@@ -1,1 +1,464 @@
-/* placeholder */
+/* Run family codecs (docs/protocol.md §5). */
+#include "jf_msg_run.h"
+
+#include "jf_msg_family.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#define JF_SAMPLE_MEMBERS_MAX 128
+#define JF_SAMPLE_ARRAY_MAX   256
+#define JF_SAMPLE_STR_MAX     64
+#define JF_DURATION_MAX_US    (INT64_C(1) << 50)
+
+static const char *const s_reasons[JF_FAIL_REASON_COUNT] = {
+    "oom", "crashed", "timeout", "cancelled", "invalid", "infeasible", "busy",
+};
+
+const char *jf_fail_reason_name(jf_fail_reason_t reason)
+{
+    return (unsigned) reason < JF_FAIL_REASON_COUNT ? s_reasons[reason] : "?";
+}
+
+bool jf_fail_reason_parse(const char *name, jf_fail_reason_t *ret_reason)
+{
+    for (int i = 0; name && i < JF_FAIL_REASON_COUNT; i++) {
+        if (strcmp(name, s_reasons[i]) == 0) {
+            *ret_reason = (jf_fail_reason_t) i;
+            return true;
+        }
+    }
+    return false;
+}
+
+int jf_msg_run_ref_parse(const json_t *body, jf_msg_run_ref_t *ret_ref, jf_err_t *err)
+{
+    jf_msg_run_ref_t r = {0};
+    int rc = jf_msg_get_str(body, "run", false, r.run, sizeof r.run, err);
+    rc = rc ? rc : jf_msg_get_int(body, "attempt", 1, INT32_MAX, &r.attempt, err);
+    if (rc == 0 && json_object_get(body, "seq")) {
+        rc = jf_msg_get_int(body, "seq", 1, JF_SEQ_MAX, &r.seq, err);
+    }
+    if (rc == 0 && !jf_run_spec_is_run_id(r.run)) {
+        rc = jf_err_set(err, -EINVAL, "'run' must be 'r' followed by 16 lowercase hex digits");
+    }
+    if (rc == 0) {
+        *ret_ref = r;
+    }
+    return rc;
+}
+
+int jf_msg_check_run_ref(const json_t *body, jf_err_t *err)
+{
+    jf_msg_run_ref_t r;
+    int rc = jf_msg_run_ref_parse(body, &r, err);
+    json_t *re = json_object_get(body, "re");
+    if (rc == 0 && re && !json_is_integer(re)) {
+        rc = jf_err_set(err, -EPROTO, "'re' must be an integer");
+    }
+    return rc;
+}
+
+static int s_check_seq_ref(const json_t *body, jf_err_t *err)
+{
+    if (!json_object_get(body, "seq")) {
+        return jf_err_set(err, -EPROTO, "'seq' must be an integer");
+    }
+    jf_msg_run_ref_t r;
+    return jf_msg_run_ref_parse(body, &r, err);
+}
+
+int jf_msg_check_ack(const json_t *body, jf_err_t *err)
+{
+    return s_check_seq_ref(body, err);
+}
+
+json_t *jf_msg_run_ref_new(jf_msg_type_t type, int64_t id, const char *run, int64_t attempt)
+{
+    json_t *msg = jf_msg_new(type, id);
+    if (msg && json_object_update_new(msg, json_pack("{s:s, s:I}", "run", run, "attempt",
+                                                      (json_int_t) attempt)) != 0) {
+        json_decref(msg);
+        return NULL;
+    }
+    return msg;
+}
+
+json_t *jf_msg_ack_new(int64_t id, const char *run, int64_t attempt, int64_t seq)
+{
+    json_t *msg = jf_msg_run_ref_new(JF_MSG_ACK, id, run, attempt);
+    if (msg && json_object_set_new(msg, "seq", json_integer(seq)) != 0) {
+        json_decref(msg);
+        return NULL;
+    }
+    return msg;
+}
+
+json_t *jf_msg_run_assign_new(int64_t id, const jf_run_spec_t *spec, int64_t attempt)
+{
+    json_t *msg = jf_msg_run_ref_new(JF_MSG_RUN_ASSIGN, id, spec->run_id, attempt);
+    if (msg && json_object_set_new(msg, "params", jf_run_spec_to_json(spec)) != 0) {
+        json_decref(msg);
+        return NULL;
+    }
+    return msg;
+}
+
+int jf_msg_run_assign_parse(const json_t *body, jf_run_spec_t *ret_spec, int64_t *ret_attempt,
+                            jf_err_t *err)
+{
+    jf_msg_run_ref_t ref;
+    jf_run_spec_t spec;
+    int rc = jf_msg_run_ref_parse(body, &ref, err);
+    if (rc == 0 && !json_is_object(json_object_get(body, "params"))) {
+        rc = jf_err_set(err, -EPROTO, "'params' must be an object");
+    }
+    rc = rc ? rc : jf_run_spec_from_json(json_object_get(body, "params"), &spec, err);
+    if (rc == 0 && strcmp(spec.run_id, ref.run) != 0) {
+        rc = jf_err_set(err, -EINVAL, "'params.run' differs from 'run'");
+    }
+    if (rc == 0) {
+        *ret_spec = spec;
+        *ret_attempt = ref.attempt;
+    }
+    return rc;
+}
+
+int jf_msg_check_run_assign(const json_t *body, jf_err_t *err)
+{
+    jf_run_spec_t spec;
+    int64_t attempt = 0;
+    return jf_msg_run_assign_parse(body, &spec, &attempt, err);
+}
+
+static json_t *s_failure_new(json_t *msg, jf_fail_reason_t reason, const char *detail)
+{
+    char cut[JF_MSG_TEXT_MAX + 1] = {0};
+    for (size_t i = 0; detail && detail[i] && i < JF_MSG_TEXT_MAX; i++) {
+        unsigned char c = (unsigned char) detail[i];
+        cut[i] = (c < 0x20 || c >= 0x7f) ? '?' : (char) c;
+    }
+    if (msg && (json_object_set_new(msg, "reason", json_string(jf_fail_reason_name(reason))) != 0 ||
+                json_object_set_new(msg, "detail", json_string(cut)) != 0)) {
+        json_decref(msg);
+        return NULL;
+    }
+    return msg;
+}
+
+json_t *jf_msg_run_reject_new(int64_t id, const char *run, int64_t attempt,
+                              jf_fail_reason_t reason, const char *detail)
+{
+    return s_failure_new(jf_msg_run_ref_new(JF_MSG_RUN_REJECT, id, run, attempt), reason, detail);
+}
+
+json_t *jf_msg_run_failed_new(int64_t id, const jf_msg_run_ref_t *ref, jf_fail_reason_t reason,
+                              const char *detail)
+{
+    json_t *msg = jf_msg_run_ref_new(JF_MSG_RUN_FAILED, id, ref->run, ref->attempt);
+    if (msg && json_object_set_new(msg, "seq", json_integer(ref->seq)) != 0) {
+        json_decref(msg);
+        return NULL;
+    }
+    return s_failure_new(msg, reason, detail);
+}
+
+int jf_msg_run_failure_parse(const json_t *body, jf_fail_reason_t *ret_reason, char *detail,
+                             size_t detail_size, jf_err_t *err)
+{
+    char reason[JF_IDENT_MAX + 1] = {0};
+    int rc = jf_msg_get_str(body, "reason", false, reason, sizeof reason, err);
+    rc = rc ? rc : jf_msg_get_str(body, "detail", true, detail, detail_size, err);
+    if (rc == 0 && !jf_fail_reason_parse(reason, ret_reason)) {
+        rc = jf_err_set(err, -EINVAL,
+                        "'reason' must be one of oom, crashed, timeout, cancelled, invalid, "
+                        "infeasible, busy");
+    }
+    return rc;
+}
+
+int jf_msg_check_run_reject(const json_t *body, jf_err_t *err)
+{
+    jf_fail_reason_t reason;
+    char detail[JF_MSG_TEXT_MAX + 1];
+    int rc = jf_msg_check_run_ref(body, err);
+    return rc ? rc : jf_msg_run_failure_parse(body, &reason, detail, sizeof detail, err);
+}
+
+int jf_msg_check_run_failed(const json_t *body, jf_err_t *err)
+{
+    jf_fail_reason_t reason;
+    char detail[JF_MSG_TEXT_MAX + 1];
+    int rc = s_check_seq_ref(body, err);
+    return rc ? rc : jf_msg_run_failure_parse(body, &reason, detail, sizeof detail, err);
+}
+
+json_t *jf_msg_run_done_new(int64_t id, const jf_msg_run_ref_t *ref, int64_t epochs)
+{
+    json_t *msg = jf_msg_run_ref_new(JF_MSG_RUN_DONE, id, ref->run, ref->attempt);
+    if (msg && json_object_update_new(msg, json_pack("{s:I, s:I}", "seq", (json_int_t) ref->seq,
+                                                      "epochs", (json_int_t) epochs)) != 0) {
+        json_decref(msg);
+        return NULL;
+    }
+    return msg;
+}
+
+int jf_msg_check_run_done(const json_t *body, jf_err_t *err)
+{
+    int64_t epochs = 0;
+    int rc = s_check_seq_ref(body, err);
+    return rc ? rc : jf_msg_get_int(body, "epochs", 0, JF_EPOCHS_MAX, &epochs, err);
+}
+
+static json_t *s_stream_new(jf_msg_type_t type, const char *key, int64_t id,
+                            const jf_msg_run_ref_t *ref, json_t **items_p)
+{
+    json_t *msg = jf_msg_run_ref_new(type, id, ref->run, ref->attempt);
+    if (!msg || json_object_set_new(msg, "seq", json_integer(ref->seq)) != 0 ||
+        json_object_set(msg, key, *items_p) != 0) {
+        json_decref(msg);
+        return NULL;
+    }
+    json_decref(*items_p);
+    *items_p = NULL;
+    return msg;
+}
+
+json_t *jf_msg_run_progress_new(int64_t id, const jf_msg_run_ref_t *ref, json_t **items_p)
+{
+    return s_stream_new(JF_MSG_RUN_PROGRESS, "records", id, ref, items_p);
+}
+
+json_t *jf_msg_telemetry_new(int64_t id, const jf_msg_run_ref_t *ref, json_t **items_p)
+{
+    return s_stream_new(JF_MSG_TELEMETRY, "samples", id, ref, items_p);
+}
+
+static int s_get_loss(const json_t *rec, bool *ret_has, double *ret_loss, jf_err_t *err)
+{
+    json_t *v = json_object_get(rec, "loss");
+    *ret_has = false;
+    if (!v || json_is_null(v)) {
+        return 0;
+    }
+    if (!json_is_number(v) || !isfinite(json_number_value(v))) {
+        return jf_err_set(err, -EPROTO, "'loss' must be a number or null");
+    }
+    *ret_has = true;
+    *ret_loss = json_number_value(v);
+    return 0;
+}
+
+static int s_parse_epoch(const json_t *rec, jf_epoch_rec_t *e, jf_err_t *err)
+{
+    int64_t epoch = 0;
+    json_t *w = json_object_get(rec, "warmup");
+    int rc = jf_msg_get_int(rec, "epoch", 0, JF_EPOCHS_MAX - 1, &epoch, err);
+    rc = rc ? rc : jf_msg_get_int(rec, "e2e_us", 0, JF_DURATION_MAX_US, &e->e2e_us, err);
+    rc = rc ? rc
+            : jf_msg_get_int(rec, "fetch_stall_us", 0, JF_DURATION_MAX_US, &e->fetch_stall_us,
+                             err);
+    rc = rc ? rc : jf_msg_get_int(rec, "compute_us", 0, JF_DURATION_MAX_US, &e->compute_us, err);
+    rc = rc ? rc : jf_msg_get_int(rec, "samples", 0, INT64_C(1) << 40, &e->samples, err);
+    rc = rc ? rc : s_get_loss(rec, &e->has_loss, &e->loss, err);
+    if (rc == 0 && !json_is_boolean(w)) {
+        rc = jf_err_set(err, -EPROTO, "'warmup' must be a boolean");
+    }
+    static const char *const keys[] = {"kind", "epoch", "warmup", "e2e_us", "fetch_stall_us",
+                                       "compute_us", "samples", "loss", NULL};
+    rc = rc ? rc : jf_msg_only_keys(rec, keys, err);
+    e->epoch = (int) epoch;
+    e->warmup = json_is_true(w);
+    return rc;
+}
+
+static int s_parse_minibatch(const json_t *rec, jf_minibatch_rec_t *m, jf_err_t *err)
+{
+    int64_t epoch = 0;
+    int rc = jf_msg_get_int(rec, "epoch", 0, JF_EPOCHS_MAX - 1, &epoch, err);
+    rc = rc ? rc : jf_msg_get_int(rec, "index", 0, INT64_C(1) << 40, &m->index, err);
+    rc = rc ? rc : jf_msg_get_int(rec, "samples", 0, JF_BATCH_MAX, &m->samples, err);
+    rc = rc ? rc
+            : jf_msg_get_int(rec, "fetch_stall_us", 0, JF_DURATION_MAX_US, &m->fetch_stall_us,
+                             err);
+    rc = rc ? rc : jf_msg_get_int(rec, "compute_us", 0, JF_DURATION_MAX_US, &m->compute_us, err);
+    rc = rc ? rc : s_get_loss(rec, &m->has_loss, &m->loss, err);
+    static const char *const keys[] = {"kind",       "epoch", "index", "samples",
+                                       "fetch_stall_us", "compute_us", "loss", NULL};
+    rc = rc ? rc : jf_msg_only_keys(rec, keys, err);
+    m->epoch = (int) epoch;
+    return rc;
+}
+
+// A start record's info is a flat object of scalars (device, threads, BLAS, versions).
+static int s_check_info(const json_t *info, jf_err_t *err)
+{
+    if (!json_is_object(info) || json_object_size(info) > 32) {
+        return jf_err_set(err, -EPROTO, "'info' must be an object of at most 32 members");
+    }
+    const char *k = NULL;
+    json_t *v = NULL;
+    json_object_foreach((json_t *) info, k, v) {
+        bool ok = json_is_number(v) || json_is_boolean(v) || json_is_null(v) ||
+                  (json_is_string(v) && json_string_length(v) <= 256);
+        if (!ok || strlen(k) > JF_IDENT_MAX) {
+            return jf_err_set(err, -EPROTO, "'info.%.64s' must be a scalar", k);
+        }
+    }
+    return 0;
+}
+
+int jf_record_parse(const json_t *rec, jf_record_t *ret_record, jf_err_t *err)
+{
+    jf_record_t r = {0};
+    const char *kind = json_string_value(json_object_get(rec, "kind"));
+    int rc = 0;
+    if (!json_is_object(rec) || !kind) {
+        return jf_err_set(err, -EPROTO, "a record must be an object with a string 'kind'");
+    }
+    if (strcmp(kind, "epoch") == 0) {
+        r.kind = JF_REC_EPOCH;
+        rc = s_parse_epoch(rec, &r.epoch, err);
+    } else if (strcmp(kind, "minibatch") == 0) {
+        r.kind = JF_REC_MINIBATCH;
+        rc = s_parse_minibatch(rec, &r.minibatch, err);
+    } else if (strcmp(kind, "start") == 0) {
+        r.kind = JF_REC_START;
+        r.info = json_object_get(rec, "info");
+        rc = json_object_size(rec) == 2 ? s_check_info(r.info, err)
+                                         : jf_err_set(err, -EPROTO, "start record: {kind, info}");
+    } else {
+        rc = jf_err_set(err, -EPROTO, "record kind '%.32s' is not start, epoch or minibatch", kind);
+    }
+    if (rc == 0) {
+        *ret_record = r;
+    }
+    return rc;
+}
+
+static json_t *s_loss_json(bool has, double loss)
+{
+    return has && isfinite(loss) ? json_real(loss) : json_null();
+}
+
+json_t *jf_record_epoch_to_json(const jf_epoch_rec_t *e)
+{
+    return json_pack("{s:s, s:i, s:b, s:I, s:I, s:I, s:I, s:o}", "kind", "epoch", "epoch",
+                     e->epoch, "warmup", e->warmup, "e2e_us", (json_int_t) e->e2e_us,
+                     "fetch_stall_us", (json_int_t) e->fetch_stall_us, "compute_us",
+                     (json_int_t) e->compute_us, "samples", (json_int_t) e->samples, "loss",
+                     s_loss_json(e->has_loss, e->loss));
+}
+
+json_t *jf_record_minibatch_to_json(const jf_minibatch_rec_t *m)
+{
+    return json_pack("{s:s, s:i, s:I, s:I, s:I, s:I, s:o}", "kind", "minibatch", "epoch",
+                     m->epoch, "index", (json_int_t) m->index, "samples", (json_int_t) m->samples,
+                     "fetch_stall_us", (json_int_t) m->fetch_stall_us, "compute_us",
+                     (json_int_t) m->compute_us, "loss", s_loss_json(m->has_loss, m->loss));
+}
+
+json_t *jf_record_start_to_json(const json_t *info)
+{
+    return json_pack("{s:s, s:O}", "kind", "start", "info", info);
+}
+
+static int s_check_items(const json_t *arr, const char *key, jf_err_t *err)
+{
+    if (!json_is_array(arr) || json_array_size(arr) == 0 ||
+        json_array_size(arr) > JF_MSG_ARRAY_MAX) {
+        return jf_err_set(err, -EPROTO, "'%s' must be an array of 1..%d items", key,
+                          JF_MSG_ARRAY_MAX);
+    }
+    return 0;
+}
+
+int jf_msg_check_run_progress(const json_t *body, jf_err_t *err)
+{
+    json_t *arr = json_object_get(body, "records");
+    int rc = s_check_seq_ref(body, err);
+    rc = rc ? rc : s_check_items(arr, "records", err);
+    size_t i = 0;
+    json_t *rec = NULL;
+    json_array_foreach(arr, i, rec) {
+        jf_record_t r;
+        if (rc == 0 && (rc = jf_record_parse(rec, &r, err)) != 0) {
+            return jf_err_prefix(err, "records[%zu]", i);
+        }
+    }
+    return rc;
+}
+
+static bool s_is_leaf(const json_t *v)
+{
+    return json_is_number(v) || json_is_boolean(v) || json_is_null(v) ||
+           (json_is_string(v) && json_string_length(v) <= JF_SAMPLE_STR_MAX);
+}
+
+// Values: leaves, or arrays/objects of leaves, or arrays of objects of leaves (rails[]).
+static bool s_sample_value_ok(const json_t *v, int depth)
+{
+    if (s_is_leaf(v)) {
+        return true;
+    }
+    if (depth >= 2) {
+        return false;
+    }
+    size_t n = json_is_array(v) ? json_array_size(v) : json_object_size(v);
+    if ((!json_is_array(v) && !json_is_object(v)) || n > JF_SAMPLE_ARRAY_MAX) {
+        return false;
+    }
+    size_t i = 0;
+    const char *k = NULL;
+    json_t *x = NULL;
+    if (json_is_array(v)) {
+        json_array_foreach(v, i, x) {
+            if (!s_sample_value_ok(x, depth + 1)) {
+                return false;
+            }
+        }
+        return true;
+    }
+    json_object_foreach((json_t *) v, k, x) {
+        if (strlen(k) > JF_IDENT_MAX || !s_sample_value_ok(x, depth + 1)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+int jf_telemetry_sample_check(const json_t *sample, jf_err_t *err)
+{
+    int64_t t_us = 0;
+    if (!json_is_object(sample) || json_object_size(sample) > JF_SAMPLE_MEMBERS_MAX) {
+        return jf_err_set(err, -EPROTO, "a sample must be an object of at most %d members",
+                          JF_SAMPLE_MEMBERS_MAX);
+    }
+    int rc = jf_msg_get_int(sample, "t_us", 1, INT64_C(1) << 62, &t_us, err);
+    const char *k = NULL;
+    json_t *v = NULL;
+    json_object_foreach((json_t *) sample, k, v) {
+        if (rc == 0 && (strlen(k) > JF_IDENT_MAX || !s_sample_value_ok(v, 0))) {
+            rc = jf_err_set(err, -EPROTO, "member '%.64s' is not a number, short string or "
+                                          "a shallow array/object of those", k);
+        }
+    }
+    return rc;
+}
+
+int jf_msg_check_telemetry(const json_t *body, jf_err_t *err)
+{
+    json_t *arr = json_object_get(body, "samples");
+    int rc = s_check_seq_ref(body, err);
+    rc = rc ? rc : s_check_items(arr, "samples", err);
+    size_t i = 0;
+    json_t *s = NULL;
+    json_array_foreach(arr, i, s) {
+        if (rc == 0 && (rc = jf_telemetry_sample_check(s, err)) != 0) {
+            return jf_err_prefix(err, "samples[%zu]", i);
+        }
+    }
+    return rc;
+}

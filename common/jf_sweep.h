@@ -1,4 +1,4 @@
-/* Sweep files (sweeps/*.yaml): load, validate and expand into runs, deterministically.
+/* Sweep files (sweeps/NAME.yaml): load, validate and expand into runs, deterministically.
  * A sweep is workloads x device types x power modes x storage x workers x batch sizes x repeats
  * over the targeted boards, with exclude and include rules. Format: docs/sweeps.md. */
 #ifndef JF_SWEEP_H

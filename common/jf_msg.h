@@ -1,0 +1,102 @@
+/* Wire message envelope: encode, decode and validate (jansson). Every message is one ZeroMQ frame
+ * holding a JSON object {"v":1,"type":...,"id":...,<fields>}. Types form a closed table with the
+ * direction each may travel; a decoder accepts only the types of its direction and validates the
+ * type's fields before any handler sees them. Implements docs/protocol.md §1-§3. */
+#ifndef JF_MSG_H
+#define JF_MSG_H
+
+#include "jf_err.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define JF_PROTOCOL_VERSION 1
+
+// Application limits on one message; the ZeroMQ transport limit (ZMQ_MAXMSGSIZE) is 4x larger, so
+// a message between the two gets an `error` reply and a larger one only drops the connection.
+#define JF_MSG_MAX_BYTES_COORD   (1024 * 1024) // what the coordinator accepts
+#define JF_MSG_MAX_BYTES_AGENT   (256 * 1024)  // what an agent accepts
+#define JF_MSG_TRANSPORT_FACTOR  4
+#define JF_MSG_TEXT_MAX          1024          // free text fields (detail)
+#define JF_MSG_ARRAY_MAX         1000          // records or samples in one message
+
+typedef enum jf_msg_type {
+    // agent -> coordinator
+    JF_MSG_HELLO = 0,
+    JF_MSG_RUN_ACCEPT,
+    JF_MSG_RUN_REJECT,
+    JF_MSG_RUN_PROGRESS,
+    JF_MSG_TELEMETRY,
+    JF_MSG_RUN_DONE,
+    JF_MSG_RUN_FAILED,
+    // coordinator -> agent
+    JF_MSG_WELCOME,
+    JF_MSG_RUN_ASSIGN,
+    JF_MSG_RUN_CANCEL,
+    JF_MSG_ACK,
+    // both ways between coordinator and agent
+    JF_MSG_HEARTBEAT,
+    JF_MSG_ERROR,
+    // CLI <-> coordinator, control endpoint only
+    JF_MSG_CTL_STATUS,
+    JF_MSG_CTL_SUBMIT,
+    JF_MSG_CTL_CANCEL,
+    JF_MSG_CTL_REPLY,
+    JF_MSG_TYPE_COUNT,
+} jf_msg_type_t;
+
+// Who receives: a decoder accepts only the types allowed towards its role.
+typedef enum jf_msg_dir {
+    JF_MSG_TO_COORD = 1 << 0, // from an agent, on the agent endpoint
+    JF_MSG_TO_AGENT = 1 << 1, // from the coordinator
+    JF_MSG_TO_CTL = 1 << 2,   // from the CLI, on the control endpoint
+    JF_MSG_TO_CLI = 1 << 3,   // replies on the control endpoint
+} jf_msg_dir_t;
+
+// A decoded message. Plain value record; body is owned (json_decref, or jf_msg_fini).
+typedef struct jf_msg {
+    jf_msg_type_t type;
+    int64_t id;   // sender-local message id, >= 0
+    json_t *body; // the whole validated object (envelope fields included); owned
+} jf_msg_t;
+
+// Error codes carried in `error` messages (docs/protocol.md §3.4).
+#define JF_MSG_E_TOO_LARGE      "too_large"
+#define JF_MSG_E_BAD_JSON       "bad_json"
+#define JF_MSG_E_BAD_VERSION    "bad_version"
+#define JF_MSG_E_UNKNOWN_TYPE   "unknown_type"
+#define JF_MSG_E_BAD_FIELD      "bad_field"
+#define JF_MSG_E_BAD_FRAMES     "bad_frames"
+#define JF_MSG_E_NOT_REGISTERED "not_registered"
+#define JF_MSG_E_UNKNOWN_BOARD  "unknown_board"
+#define JF_MSG_E_WRONG_STATE    "wrong_state"
+#define JF_MSG_E_STORE          "store_error"
+#define JF_MSG_E_BAD_REQUEST    "bad_request"
+
+// The wire name of a type ("run.assign"); "?" if out of range.
+const char *jf_msg_type_name(jf_msg_type_t type);
+
+// Decodes one frame of len bytes for a receiver of direction dir: size limit max_bytes, JSON
+// syntax (duplicate keys rejected), envelope (v, type, id), the type's direction and the type's
+// own schema. On success fills *ret_msg (caller owns: jf_msg_fini) and returns 0. On failure
+// returns -EPROTO (or -EMSGSIZE), sets *ret_code to one of the JF_MSG_E_* strings, *ret_id to the
+// message id when it could be read (else -1), and err to a reason naming the field.
+int jf_msg_decode(const void *data, size_t len, unsigned dir, size_t max_bytes, jf_msg_t *ret_msg,
+                  const char **ret_code, int64_t *ret_id, jf_err_t *err);
+
+// Releases the body of a decoded message. Accepts a zeroed record.
+void jf_msg_fini(jf_msg_t *msg);
+
+// Builds a new message object {"v":1,"type":name,"id":id}. Caller owns; fields are added to it
+// by the family builders (jf_msg_run.h, jf_msg_session.h). NULL on allocation failure.
+json_t *jf_msg_new(jf_msg_type_t type, int64_t id);
+
+// Serialises a message compactly. Caller owns the result; release with free(). NULL on failure.
+char *jf_msg_encode(const json_t *msg, size_t *ret_len);
+
+// Builds an `error` message replying to message re (-1 for none).
+json_t *jf_msg_error_new(int64_t id, int64_t re, const char *code, const char *detail);
+
+#endif

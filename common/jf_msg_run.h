@@ -1,0 +1,109 @@
+/* Run family: run.assign / run.accept / run.reject / run.cancel / run.progress / telemetry /
+ * run.done / run.failed / ack (docs/protocol.md §5). Every message about a run carries
+ * (run, attempt); the agent->coordinator stream of one attempt (progress, telemetry, done,
+ * failed) is numbered by seq = 1, 2, 3... and acknowledged cumulatively. */
+#ifndef JF_MSG_RUN_H
+#define JF_MSG_RUN_H
+
+#include "jf_err.h"
+#include "jf_msg.h"
+#include "jf_run_spec.h"
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define JF_SEQ_MAX (INT64_C(1) << 53)
+
+typedef struct jf_msg_run_ref {
+    char run[JF_RUN_ID_LEN + 1]; // run id
+    int64_t attempt;             // 1-based attempt
+    int64_t seq;                 // stream position; 0 where the type carries none
+} jf_msg_run_ref_t;
+
+typedef enum jf_fail_reason {
+    JF_FAIL_OOM = 0,
+    JF_FAIL_CRASHED,
+    JF_FAIL_TIMEOUT,
+    JF_FAIL_CANCELLED,
+    JF_FAIL_INVALID,
+    JF_FAIL_INFEASIBLE,
+    JF_FAIL_BUSY, // run.reject only: the agent is running another run
+    JF_FAIL_REASON_COUNT,
+} jf_fail_reason_t;
+
+typedef struct jf_epoch_rec {
+    int epoch;              // 0-based; epoch 0 is the warm-up
+    bool warmup;
+    int64_t e2e_us;         // end-to-end epoch time
+    int64_t fetch_stall_us; // sum over minibatches of the time compute waited for data
+    int64_t compute_us;     // sum over minibatches of forward + backward + step
+    int64_t samples;        // samples trained in the epoch
+    bool has_loss;          // false when the loss was not finite
+    double loss;            // mean training loss
+} jf_epoch_rec_t;
+
+typedef struct jf_minibatch_rec {
+    int epoch;
+    int64_t index;          // 0-based within the epoch
+    int64_t samples;
+    int64_t fetch_stall_us;
+    int64_t compute_us;
+    bool has_loss;
+    double loss;
+} jf_minibatch_rec_t;
+
+typedef enum jf_record_kind {
+    JF_REC_START = 0, // trainer facts: device, threads, BLAS, versions
+    JF_REC_EPOCH,
+    JF_REC_MINIBATCH,
+} jf_record_kind_t;
+
+typedef struct jf_record {
+    jf_record_kind_t kind;
+    jf_epoch_rec_t epoch;         // kind == JF_REC_EPOCH
+    jf_minibatch_rec_t minibatch; // kind == JF_REC_MINIBATCH
+    const json_t *info;           // kind == JF_REC_START: object of scalars; borrowed
+} jf_record_t;
+
+const char *jf_fail_reason_name(jf_fail_reason_t reason);
+bool jf_fail_reason_parse(const char *name, jf_fail_reason_t *ret_reason);
+
+// (run, attempt[, seq]) of any validated run-family body.
+int jf_msg_run_ref_parse(const json_t *body, jf_msg_run_ref_t *ret_ref, jf_err_t *err);
+
+// run.accept or run.cancel (type selects). Caller owns.
+json_t *jf_msg_run_ref_new(jf_msg_type_t type, int64_t id, const char *run, int64_t attempt);
+json_t *jf_msg_ack_new(int64_t id, const char *run, int64_t attempt, int64_t seq);
+json_t *jf_msg_run_assign_new(int64_t id, const jf_run_spec_t *spec, int64_t attempt);
+int jf_msg_run_assign_parse(const json_t *body, jf_run_spec_t *ret_spec, int64_t *ret_attempt,
+                            jf_err_t *err);
+
+// run.reject (seq ignored) or run.failed. detail is cut to JF_MSG_TEXT_MAX printable bytes.
+json_t *jf_msg_run_reject_new(int64_t id, const char *run, int64_t attempt,
+                              jf_fail_reason_t reason, const char *detail);
+json_t *jf_msg_run_failed_new(int64_t id, const jf_msg_run_ref_t *ref, jf_fail_reason_t reason,
+                              const char *detail);
+// Reason and detail of a validated run.reject or run.failed body.
+int jf_msg_run_failure_parse(const json_t *body, jf_fail_reason_t *ret_reason, char *detail,
+                             size_t detail_size, jf_err_t *err);
+
+json_t *jf_msg_run_done_new(int64_t id, const jf_msg_run_ref_t *ref, int64_t epochs);
+
+// run.progress / telemetry: takes over items (an array of records or samples) on success and
+// sets *items_p to NULL; on failure the caller still owns it.
+json_t *jf_msg_run_progress_new(int64_t id, const jf_msg_run_ref_t *ref, json_t **items_p);
+json_t *jf_msg_telemetry_new(int64_t id, const jf_msg_run_ref_t *ref, json_t **items_p);
+
+// One progress record from its JSON form. ret->info borrows from rec.
+int jf_record_parse(const json_t *rec, jf_record_t *ret_record, jf_err_t *err);
+json_t *jf_record_epoch_to_json(const jf_epoch_rec_t *rec);
+json_t *jf_record_minibatch_to_json(const jf_minibatch_rec_t *rec);
+json_t *jf_record_start_to_json(const json_t *info);
+
+// One telemetry sample: an object with integer "t_us" (wall clock) and at most 128 members whose
+// values are numbers, strings (<= 64 bytes), booleans or arrays/objects of those, two levels deep.
+// Members it does not know are kept (telemetry is tolerant; the schema lives in docs/protocol.md).
+int jf_telemetry_sample_check(const json_t *sample, jf_err_t *err);
+
+#endif

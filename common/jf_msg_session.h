@@ -1,0 +1,88 @@
+/* Session family: hello / welcome / heartbeat / error (docs/protocol.md §4). Typed parsers for
+ * validated bodies and builders for new messages. */
+#ifndef JF_MSG_SESSION_H
+#define JF_MSG_SESSION_H
+
+#include "jf_board.h"
+#include "jf_err.h"
+#include "jf_msg.h"
+#include "jf_parse.h"
+#include "jf_run_spec.h"
+
+#include <jansson.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define JF_HELLO_RUNS_MAX     16 // runs an agent may report holding (inventory)
+#define JF_HELLO_STORAGE_MAX  8
+#define JF_HELLO_SOFTWARE_MAX 16
+#define JF_SESSION_ID_LEN     16 // hex digits
+#define JF_PLATFORM_NAME_MAX  15
+
+typedef struct jf_hello_storage {
+    char medium[JF_IDENT_MAX + 1];   // storage medium name
+    char dataset_root[PATH_MAX];     // the agent's local dataset root (informational)
+} jf_hello_storage_t;
+
+typedef struct jf_hello_run {
+    char run[JF_RUN_ID_LEN + 1];     // run id
+    int64_t attempt;                 // attempt the agent holds
+    int64_t next_seq;                // next seq the agent would send (1 + last produced)
+    bool finished;                   // the child has ended; only unacked messages remain
+} jf_hello_run_t;
+
+typedef struct jf_hello {
+    char name[JF_IDENT_MAX + 1];             // board name; must equal the connection identity
+    jf_board_type_t board_type;              // type as the agent detected or was told
+    char platform[JF_PLATFORM_NAME_MAX + 1]; // "jetson", "host" or "sim"
+    size_t n_modes;
+    jf_power_mode_t modes[JF_POWER_MODES_MAX];
+    size_t n_storage;
+    jf_hello_storage_t storage[JF_HELLO_STORAGE_MAX];
+    int64_t started_us;                      // agent start, wall clock
+    size_t n_runs;
+    jf_hello_run_t runs[JF_HELLO_RUNS_MAX];
+} jf_hello_t;
+
+typedef enum jf_resume_action {
+    JF_RESUME_CONTINUE = 0, // keep the run; resend from acked_seq + 1
+    JF_RESUME_DROP,         // forget the run (superseded, cancelled or already stored)
+} jf_resume_action_t;
+
+typedef struct jf_welcome_resume {
+    char run[JF_RUN_ID_LEN + 1];
+    int64_t attempt;
+    int64_t acked_seq;      // highest seq committed by the coordinator (0: none)
+    jf_resume_action_t action;
+} jf_welcome_resume_t;
+
+typedef struct jf_welcome {
+    char session[JF_SESSION_ID_LEN + 1]; // new random value per registration
+    int64_t coordinator_epoch;           // incremented at every coordinator start
+    int64_t heartbeat_us;                // interval each side sends heartbeats at
+    int64_t heartbeat_timeout_us;        // silence after which the peer is considered gone
+    int telemetry_hz;                    // default telemetry rate
+    size_t n_resume;
+    jf_welcome_resume_t resume[JF_HELLO_RUNS_MAX];
+} jf_welcome_t;
+
+// Parses a validated hello body. Returns 0 or -EPROTO/-EINVAL with err naming the field.
+int jf_msg_hello_parse(const json_t *body, jf_hello_t *ret_hello, jf_err_t *err);
+
+// Builds a hello. software may be NULL (else borrowed: copied into the message). Caller owns.
+json_t *jf_msg_hello_new(int64_t id, const jf_hello_t *hello, const json_t *software);
+
+int jf_msg_welcome_parse(const json_t *body, jf_welcome_t *ret_welcome, jf_err_t *err);
+json_t *jf_msg_welcome_new(int64_t id, int64_t re, const jf_welcome_t *welcome);
+
+// Heartbeat with the sender's wall clock and, from an agent, the run it is busy with (or NULL).
+json_t *jf_msg_heartbeat_new(int64_t id, const char *run);
+
+// Reads code and detail of a validated error body into caller buffers.
+int jf_msg_error_parse(const json_t *body, char *code, size_t code_size, char *detail,
+                       size_t detail_size, jf_err_t *err);
+
+const char *jf_resume_action_name(jf_resume_action_t action);
+
+#endif

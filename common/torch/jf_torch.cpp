@@ -1,0 +1,497 @@
+/* The libtorch shim (STYLE.md §8): the models (LeNet-5, ResNet-18 and VGG-11 in their CIFAR forms),
+ * one SGD training step, device selection and build information behind the C header jf_torch.h.
+ * Every extern "C" body catches every exception and returns a negative errno plus a message;
+ * out-of-memory becomes -ENOMEM "out of memory" so the trainer can report reason "oom". */
+#include "jf_torch.h"
+
+#include <ATen/Parallel.h>
+#include <ATen/Version.h>
+#include <c10/util/Exception.h>
+#include <torch/cuda.h>
+#include <torch/torch.h>
+#include <torch/version.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <link.h>
+#include <memory>
+#include <string>
+
+#define JF_TORCH_MSG_MAX    200 // longest libtorch message copied into an error
+#define JF_TORCH_CLASSES    10
+#define JF_TORCH_MNIST_SIDE 28
+#define JF_TORCH_CIFAR_SIDE 32
+
+namespace {
+
+// Common base so that a session holds any of the models through one pointer.
+struct jf_net : torch::nn::Module {
+    virtual torch::Tensor forward(torch::Tensor x) = 0;
+};
+
+// LeNet-5 as commonly written for MNIST: padding 2 keeps the classic 32x32 geometry for 28x28.
+struct lenet5_net : jf_net {
+    torch::nn::Conv2d conv1{nullptr}, conv2{nullptr};
+    torch::nn::Linear fc1{nullptr}, fc2{nullptr}, fc3{nullptr};
+
+    lenet5_net()
+    {
+        conv1 = register_module("conv1", torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 6, 5).padding(2)));
+        conv2 = register_module("conv2", torch::nn::Conv2d(torch::nn::Conv2dOptions(6, 16, 5)));
+        fc1 = register_module("fc1", torch::nn::Linear(16 * 5 * 5, 120));
+        fc2 = register_module("fc2", torch::nn::Linear(120, 84));
+        fc3 = register_module("fc3", torch::nn::Linear(84, JF_TORCH_CLASSES));
+    }
+
+    torch::Tensor forward(torch::Tensor x) override
+    {
+        x = torch::max_pool2d(torch::relu(conv1->forward(x)), 2);
+        x = torch::max_pool2d(torch::relu(conv2->forward(x)), 2);
+        x = torch::relu(fc1->forward(x.flatten(1)));
+        x = torch::relu(fc2->forward(x));
+        return fc3->forward(x);
+    }
+};
+
+torch::nn::Conv2d s_conv3x3(int64_t in, int64_t out, int64_t stride)
+{
+    return torch::nn::Conv2d(
+        torch::nn::Conv2dOptions(in, out, 3).stride(stride).padding(1).bias(false));
+}
+
+// ResNet basic block: two 3x3 convolutions and an identity or 1x1 projection shortcut.
+struct basic_block_impl : torch::nn::Module {
+    torch::nn::Conv2d conv1{nullptr}, conv2{nullptr};
+    torch::nn::BatchNorm2d bn1{nullptr}, bn2{nullptr};
+    torch::nn::Sequential shortcut;
+
+    basic_block_impl(int64_t in, int64_t out, int64_t stride)
+    {
+        conv1 = register_module("conv1", s_conv3x3(in, out, stride));
+        bn1 = register_module("bn1", torch::nn::BatchNorm2d(out));
+        conv2 = register_module("conv2", s_conv3x3(out, out, 1));
+        bn2 = register_module("bn2", torch::nn::BatchNorm2d(out));
+        if (stride != 1 || in != out) {
+            shortcut->push_back(torch::nn::Conv2d(
+                torch::nn::Conv2dOptions(in, out, 1).stride(stride).bias(false)));
+            shortcut->push_back(torch::nn::BatchNorm2d(out));
+        }
+        register_module("shortcut", shortcut);
+    }
+
+    torch::Tensor forward(torch::Tensor x)
+    {
+        torch::Tensor out = torch::relu(bn1->forward(conv1->forward(x)));
+        out = bn2->forward(conv2->forward(out));
+        // An empty Sequential cannot be called: the identity shortcut is x itself.
+        out = out + (shortcut->is_empty() ? x : shortcut->forward(x));
+        return torch::relu(out);
+    }
+};
+TORCH_MODULE_IMPL(basic_block, basic_block_impl);
+
+// ResNet-18 for 32x32 inputs: 3x3 stem, no max-pool, [2, 2, 2, 2] basic blocks.
+struct resnet18_net : jf_net {
+    torch::nn::Conv2d stem{nullptr};
+    torch::nn::BatchNorm2d bn{nullptr};
+    torch::nn::Sequential layers;
+    torch::nn::Linear fc{nullptr};
+
+    resnet18_net()
+    {
+        stem = register_module("stem", s_conv3x3(3, 64, 1));
+        bn = register_module("bn", torch::nn::BatchNorm2d(64));
+        const int64_t widths[] = {64, 128, 256, 512};
+        int64_t in = 64;
+        for (int64_t out : widths) {
+            int64_t stride = out == 64 ? 1 : 2;
+            layers->push_back(basic_block(in, out, stride));
+            layers->push_back(basic_block(out, out, 1));
+            in = out;
+        }
+        register_module("layers", layers);
+        fc = register_module("fc", torch::nn::Linear(512, JF_TORCH_CLASSES));
+    }
+
+    torch::Tensor forward(torch::Tensor x) override
+    {
+        x = layers->forward(torch::relu(bn->forward(stem->forward(x))));
+        x = torch::adaptive_avg_pool2d(x, {1, 1}).flatten(1);
+        return fc->forward(x);
+    }
+};
+
+// VGG-11 with BatchNorm for 32x32 inputs: five max-pools leave 512x1x1 for one linear layer.
+struct vgg11_net : jf_net {
+    torch::nn::Sequential features;
+    torch::nn::Linear classifier{nullptr};
+
+    vgg11_net()
+    {
+        const int64_t cfg[] = {64, 0, 128, 0, 256, 256, 0, 512, 512, 0, 512, 512, 0}; // 0 = pool
+        int64_t in = 3;
+        for (int64_t out : cfg) {
+            if (out == 0) {
+                features->push_back(torch::nn::MaxPool2d(torch::nn::MaxPool2dOptions(2)));
+                continue;
+            }
+            features->push_back(torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, 3).padding(1)));
+            features->push_back(torch::nn::BatchNorm2d(out));
+            features->push_back(torch::nn::ReLU());
+            in = out;
+        }
+        register_module("features", features);
+        classifier = register_module("classifier", torch::nn::Linear(512, JF_TORCH_CLASSES));
+    }
+
+    torch::Tensor forward(torch::Tensor x) override
+    {
+        return classifier->forward(features->forward(x).flatten(1));
+    }
+};
+
+const char *const s_model_names[] = {"lenet5", "resnet18", "vgg11", "mobilenetv3"};
+const char *const s_device_names[] = {"cpu", "cuda", "auto"};
+const size_t s_model_count = sizeof s_model_names / sizeof s_model_names[0];
+const size_t s_device_count = sizeof s_device_names / sizeof s_device_names[0];
+
+bool s_is_oom_text(const char *text)
+{
+    // c10 reports host allocation failures as "DefaultCPUAllocator: can't allocate memory" and
+    // CUDA ones as "CUDA out of memory. Tried to allocate ...".
+    return strstr(text, "out of memory") != nullptr ||
+           strstr(text, "can't allocate memory") != nullptr ||
+           strstr(text, "DefaultCPUAllocator: can't allocate") != nullptr;
+}
+
+// Copies the first line of a libtorch message, at most JF_TORCH_MSG_MAX bytes.
+std::string s_first_line(const char *text)
+{
+    std::string line(text, strcspn(text, "\n"));
+    if (line.size() > JF_TORCH_MSG_MAX) {
+        line.resize(JF_TORCH_MSG_MAX);
+        line += "...";
+    }
+    return line;
+}
+
+// Translates the exception being handled into err. Call only from inside a catch block.
+int s_fail(jf_err_t *err, const char *where)
+{
+    std::string text;
+    bool oom = false;
+    try {
+        throw;
+    } catch (const c10::OutOfMemoryError &e) {
+        oom = true;
+        text = s_first_line(e.what_without_backtrace());
+    } catch (const c10::Error &e) {
+        text = s_first_line(e.what_without_backtrace());
+    } catch (const std::bad_alloc &) {
+        oom = true;
+        text = "std::bad_alloc";
+    } catch (const std::exception &e) {
+        text = s_first_line(e.what());
+    } catch (...) {
+        text = "unknown exception";
+    }
+    if (oom || s_is_oom_text(text.c_str())) {
+        return jf_err_set(err, -ENOMEM, "torch: %s: out of memory (%s)", where, text.c_str());
+    }
+    return jf_err_set(err, -EIO, "torch: %s: %s", where, text.c_str());
+}
+
+std::shared_ptr<jf_net> s_build_net(jf_torch_model_kind_t model)
+{
+    switch (model) {
+    case JF_TORCH_MODEL_LENET5:
+        return std::make_shared<lenet5_net>();
+    case JF_TORCH_MODEL_RESNET18:
+        return std::make_shared<resnet18_net>();
+    case JF_TORCH_MODEL_VGG11:
+        return std::make_shared<vgg11_net>();
+    case JF_TORCH_MODEL_MOBILENETV3:
+        break;
+    }
+    return nullptr;
+}
+
+// Reads "KEY=value" up to the next ',' from torch::show_config().
+std::string s_config_value(const std::string &config, const char *key)
+{
+    size_t at = config.find(key);
+    if (at == std::string::npos) {
+        return "unknown";
+    }
+    at += strlen(key);
+    size_t end = config.find_first_of(",\n", at);
+    return config.substr(at, end == std::string::npos ? std::string::npos : end - at);
+}
+
+int s_find_blas_library(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void) size;
+    const char *path = info->dlpi_name;
+    const char *base = path ? strrchr(path, '/') : nullptr;
+    base = base ? base + 1 : path;
+    if (!base || (strncmp(base, "libblas", 7) != 0 && strncmp(base, "libopenblas", 11) != 0 &&
+                  strncmp(base, "libmkl_rt", 9) != 0 && strncmp(base, "libblis", 7) != 0)) {
+        return 0;
+    }
+    char resolved[PATH_MAX];
+    *static_cast<std::string *>(data) = realpath(path, resolved) ? resolved : path;
+    return 1; // stop at the first BLAS found
+}
+
+// The build's BLAS_INFO and the BLAS shared library mapped into the process: Debian's libtorch
+// uses whatever libblas.so.3 the alternatives system points at (reference BLAS or OpenBLAS).
+std::string s_blas_text(const std::string &config)
+{
+    std::string library;
+    (void) dl_iterate_phdr(s_find_blas_library, &library); // returns the callback's last value
+    std::string text = s_config_value(config, "BLAS_INFO=");
+    if (!library.empty()) {
+        text += " (" + library + ")";
+    }
+    return text;
+}
+
+} // namespace
+
+struct jf_torch_session {
+    jf_torch_model_kind_t model = JF_TORCH_MODEL_LENET5;
+    jf_torch_shape_t shape = {0, 0, 0, 0};
+    torch::Device device{torch::kCPU};
+    std::string device_name = "cpu";
+    std::shared_ptr<jf_net> net;
+    std::unique_ptr<torch::optim::SGD> optimizer;
+};
+
+extern "C" int jf_torch_model_parse(const char *name, jf_torch_model_kind_t *ret_model,
+                                    jf_err_t *err)
+{
+    for (size_t i = 0; name && i < s_model_count; i++) {
+        if (strcmp(name, s_model_names[i]) == 0) {
+            *ret_model = static_cast<jf_torch_model_kind_t>(i);
+            return 0;
+        }
+    }
+    return jf_err_set(err, -EINVAL, "torch: unknown model '%.64s', expected one of lenet5, "
+                      "resnet18, vgg11, mobilenetv3", name ? name : "(null)");
+}
+
+extern "C" const char *jf_torch_model_name(jf_torch_model_kind_t model)
+{
+    size_t i = static_cast<size_t>(model);
+    return i < s_model_count ? s_model_names[i] : "unknown";
+}
+
+extern "C" int jf_torch_model_shape(jf_torch_model_kind_t model, jf_torch_shape_t *ret_shape,
+                                    jf_err_t *err)
+{
+    switch (model) {
+    case JF_TORCH_MODEL_LENET5:
+        *ret_shape = {1, JF_TORCH_MNIST_SIDE, JF_TORCH_MNIST_SIDE, JF_TORCH_CLASSES};
+        return 0;
+    case JF_TORCH_MODEL_RESNET18:
+    case JF_TORCH_MODEL_VGG11:
+        *ret_shape = {3, JF_TORCH_CIFAR_SIDE, JF_TORCH_CIFAR_SIDE, JF_TORCH_CLASSES};
+        return 0;
+    case JF_TORCH_MODEL_MOBILENETV3:
+        return jf_err_set(err, -ENOTSUP, "torch: model 'mobilenetv3' not built yet");
+    }
+    return jf_err_set(err, -EINVAL, "torch: unknown model kind %d", static_cast<int>(model));
+}
+
+extern "C" int jf_torch_device_parse(const char *name, jf_torch_device_kind_t *ret_device,
+                                     jf_err_t *err)
+{
+    for (size_t i = 0; name && i < s_device_count; i++) {
+        if (strcmp(name, s_device_names[i]) == 0) {
+            *ret_device = static_cast<jf_torch_device_kind_t>(i);
+            return 0;
+        }
+    }
+    return jf_err_set(err, -EINVAL, "torch: unknown device '%.64s', expected cpu, cuda or auto",
+                      name ? name : "(null)");
+}
+
+static int s_check_opts(const jf_torch_session_opts_t *opts, jf_err_t *err)
+{
+    if (!opts) {
+        return jf_err_set(err, -EINVAL, "torch: session options missing");
+    }
+    if (opts->threads < 0 || opts->threads > JF_TORCH_THREADS_MAX) {
+        return jf_err_set(err, -EINVAL, "torch: threads must be in 0..%d, got %d",
+                          JF_TORCH_THREADS_MAX, opts->threads);
+    }
+    if (opts->device != JF_TORCH_DEVICE_CPU && opts->device != JF_TORCH_DEVICE_CUDA &&
+        opts->device != JF_TORCH_DEVICE_AUTO) {
+        return jf_err_set(err, -EINVAL, "torch: unknown device kind %d",
+                          static_cast<int>(opts->device));
+    }
+    return 0;
+}
+
+static int s_pick_device(jf_torch_session_t *self, jf_torch_device_kind_t kind, jf_err_t *err)
+{
+    bool cuda = torch::cuda::is_available();
+    if (kind == JF_TORCH_DEVICE_CUDA && !cuda) {
+        return jf_err_set(err, -ENODEV, "torch: device 'cuda' asked for, but this libtorch has "
+                          "no usable CUDA device");
+    }
+    if (kind == JF_TORCH_DEVICE_CPU || !cuda) {
+        return 0; // auto without CUDA means the CPU; the caller records the device name
+    }
+    self->device = torch::Device(torch::kCUDA, 0);
+    self->device_name = "cuda:0";
+    return 0;
+}
+
+static int s_session_build(jf_torch_session_t *self, const jf_torch_session_opts_t *opts,
+                           jf_err_t *err)
+{
+    int rc = jf_torch_model_shape(opts->model, &self->shape, err);
+    if (rc < 0) {
+        return rc;
+    }
+    self->model = opts->model;
+    rc = s_pick_device(self, opts->device, err);
+    if (rc < 0) {
+        return rc;
+    }
+    torch::set_num_threads(opts->threads > 0 ? opts->threads : JF_TORCH_THREADS_DEFAULT);
+    torch::manual_seed(opts->seed);
+    self->net = s_build_net(opts->model);
+    self->net->to(self->device);
+    self->net->train();
+    self->optimizer = std::make_unique<torch::optim::SGD>(
+        self->net->parameters(), torch::optim::SGDOptions(JF_TORCH_LR).momentum(JF_TORCH_MOMENTUM));
+    return 0;
+}
+
+extern "C" jf_torch_session_t *jf_torch_session_new(const jf_torch_session_opts_t *opts,
+                                                    jf_err_t *err)
+{
+    if (s_check_opts(opts, err) < 0) {
+        return nullptr;
+    }
+    jf_torch_session_t *self = nullptr;
+    int rc = 0;
+    try {
+        self = new jf_torch_session_t();
+        rc = s_session_build(self, opts, err);
+    } catch (...) {
+        rc = s_fail(err, "session_new");
+    }
+    if (rc < 0) {
+        jf_torch_session_destroy(&self);
+        return nullptr;
+    }
+    return self;
+}
+
+extern "C" void jf_torch_session_destroy(jf_torch_session_t **self_p)
+{
+    if (!self_p || !*self_p) {
+        return;
+    }
+    try {
+        delete *self_p;
+    } catch (...) {
+        // Destructors of libtorch objects do not throw in practice; nothing to report here.
+    }
+    *self_p = nullptr;
+}
+
+static int s_check_step(const jf_torch_session_t *self, const float *x, const int64_t *y,
+                        size_t batch, jf_err_t *err)
+{
+    if (!self || !x || !y) {
+        return jf_err_set(err, -EINVAL, "torch: step: session, inputs and labels are required");
+    }
+    if (batch < 1 || batch > JF_TORCH_BATCH_MAX) {
+        return jf_err_set(err, -EINVAL, "torch: step: batch must be in 1..%d, got %zu",
+                          JF_TORCH_BATCH_MAX, batch);
+    }
+    for (size_t i = 0; i < batch; i++) {
+        if (y[i] < 0 || y[i] >= self->shape.classes) {
+            return jf_err_set(err, -EINVAL, "torch: step: label %zu is %lld, expected 0..%d", i,
+                              static_cast<long long>(y[i]), self->shape.classes - 1);
+        }
+    }
+    return 0;
+}
+
+static double s_step(jf_torch_session_t *self, const float *x, const int64_t *y, int64_t batch)
+{
+    const jf_torch_shape_t *s = &self->shape;
+    // from_blob borrows the caller's memory; nothing below writes to the input tensors.
+    torch::Tensor xt = torch::from_blob(const_cast<float *>(x), {batch, s->channels, s->height,
+                                        s->width}, torch::kFloat32).to(self->device);
+    torch::Tensor yt = torch::from_blob(const_cast<int64_t *>(y), {batch}, torch::kInt64)
+                           .to(self->device);
+    self->optimizer->zero_grad();
+    torch::Tensor loss = torch::nn::functional::cross_entropy(self->net->forward(xt), yt);
+    loss.backward();
+    self->optimizer->step();
+    double value = loss.item<double>();
+    if (self->device.is_cuda()) {
+        torch::cuda::synchronize(); // so that time measured around the step is real
+    }
+    return value;
+}
+
+extern "C" int jf_torch_session_step(jf_torch_session_t *self, const float *x, const int64_t *y,
+                                     size_t batch, double *ret_loss, jf_err_t *err)
+{
+    int rc = s_check_step(self, x, y, batch, err);
+    if (rc < 0) {
+        return rc;
+    }
+    try {
+        double loss = s_step(self, x, y, static_cast<int64_t>(batch));
+        if (ret_loss) {
+            *ret_loss = loss;
+        }
+        return 0;
+    } catch (...) {
+        return s_fail(err, "step");
+    }
+}
+
+extern "C" const char *jf_torch_session_device_name(const jf_torch_session_t *self)
+{
+    return self->device_name.c_str();
+}
+
+extern "C" jf_torch_model_kind_t jf_torch_session_model(const jf_torch_session_t *self)
+{
+    return self->model;
+}
+
+static void s_copy_text(char *dst, const std::string &src)
+{
+    (void) snprintf(dst, JF_TORCH_INFO_TEXT_MAX, "%s", src.c_str()); // truncation is fine here
+}
+
+extern "C" int jf_torch_info_read(jf_torch_info_t *ret_info, jf_err_t *err)
+{
+    try {
+        jf_torch_info_t info = {};
+        std::string config = torch::show_config();
+        s_copy_text(info.torch_version, TORCH_VERSION);
+        s_copy_text(info.blas, s_blas_text(config));
+        s_copy_text(info.lapack, s_config_value(config, "LAPACK_INFO="));
+        info.cuda_available = torch::cuda::is_available();
+        info.cuda_devices = info.cuda_available ? static_cast<int>(torch::cuda::device_count()) : 0;
+        info.threads = at::get_num_threads();
+        *ret_info = info;
+        return 0;
+    } catch (...) {
+        return s_fail(err, "info");
+    }
+}

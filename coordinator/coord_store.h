@@ -1,0 +1,153 @@
+/* The coordinator's store: SQLite in WAL mode with synchronous=FULL, a versioned schema with
+ * migrations (coord_store_schema.c), and the only code that speaks SQL. Acks to agents are sent
+ * only after the transaction holding their data commits (reliability-security.md §3).
+ * One connection per coord_store_t; use it from one thread. Readers (the CLI) open their own. */
+#ifndef COORD_STORE_H
+#define COORD_STORE_H
+
+#include "jf_err.h"
+#include "jf_msg_run.h"
+#include "jf_run_spec.h"
+#include "jf_sweep.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct coord_store coord_store_t;
+
+typedef enum coord_run_state {
+    COORD_RUN_PENDING = 0,
+    COORD_RUN_ASSIGNED,
+    COORD_RUN_RUNNING,
+    COORD_RUN_DONE,
+    COORD_RUN_FAILED,
+    COORD_RUN_STATE_COUNT,
+} coord_run_state_t;
+
+typedef struct coord_run_row {
+    char run[JF_RUN_ID_LEN + 1];
+    char board[JF_IDENT_MAX + 1];
+    coord_run_state_t state;
+    int64_t attempt;       // current attempt, 0 before the first assignment
+    int64_t acked_seq;     // highest stream seq committed for the current attempt
+    int64_t assigned_us;   // wall clock of the last assignment, 0 if never
+} coord_run_row_t;
+
+typedef struct coord_submit_result {
+    size_t runs;           // runs in the sweep
+    size_t added;          // new runs stored
+    size_t already_done;   // runs that were already done (not run again)
+    size_t retried;        // failed runs put back to pending
+} coord_submit_result_t;
+
+typedef struct coord_state_counts {
+    size_t n[COORD_RUN_STATE_COUNT]; // runs per state
+} coord_state_counts_t;
+
+// Opens (and, unless read_only, creates and migrates) the store at path. Caller owns the result;
+// release with coord_store_destroy. NULL on failure with err naming the path and SQLite's reason.
+coord_store_t *coord_store_open(const char *path, bool read_only, jf_err_t *err);
+void coord_store_destroy(coord_store_t **self_p);
+
+// The schema version of the open store (PRAGMA user_version) and the one this program writes.
+int coord_store_schema_version(coord_store_t *self);
+int coord_store_schema_latest(void);
+
+// Transactions (BEGIN IMMEDIATE / COMMIT / ROLLBACK). commit returns 0 only once data is durable.
+int coord_store_begin(coord_store_t *self, jf_err_t *err);
+int coord_store_commit(coord_store_t *self, jf_err_t *err);
+void coord_store_rollback(coord_store_t *self);
+bool coord_store_in_transaction(coord_store_t *self);
+
+// Increments and returns the coordinator epoch (one per coordinator start).
+int coord_store_bump_epoch(coord_store_t *self, int64_t *ret_epoch, jf_err_t *err);
+
+// Appends to the event log (audit of state changes). board, run and detail may be NULL.
+int coord_store_event(coord_store_t *self, const char *kind, const char *board, const char *run,
+                      int64_t attempt, const char *detail, jf_err_t *err);
+
+// Boards: registration facts (the hello as JSON text) and online state.
+int coord_store_board_hello(coord_store_t *self, const char *name, const char *type,
+                            const char *platform, const char *facts_json, jf_err_t *err);
+int coord_store_board_set_online(coord_store_t *self, const char *name, bool online,
+                                 jf_err_t *err);
+// Marks every board offline (at coordinator start: nobody is connected yet).
+int coord_store_boards_all_offline(coord_store_t *self, jf_err_t *err);
+
+// Sweeps: stores the sweep and its runs (new runs pending; failed ones retried; done ones kept).
+int coord_store_sweep_put(coord_store_t *self, const jf_sweep_t *sweep, const char *file,
+                          const char *yaml, coord_submit_result_t *ret_result, jf_err_t *err);
+// Cancels a sweep: its pending runs fail with reason 'cancelled'. -ENOENT if unknown.
+int coord_store_sweep_cancel(coord_store_t *self, const char *name, size_t *ret_cancelled,
+                             jf_err_t *err);
+// Per-state counts for one sweep (-ENOENT if unknown) or for all runs (name NULL).
+int coord_store_counts(coord_store_t *self, const char *name, coord_state_counts_t *ret_counts,
+                       jf_err_t *err);
+
+// Runs.
+// The oldest pending run for board; -ENOENT if none.
+int coord_store_next_pending(coord_store_t *self, const char *board, jf_run_spec_t *ret_spec,
+                             jf_err_t *err);
+// The parameters of a run; -ENOENT if unknown.
+int coord_store_run_spec(coord_store_t *self, const char *run, jf_run_spec_t *ret_spec,
+                         jf_err_t *err);
+int coord_store_run_get(coord_store_t *self, const char *run, coord_run_row_t *ret_row,
+                        jf_err_t *err);
+// pending -> assigned with attempt + 1 (written to *ret_attempt).
+int coord_store_run_assign(coord_store_t *self, const char *run, int64_t *ret_attempt,
+                           jf_err_t *err);
+// assigned -> running for the given attempt.
+int coord_store_run_start(coord_store_t *self, const char *run, int64_t attempt, jf_err_t *err);
+// Ends the attempt: done, or failed with reason/detail. Also records it in the event log.
+int coord_store_run_finish(coord_store_t *self, const char *run, int64_t attempt, bool done,
+                           const char *reason, const char *detail, jf_err_t *err);
+// The attempt was lost (agent gone or restarted): back to pending, or failed with reason
+// 'crashed' once max_attempts are used. *ret_failed tells which.
+int coord_store_run_requeue(coord_store_t *self, const char *run, int64_t attempt,
+                            int max_attempts, const char *why, bool *ret_failed, jf_err_t *err);
+int coord_store_run_set_acked(coord_store_t *self, const char *run, int64_t attempt, int64_t seq,
+                              jf_err_t *err);
+int coord_store_run_set_info(coord_store_t *self, const char *run, int64_t attempt,
+                             const char *info_json, jf_err_t *err);
+
+// Calls fn for each run of board in state assigned or running (board NULL: every board).
+typedef void (*coord_run_row_fn)(const coord_run_row_t *row, void *arg);
+int coord_store_active_runs(coord_store_t *self, const char *board, coord_run_row_fn fn,
+                            void *arg, jf_err_t *err);
+// Calls fn for each assigned or running run of a sweep (for cancelling them).
+int coord_store_sweep_active_runs(coord_store_t *self, const char *sweep, coord_run_row_fn fn,
+                                  void *arg, jf_err_t *err);
+
+// Records of one attempt (idempotent: a repeated record is ignored).
+int coord_store_add_epoch(coord_store_t *self, const char *run, int64_t attempt,
+                          const jf_epoch_rec_t *rec, jf_err_t *err);
+int coord_store_add_minibatch(coord_store_t *self, const char *run, int64_t attempt,
+                              const jf_minibatch_rec_t *rec, jf_err_t *err);
+int coord_store_add_telemetry(coord_store_t *self, const char *run, int64_t attempt, int64_t seq,
+                              int64_t index, int64_t t_us, const char *sample_json, jf_err_t *err);
+int coord_store_count_epochs(coord_store_t *self, const char *run, int64_t attempt,
+                             int64_t *ret_count, jf_err_t *err);
+
+// Tables for the CLI (runs, epochs, minibatches, telemetry, sweeps, results): calls fn once per
+// row with the column names and the values as text (NULL for SQL NULL). sweep and state filter
+// where the table has them (NULL: no filter).
+typedef enum coord_table {
+    COORD_TABLE_RUNS = 0,
+    COORD_TABLE_EPOCHS,
+    COORD_TABLE_MINIBATCHES,
+    COORD_TABLE_TELEMETRY,
+    COORD_TABLE_SWEEPS,
+    COORD_TABLE_RESULTS, // one row per done run: mean epoch figures without the warm-up
+    COORD_TABLE_COUNT,
+} coord_table_t;
+
+typedef int (*coord_row_fn)(int ncols, const char *const *names, const char *const *values,
+                            void *arg);
+int coord_store_select(coord_store_t *self, coord_table_t table, const char *sweep,
+                       const char *state, coord_row_fn fn, void *arg, jf_err_t *err);
+
+const char *coord_run_state_name(coord_run_state_t state);
+bool coord_run_state_parse(const char *name, coord_run_state_t *ret_state);
+
+#endif

@@ -1,0 +1,86 @@
+/* Store: the tidy tables the CLI lists and exports (docs/store.md §Exports). Times are exported
+ * in seconds, computed here from the stored microseconds; only each run's current attempt. */
+#include "coord_store_internal.h"
+
+#include <errno.h>
+
+#define S_SWEEP_FILTER "(?1 IS NULL OR r.id IN (SELECT run FROM sweep_runs WHERE sweep = ?1))"
+#define S_STATE_FILTER "(?2 IS NULL OR r.state = ?2)"
+#define S_RUN_FACTORS                                                                              \
+    "r.board, b.type AS board_type, b.platform, r.workload, r.model, r.dataset, r.power_mode_id, " \
+    "r.power_mode, r.storage, r.workers, r.prefetch, r.batch_size, r.repeat, r.threads"
+
+static const char *const s_sql[COORD_TABLE_COUNT] = {
+    [COORD_TABLE_RUNS] =
+        "SELECT r.id AS run, " S_RUN_FACTORS ", r.epochs, r.seed, r.drop_caches, "
+        "r.telemetry_hz, r.state, r.attempt, r.fail_reason, r.fail_detail, r.created_us, "
+        "r.assigned_us, r.started_us, r.finished_us, (r.finished_us - r.started_us) / 1e6 AS "
+        "duration_s, r.info FROM runs r LEFT JOIN boards b ON b.name = r.board WHERE "
+        S_SWEEP_FILTER " AND " S_STATE_FILTER " ORDER BY r.ord",
+    [COORD_TABLE_EPOCHS] =
+        "SELECT e.run, " S_RUN_FACTORS ", e.attempt, e.epoch, e.warmup, e.e2e_us / 1e6 AS e2e_s, "
+        "e.fetch_stall_us / 1e6 AS fetch_stall_s, e.compute_us / 1e6 AS compute_s, e.samples, "
+        "e.samples * 1e6 / nullif(e.e2e_us, 0) AS samples_per_s, e.loss FROM epochs e "
+        "JOIN runs r ON r.id = e.run AND r.attempt = e.attempt LEFT JOIN boards b ON "
+        "b.name = r.board WHERE " S_SWEEP_FILTER " AND " S_STATE_FILTER " ORDER BY r.ord, e.epoch",
+    [COORD_TABLE_MINIBATCHES] =
+        "SELECT m.run, " S_RUN_FACTORS ", m.attempt, m.epoch, m.idx AS minibatch, m.samples, "
+        "m.fetch_stall_us / 1e6 AS fetch_stall_s, m.compute_us / 1e6 AS compute_s, m.loss FROM "
+        "minibatches m JOIN runs r ON r.id = m.run AND r.attempt = m.attempt LEFT JOIN boards b "
+        "ON b.name = r.board WHERE " S_SWEEP_FILTER " AND " S_STATE_FILTER
+        " ORDER BY r.ord, m.epoch, m.idx",
+    [COORD_TABLE_TELEMETRY] =
+        "SELECT t.run, r.board, t.attempt, t.seq, t.idx AS sample, t.t_us, "
+        "substr(j.fullkey, 3) AS metric, j.value FROM telemetry t JOIN runs r ON r.id = t.run "
+        "AND r.attempt = t.attempt, json_tree(t.sample) j WHERE j.type IN ('integer', 'real') "
+        "AND j.fullkey != '$.t_us' AND " S_SWEEP_FILTER " AND " S_STATE_FILTER
+        " ORDER BY r.ord, t.seq, t.idx, j.id",
+    [COORD_TABLE_SWEEPS] =
+        "SELECT s.name AS sweep, s.file, s.description, s.submitted_us, s.cancelled_us, "
+        "count(r.id) AS runs, sum(r.state = 'pending') AS pending, sum(r.state = 'assigned') AS "
+        "assigned, sum(r.state = 'running') AS running, sum(r.state = 'done') AS done, "
+        "sum(r.state = 'failed') AS failed FROM sweeps s LEFT JOIN sweep_runs sr ON sr.sweep = "
+        "s.name LEFT JOIN runs r ON r.id = sr.run WHERE (?1 IS NULL OR s.name = ?1) AND "
+        "(?2 IS NULL OR ?2 = ?2) GROUP BY s.name ORDER BY s.submitted_us",
+    [COORD_TABLE_RESULTS] =
+        "SELECT r.id AS run, " S_RUN_FACTORS ", count(e.epoch) AS epochs_measured, "
+        "avg(e.e2e_us) / 1e6 AS e2e_s, avg(e.fetch_stall_us) / 1e6 AS fetch_stall_s, "
+        "avg(e.compute_us) / 1e6 AS compute_s, avg(e.samples * 1e6 / nullif(e.e2e_us, 0)) AS "
+        "samples_per_s, (SELECT loss FROM epochs x WHERE x.run = r.id AND x.attempt = r.attempt "
+        "ORDER BY x.epoch DESC LIMIT 1) AS final_loss FROM runs r LEFT JOIN epochs e ON "
+        "e.run = r.id AND e.attempt = r.attempt AND e.warmup = 0 LEFT JOIN boards b ON "
+        "b.name = r.board WHERE r.state = 'done' AND " S_SWEEP_FILTER " AND " S_STATE_FILTER
+        " GROUP BY r.id ORDER BY r.ord",
+};
+
+int coord_store_select(coord_store_t *self, coord_table_t table, const char *sweep,
+                       const char *state, coord_row_fn fn, void *arg, jf_err_t *err)
+{
+    if ((unsigned) table >= COORD_TABLE_COUNT) {
+        return jf_err_set(err, -EINVAL, "store: no such table");
+    }
+    sqlite3_stmt *st = coord_store_stmt(self, s_sql[table], err, "tt", sweep, state);
+    if (!st) {
+        return -EIO;
+    }
+    int ncols = sqlite3_column_count(st);
+    const char *names[64] = {0};
+    const char *values[64] = {0};
+    for (int i = 0; i < ncols && i < 64; i++) {
+        names[i] = sqlite3_column_name(st, i);
+    }
+    int rc = 0, ret = 0;
+    while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        for (int i = 0; i < ncols && i < 64; i++) {
+            values[i] = (const char *) sqlite3_column_text(st, i);
+        }
+        ret = fn(ncols < 64 ? ncols : 64, names, values, arg);
+    }
+    if (ret == 0 && rc != SQLITE_DONE) {
+        ret = coord_store_fail(self, err, "reading a table");
+    } else if (ret != 0) {
+        jf_err_set(err, ret, "writing the table failed");
+    }
+    (void) sqlite3_reset(st);
+    return ret;
+}

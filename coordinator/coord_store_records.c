@@ -1,0 +1,50 @@
+/* Store: per-attempt records (epochs, minibatches, telemetry). Inserts are idempotent, so a
+ * retransmitted message never duplicates a row. */
+#include "coord_store_internal.h"
+
+#include <math.h>
+
+static double s_loss(bool has, double loss)
+{
+    return has ? loss : NAN; // NaN binds as NULL in SQLite: an absent loss stays absent
+}
+
+int coord_store_add_epoch(coord_store_t *self, const char *run, int64_t attempt,
+                          const jf_epoch_rec_t *e, jf_err_t *err)
+{
+    return coord_store_exec(self,
+                            "INSERT INTO epochs(run, attempt, epoch, warmup, e2e_us, "
+                            "fetch_stall_us, compute_us, samples, loss) VALUES(?, ?, ?, ?, ?, ?, "
+                            "?, ?, ?) ON CONFLICT DO NOTHING",
+                            err, "tiiiiiiid", run, attempt, (int64_t) e->epoch,
+                            (int64_t) e->warmup, e->e2e_us, e->fetch_stall_us, e->compute_us,
+                            e->samples, s_loss(e->has_loss, e->loss));
+}
+
+int coord_store_add_minibatch(coord_store_t *self, const char *run, int64_t attempt,
+                              const jf_minibatch_rec_t *m, jf_err_t *err)
+{
+    return coord_store_exec(self,
+                            "INSERT INTO minibatches(run, attempt, epoch, idx, samples, "
+                            "fetch_stall_us, compute_us, loss) VALUES(?, ?, ?, ?, ?, ?, ?, ?) "
+                            "ON CONFLICT DO NOTHING",
+                            err, "tiiiiiid", run, attempt, (int64_t) m->epoch, m->index,
+                            m->samples, m->fetch_stall_us, m->compute_us,
+                            s_loss(m->has_loss, m->loss));
+}
+
+int coord_store_add_telemetry(coord_store_t *self, const char *run, int64_t attempt, int64_t seq,
+                              int64_t index, int64_t t_us, const char *sample_json, jf_err_t *err)
+{
+    return coord_store_exec(self,
+                            "INSERT INTO telemetry(run, attempt, seq, idx, t_us, sample) "
+                            "VALUES(?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                            err, "tiiiit", run, attempt, seq, index, t_us, sample_json);
+}
+
+int coord_store_count_epochs(coord_store_t *self, const char *run, int64_t attempt,
+                             int64_t *ret_count, jf_err_t *err)
+{
+    return coord_store_scalar(self, "SELECT count(*) FROM epochs WHERE run = ? AND attempt = ?",
+                              ret_count, err, "ti", run, attempt);
+}

@@ -1,0 +1,366 @@
+/* Store: sweeps and the run state machine pending -> assigned -> running -> done | failed. */
+#include "coord_store_internal.h"
+
+#include "jf_units.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int s_insert_run(coord_store_t *self, const jf_run_spec_t *r, int64_t ord, jf_err_t *err)
+{
+    json_t *params = jf_run_spec_to_json(r);
+    char *text = params ? json_dumps(params, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
+    json_decref(params);
+    if (!text) {
+        return jf_err_set(err, -ENOMEM, "store: out of memory encoding run %s", r->run_id);
+    }
+    int rc = coord_store_exec(
+        self,
+        "INSERT INTO runs(id, ord, board, workload, model, dataset, epochs, power_mode_id, "
+        "power_mode, storage, workers, prefetch, batch_size, repeat, threads, seed, drop_caches, "
+        "telemetry_hz, timeout_us, params, state, created_us) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, "
+        "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?) ON CONFLICT(id) DO NOTHING",
+        err, "tittttiittiiiiiiiiiti", r->run_id, ord, r->board, r->workload, r->model,
+        r->dataset, (int64_t) r->epochs, (int64_t) r->power_mode_id, r->power_mode, r->storage,
+        (int64_t) r->workers, (int64_t) r->prefetch, (int64_t) r->batch_size,
+        (int64_t) r->repeat, (int64_t) r->threads, (int64_t) r->seed, (int64_t) r->drop_caches,
+        (int64_t) r->telemetry_hz, r->timeout_us, text, jf_clock_wall_us());
+    free(text);
+    return rc;
+}
+
+static int s_put_one(coord_store_t *self, const char *sweep, const jf_run_spec_t *r, int64_t ord,
+                     coord_submit_result_t *res, jf_err_t *err)
+{
+    int64_t before = 0;
+    int rc = coord_store_scalar(self, "SELECT count(*) FROM runs WHERE id = ?", &before, err, "t",
+                                r->run_id);
+    rc = rc ? rc : s_insert_run(self, r, ord, err);
+    rc = rc ? rc
+            : coord_store_exec(self,
+                               "INSERT INTO sweep_runs(sweep, run, ord) VALUES(?, ?, ?) "
+                               "ON CONFLICT DO NOTHING",
+                               err, "tti", sweep, r->run_id, ord);
+    if (rc != 0) {
+        return rc;
+    }
+    int64_t state_done = 0, retried = 0;
+    rc = coord_store_scalar(self, "SELECT state = 'done' FROM runs WHERE id = ?", &state_done,
+                            err, "t", r->run_id);
+    rc = rc ? rc
+            : coord_store_exec(self,
+                               "UPDATE runs SET state = 'pending', fail_reason = NULL, "
+                               "fail_detail = NULL, finished_us = NULL WHERE id = ? AND "
+                               "state = 'failed'",
+                               err, "t", r->run_id);
+    if (rc == 0) {
+        retried = sqlite3_changes(self->db);
+        res->added += before == 0;
+        res->already_done += state_done != 0;
+        res->retried += (size_t) retried;
+    }
+    return rc;
+}
+
+int coord_store_sweep_put(coord_store_t *self, const jf_sweep_t *sweep, const char *file,
+                          const char *yaml, coord_submit_result_t *ret_result, jf_err_t *err)
+{
+    int64_t now = jf_clock_wall_us();
+    coord_submit_result_t res = {.runs = sweep->n_runs};
+    int64_t ord = 0;
+    int rc = coord_store_exec(
+        self,
+        "INSERT INTO sweeps(name, file, yaml, description, submitted_us, updated_us) "
+        "VALUES(?1, ?2, ?3, ?4, ?5, ?5) ON CONFLICT(name) DO UPDATE SET file = ?2, yaml = ?3, "
+        "description = ?4, updated_us = ?5, cancelled_us = NULL",
+        err, "tttti", sweep->name, file, yaml, sweep->description, now);
+    rc = rc ? rc : coord_store_scalar(self, "SELECT coalesce(max(ord), 0) FROM runs", &ord, err, "");
+    for (size_t i = 0; rc == 0 && i < sweep->n_runs; i++) {
+        rc = s_put_one(self, sweep->name, &sweep->runs[i], ord + 1 + (int64_t) i, &res, err);
+    }
+    if (rc == 0) {
+        *ret_result = res;
+    }
+    return rc;
+}
+
+int coord_store_sweep_cancel(coord_store_t *self, const char *name, size_t *ret_cancelled,
+                             jf_err_t *err)
+{
+    int64_t n = 0;
+    int rc = coord_store_scalar(self, "SELECT count(*) FROM sweeps WHERE name = ?", &n, err, "t",
+                                name);
+    if (rc == 0 && n == 0) {
+        return jf_err_set(err, -ENOENT, "no sweep named '%s'", name);
+    }
+    rc = rc ? rc
+            : coord_store_exec(self, "UPDATE sweeps SET cancelled_us = ? WHERE name = ?", err,
+                               "it", jf_clock_wall_us(), name);
+    rc = rc ? rc
+            : coord_store_exec(self,
+                               "UPDATE runs SET state = 'failed', fail_reason = 'cancelled', "
+                               "fail_detail = 'sweep cancelled before the run started', "
+                               "finished_us = ? WHERE state = 'pending' AND id IN "
+                               "(SELECT run FROM sweep_runs WHERE sweep = ?)",
+                               err, "it", jf_clock_wall_us(), name);
+    if (rc == 0) {
+        *ret_cancelled = (size_t) sqlite3_changes(self->db);
+    }
+    return rc;
+}
+
+int coord_store_counts(coord_store_t *self, const char *name, coord_state_counts_t *ret_counts,
+                       jf_err_t *err)
+{
+    static const char *const all = "SELECT state, count(*) FROM runs GROUP BY state";
+    static const char *const one =
+        "SELECT r.state, count(*) FROM runs r JOIN sweep_runs s ON s.run = r.id "
+        "WHERE s.sweep = ? GROUP BY r.state";
+    int64_t exists = 1;
+    if (name && coord_store_scalar(self, "SELECT count(*) FROM sweeps WHERE name = ?", &exists,
+                                   err, "t", name) != 0) {
+        return -EIO;
+    }
+    if (!exists) {
+        return jf_err_set(err, -ENOENT, "no sweep named '%s'", name);
+    }
+    sqlite3_stmt *st = name ? coord_store_stmt(self, one, err, "t", name)
+                            : coord_store_stmt(self, all, err, "");
+    if (!st) {
+        return -EIO;
+    }
+    coord_state_counts_t c = {0};
+    int rc = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        coord_run_state_t s;
+        if (coord_run_state_parse((const char *) sqlite3_column_text(st, 0), &s)) {
+            c.n[s] = (size_t) sqlite3_column_int64(st, 1);
+        }
+    }
+    (void) sqlite3_reset(st);
+    if (rc != SQLITE_DONE) {
+        return coord_store_fail(self, err, "counting runs");
+    }
+    *ret_counts = c;
+    return 0;
+}
+
+static int s_spec_from_text(const char *run, const unsigned char *text, jf_run_spec_t *ret_spec,
+                            jf_err_t *err)
+{
+    json_error_t jerr;
+    json_t *params = text ? json_loads((const char *) text, 0, &jerr) : NULL;
+    int rc = params ? jf_run_spec_from_json(params, ret_spec, err)
+                    : jf_err_set(err, -EIO, "store: run %s has unreadable parameters", run);
+    json_decref(params);
+    return rc;
+}
+
+static int s_spec_query(coord_store_t *self, sqlite3_stmt *st, const char *what,
+                        jf_run_spec_t *ret_spec, jf_err_t *err)
+{
+    if (!st) {
+        return -EIO;
+    }
+    int rc = sqlite3_step(st);
+    int ret = 0;
+    if (rc == SQLITE_ROW) {
+        ret = s_spec_from_text(what, sqlite3_column_text(st, 0), ret_spec, err);
+    } else {
+        ret = rc == SQLITE_DONE ? -ENOENT : coord_store_fail(self, err, "reading a run");
+    }
+    (void) sqlite3_reset(st);
+    return ret;
+}
+
+int coord_store_next_pending(coord_store_t *self, const char *board, jf_run_spec_t *ret_spec,
+                             jf_err_t *err)
+{
+    sqlite3_stmt *st = coord_store_stmt(
+        self, "SELECT params FROM runs WHERE board = ? AND state = 'pending' ORDER BY ord LIMIT 1",
+        err, "t", board);
+    return s_spec_query(self, st, board, ret_spec, err);
+}
+
+int coord_store_run_spec(coord_store_t *self, const char *run, jf_run_spec_t *ret_spec,
+                         jf_err_t *err)
+{
+    sqlite3_stmt *st = coord_store_stmt(self, "SELECT params FROM runs WHERE id = ?", err, "t", run);
+    return s_spec_query(self, st, run, ret_spec, err);
+}
+
+static void s_row_from_stmt(sqlite3_stmt *st, coord_run_row_t *row)
+{
+    *row = (coord_run_row_t){0};
+    (void) snprintf(row->run, sizeof row->run, "%s", (const char *) sqlite3_column_text(st, 0));
+    (void) snprintf(row->board, sizeof row->board, "%s", (const char *) sqlite3_column_text(st, 1));
+    (void) coord_run_state_parse((const char *) sqlite3_column_text(st, 2), &row->state);
+    row->attempt = sqlite3_column_int64(st, 3);
+    row->acked_seq = sqlite3_column_int64(st, 4);
+    row->assigned_us = sqlite3_column_int64(st, 5);
+}
+
+#define S_ROW_COLS "id, board, state, attempt, acked_seq, coalesce(assigned_us, 0)"
+
+int coord_store_run_get(coord_store_t *self, const char *run, coord_run_row_t *ret_row,
+                        jf_err_t *err)
+{
+    sqlite3_stmt *st =
+        coord_store_stmt(self, "SELECT " S_ROW_COLS " FROM runs WHERE id = ?", err, "t", run);
+    if (!st) {
+        return -EIO;
+    }
+    int rc = sqlite3_step(st);
+    int ret = 0;
+    if (rc == SQLITE_ROW) {
+        s_row_from_stmt(st, ret_row);
+    } else {
+        ret = rc == SQLITE_DONE ? -ENOENT : coord_store_fail(self, err, "reading a run");
+    }
+    (void) sqlite3_reset(st);
+    return ret;
+}
+
+static int s_each_row(coord_store_t *self, sqlite3_stmt *st, coord_run_row_fn fn, void *arg,
+                      jf_err_t *err)
+{
+    if (!st) {
+        return -EIO;
+    }
+    // Rows are collected first: fn may write to the store, which would disturb this cursor.
+    size_t n = 0, cap = 0;
+    coord_run_row_t *rows = NULL;
+    int rc = 0;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (n == cap) {
+            cap = cap ? 2 * cap : 16;
+            coord_run_row_t *grown = realloc(rows, cap * sizeof *rows);
+            if (!grown) {
+                free(rows);
+                (void) sqlite3_reset(st);
+                return jf_err_set(err, -ENOMEM, "store: out of memory listing runs");
+            }
+            rows = grown;
+        }
+        s_row_from_stmt(st, &rows[n++]);
+    }
+    (void) sqlite3_reset(st);
+    int ret = rc == SQLITE_DONE ? 0 : coord_store_fail(self, err, "listing runs");
+    for (size_t i = 0; ret == 0 && i < n; i++) {
+        fn(&rows[i], arg);
+    }
+    free(rows);
+    return ret;
+}
+
+int coord_store_active_runs(coord_store_t *self, const char *board, coord_run_row_fn fn,
+                            void *arg, jf_err_t *err)
+{
+    sqlite3_stmt *st = coord_store_stmt(self,
+                                        "SELECT " S_ROW_COLS " FROM runs WHERE state IN "
+                                        "('assigned', 'running') AND (?1 IS NULL OR board = ?1) "
+                                        "ORDER BY ord",
+                                        err, "t", board);
+    return s_each_row(self, st, fn, arg, err);
+}
+
+int coord_store_sweep_active_runs(coord_store_t *self, const char *sweep, coord_run_row_fn fn,
+                                  void *arg, jf_err_t *err)
+{
+    sqlite3_stmt *st = coord_store_stmt(self,
+                                        "SELECT " S_ROW_COLS " FROM runs WHERE state IN "
+                                        "('assigned', 'running') AND id IN (SELECT run FROM "
+                                        "sweep_runs WHERE sweep = ?) ORDER BY ord",
+                                        err, "t", sweep);
+    return s_each_row(self, st, fn, arg, err);
+}
+
+// Runs an UPDATE that must change exactly one row; -ESTALE if the run was not in the expected
+// state (a late or duplicate message).
+static int s_update_one(coord_store_t *self, int rc, const char *run, const char *what,
+                        jf_err_t *err)
+{
+    if (rc == 0 && sqlite3_changes(self->db) != 1) {
+        return jf_err_set(err, -ESTALE, "run %s: cannot %s in its current state", run, what);
+    }
+    return rc;
+}
+
+int coord_store_run_assign(coord_store_t *self, const char *run, int64_t *ret_attempt,
+                           jf_err_t *err)
+{
+    int rc = coord_store_exec(self,
+                              "UPDATE runs SET state = 'assigned', attempt = attempt + 1, "
+                              "acked_seq = 0, assigned_us = ?, started_us = NULL, info = NULL "
+                              "WHERE id = ? AND state = 'pending'",
+                              err, "it", jf_clock_wall_us(), run);
+    rc = s_update_one(self, rc, run, "assign", err);
+    rc = rc ? rc
+            : coord_store_scalar(self, "SELECT attempt FROM runs WHERE id = ?", ret_attempt, err,
+                                 "t", run);
+    return rc;
+}
+
+int coord_store_run_start(coord_store_t *self, const char *run, int64_t attempt, jf_err_t *err)
+{
+    int rc = coord_store_exec(self,
+                              "UPDATE runs SET state = 'running', started_us = ? WHERE id = ? "
+                              "AND attempt = ? AND state = 'assigned'",
+                              err, "iti", jf_clock_wall_us(), run, attempt);
+    return s_update_one(self, rc, run, "start", err);
+}
+
+int coord_store_run_finish(coord_store_t *self, const char *run, int64_t attempt, bool done,
+                           const char *reason, const char *detail, jf_err_t *err)
+{
+    int rc = coord_store_exec(self,
+                              "UPDATE runs SET state = ?, fail_reason = ?, fail_detail = ?, "
+                              "finished_us = ? WHERE id = ? AND attempt = ? AND state IN "
+                              "('assigned', 'running')",
+                              err, "tttiti", done ? "done" : "failed", done ? NULL : reason,
+                              done ? NULL : detail, jf_clock_wall_us(), run, attempt);
+    rc = s_update_one(self, rc, run, "finish", err);
+    return rc ? rc
+              : coord_store_event(self, done ? "run.done" : "run.failed", NULL, run, attempt,
+                                  done ? NULL : reason, err);
+}
+
+int coord_store_run_requeue(coord_store_t *self, const char *run, int64_t attempt,
+                            int max_attempts, const char *why, bool *ret_failed, jf_err_t *err)
+{
+    bool fail = attempt >= max_attempts;
+    char detail[256] = {0};
+    (void) snprintf(detail, sizeof detail, "attempt %lld lost: %s", (long long) attempt, why);
+    int rc = fail ? coord_store_exec(self,
+                                     "UPDATE runs SET state = 'failed', fail_reason = 'crashed', "
+                                     "fail_detail = ?, finished_us = ? WHERE id = ? AND "
+                                     "attempt = ? AND state IN ('assigned', 'running')",
+                                     err, "titi", detail, jf_clock_wall_us(), run, attempt)
+                  : coord_store_exec(self,
+                                     "UPDATE runs SET state = 'pending' WHERE id = ? AND "
+                                     "attempt = ? AND state IN ('assigned', 'running')",
+                                     err, "ti", run, attempt);
+    rc = s_update_one(self, rc, run, "requeue", err);
+    rc = rc ? rc : coord_store_event(self, fail ? "run.failed" : "run.requeued", NULL, run,
+                                     attempt, detail, err);
+    if (rc == 0) {
+        *ret_failed = fail;
+    }
+    return rc;
+}
+
+int coord_store_run_set_acked(coord_store_t *self, const char *run, int64_t attempt, int64_t seq,
+                              jf_err_t *err)
+{
+    return coord_store_exec(self, "UPDATE runs SET acked_seq = ? WHERE id = ? AND attempt = ?",
+                            err, "iti", seq, run, attempt);
+}
+
+int coord_store_run_set_info(coord_store_t *self, const char *run, int64_t attempt,
+                             const char *info_json, jf_err_t *err)
+{
+    return coord_store_exec(self, "UPDATE runs SET info = ? WHERE id = ? AND attempt = ?", err,
+                            "tti", info_json, run, attempt);
+}

@@ -1,0 +1,102 @@
+/* Store schema and migrations. PRAGMA user_version holds the version; migration i takes the
+ * store from version i to i + 1 inside one transaction. Never edit a released migration: add one. */
+#include "coord_store_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+
+static const char *const s_migrations[] = {
+    // 0 -> 1: the foundation schema (docs/store.md).
+    "CREATE TABLE meta(key TEXT PRIMARY KEY, value INTEGER NOT NULL);"
+    "INSERT INTO meta(key, value) VALUES('coordinator_epoch', 0);"
+    "CREATE TABLE boards(name TEXT PRIMARY KEY, type TEXT NOT NULL, platform TEXT NOT NULL,"
+    " facts TEXT, online INTEGER NOT NULL DEFAULT 0, first_seen_us INTEGER NOT NULL,"
+    " last_change_us INTEGER NOT NULL);"
+    "CREATE TABLE sweeps(name TEXT PRIMARY KEY, file TEXT NOT NULL, yaml TEXT NOT NULL,"
+    " description TEXT NOT NULL, submitted_us INTEGER NOT NULL, updated_us INTEGER NOT NULL,"
+    " cancelled_us INTEGER);"
+    "CREATE TABLE runs(id TEXT PRIMARY KEY, ord INTEGER NOT NULL, board TEXT NOT NULL,"
+    " workload TEXT NOT NULL, model TEXT NOT NULL, dataset TEXT NOT NULL,"
+    " epochs INTEGER NOT NULL, power_mode_id INTEGER NOT NULL, power_mode TEXT NOT NULL,"
+    " storage TEXT NOT NULL, workers INTEGER NOT NULL, prefetch INTEGER NOT NULL,"
+    " batch_size INTEGER NOT NULL, repeat INTEGER NOT NULL, threads INTEGER NOT NULL,"
+    " seed INTEGER NOT NULL, drop_caches INTEGER NOT NULL, telemetry_hz INTEGER NOT NULL,"
+    " timeout_us INTEGER NOT NULL, params TEXT NOT NULL,"
+    " state TEXT NOT NULL CHECK(state IN ('pending','assigned','running','done','failed')),"
+    " attempt INTEGER NOT NULL DEFAULT 0, acked_seq INTEGER NOT NULL DEFAULT 0,"
+    " created_us INTEGER NOT NULL, assigned_us INTEGER, started_us INTEGER,"
+    " finished_us INTEGER, fail_reason TEXT, fail_detail TEXT, info TEXT);"
+    "CREATE INDEX runs_board_state ON runs(board, state, ord);"
+    "CREATE TABLE sweep_runs(sweep TEXT NOT NULL REFERENCES sweeps(name),"
+    " run TEXT NOT NULL REFERENCES runs(id), ord INTEGER NOT NULL,"
+    " PRIMARY KEY(sweep, run)) WITHOUT ROWID;"
+    "CREATE INDEX sweep_runs_run ON sweep_runs(run);"
+    "CREATE TABLE epochs(run TEXT NOT NULL REFERENCES runs(id), attempt INTEGER NOT NULL,"
+    " epoch INTEGER NOT NULL, warmup INTEGER NOT NULL, e2e_us INTEGER NOT NULL,"
+    " fetch_stall_us INTEGER NOT NULL, compute_us INTEGER NOT NULL, samples INTEGER NOT NULL,"
+    " loss REAL, PRIMARY KEY(run, attempt, epoch)) WITHOUT ROWID;"
+    "CREATE TABLE minibatches(run TEXT NOT NULL REFERENCES runs(id), attempt INTEGER NOT NULL,"
+    " epoch INTEGER NOT NULL, idx INTEGER NOT NULL, samples INTEGER NOT NULL,"
+    " fetch_stall_us INTEGER NOT NULL, compute_us INTEGER NOT NULL, loss REAL,"
+    " PRIMARY KEY(run, attempt, epoch, idx)) WITHOUT ROWID;"
+    "CREATE TABLE telemetry(run TEXT NOT NULL REFERENCES runs(id), attempt INTEGER NOT NULL,"
+    " seq INTEGER NOT NULL, idx INTEGER NOT NULL, t_us INTEGER NOT NULL, sample TEXT NOT NULL,"
+    " PRIMARY KEY(run, attempt, seq, idx)) WITHOUT ROWID;"
+    "CREATE TABLE events(id INTEGER PRIMARY KEY, t_us INTEGER NOT NULL, kind TEXT NOT NULL,"
+    " board TEXT, run TEXT, attempt INTEGER, detail TEXT);",
+};
+
+#define S_N_MIGRATIONS ((int) (sizeof s_migrations / sizeof s_migrations[0]))
+
+int coord_store_schema_latest(void)
+{
+    return S_N_MIGRATIONS;
+}
+
+int coord_store_schema_version(coord_store_t *self)
+{
+    int64_t v = -1;
+    if (coord_store_scalar(self, "PRAGMA user_version", &v, NULL, "") != 0) {
+        return -1;
+    }
+    return (int) v;
+}
+
+static int s_apply(coord_store_t *self, int from, jf_err_t *err)
+{
+    char *msg = NULL;
+    char pragma[64] = {0};
+    (void) snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", from + 1);
+    if (sqlite3_exec(self->db, "BEGIN IMMEDIATE", NULL, NULL, &msg) != SQLITE_OK ||
+        sqlite3_exec(self->db, s_migrations[from], NULL, NULL, &msg) != SQLITE_OK ||
+        sqlite3_exec(self->db, pragma, NULL, NULL, &msg) != SQLITE_OK ||
+        sqlite3_exec(self->db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
+        jf_err_set(err, -EIO, "%s: migration %d -> %d failed: %s", self->path, from, from + 1,
+                   msg ? msg : sqlite3_errmsg(self->db));
+        sqlite3_free(msg);
+        (void) sqlite3_exec(self->db, "ROLLBACK", NULL, NULL, NULL); // may fail if none open
+        return -EIO;
+    }
+    return 0;
+}
+
+int coord_store_migrate(coord_store_t *self, jf_err_t *err)
+{
+    int version = coord_store_schema_version(self);
+    if (version < 0) {
+        return coord_store_fail(self, err, "reading the schema version");
+    }
+    if (version > S_N_MIGRATIONS) {
+        return jf_err_set(err, -EPROTO,
+                          "%s: store schema version %d is newer than this program's (%d); "
+                          "use a newer jetfleet",
+                          self->path, version, S_N_MIGRATIONS);
+    }
+    for (int v = version; v < S_N_MIGRATIONS; v++) {
+        int rc = s_apply(self, v, err);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    return 0;
+}
