@@ -1,1 +1,913 @@
-/* placeholder: being written */
+/* Sweep files (jf_sweep.h): validate against a fleet and expand into runs in a fixed order
+ * (board, workload, power mode, storage, workers, batch size, repeat), then exclude and include
+ * rules. Stops at the first error, which names file:line:col. Does not store or schedule runs.
+ * Format: docs/sweeps.md. */
+#include "jf_sweep.h"
+
+#include "jf_units.h"
+#include "jf_yaml.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define S_WORKLOADS_MAX    64
+#define S_AXIS_MAX         128 // values in one axis list, target list or rule key
+#define S_RULES_MAX        256 // entries of exclude, and of include
+#define S_COMBINATIONS_MAX ((size_t) 16 * JF_SWEEP_RUNS_MAX) // examined, before skips
+#define S_SEED_MAX         (INT64_C(1) << 53)
+#define S_DEFAULT_EPOCHS   3
+#define S_DEFAULT_WORKERS  0
+#define S_DEFAULT_BATCH    16
+#define S_DEFAULT_PREFETCH 2
+#define S_DEFAULT_SEED     1
+#define S_CONTEXT_MAX      48
+#define S_IDS_MIN_SLOTS    256
+
+#define S_COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+static const char *const s_top_keys[] = {
+    "name",        "description",  "target",  "workloads", "power_modes", "storage",
+    "workers",     "batch_sizes",  "repeats", "prefetch",  "threads",     "seed",
+    "drop_caches", "telemetry_hz", "timeout", "exclude",   "include"};
+static const char *const s_target_keys[] = {"device_types", "boards", "labels"};
+static const char *const s_workload_keys[] = {"name", "model", "dataset", "epochs"};
+
+// Rule keys, in the order that lets a plan filter boards (first three) and workloads (next three)
+// before it walks the axes.
+typedef enum s_key {
+    S_KEY_BOARD = 0,
+    S_KEY_DEVICE_TYPE,
+    S_KEY_LABEL,
+    S_KEY_WORKLOAD,
+    S_KEY_MODEL,
+    S_KEY_DATASET,
+    S_KEY_POWER_MODE,
+    S_KEY_STORAGE,
+    S_KEY_WORKERS,
+    S_KEY_BATCH_SIZE,
+    S_KEY_REPEAT,
+    S_KEY_COUNT,
+} s_key_t;
+
+typedef struct s_workload {
+    char name[JF_IDENT_MAX + 1];
+    char model[JF_IDENT_MAX + 1];
+    char dataset[JF_IDENT_MAX + 1];
+    int epochs;
+} s_workload_t;
+
+// A list of values for one axis or rule key.
+typedef struct s_axis {
+    size_t n;
+    const jf_yaml_node_t *nodes[S_AXIS_MAX]; // borrowed; NULL for built-in defaults
+    const char *texts[S_AXIS_MAX];           // borrowed from the document; NULL for numbers
+    int64_t nums[S_AXIS_MAX];                // the number, or a power mode's id (-1 for a name)
+} s_axis_t;
+
+typedef struct s_rule {
+    bool has[S_KEY_COUNT];
+    s_axis_t values[S_KEY_COUNT];
+} s_rule_t;
+
+// A matrix to expand: the sweep's own, or one per include rule.
+typedef struct s_plan {
+    const s_rule_t *filter; // borrowed; include rule that filters boards and workloads, or NULL
+    bool apply_excludes;
+    bool all_modes; // each board's own list, else modes
+    s_axis_t modes;
+    s_axis_t storage;
+    s_axis_t workers;
+    s_axis_t batches;
+    s_axis_t repeats;
+} s_plan_t;
+
+typedef struct s_combo {
+    const jf_board_spec_t *board; // borrowed from the fleet
+    const s_workload_t *workload; // borrowed from the context
+    const jf_power_mode_t *mode;  // borrowed from the board; NULL if it lacks the one asked for
+    const char *storage;          // borrowed from the document
+    int workers;
+    int batch_size;
+    int repeat;
+} s_combo_t;
+
+// Run ids produced so far (indices into the sweep's runs, plus one; 0 is an empty slot).
+typedef struct s_ids {
+    size_t n_slots; // 0 or a power of two
+    size_t *slots;  // owned
+} s_ids_t;
+
+typedef struct s_ctx {
+    const jf_fleet_config_t *fleet; // borrowed
+    jf_sweep_t *sweep;              // borrowed; being filled
+    const jf_yaml_node_t *root;     // borrowed from the document
+    bool *targeted;                 // owned; one per fleet board
+    size_t n_workloads;
+    s_workload_t workloads[S_WORKLOADS_MAX];
+    jf_run_spec_t base; // the settings every run shares
+    s_plan_t main;
+    s_plan_t scratch; // the include plan being expanded
+    size_t n_excludes;
+    s_rule_t *excludes; // owned
+    size_t n_includes;
+    s_rule_t *includes; // owned
+    size_t runs_cap;
+    size_t combinations; // examined so far, against S_COMBINATIONS_MAX
+    s_ids_t ids;
+} s_ctx_t;
+
+static int s_check_vocab(const jf_yaml_node_t *v, bool (*is)(const char *), const char *what,
+                         const char *list, jf_err_t *err)
+{
+    int rc = jf_yaml_node_expect(v, JF_YAML_SCALAR, err);
+    if (rc == 0 && !is(jf_yaml_node_text(v))) {
+        return jf_yaml_error(err, -EINVAL, v, "unknown %s '%.64s', expected one of: %s", what,
+                             jf_yaml_node_text(v), list);
+    }
+    return rc;
+}
+
+// The id a power-mode reference names when it is all digits, else -1.
+static int64_t s_mode_id(const char *text)
+{
+    int64_t id = -1;
+    bool digits = text[0] != '\0' && strspn(text, "0123456789") == strlen(text);
+    if (!digits || jf_parse_i64(text, 0, INT32_MAX, &id, NULL) != 0) {
+        return -1;
+    }
+    return id;
+}
+
+static int s_check_board(const s_ctx_t *ctx, const jf_yaml_node_t *item, jf_err_t *err)
+{
+    if (!jf_fleet_config_board(ctx->fleet, jf_yaml_node_text(item))) {
+        return jf_yaml_error(err, -EINVAL, item, "no board '%.64s' in the fleet '%s'",
+                             jf_yaml_node_text(item), ctx->fleet->source);
+    }
+    return 0;
+}
+
+static int s_check_device_type(const jf_yaml_node_t *item, jf_err_t *err)
+{
+    jf_board_type_t type = JF_BOARD_SIM;
+    if (!jf_board_type_parse(jf_yaml_node_text(item), &type)) {
+        return jf_yaml_error(err, -EINVAL, item, "unknown device type '%.64s', expected one of: %s",
+                             jf_yaml_node_text(item), jf_board_type_names());
+    }
+    if (type == JF_BOARD_SIM) {
+        return jf_yaml_error(err, -EINVAL, item,
+                             "device type 'sim' matches nothing: simulated boards count as the "
+                             "type they simulate");
+    }
+    return 0;
+}
+
+static int s_check_label(const jf_yaml_node_t *item, jf_err_t *err)
+{
+    if (!jf_parse_is_ident(jf_yaml_node_text(item))) {
+        return jf_yaml_error(err, -EINVAL, item, "'%.64s' is not a valid label",
+                             jf_yaml_node_text(item));
+    }
+    return 0;
+}
+
+static int s_check_workload(const s_ctx_t *ctx, const jf_yaml_node_t *item, jf_err_t *err)
+{
+    for (size_t i = 0; i < ctx->n_workloads; i++) {
+        if (strcmp(ctx->workloads[i].name, jf_yaml_node_text(item)) == 0) {
+            return 0;
+        }
+    }
+    return jf_yaml_error(err, -EINVAL, item, "'%.64s' is not one of this sweep's workloads",
+                         jf_yaml_node_text(item));
+}
+
+static int s_check_mode(const s_ctx_t *ctx, const jf_yaml_node_t *item, int64_t *ret_num,
+                        jf_err_t *err)
+{
+    const char *text = jf_yaml_node_text(item);
+    for (size_t i = 0; i < ctx->fleet->n_boards; i++) {
+        if (ctx->targeted[i] && jf_board_spec_mode(&ctx->fleet->boards[i], text)) {
+            *ret_num = s_mode_id(text);
+            return 0;
+        }
+    }
+    return jf_yaml_error(err, -EINVAL, item,
+                         "power mode '%.64s' is not valid for any targeted board", text);
+}
+
+static int s_check_storage(const s_ctx_t *ctx, const jf_yaml_node_t *item, jf_err_t *err)
+{
+    const char *text = jf_yaml_node_text(item);
+    int rc = s_check_vocab(item, jf_run_spec_is_medium, "medium", jf_run_spec_media(), err);
+    for (size_t i = 0; rc == 0 && i < ctx->fleet->n_boards; i++) {
+        if (ctx->targeted[i] && jf_board_spec_storage(&ctx->fleet->boards[i], text)) {
+            return 0;
+        }
+    }
+    return rc ? rc : jf_yaml_error(err, -EINVAL, item, "no targeted board has medium '%s'", text);
+}
+
+// Checks one scalar value of a rule key or axis. *ret_num is its number (workers, batch size,
+// repeat), a power mode's id when given as digits, else -1.
+static int s_check_value(const s_ctx_t *ctx, s_key_t key, const jf_yaml_node_t *item,
+                         int64_t *ret_num, jf_err_t *err)
+{
+    *ret_num = -1;
+    switch (key) {
+    case S_KEY_BOARD:
+        return s_check_board(ctx, item, err);
+    case S_KEY_DEVICE_TYPE:
+        return s_check_device_type(item, err);
+    case S_KEY_LABEL:
+        return s_check_label(item, err);
+    case S_KEY_WORKLOAD:
+        return s_check_workload(ctx, item, err);
+    case S_KEY_MODEL:
+        return s_check_vocab(item, jf_run_spec_is_model, "model", jf_run_spec_models(), err);
+    case S_KEY_DATASET:
+        return s_check_vocab(item, jf_run_spec_is_dataset, "dataset", jf_run_spec_datasets(), err);
+    case S_KEY_POWER_MODE:
+        return s_check_mode(ctx, item, ret_num, err);
+    case S_KEY_STORAGE:
+        return s_check_storage(ctx, item, err);
+    case S_KEY_WORKERS:
+        return jf_yaml_node_to_i64(item, 0, JF_WORKERS_MAX, ret_num, err);
+    case S_KEY_BATCH_SIZE:
+        return jf_yaml_node_to_i64(item, 1, JF_BATCH_MAX, ret_num, err);
+    case S_KEY_REPEAT:
+        return jf_yaml_node_to_i64(item, 0, JF_REPEATS_MAX - 1, ret_num, err);
+    default:
+        return jf_yaml_error(err, -EINVAL, item, "internal error: rule key %d", (int) key);
+    }
+}
+
+// True if the combination has the value (text, or num for number keys and power-mode ids).
+static bool s_match_value(s_key_t key, const s_combo_t *c, const char *text, int64_t num)
+{
+    switch (key) {
+    case S_KEY_BOARD:
+        return strcmp(c->board->name, text) == 0;
+    case S_KEY_DEVICE_TYPE:
+        return strcmp(jf_board_type_name(c->board->simulates), text) == 0;
+    case S_KEY_LABEL:
+        return jf_board_spec_has_label(c->board, text);
+    case S_KEY_WORKLOAD:
+        return strcmp(c->workload->name, text) == 0;
+    case S_KEY_MODEL:
+        return strcmp(c->workload->model, text) == 0;
+    case S_KEY_DATASET:
+        return strcmp(c->workload->dataset, text) == 0;
+    case S_KEY_POWER_MODE:
+        return c->mode && (num >= 0 ? c->mode->id == num : strcmp(c->mode->name, text) == 0);
+    case S_KEY_STORAGE:
+        return strcmp(c->storage, text) == 0;
+    case S_KEY_WORKERS:
+        return c->workers == num;
+    case S_KEY_BATCH_SIZE:
+        return c->batch_size == num;
+    case S_KEY_REPEAT:
+        return c->repeat == num;
+    default:
+        return false;
+    }
+}
+
+static const struct {
+    const char *name; // rule key
+    bool numeric;     // values compare as numbers, not text
+} s_keys[S_KEY_COUNT] = {
+    [S_KEY_BOARD] = {"board", false},           [S_KEY_DEVICE_TYPE] = {"device_type", false},
+    [S_KEY_LABEL] = {"label", false},           [S_KEY_WORKLOAD] = {"workload", false},
+    [S_KEY_MODEL] = {"model", false},           [S_KEY_DATASET] = {"dataset", false},
+    [S_KEY_POWER_MODE] = {"power_mode", false}, [S_KEY_STORAGE] = {"storage", false},
+    [S_KEY_WORKERS] = {"workers", true},        [S_KEY_BATCH_SIZE] = {"batch_size", true},
+    [S_KEY_REPEAT] = {"repeat", true},
+};
+
+static bool s_axis_has(const s_axis_t *axis, bool numeric, const char *text, int64_t num)
+{
+    for (size_t i = 0; i < axis->n; i++) {
+        if (numeric ? axis->nums[i] == num : strcmp(axis->texts[i], text) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// Fills axis from a scalar (one value) or a sequence of scalars, checking each value for key.
+static int s_axis_fill(const s_ctx_t *ctx, s_key_t key, const jf_yaml_node_t *v, s_axis_t *axis,
+                       jf_err_t *err)
+{
+    bool seq = jf_yaml_node_kind(v) == JF_YAML_SEQUENCE;
+    size_t n = seq ? jf_yaml_node_size(v) : 1;
+    int rc = seq ? 0 : jf_yaml_node_expect(v, JF_YAML_SCALAR, err);
+    if (rc == 0 && (n == 0 || n > S_AXIS_MAX)) {
+        return jf_yaml_error(err, -EINVAL, v, "expected a list of 1..%d values, got %zu",
+                             S_AXIS_MAX, n);
+    }
+    axis->n = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const jf_yaml_node_t *item = seq ? jf_yaml_node_item(v, i) : v;
+        int64_t num = -1;
+        rc = jf_yaml_node_expect(item, JF_YAML_SCALAR, err);
+        rc = rc ? rc : s_check_value(ctx, key, item, &num, err);
+        const char *text = jf_yaml_node_text(item);
+        if (rc == 0 && s_axis_has(axis, s_keys[key].numeric, text, num)) {
+            return jf_yaml_error(err, -EINVAL, item, "'%.64s' is listed twice", text);
+        }
+        axis->nodes[axis->n] = item;
+        axis->texts[axis->n] = text;
+        axis->nums[axis->n++] = num;
+    }
+    return rc;
+}
+
+static void s_axis_single(s_axis_t *axis, int64_t num)
+{
+    axis->n = 1;
+    axis->nodes[0] = NULL;
+    axis->texts[0] = NULL;
+    axis->nums[0] = num;
+}
+
+static bool s_rule_matches(const s_rule_t *rule, const s_combo_t *c, s_key_t first, s_key_t end)
+{
+    for (int k = (int) first; k < (int) end; k++) {
+        const s_axis_t *values = &rule->values[k];
+        bool any = !rule->has[k];
+        for (size_t i = 0; !any && i < values->n; i++) {
+            any = s_match_value((s_key_t) k, c, values->texts[i], values->nums[i]);
+        }
+        if (!any) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// Marks the boards that key's values select, and fails on a value that selects none.
+static int s_target_boards(s_ctx_t *ctx, s_key_t key, const s_axis_t *values, jf_err_t *err)
+{
+    for (size_t i = 0; i < values->n; i++) {
+        bool any = false;
+        for (size_t b = 0; b < ctx->fleet->n_boards; b++) {
+            s_combo_t c = {.board = &ctx->fleet->boards[b]};
+            bool hit = s_match_value(key, &c, values->texts[i], values->nums[i]);
+            ctx->targeted[b] = ctx->targeted[b] || hit;
+            any = any || hit;
+        }
+        if (!any) {
+            return jf_yaml_error(err, -EINVAL, values->nodes[i],
+                                 "target %s '%.64s' matches no board in the fleet '%s'",
+                                 s_keys[key].name, values->texts[i], ctx->fleet->source);
+        }
+    }
+    return 0;
+}
+
+static int s_parse_target(s_ctx_t *ctx, jf_err_t *err)
+{
+    const jf_yaml_node_t *t = NULL;
+    int rc = jf_yaml_node_require(ctx->root, "target", "the sweep", &t, err);
+    rc = rc ? rc : jf_yaml_check_keys(t, s_target_keys, S_COUNT(s_target_keys), "target", err);
+    if (rc == 0 && jf_yaml_node_size(t) != 1) {
+        return jf_yaml_error(err, -EINVAL, t,
+                             "target must have exactly one of: device_types, boards, labels");
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    const char *which = jf_yaml_node_text(jf_yaml_node_key(t, 0));
+    s_key_t key = strcmp(which, "boards") == 0   ? S_KEY_BOARD
+                  : strcmp(which, "labels") == 0 ? S_KEY_LABEL
+                                                 : S_KEY_DEVICE_TYPE;
+    s_axis_t *values = calloc(1, sizeof *values);
+    if (!values) {
+        return jf_err_set(err, -ENOMEM, "%s: out of memory", ctx->sweep->source);
+    }
+    rc = s_axis_fill(ctx, key, jf_yaml_node_value(t, 0), values, err);
+    rc = rc ? rc : s_target_boards(ctx, key, values, err);
+    free(values);
+    return rc;
+}
+
+static int s_workload_name(const s_ctx_t *ctx, const jf_yaml_node_t *node, s_workload_t *w,
+                           jf_err_t *err)
+{
+    const jf_yaml_node_t *v = jf_yaml_node_get(node, "name");
+    int rc = 0;
+    if (v) {
+        rc = jf_yaml_node_to_ident(v, w->name, sizeof w->name, err);
+    } else {
+        int n = snprintf(w->name, sizeof w->name, "%s-%s", w->model, w->dataset);
+        if (n < 0 || (size_t) n >= sizeof w->name) {
+            rc = jf_yaml_error(err, -EINVAL, node,
+                               "workload name '%s-%s' is too long; give a 'name'", w->model,
+                               w->dataset);
+        }
+    }
+    for (size_t i = 0; rc == 0 && i < ctx->n_workloads; i++) {
+        if (strcmp(ctx->workloads[i].name, w->name) == 0) {
+            return jf_yaml_error(err, -EINVAL, v ? v : node,
+                                 "duplicate workload name '%s'; give each workload a 'name'",
+                                 w->name);
+        }
+    }
+    return rc;
+}
+
+static int s_parse_workload(s_ctx_t *ctx, const jf_yaml_node_t *node, jf_err_t *err)
+{
+    s_workload_t *w = &ctx->workloads[ctx->n_workloads];
+    char what[S_CONTEXT_MAX] = {0};
+    (void) snprintf(what, sizeof what, "workload #%zu", ctx->n_workloads + 1);
+    const jf_yaml_node_t *model = NULL;
+    const jf_yaml_node_t *dataset = NULL;
+    int rc = jf_yaml_check_keys(node, s_workload_keys, S_COUNT(s_workload_keys), what, err);
+    rc = rc ? rc : jf_yaml_node_require(node, "model", what, &model, err);
+    rc = rc ? rc : s_check_vocab(model, jf_run_spec_is_model, "model", jf_run_spec_models(), err);
+    rc = rc ? rc : jf_yaml_node_to_str(model, w->model, sizeof w->model, err);
+    rc = rc ? rc : jf_yaml_node_require(node, "dataset", what, &dataset, err);
+    rc =
+        rc ? rc
+           : s_check_vocab(dataset, jf_run_spec_is_dataset, "dataset", jf_run_spec_datasets(), err);
+    rc = rc ? rc : jf_yaml_node_to_str(dataset, w->dataset, sizeof w->dataset, err);
+    const jf_yaml_node_t *epochs = jf_yaml_node_get(node, "epochs");
+    w->epochs = S_DEFAULT_EPOCHS;
+    if (rc == 0 && epochs) {
+        rc = jf_yaml_node_to_int(epochs, 1, JF_EPOCHS_MAX, &w->epochs, err);
+    }
+    rc = rc ? rc : s_workload_name(ctx, node, w, err);
+    ctx->n_workloads += rc == 0 ? 1 : 0;
+    return rc;
+}
+
+static int s_parse_workloads(s_ctx_t *ctx, jf_err_t *err)
+{
+    const jf_yaml_node_t *v = NULL;
+    int rc = jf_yaml_node_require(ctx->root, "workloads", "the sweep", &v, err);
+    rc = rc ? rc : jf_yaml_node_expect(v, JF_YAML_SEQUENCE, err);
+    size_t n = rc ? 0 : jf_yaml_node_size(v);
+    if (rc == 0 && (n == 0 || n > S_WORKLOADS_MAX)) {
+        return jf_yaml_error(err, -EINVAL, v, "'workloads' must list 1..%d workloads, got %zu",
+                             S_WORKLOADS_MAX, n);
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        rc = s_parse_workload(ctx, jf_yaml_node_item(v, i), err);
+    }
+    return rc;
+}
+
+// An optional number axis: the values given, or the single default.
+static int s_number_axis(const s_ctx_t *ctx, s_key_t key, const char *yaml_key, s_axis_t *axis,
+                         jf_err_t *err)
+{
+    const jf_yaml_node_t *v = jf_yaml_node_get(ctx->root, yaml_key);
+    if (v) {
+        return s_axis_fill(ctx, key, v, axis, err);
+    }
+    s_axis_single(axis, key == S_KEY_WORKERS ? S_DEFAULT_WORKERS : S_DEFAULT_BATCH);
+    return 0;
+}
+
+static int s_parse_axes(s_ctx_t *ctx, jf_err_t *err)
+{
+    s_plan_t *p = &ctx->main;
+    p->apply_excludes = true;
+    const jf_yaml_node_t *v = jf_yaml_node_get(ctx->root, "power_modes");
+    p->all_modes =
+        !v || (jf_yaml_node_kind(v) == JF_YAML_SCALAR && strcmp(jf_yaml_node_text(v), "all") == 0);
+    int rc = p->all_modes ? 0 : s_axis_fill(ctx, S_KEY_POWER_MODE, v, &p->modes, err);
+    rc = rc ? rc : jf_yaml_node_require(ctx->root, "storage", "the sweep", &v, err);
+    rc = rc ? rc : s_axis_fill(ctx, S_KEY_STORAGE, v, &p->storage, err);
+    rc = rc ? rc : s_number_axis(ctx, S_KEY_WORKERS, "workers", &p->workers, err);
+    rc = rc ? rc : s_number_axis(ctx, S_KEY_BATCH_SIZE, "batch_sizes", &p->batches, err);
+    int repeats = 1;
+    v = jf_yaml_node_get(ctx->root, "repeats");
+    if (rc == 0 && v) {
+        rc = jf_yaml_node_to_int(v, 1, JF_REPEATS_MAX, &repeats, err);
+    }
+    for (int i = 0; rc == 0 && i < repeats; i++) {
+        p->repeats.nums[i] = i;
+        p->repeats.n = (size_t) i + 1;
+    }
+    return rc;
+}
+
+static int s_parse_ints(s_ctx_t *ctx, jf_err_t *err)
+{
+    jf_run_spec_t *b = &ctx->base;
+    b->prefetch = S_DEFAULT_PREFETCH;
+    b->threads = 0;
+    b->telemetry_hz = ctx->fleet->coord.telemetry_hz;
+    const jf_yaml_node_t *v = jf_yaml_node_get(ctx->root, "prefetch");
+    int rc = v ? jf_yaml_node_to_int(v, 1, JF_PREFETCH_MAX, &b->prefetch, err) : 0;
+    v = jf_yaml_node_get(ctx->root, "threads");
+    if (rc == 0 && v) {
+        rc = jf_yaml_node_to_int(v, 0, JF_THREADS_MAX, &b->threads, err);
+    }
+    v = jf_yaml_node_get(ctx->root, "telemetry_hz");
+    if (rc == 0 && v) {
+        rc = jf_yaml_node_to_int(v, 1, JF_TELEMETRY_HZ_MAX, &b->telemetry_hz, err);
+    }
+    return rc;
+}
+
+static int s_parse_settings(s_ctx_t *ctx, jf_err_t *err)
+{
+    jf_run_spec_t *b = &ctx->base;
+    int64_t seed = S_DEFAULT_SEED;
+    b->drop_caches = false;
+    b->timeout_us = ctx->fleet->coord.run_timeout_us;
+    int rc = s_parse_ints(ctx, err);
+    const jf_yaml_node_t *v = jf_yaml_node_get(ctx->root, "seed");
+    if (rc == 0 && v) {
+        rc = jf_yaml_node_to_i64(v, 0, S_SEED_MAX, &seed, err);
+    }
+    b->seed = (uint64_t) seed;
+    v = jf_yaml_node_get(ctx->root, "drop_caches");
+    if (rc == 0 && v) {
+        rc = jf_yaml_node_to_bool(v, &b->drop_caches, err);
+    }
+    v = jf_yaml_node_get(ctx->root, "timeout");
+    if (rc == 0 && v) {
+        rc =
+            jf_yaml_node_to_duration_us(v, JF_US_PER_S, JF_RUN_TIMEOUT_MAX_US, &b->timeout_us, err);
+    }
+    return rc;
+}
+
+static int s_parse_rule(const s_ctx_t *ctx, const jf_yaml_node_t *node, const char *kind,
+                        s_rule_t *rule, jf_err_t *err)
+{
+    const char *names[S_KEY_COUNT] = {0};
+    for (int k = 0; k < S_KEY_COUNT; k++) {
+        names[k] = s_keys[k].name;
+    }
+    char what[S_CONTEXT_MAX] = {0};
+    (void) snprintf(what, sizeof what, "%s rule", kind);
+    int rc = jf_yaml_check_keys(node, names, S_KEY_COUNT, what, err);
+    if (rc == 0 && jf_yaml_node_size(node) == 0) {
+        return jf_yaml_error(err, -EINVAL, node, "empty %s rule, expected at least one key", kind);
+    }
+    for (int k = 0; rc == 0 && k < S_KEY_COUNT; k++) {
+        const jf_yaml_node_t *v = jf_yaml_node_get(node, names[k]);
+        rule->has[k] = v != NULL;
+        rc = v ? s_axis_fill(ctx, (s_key_t) k, v, &rule->values[k], err) : 0;
+    }
+    return rc;
+}
+
+// Parses the optional rule list under key into *ret_rules (owned by ctx even on failure).
+static int s_parse_rules(s_ctx_t *ctx, const char *key, s_rule_t **ret_rules, size_t *ret_n,
+                         jf_err_t *err)
+{
+    const jf_yaml_node_t *v = jf_yaml_node_get(ctx->root, key);
+    if (!v) {
+        return 0;
+    }
+    int rc = jf_yaml_node_expect(v, JF_YAML_SEQUENCE, err);
+    size_t n = rc ? 0 : jf_yaml_node_size(v);
+    if (rc == 0 && n > S_RULES_MAX) {
+        return jf_yaml_error(err, -EINVAL, v, "'%s' has %zu rules, more than %d", key, n,
+                             S_RULES_MAX);
+    }
+    *ret_rules = rc ? NULL : calloc(n ? n : 1, sizeof **ret_rules);
+    if (rc == 0 && !*ret_rules) {
+        return jf_err_set(err, -ENOMEM, "%s: out of memory", ctx->sweep->source);
+    }
+    *ret_n = n;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        rc = s_parse_rule(ctx, jf_yaml_node_item(v, i), key, &(*ret_rules)[i], err);
+    }
+    return rc;
+}
+
+static uint64_t s_id_hash(const char *run_id)
+{
+    uint64_t h = UINT64_C(14695981039346656037); // FNV-1a 64
+    for (const unsigned char *p = (const unsigned char *) run_id; *p; p++) {
+        h = (h ^ *p) * UINT64_C(1099511628211);
+    }
+    return h;
+}
+
+static int s_ids_grow(s_ids_t *ids, const jf_sweep_t *sweep)
+{
+    size_t n_slots = ids->n_slots ? 2 * ids->n_slots : S_IDS_MIN_SLOTS;
+    size_t *slots = calloc(n_slots, sizeof *slots);
+    if (!slots) {
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < ids->n_slots; i++) {
+        if (ids->slots[i]) {
+            size_t j = (size_t) s_id_hash(sweep->runs[ids->slots[i] - 1].run_id) & (n_slots - 1);
+            while (slots[j]) {
+                j = (j + 1) & (n_slots - 1);
+            }
+            slots[j] = ids->slots[i];
+        }
+    }
+    free(ids->slots);
+    ids->slots = slots;
+    ids->n_slots = n_slots;
+    return 0;
+}
+
+// The slot for run_id: either empty (the id is new) or holding the run with that id.
+static size_t *s_ids_slot(const s_ids_t *ids, const jf_sweep_t *sweep, const char *run_id)
+{
+    size_t mask = ids->n_slots - 1;
+    size_t j = (size_t) s_id_hash(run_id) & mask;
+    while (ids->slots[j] && strcmp(sweep->runs[ids->slots[j] - 1].run_id, run_id) != 0) {
+        j = (j + 1) & mask;
+    }
+    return &ids->slots[j];
+}
+
+static void s_fill_run(const s_ctx_t *ctx, const s_combo_t *c, jf_run_spec_t *s)
+{
+    *s = ctx->base;
+    // Every source is a checked name no longer than its destination.
+    (void) snprintf(s->board, sizeof s->board, "%s", c->board->name);
+    (void) snprintf(s->workload, sizeof s->workload, "%s", c->workload->name);
+    (void) snprintf(s->model, sizeof s->model, "%s", c->workload->model);
+    (void) snprintf(s->dataset, sizeof s->dataset, "%s", c->workload->dataset);
+    (void) snprintf(s->power_mode, sizeof s->power_mode, "%s", c->mode->name);
+    (void) snprintf(s->storage, sizeof s->storage, "%s", c->storage);
+    s->epochs = c->workload->epochs;
+    s->power_mode_id = c->mode->id;
+    s->workers = c->workers;
+    s->batch_size = c->batch_size;
+    s->repeat = c->repeat;
+    s->seed = ctx->base.seed + (uint64_t) c->repeat;
+    jf_run_spec_compute_id(s);
+}
+
+static int s_grow_runs(s_ctx_t *ctx, jf_err_t *err)
+{
+    jf_sweep_t *sw = ctx->sweep;
+    if (sw->n_runs == JF_SWEEP_RUNS_MAX) {
+        return jf_yaml_error(err, -EINVAL, ctx->root, "sweep '%s' expands to more than %d runs",
+                             sw->name, JF_SWEEP_RUNS_MAX);
+    }
+    size_t cap = ctx->runs_cap ? 2 * ctx->runs_cap : 64;
+    jf_run_spec_t *runs = realloc(sw->runs, cap * sizeof *runs);
+    if (!runs) {
+        return jf_err_set(err, -ENOMEM, "%s: out of memory for %zu runs", sw->source, cap);
+    }
+    sw->runs = runs;
+    ctx->runs_cap = cap;
+    return 0;
+}
+
+static int s_add_run(s_ctx_t *ctx, const s_combo_t *c, jf_err_t *err)
+{
+    jf_sweep_t *sw = ctx->sweep;
+    jf_run_spec_t spec = {0};
+    s_fill_run(ctx, c, &spec);
+    jf_err_t inner = {0};
+    if (jf_run_spec_validate(&spec, &inner) != 0) {
+        return jf_yaml_error(err, inner.code, ctx->root,
+                             "run on board '%s', workload '%s', repeat "
+                             "%d: %s",
+                             spec.board, spec.workload, spec.repeat, inner.msg);
+    }
+    if (2 * (sw->n_runs + 1) > ctx->ids.n_slots && s_ids_grow(&ctx->ids, sw) != 0) {
+        return jf_err_set(err, -ENOMEM, "%s: out of memory", sw->source);
+    }
+    size_t *slot = s_ids_slot(&ctx->ids, sw, spec.run_id);
+    if (*slot) {
+        return 0; // an earlier combination already produced this run: keep the first
+    }
+    int rc = sw->n_runs == ctx->runs_cap ? s_grow_runs(ctx, err) : 0;
+    if (rc == 0) {
+        sw->runs[sw->n_runs++] = spec;
+        *slot = sw->n_runs;
+    }
+    return rc;
+}
+
+static bool s_excluded(const s_ctx_t *ctx, const s_combo_t *c)
+{
+    for (size_t i = 0; i < ctx->n_excludes; i++) {
+        if (s_rule_matches(&ctx->excludes[i], c, S_KEY_BOARD, S_KEY_COUNT)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static int s_consider(s_ctx_t *ctx, const s_plan_t *p, const s_combo_t *c, jf_err_t *err)
+{
+    if (++ctx->combinations > S_COMBINATIONS_MAX) {
+        return jf_yaml_error(err, -EINVAL, ctx->root,
+                             "sweep '%s' has more than %zu combinations; narrow its axes",
+                             ctx->sweep->name, S_COMBINATIONS_MAX);
+    }
+    jf_sweep_skips_t *skips = &ctx->sweep->skips;
+    if (!c->mode) {
+        skips->no_power_mode++;
+    } else if (!jf_board_spec_storage(c->board, c->storage)) {
+        skips->no_storage++;
+    } else if (p->apply_excludes && s_excluded(ctx, c)) {
+        skips->excluded++;
+    } else {
+        return s_add_run(ctx, c, err);
+    }
+    return 0;
+}
+
+// The innermost axes: workers, batch size, repeat.
+static int s_expand_numbers(s_ctx_t *ctx, const s_plan_t *p, s_combo_t *c, jf_err_t *err)
+{
+    int rc = 0;
+    for (size_t w = 0; rc == 0 && w < p->workers.n; w++) {
+        c->workers = (int) p->workers.nums[w];
+        for (size_t b = 0; rc == 0 && b < p->batches.n; b++) {
+            c->batch_size = (int) p->batches.nums[b];
+            for (size_t r = 0; rc == 0 && r < p->repeats.n; r++) {
+                c->repeat = (int) p->repeats.nums[r];
+                rc = s_consider(ctx, p, c, err);
+            }
+        }
+    }
+    return rc;
+}
+
+static int s_expand_modes(s_ctx_t *ctx, const s_plan_t *p, s_combo_t *c, jf_err_t *err)
+{
+    size_t n = p->all_modes ? c->board->n_modes : p->modes.n;
+    int rc = 0;
+    for (size_t m = 0; rc == 0 && m < n; m++) {
+        c->mode =
+            p->all_modes ? &c->board->modes[m] : jf_board_spec_mode(c->board, p->modes.texts[m]);
+        for (size_t s = 0; rc == 0 && s < p->storage.n; s++) {
+            c->storage = p->storage.texts[s];
+            rc = s_expand_numbers(ctx, p, c, err);
+        }
+    }
+    return rc;
+}
+
+static int s_expand_plan(s_ctx_t *ctx, const s_plan_t *p, jf_err_t *err)
+{
+    int rc = 0;
+    for (size_t b = 0; rc == 0 && b < ctx->fleet->n_boards; b++) {
+        if (!ctx->targeted[b]) {
+            continue;
+        }
+        for (size_t w = 0; rc == 0 && w < ctx->n_workloads; w++) {
+            s_combo_t c = {.board = &ctx->fleet->boards[b], .workload = &ctx->workloads[w]};
+            // An include rule's axis keys replace the axes, so only its board and workload keys
+            // can fail to match.
+            if (!p->filter || s_rule_matches(p->filter, &c, S_KEY_BOARD, S_KEY_POWER_MODE)) {
+                rc = s_expand_modes(ctx, p, &c, err);
+            }
+        }
+    }
+    return rc;
+}
+
+static void s_include_plan(const s_ctx_t *ctx, const s_rule_t *rule, s_plan_t *p)
+{
+    *p = ctx->main;
+    p->filter = rule;
+    p->apply_excludes = false;
+    if (rule->has[S_KEY_POWER_MODE]) {
+        p->all_modes = false;
+        p->modes = rule->values[S_KEY_POWER_MODE];
+    }
+    p->storage = rule->has[S_KEY_STORAGE] ? rule->values[S_KEY_STORAGE] : p->storage;
+    p->workers = rule->has[S_KEY_WORKERS] ? rule->values[S_KEY_WORKERS] : p->workers;
+    p->batches = rule->has[S_KEY_BATCH_SIZE] ? rule->values[S_KEY_BATCH_SIZE] : p->batches;
+    p->repeats = rule->has[S_KEY_REPEAT] ? rule->values[S_KEY_REPEAT] : p->repeats;
+}
+
+static int s_expand(s_ctx_t *ctx, jf_err_t *err)
+{
+    int rc = s_expand_plan(ctx, &ctx->main, err);
+    for (size_t i = 0; rc == 0 && i < ctx->n_includes; i++) {
+        s_include_plan(ctx, &ctx->includes[i], &ctx->scratch);
+        rc = s_expand_plan(ctx, &ctx->scratch, err);
+    }
+    const jf_sweep_t *sw = ctx->sweep;
+    if (rc == 0 && sw->n_runs == 0) {
+        return jf_yaml_error(err, -EINVAL, ctx->root,
+                             "sweep '%s' expands to no runs: %zu excluded, %zu lacking storage, "
+                             "%zu lacking power mode",
+                             sw->name, sw->skips.excluded, sw->skips.no_storage,
+                             sw->skips.no_power_mode);
+    }
+    return rc;
+}
+
+static int s_parse_header(s_ctx_t *ctx, jf_err_t *err)
+{
+    jf_sweep_t *sw = ctx->sweep;
+    const jf_yaml_node_t *v = NULL;
+    int rc = jf_yaml_check_keys(ctx->root, s_top_keys, S_COUNT(s_top_keys), "the sweep", err);
+    rc = rc ? rc : jf_yaml_node_require(ctx->root, "name", "the sweep", &v, err);
+    rc = rc ? rc : jf_yaml_node_to_ident(v, sw->name, sizeof sw->name, err);
+    v = rc ? NULL : jf_yaml_node_get(ctx->root, "description");
+    if (v) {
+        rc = jf_yaml_node_to_str(v, sw->description, sizeof sw->description, err);
+    }
+    return rc;
+}
+
+static int s_parse(s_ctx_t *ctx, jf_err_t *err)
+{
+    int rc = s_parse_header(ctx, err);
+    rc = rc ? rc : s_parse_target(ctx, err);
+    rc = rc ? rc : s_parse_workloads(ctx, err);
+    rc = rc ? rc : s_parse_axes(ctx, err);
+    rc = rc ? rc : s_parse_settings(ctx, err);
+    rc = rc ? rc : s_parse_rules(ctx, "exclude", &ctx->excludes, &ctx->n_excludes, err);
+    rc = rc ? rc : s_parse_rules(ctx, "include", &ctx->includes, &ctx->n_includes, err);
+    rc = rc ? rc : s_expand(ctx, err);
+    return rc;
+}
+
+static void s_ctx_free(s_ctx_t *ctx)
+{
+    if (ctx) {
+        free(ctx->targeted);
+        free(ctx->excludes);
+        free(ctx->includes);
+        free(ctx->ids.slots);
+        free(ctx);
+    }
+}
+
+static jf_sweep_t *s_from_doc(const jf_yaml_t *doc, const char *source,
+                              const jf_fleet_config_t *fleet, jf_err_t *err)
+{
+    jf_sweep_t *self = calloc(1, sizeof *self);
+    s_ctx_t *ctx = calloc(1, sizeof *ctx);
+    bool *targeted = calloc(fleet->n_boards ? fleet->n_boards : 1, sizeof *targeted);
+    if (!self || !ctx || !targeted) {
+        free(targeted);
+        jf_err_set(err, -ENOMEM, "%s: out of memory", source);
+        goto fail_destroy;
+    }
+    (void) snprintf(self->source, sizeof self->source, "%s", source); // truncation only in text
+    ctx->fleet = fleet;
+    ctx->sweep = self;
+    ctx->root = jf_yaml_root(doc);
+    ctx->targeted = targeted;
+    if (s_parse(ctx, err) != 0) {
+        goto fail_destroy;
+    }
+    s_ctx_free(ctx);
+    return self;
+fail_destroy:
+    s_ctx_free(ctx);
+    jf_sweep_destroy(&self);
+    return NULL;
+}
+
+jf_sweep_t *jf_sweep_load(const char *path, const jf_fleet_config_t *fleet, jf_err_t *err)
+{
+    if (!fleet) {
+        jf_err_set(err, -EINVAL, "%s: no fleet to expand the sweep against", path);
+        return NULL;
+    }
+    jf_yaml_t *doc = jf_yaml_load(path, JF_SWEEP_FILE_MAX_BYTES, err);
+    if (!doc) {
+        return NULL;
+    }
+    jf_sweep_t *self = s_from_doc(doc, path, fleet, err);
+    jf_yaml_destroy(&doc);
+    return self;
+}
+
+jf_sweep_t *jf_sweep_parse(const char *text, size_t len, const char *source_name,
+                           const jf_fleet_config_t *fleet, jf_err_t *err)
+{
+    const char *source = source_name ? source_name : "<input>";
+    if (!fleet) {
+        jf_err_set(err, -EINVAL, "%s: no fleet to expand the sweep against", source);
+        return NULL;
+    }
+    jf_yaml_t *doc = jf_yaml_parse(text, len, source, JF_SWEEP_FILE_MAX_BYTES, err);
+    if (!doc) {
+        return NULL;
+    }
+    jf_sweep_t *self = s_from_doc(doc, source, fleet, err);
+    jf_yaml_destroy(&doc);
+    return self;
+}
+
+void jf_sweep_destroy(jf_sweep_t **self_p)
+{
+    if (!self_p || !*self_p) {
+        return;
+    }
+    free((*self_p)->runs);
+    free(*self_p);
+    *self_p = NULL;
+}

@@ -130,8 +130,9 @@ int coord_store_count_epochs(coord_store_t *self, const char *run, int64_t attem
                              int64_t *ret_count, jf_err_t *err);
 
 // Tables for the CLI (runs, epochs, minibatches, telemetry, sweeps, results): calls fn once per
-// row with the column names and the values as text (NULL for SQL NULL). sweep and state filter
-// where the table has them (NULL: no filter).
+// row with the column names, the values as text (NULL for SQL NULL) and each value's kind
+// (COORD_VALUE_*). sweep and state filter where the table has them (NULL: no filter). fn returns
+// 0 to go on, or a negative errno to stop (returned as is).
 typedef enum coord_table {
     COORD_TABLE_RUNS = 0,
     COORD_TABLE_EPOCHS,
@@ -142,8 +143,17 @@ typedef enum coord_table {
     COORD_TABLE_COUNT,
 } coord_table_t;
 
+typedef enum coord_value_kind {
+    COORD_VALUE_NULL = 0,
+    COORD_VALUE_INT,
+    COORD_VALUE_REAL,
+    COORD_VALUE_TEXT,
+} coord_value_kind_t;
+
+#define COORD_TABLE_COLS_MAX 64
+
 typedef int (*coord_row_fn)(int ncols, const char *const *names, const char *const *values,
-                            void *arg);
+                            const coord_value_kind_t *kinds, void *arg);
 int coord_store_select(coord_store_t *self, coord_table_t table, const char *sweep,
                        const char *state, coord_row_fn fn, void *arg, jf_err_t *err);
 

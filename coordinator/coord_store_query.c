@@ -3,6 +3,7 @@
 #include "coord_store_internal.h"
 
 #include <errno.h>
+#include <string.h>
 
 #define S_SWEEP_FILTER "(?1 IS NULL OR r.id IN (SELECT run FROM sweep_runs WHERE sweep = ?1))"
 #define S_STATE_FILTER "(?2 IS NULL OR r.state = ?2)"
@@ -64,22 +65,29 @@ int coord_store_select(coord_store_t *self, coord_table_t table, const char *swe
         return -EIO;
     }
     int ncols = sqlite3_column_count(st);
-    const char *names[64] = {0};
-    const char *values[64] = {0};
-    for (int i = 0; i < ncols && i < 64; i++) {
+    ncols = ncols < COORD_TABLE_COLS_MAX ? ncols : COORD_TABLE_COLS_MAX;
+    const char *names[COORD_TABLE_COLS_MAX] = {0};
+    const char *values[COORD_TABLE_COLS_MAX] = {0};
+    coord_value_kind_t kinds[COORD_TABLE_COLS_MAX] = {0};
+    for (int i = 0; i < ncols; i++) {
         names[i] = sqlite3_column_name(st, i);
     }
     int rc = 0, ret = 0;
     while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        for (int i = 0; i < ncols && i < 64; i++) {
+        for (int i = 0; i < ncols; i++) {
+            int t = sqlite3_column_type(st, i);
+            kinds[i] = t == SQLITE_INTEGER ? COORD_VALUE_INT
+                       : t == SQLITE_FLOAT ? COORD_VALUE_REAL
+                       : t == SQLITE_NULL  ? COORD_VALUE_NULL
+                                           : COORD_VALUE_TEXT;
             values[i] = (const char *) sqlite3_column_text(st, i);
         }
-        ret = fn(ncols < 64 ? ncols : 64, names, values, arg);
+        ret = fn(ncols, names, values, kinds, arg);
     }
     if (ret == 0 && rc != SQLITE_DONE) {
         ret = coord_store_fail(self, err, "reading a table");
     } else if (ret != 0) {
-        jf_err_set(err, ret, "writing the table failed");
+        jf_err_set(err, ret, "writing the table failed: %s", strerror(-ret));
     }
     (void) sqlite3_reset(st);
     return ret;

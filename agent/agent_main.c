@@ -1,0 +1,46 @@
+/* jetfleet-agent: argv -> platform + session; nothing else. */
+#include "agent_options.h"
+#include "agent_platform.h"
+#include "agent_session.h"
+#include "jf_log.h"
+
+#include <czmq.h>
+#include <signal.h>
+#include <stdio.h>
+
+static volatile sig_atomic_t s_stop = 0;
+
+static void s_on_signal(int sig)
+{
+    (void) sig;
+    s_stop = 1;
+}
+
+int main(int argc, char **argv)
+{
+    agent_options_t opts;
+    jf_err_t err = {0};
+    if (agent_options_parse(argc, argv, &opts, &err) != 0) {
+        fprintf(stderr, "jetfleet-agent: %s\n%s", err.msg, agent_options_usage());
+        return 2;
+    }
+    jf_log_open("jetfleet-agent", JF_LOG_SINK_STDERR, opts.log_level);
+    zsys_handler_set(NULL); // our own handlers: SIGINT/SIGTERM only set a flag
+    struct sigaction sa = {.sa_handler = s_on_signal};
+    (void) sigaction(SIGINT, &sa, NULL);
+    (void) sigaction(SIGTERM, &sa, NULL);
+    agent_platform_opts_t popts = {.proc_root = opts.proc_root};
+    agent_platform_t *platform = agent_platform_host_new(&popts, &err);
+    agent_session_opts_t sopts = {.name = opts.name, .endpoint = opts.endpoint,
+                                  .train_bin = opts.train_bin, .n_storage = opts.n_storage,
+                                  .storage = opts.storage, .platform = platform};
+    agent_session_t *session = platform ? agent_session_new(&sopts, &err) : NULL;
+    int rc = session ? agent_session_run(session, &s_stop, &err) : -1;
+    if (rc != 0) {
+        jf_log_error("%s", err.msg);
+    }
+    agent_session_destroy(&session);
+    agent_platform_destroy(&platform);
+    jf_log_close();
+    return rc == 0 ? 0 : 1;
+}

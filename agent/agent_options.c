@@ -1,0 +1,99 @@
+/* jetfleet-agent options (getopt_long). */
+#include "agent_options.h"
+
+#include "jf_fleet_config.h"
+#include "jf_run_spec.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *agent_options_usage(void)
+{
+    return "usage: jetfleet-agent --coordinator ENDPOINT --name NAME\n"
+           "         [--storage MEDIUM=DATASET_ROOT]... [--config FLEET.yaml]\n"
+           "         [--train-bin PATH] [--proc-root DIR] [--log-level LEVEL]\n"
+           "  --storage   a medium (sd, emmc, nvme, usb-hdd, usb-ssd, ssd, hdd, local) and the\n"
+           "              directory holding datasets on it (<root>/<dataset>/); repeatable\n"
+           "  --config    take this board's storage media from fleet.yaml instead\n";
+}
+
+static int s_add_storage(agent_options_t *o, const char *arg, jf_err_t *err)
+{
+    const char *eq = strchr(arg, '=');
+    if (!eq || o->n_storage >= JF_HELLO_STORAGE_MAX || (size_t) (eq - arg) > JF_IDENT_MAX) {
+        return jf_err_set(err, -EINVAL, "--storage takes MEDIUM=DIR, at most %d times",
+                          JF_HELLO_STORAGE_MAX);
+    }
+    jf_hello_storage_t *s = &o->storage[o->n_storage];
+    (void) snprintf(s->medium, sizeof s->medium, "%.*s", (int) (eq - arg), arg);
+    (void) snprintf(s->dataset_root, sizeof s->dataset_root, "%s", eq + 1);
+    if (!jf_run_spec_is_medium(s->medium) || eq[1] != '/') {
+        return jf_err_set(err, -EINVAL, "--storage '%s': medium must be one of %s and DIR absolute",
+                          arg, jf_run_spec_media());
+    }
+    o->n_storage++;
+    return 0;
+}
+
+static int s_storage_from_config(agent_options_t *o, const char *path, jf_err_t *err)
+{
+    jf_fleet_config_t *fleet = jf_fleet_config_load(path, err);
+    const jf_board_spec_t *b = fleet ? jf_fleet_config_board(fleet, o->name) : NULL;
+    int rc = fleet ? 0 : -EINVAL;
+    if (fleet && !b) {
+        rc = jf_err_set(err, -EINVAL, "%s: no board named '%s'", path, o->name);
+    }
+    for (size_t i = 0; b && i < b->n_storage && i < JF_HELLO_STORAGE_MAX; i++) {
+        jf_hello_storage_t *s = &o->storage[o->n_storage++];
+        (void) snprintf(s->medium, sizeof s->medium, "%s", b->storage[i].medium);
+        (void) snprintf(s->dataset_root, sizeof s->dataset_root, "%s", b->storage[i].dataset_root);
+    }
+    jf_fleet_config_destroy(&fleet);
+    return rc;
+}
+
+static void s_default_train_bin(char *out, size_t size)
+{
+    char self[PATH_MAX] = {0};
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    (void) snprintf(out, size, "%s/jetfleet-train", n > 0 ? dirname(self) : ".");
+}
+
+int agent_options_parse(int argc, char **argv, agent_options_t *o, jf_err_t *err)
+{
+    static const struct option opts[] = {
+        {"coordinator", required_argument, NULL, 'c'}, {"name", required_argument, NULL, 'n'},
+        {"storage", required_argument, NULL, 's'},     {"config", required_argument, NULL, 'f'},
+        {"train-bin", required_argument, NULL, 't'},   {"proc-root", required_argument, NULL, 'p'},
+        {"log-level", required_argument, NULL, 'l'},   {NULL, 0, NULL, 0}};
+    *o = (agent_options_t){.log_level = JF_LOG_NOTICE, .proc_root = "/proc"};
+    s_default_train_bin(o->train_bin, sizeof o->train_bin);
+    const char *config = NULL;
+    int rc = 0;
+    for (int c; rc == 0 && (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
+        switch (c) {
+        case 'c': (void) snprintf(o->endpoint, sizeof o->endpoint, "%s", optarg); break;
+        case 'n': (void) snprintf(o->name, sizeof o->name, "%s", optarg); break;
+        case 's': rc = s_add_storage(o, optarg, err); break;
+        case 'f': config = optarg; break;
+        case 't': (void) snprintf(o->train_bin, sizeof o->train_bin, "%s", optarg); break;
+        case 'p': (void) snprintf(o->proc_root, sizeof o->proc_root, "%s", optarg); break;
+        case 'l':
+            rc = jf_log_level_parse(optarg, &o->log_level) ? 0
+                 : jf_err_set(err, -EINVAL, "--log-level takes error|warn|notice|info|debug");
+            break;
+        default: rc = jf_err_set(err, -EINVAL, "unknown option"); break;
+        }
+    }
+    if (rc == 0 && (!o->endpoint[0] || !jf_parse_is_ident(o->name) || optind != argc)) {
+        rc = jf_err_set(err, -EINVAL, "--coordinator and a valid --name are required");
+    }
+    if (rc == 0 && config) {
+        rc = s_storage_from_config(o, config, err);
+    }
+    return rc;
+}

@@ -1,0 +1,26 @@
+/* jetfleet-agent's command line: parsed and checked into a plain record. */
+#ifndef AGENT_OPTIONS_H
+#define AGENT_OPTIONS_H
+
+#include "jf_err.h"
+#include "jf_log.h"
+#include "jf_msg_session.h"
+
+#include <limits.h>
+
+typedef struct agent_options {
+    char endpoint[256];                             // --coordinator
+    char name[JF_IDENT_MAX + 1];                    // --name
+    char train_bin[PATH_MAX];                       // --train-bin, default beside the agent
+    char proc_root[PATH_MAX];                       // --proc-root, default /proc
+    size_t n_storage;
+    jf_hello_storage_t storage[JF_HELLO_STORAGE_MAX]; // --storage MEDIUM=DIR or --config's board
+    jf_log_level_t log_level;                       // --log-level
+} agent_options_t;
+
+// Parses argv. Returns 0, or -EINVAL with err saying what is wrong (main prints usage, exit 2).
+int agent_options_parse(int argc, char **argv, agent_options_t *ret_opts, jf_err_t *err);
+
+const char *agent_options_usage(void);
+
+#endif

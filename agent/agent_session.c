@@ -1,0 +1,283 @@
+/* Agent session: socket, registration, heartbeats, incoming messages and the loop. */
+#include "agent_session_internal.h"
+
+#include "jf_msg_run.h"
+#include "jf_msg_session.h"
+#include "jf_fleet_config.h"
+#include "jf_units.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int s_connect(agent_session_t *self, jf_err_t *err)
+{
+    zsock_destroy(&self->sock);
+    self->sock = zsock_new(ZMQ_DEALER);
+    if (!self->sock) {
+        return jf_err_set(err, -ENOMEM, "session: cannot create a socket");
+    }
+    zsock_set_identity(self->sock, self->name);
+    zsock_set_maxmsgsize(self->sock, (int64_t) JF_MSG_MAX_BYTES_AGENT * JF_MSG_TRANSPORT_FACTOR);
+    zsock_set_immediate(self->sock, 1); // during an outage sends fail visibly; the spool keeps data
+    zsock_set_linger(self->sock, 0);
+    zsock_set_reconnect_ivl(self->sock, 1000);
+    zsock_set_reconnect_ivl_max(self->sock, 30000);
+    zsock_set_heartbeat_ivl(self->sock, 2000);
+    zsock_set_heartbeat_timeout(self->sock, 6000);
+    if (zsock_connect(self->sock, "%s", self->endpoint) != 0) {
+        return jf_err_set(err, -EINVAL, "session: cannot connect to '%s': %s", self->endpoint,
+                          zmq_strerror(zmq_errno()));
+    }
+    return 0;
+}
+
+int agent_session_send_text(agent_session_t *self, const char *text, size_t len)
+{
+    if (zmq_send(zsock_resolve(self->sock), text, len, ZMQ_DONTWAIT) < 0) {
+        return -errno;
+    }
+    self->last_tx_us = jf_clock_mono_us();
+    return 0;
+}
+
+int agent_session_send(agent_session_t *self, json_t *msg)
+{
+    size_t len = 0;
+    char *text = msg ? jf_msg_encode(msg, &len) : NULL;
+    json_decref(msg);
+    int rc = text ? agent_session_send_text(self, text, len) : -ENOMEM;
+    free(text);
+    return rc;
+}
+
+static void s_send_hello(agent_session_t *self, int64_t now_us)
+{
+    jf_hello_t h = {.board_type = agent_platform_board_type(self->platform),
+                    .started_us = self->started_us};
+    memcpy(h.name, self->name, sizeof h.name);
+    (void) snprintf(h.platform, sizeof h.platform, "%s", agent_platform_name(self->platform));
+    const jf_power_mode_t *modes = agent_platform_modes(self->platform, &h.n_modes);
+    memcpy(h.modes, modes, h.n_modes * sizeof *modes);
+    h.n_storage = self->n_storage;
+    memcpy(h.storage, self->storage, sizeof h.storage);
+    h.n_runs = agent_spool_inventory(self->spool, h.runs, JF_HELLO_RUNS_MAX);
+    json_t *sw = agent_platform_software(self->platform);
+    (void) agent_session_send(self, jf_msg_hello_new(self->next_id++, &h, sw));
+    json_decref(sw);
+    // Back off with jitter so a fleet restarting together does not knock in step.
+    int64_t backoff = AGENT_HELLO_RETRY_MIN_US << (self->hello_tries < 5 ? self->hello_tries : 5);
+    backoff = backoff < AGENT_HELLO_RETRY_MAX_US ? backoff : AGENT_HELLO_RETRY_MAX_US;
+    self->hello_next_us = now_us + backoff + (int64_t) (random() % (backoff / 4 + 1));
+    self->hello_tries++;
+}
+
+static void s_on_welcome(agent_session_t *self, const jf_msg_t *msg)
+{
+    jf_welcome_t w;
+    if (jf_msg_welcome_parse(msg->body, &w, NULL) != 0) {
+        return; // validated by the decoder
+    }
+    self->welcomed = true;
+    self->hello_tries = 0;
+    memcpy(self->session, w.session, sizeof self->session);
+    self->heartbeat_us = w.heartbeat_us;
+    self->heartbeat_timeout_us = w.heartbeat_timeout_us;
+    for (size_t i = 0; i < w.n_resume; i++) {
+        const jf_welcome_resume_t *r = &w.resume[i];
+        if (r->action == JF_RESUME_CONTINUE) {
+            agent_spool_rewind(self->spool, r->run, r->attempt, r->acked_seq);
+        } else {
+            agent_session_drop_run(self, r->run, r->attempt);
+        }
+    }
+    jf_log_notice("session: registered as '%s' (session %s, epoch %lld, %zu runs resumed)",
+                  self->name, w.session, (long long) w.coordinator_epoch, w.n_resume);
+}
+
+static void s_on_error(agent_session_t *self, const jf_msg_t *msg)
+{
+    char code[JF_IDENT_MAX + 1] = {0}, detail[JF_MSG_TEXT_MAX + 1] = {0};
+    (void) jf_msg_error_parse(msg->body, code, sizeof code, detail, sizeof detail, NULL);
+    if (strcmp(code, JF_MSG_E_NOT_REGISTERED) == 0) {
+        jf_log_notice("session: the coordinator has no session for us; registering again");
+        self->welcomed = false;
+        self->hello_next_us = 0;
+        return;
+    }
+    char q[256] = {0};
+    jf_log_warn("session: coordinator reports %s: %s", code, jf_log_quote(detail, q, sizeof q));
+}
+
+static void s_on_ack(agent_session_t *self, const jf_msg_t *msg)
+{
+    jf_msg_run_ref_t ref;
+    if (jf_msg_run_ref_parse(msg->body, &ref, NULL) == 0) {
+        agent_spool_ack(self->spool, ref.run, ref.attempt, ref.seq);
+    }
+}
+
+static void s_dispatch(agent_session_t *self, const jf_msg_t *msg)
+{
+    switch (msg->type) {
+    case JF_MSG_WELCOME:
+        s_on_welcome(self, msg);
+        break;
+    case JF_MSG_HEARTBEAT:
+        // Answer, so the coordinator (and a test) can see this loop is alive.
+        (void) agent_session_send(self, jf_msg_heartbeat_new(self->next_id++, NULL));
+        break;
+    case JF_MSG_RUN_ASSIGN:
+        agent_session_on_assign(self, msg);
+        break;
+    case JF_MSG_RUN_CANCEL:
+        agent_session_on_cancel(self, msg);
+        break;
+    case JF_MSG_ACK:
+        s_on_ack(self, msg);
+        break;
+    case JF_MSG_ERROR:
+        s_on_error(self, msg);
+        break;
+    default:
+        break; // the decoder admits only the types above towards an agent
+    }
+}
+
+static void s_receive_one(agent_session_t *self, zmsg_t *m)
+{
+    zframe_t *f = zmsg_first(m);
+    jf_msg_t msg = {0};
+    const char *code = NULL;
+    int64_t id = -1;
+    jf_err_t err = {0};
+    if (zmsg_size(m) != 1) {
+        code = JF_MSG_E_BAD_FRAMES;
+        jf_err_set(&err, -EPROTO, "a message is exactly one frame holding a JSON object");
+    } else if (jf_msg_decode(zframe_data(f), zframe_size(f), JF_MSG_TO_AGENT,
+                             JF_MSG_MAX_BYTES_AGENT, &msg, &code, &id, &err) == 0) {
+        self->last_rx_us = jf_clock_mono_us();
+        s_dispatch(self, &msg);
+        jf_msg_fini(&msg);
+        return;
+    }
+    uint64_t n = 0;
+    if (jf_log_ratelimit_allow(&self->rl_bad, &n)) {
+        jf_log_warn("session: invalid message from the coordinator: %s; answered with error "
+                    "(%llu more suppressed)",
+                    err.msg, (unsigned long long) n);
+    }
+    (void) agent_session_send(self, jf_msg_error_new(self->next_id++, id, code, err.msg));
+}
+
+static void s_drain(agent_session_t *self)
+{
+    for (int i = 0; i < 256 && (zsock_events(self->sock) & ZMQ_POLLIN); i++) {
+        zmsg_t *m = zmsg_recv(self->sock);
+        if (!m) {
+            return;
+        }
+        s_receive_one(self, m);
+        zmsg_destroy(&m);
+    }
+}
+
+static int s_pump_send(const char *text, size_t len, void *arg)
+{
+    return agent_session_send_text(arg, text, len);
+}
+
+static void s_session_tick(agent_session_t *self, int64_t now_us)
+{
+    if (self->welcomed && now_us - self->last_rx_us > self->heartbeat_timeout_us) {
+        // Paranoid Pirate: a silent coordinator means a new socket and a new registration.
+        jf_log_warn("session: nothing from the coordinator for %lld ms; reconnecting",
+                    (long long) ((now_us - self->last_rx_us) / JF_US_PER_MS));
+        self->welcomed = false;
+        self->hello_next_us = 0;
+        jf_err_t err = {0};
+        if (s_connect(self, &err) != 0) {
+            jf_log_error("%s", err.msg);
+        }
+    }
+    if (!self->welcomed && now_us >= self->hello_next_us) {
+        self->last_rx_us = now_us;
+        s_send_hello(self, now_us);
+    }
+    if (!self->welcomed) {
+        return;
+    }
+    (void) agent_spool_pump(self->spool, now_us, s_pump_send, self);
+    if (now_us - self->last_tx_us >= self->heartbeat_us) {
+        (void) agent_session_send(
+            self, jf_msg_heartbeat_new(self->next_id++,
+                                       self->run.active ? self->run.spec.run_id : NULL));
+    }
+}
+
+int agent_session_run(agent_session_t *self, volatile sig_atomic_t *stop, jf_err_t *err)
+{
+    (void) err;
+    jf_log_notice("session: agent '%s' (%s) connecting to %s", self->name,
+                  agent_platform_name(self->platform), self->endpoint);
+    while (!*stop) {
+        zmq_pollitem_t items[2] = {{zsock_resolve(self->sock), 0, ZMQ_POLLIN, 0},
+                                   {NULL, -1, ZMQ_POLLIN, 0}};
+        int n = 1;
+        if (self->run.runner && agent_runner_fd(self->run.runner) >= 0) {
+            items[1].fd = agent_runner_fd(self->run.runner);
+            n = 2;
+        }
+        (void) zmq_poll(items, n, AGENT_TICK_MS); // EINTR from a signal: the loop rechecks stop
+        s_drain(self);
+        int64_t now_us = jf_clock_mono_us();
+        agent_session_run_tick(self, now_us);
+        s_session_tick(self, now_us);
+    }
+    jf_log_notice("session: stopping");
+    return 0;
+}
+
+agent_session_t *agent_session_new(const agent_session_opts_t *opts, jf_err_t *err)
+{
+    if (!jf_parse_is_ident(opts->name) || opts->n_storage > JF_HELLO_STORAGE_MAX) {
+        jf_err_set(err, -EINVAL, "session: invalid board name or too many storage media");
+        return NULL;
+    }
+    agent_session_t *self = calloc(1, sizeof *self);
+    if (!self) {
+        jf_err_set(err, -ENOMEM, "session: out of memory");
+        return NULL;
+    }
+    (void) snprintf(self->name, sizeof self->name, "%s", opts->name);
+    (void) snprintf(self->endpoint, sizeof self->endpoint, "%s", opts->endpoint);
+    (void) snprintf(self->train_bin, sizeof self->train_bin, "%s", opts->train_bin);
+    self->n_storage = opts->n_storage;
+    memcpy(self->storage, opts->storage, opts->n_storage * sizeof *opts->storage);
+    self->platform = opts->platform;
+    self->next_id = 1;
+    self->started_us = jf_clock_wall_us();
+    self->heartbeat_us = JF_DEFAULT_HEARTBEAT_US;
+    self->heartbeat_timeout_us = JF_DEFAULT_HB_TIMEOUT_US;
+    srandom((unsigned) (jf_clock_mono_us() ^ (int64_t) getpid()));
+    self->spool = agent_spool_new();
+    if (!self->spool || s_connect(self, err) != 0) {
+        agent_session_destroy(&self);
+    }
+    return self;
+}
+
+void agent_session_destroy(agent_session_t **self_p)
+{
+    if (!self_p || !*self_p) {
+        return;
+    }
+    agent_session_t *self = *self_p;
+    agent_session_run_fini(self);
+    agent_spool_destroy(&self->spool);
+    zsock_destroy(&self->sock);
+    free(self);
+    *self_p = NULL;
+}

@@ -1,0 +1,82 @@
+/* jetfleet export: tidy tables (one observation per row, factors as columns) in CSV or JSON. */
+#include "cli_cmds.h"
+#include "cli_table.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+static const struct {
+    const char *name;
+    coord_table_t table;
+} s_what[] = {{"runs", COORD_TABLE_RUNS},
+              {"epochs", COORD_TABLE_EPOCHS},
+              {"minibatches", COORD_TABLE_MINIBATCHES},
+              {"telemetry", COORD_TABLE_TELEMETRY},
+              {"results", COORD_TABLE_RESULTS}};
+
+typedef struct s_args {
+    const char *sweep, *what, *format, *out;
+} s_args_t;
+
+static int s_parse(int argc, char **argv, s_args_t *a)
+{
+    static const struct option opts[] = {
+        {"sweep", required_argument, NULL, 's'}, {"what", required_argument, NULL, 'w'},
+        {"format", required_argument, NULL, 'f'}, {"output", required_argument, NULL, 'o'},
+        {NULL, 0, NULL, 0}};
+    char *nargv[64] = {"jetfleet"};
+    for (int i = 0; i < argc && i < 62; i++) {
+        nargv[i + 1] = argv[i];
+    }
+    optind = 0;
+    *a = (s_args_t){.format = "csv"};
+    for (int c; (c = getopt_long(argc + 1, nargv, "o:", opts, NULL)) != -1;) {
+        const char **dst = c == 's' ? &a->sweep : c == 'w' ? &a->what : c == 'f' ? &a->format
+                           : c == 'o'                         ? &a->out
+                                                              : NULL;
+        if (!dst) {
+            return -1;
+        }
+        *dst = optarg;
+    }
+    bool fmt_ok = strcmp(a->format, "csv") == 0 || strcmp(a->format, "json") == 0;
+    return optind == argc + 1 && a->sweep && a->what && fmt_ok ? 0 : -1;
+}
+
+int cli_cmd_export(cli_ctx_t *ctx, int argc, char **argv)
+{
+    s_args_t a;
+    int t = -1;
+    for (size_t i = 0; s_parse(argc, argv, &a) == 0 && i < sizeof s_what / sizeof s_what[0];
+         i++) {
+        t = strcmp(a.what, s_what[i].name) == 0 ? (int) s_what[i].table : t;
+    }
+    if (t < 0) {
+        return cli_fail(CLI_EXIT_USAGE,
+                        "usage: jetfleet export --sweep NAME --what "
+                        "runs|epochs|minibatches|telemetry|results [--format csv|json] [-o FILE]");
+    }
+    jf_err_t err = {0};
+    coord_store_t *store = cli_ctx_store(ctx, &err);
+    coord_state_counts_t counts;
+    if (!store || coord_store_counts(store, a.sweep, &counts, &err) != 0) {
+        return cli_fail(CLI_EXIT_ERROR, "%s", err.msg);
+    }
+    FILE *out = a.out ? fopen(a.out, "w") : stdout;
+    if (!out) {
+        return cli_fail(CLI_EXIT_ERROR, "%s: %s", a.out, strerror(errno));
+    }
+    cli_table_t *table = cli_table_new(NULL);
+    int rc = coord_store_select(store, (coord_table_t) t, a.sweep, NULL, cli_table_add_row, table,
+                                &err);
+    rc = rc ? rc
+            : cli_table_write(table, strcmp(a.format, "json") == 0 ? CLI_FORMAT_JSON
+                                                                   : CLI_FORMAT_CSV, out);
+    if ((out != stdout && fclose(out) != 0) || (out == stdout && fflush(out) != 0)) {
+        rc = rc ? rc : jf_err_set(&err, -EIO, "%s: write failed", a.out ? a.out : "stdout");
+    }
+    cli_table_destroy(&table);
+    return rc == 0 ? CLI_EXIT_OK : cli_fail(CLI_EXIT_ERROR, "%s", err.msg[0] ? err.msg : "export failed");
+}

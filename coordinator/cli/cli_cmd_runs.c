@@ -1,0 +1,82 @@
+/* jetfleet runs / results: tables from the store (read-only; the coordinator need not run). */
+#include "cli_cmds.h"
+#include "cli_table.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct s_filter {
+    const char *sweep;
+    const char *state;
+} s_filter_t;
+
+static int s_parse_filter(int argc, char **argv, s_filter_t *f)
+{
+    static const struct option opts[] = {{"sweep", required_argument, NULL, 's'},
+                                         {"state", required_argument, NULL, 't'},
+                                         {NULL, 0, NULL, 0}};
+    optind = 0; // argv[0] is an option here, not a program name: restart getopt fully
+    int nargc = argc + 1;
+    char *nargv[64] = {"jetfleet"};
+    for (int i = 0; i < argc && i < 62; i++) {
+        nargv[i + 1] = argv[i];
+    }
+    for (int c; (c = getopt_long(nargc, nargv, "", opts, NULL)) != -1;) {
+        if (c == 's') {
+            f->sweep = optarg;
+        } else if (c == 't') {
+            f->state = optarg;
+        } else {
+            return -1;
+        }
+    }
+    coord_run_state_t st;
+    return optind == nargc && (!f->state || coord_run_state_parse(f->state, &st)) ? 0 : -1;
+}
+
+static int s_print(cli_ctx_t *ctx, coord_table_t table, const s_filter_t *f,
+                   const char *const *columns)
+{
+    jf_err_t err = {0};
+    coord_store_t *store = cli_ctx_store(ctx, &err);
+    cli_table_t *t = cli_table_new(columns);
+    int rc = store && t ? coord_store_select(store, table, f->sweep, f->state, cli_table_add_row, t,
+                                             &err)
+                        : -1;
+    if (rc == 0) {
+        (void) cli_table_write(t, CLI_FORMAT_TEXT, stdout);
+        if (cli_table_rows(t) == 0) {
+            printf("(no rows)\n");
+        }
+    }
+    cli_table_destroy(&t);
+    return rc == 0 ? CLI_EXIT_OK : cli_fail(CLI_EXIT_ERROR, "%s", err.msg);
+}
+
+int cli_cmd_runs(cli_ctx_t *ctx, int argc, char **argv)
+{
+    static const char *const cols[] = {"run", "board", "board_type", "workload", "power_mode",
+                                       "storage", "workers", "batch_size", "repeat", "state",
+                                       "attempt", "fail_reason", "duration_s", NULL};
+    s_filter_t f = {0};
+    if (s_parse_filter(argc, argv, &f) != 0) {
+        return cli_fail(CLI_EXIT_USAGE, "usage: jetfleet runs [--sweep NAME] [--state "
+                                        "pending|assigned|running|done|failed]");
+    }
+    return s_print(ctx, COORD_TABLE_RUNS, &f, cols);
+}
+
+int cli_cmd_results(cli_ctx_t *ctx, int argc, char **argv)
+{
+    static const char *const cols[] = {"run", "board", "platform", "workload", "power_mode",
+                                       "storage", "workers", "batch_size", "repeat",
+                                       "epochs_measured", "e2e_s", "fetch_stall_s", "compute_s",
+                                       "samples_per_s", "final_loss", NULL};
+    s_filter_t f = {0};
+    if (s_parse_filter(argc, argv, &f) != 0 || !f.sweep || f.state) {
+        return cli_fail(CLI_EXIT_USAGE, "usage: jetfleet results --sweep NAME");
+    }
+    printf("mean per epoch over the measured epochs (epoch 0 is warm-up and left out)\n");
+    return s_print(ctx, COORD_TABLE_RESULTS, &f, cols);
+}

@@ -1,0 +1,53 @@
+/* jetfleet status: the coordinator's live view of boards, runs and the queue. */
+#include "cli_cmds.h"
+#include "cli_table.h"
+#include "jf_msg.h"
+
+#include <stdio.h>
+
+static void s_add_board(cli_table_t *t, const json_t *b)
+{
+    static const char *const names[] = {"board", "type", "online", "state", "run", "last_seen_s"};
+    char seen[32] = "-";
+    json_t *ago = json_object_get(b, "last_seen_s_ago");
+    if (json_is_number(ago)) {
+        (void) snprintf(seen, sizeof seen, "%.1f", json_number_value(ago));
+    }
+    const char *run = json_string_value(json_object_get(b, "run"));
+    const char *values[] = {json_string_value(json_object_get(b, "name")),
+                            json_string_value(json_object_get(b, "type")),
+                            json_is_true(json_object_get(b, "online")) ? "yes" : "no",
+                            json_string_value(json_object_get(b, "run_state")), run ? run : "-",
+                            seen};
+    (void) cli_table_add_text(t, 6, names, values);
+}
+
+int cli_cmd_status(cli_ctx_t *ctx, int argc, char **argv)
+{
+    (void) argv;
+    if (argc != 0) {
+        return cli_fail(CLI_EXIT_USAGE, "status takes no arguments");
+    }
+    json_t *data = NULL;
+    jf_err_t err = {0};
+    if (cli_ctx_request(ctx, jf_msg_new(JF_MSG_CTL_STATUS, 1), &data, &err) != 0) {
+        return cli_fail(CLI_EXIT_ERROR, "%s", err.msg);
+    }
+    cli_table_t *t = cli_table_new(NULL);
+    size_t i = 0;
+    json_t *b = NULL;
+    json_array_foreach(json_object_get(data, "boards"), i, b) {
+        s_add_board(t, b);
+    }
+    (void) cli_table_write(t, CLI_FORMAT_TEXT, stdout);
+    json_t *runs = json_object_get(data, "runs");
+    printf("\nruns: %lld pending, %lld assigned, %lld running, %lld done, %lld failed\n",
+           json_integer_value(json_object_get(runs, "pending")),
+           json_integer_value(json_object_get(runs, "assigned")),
+           json_integer_value(json_object_get(runs, "running")),
+           json_integer_value(json_object_get(runs, "done")),
+           json_integer_value(json_object_get(runs, "failed")));
+    cli_table_destroy(&t);
+    json_decref(data);
+    return CLI_EXIT_OK;
+}

@@ -1,0 +1,230 @@
+/* jetfleet sweep plan|submit|list|show|cancel. */
+#include "cli_cmds.h"
+#include "cli_table.h"
+#include "jf_msg_ctl.h"
+#include "jf_sweep.h"
+#include "jf_units.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define S_WAIT_POLL_MS 1000
+
+static void s_count_add(cli_table_t *t, const char *const *names, const char *a, const char *b,
+                        size_t n)
+{
+    char num[32];
+    (void) snprintf(num, sizeof num, "%zu", n);
+    const char *values[] = {a, b, num};
+    (void) cli_table_add_text(t, 3, names, values);
+}
+
+static void s_print_plan(const jf_fleet_config_t *fleet, const jf_sweep_t *sw)
+{
+    static const char *const tnames[] = {"type", "boards", "runs"};
+    static const char *const bnames[] = {"board", "type", "runs"};
+    cli_table_t *types = cli_table_new(NULL), *boards = cli_table_new(NULL);
+    for (int ty = 0; ty < JF_BOARD_TYPE_COUNT; ty++) {
+        size_t nb = 0, nr = 0;
+        for (size_t b = 0; b < fleet->n_boards; b++) {
+            size_t runs = 0;
+            for (size_t r = 0; r < sw->n_runs; r++) {
+                runs += strcmp(sw->runs[r].board, fleet->boards[b].name) == 0;
+            }
+            if ((int) fleet->boards[b].simulates == ty && runs > 0) {
+                nb++;
+                nr += runs;
+                s_count_add(boards, bnames, fleet->boards[b].name, jf_board_type_name(ty), runs);
+            }
+        }
+        char nbs[32];
+        (void) snprintf(nbs, sizeof nbs, "%zu", nb);
+        if (nr > 0) {
+            s_count_add(types, tnames, jf_board_type_name(ty), nbs, nr);
+        }
+    }
+    printf("sweep '%s' (%s): %zu runs\nleft out: %zu excluded, %zu lacking the storage medium, "
+           "%zu lacking the power mode\n\n",
+           sw->name, sw->source, sw->n_runs, sw->skips.excluded, sw->skips.no_storage,
+           sw->skips.no_power_mode);
+    (void) cli_table_write(types, CLI_FORMAT_TEXT, stdout);
+    putchar('\n');
+    (void) cli_table_write(boards, CLI_FORMAT_TEXT, stdout);
+    cli_table_destroy(&types);
+    cli_table_destroy(&boards);
+}
+
+static int s_plan(cli_ctx_t *ctx, const char *file)
+{
+    jf_err_t err = {0};
+    const jf_fleet_config_t *fleet = cli_ctx_fleet(ctx, &err);
+    jf_sweep_t *sw = fleet ? jf_sweep_load(file, fleet, &err) : NULL;
+    if (!sw) {
+        return cli_fail(CLI_EXIT_ERROR, "%s", err.msg);
+    }
+    s_print_plan(fleet, sw);
+    jf_sweep_destroy(&sw);
+    return CLI_EXIT_OK;
+}
+
+static char *s_read_file(const char *path, jf_err_t *err)
+{
+    FILE *f = fopen(path, "r");
+    char *buf = f ? calloc(1, JF_CTL_YAML_MAX + 2) : NULL;
+    size_t n = buf ? fread(buf, 1, JF_CTL_YAML_MAX + 1, f) : 0;
+    if (f) {
+        fclose(f);
+    }
+    if (!buf || n > JF_CTL_YAML_MAX) {
+        free(buf);
+        jf_err_set(err, -EINVAL, "%s: %s", path,
+                   f ? "larger than a sweep file may be" : strerror(errno));
+        return NULL;
+    }
+    return buf;
+}
+
+static void s_progress(const coord_state_counts_t *c, size_t total, int64_t start_us,
+                       size_t finished_at_start, bool tty)
+{
+    size_t finished = c->n[COORD_RUN_DONE] + c->n[COORD_RUN_FAILED];
+    size_t left = total - finished;
+    char bar[41] = {0};
+    size_t fill = total ? 40 * finished / total : 40;
+    for (size_t i = 0; i < 40; i++) {
+        bar[i] = i < fill ? '#' : '.';
+    }
+    char eta[32] = "--";
+    double elapsed_s = (double) (jf_clock_mono_us() - start_us) / (double) JF_US_PER_S;
+    if (finished > finished_at_start) {
+        // A stated model: runs keep finishing at the rate seen since --wait started.
+        double per_run = elapsed_s / (double) (finished - finished_at_start);
+        int s = (int) (per_run * (double) left + 0.5);
+        (void) snprintf(eta, sizeof eta, "%d:%02d", s / 60, s % 60);
+    }
+    printf("%s[%s] %zu/%zu  done %zu  failed %zu  running %zu  ETA %s%s", tty ? "\r" : "", bar,
+           finished, total, c->n[COORD_RUN_DONE], c->n[COORD_RUN_FAILED],
+           c->n[COORD_RUN_RUNNING] + c->n[COORD_RUN_ASSIGNED], eta, tty ? "  " : "\n");
+    fflush(stdout);
+}
+
+static int s_wait(cli_ctx_t *ctx, const char *name)
+{
+    jf_err_t err = {0};
+    coord_store_t *store = cli_ctx_store(ctx, &err);
+    bool tty = isatty(STDOUT_FILENO);
+    int64_t start_us = jf_clock_mono_us(), last_print_us = 0;
+    size_t at_start = SIZE_MAX, last_finished = SIZE_MAX;
+    coord_state_counts_t c = {0};
+    while (store && coord_store_counts(store, name, &c, &err) == 0) {
+        size_t total = 0, finished = c.n[COORD_RUN_DONE] + c.n[COORD_RUN_FAILED];
+        for (int s = 0; s < COORD_RUN_STATE_COUNT; s++) {
+            total += c.n[s];
+        }
+        at_start = at_start == SIZE_MAX ? finished : at_start;
+        int64_t now = jf_clock_mono_us();
+        if (tty || finished != last_finished || now - last_print_us > 10 * JF_US_PER_S) {
+            s_progress(&c, total, start_us, at_start, tty);
+            last_print_us = now;
+            last_finished = finished;
+        }
+        if (finished == total) {
+            printf("%ssweep '%s' finished: %zu done, %zu failed\n", tty ? "\n" : "", name,
+                   c.n[COORD_RUN_DONE], c.n[COORD_RUN_FAILED]);
+            return c.n[COORD_RUN_FAILED] ? CLI_EXIT_ERROR : CLI_EXIT_OK;
+        }
+        usleep(S_WAIT_POLL_MS * 1000);
+    }
+    return cli_fail(CLI_EXIT_ERROR, "%s", err.msg);
+}
+
+static int s_submit(cli_ctx_t *ctx, const char *file, bool wait)
+{
+    jf_err_t err = {0};
+    const jf_fleet_config_t *fleet = cli_ctx_fleet(ctx, &err);
+    jf_sweep_t *sw = fleet ? jf_sweep_load(file, fleet, &err) : NULL; // errors with positions
+    char *yaml = sw ? s_read_file(file, &err) : NULL;
+    json_t *data = NULL;
+    if (!yaml || cli_ctx_request(ctx, jf_msg_ctl_submit_new(1, file, yaml), &data, &err) != 0) {
+        free(yaml);
+        jf_sweep_destroy(&sw);
+        return cli_fail(CLI_EXIT_ERROR, "%s", err.msg);
+    }
+    char name[JF_IDENT_MAX + 1];
+    (void) snprintf(name, sizeof name, "%s", sw->name);
+    printf("submitted sweep '%s': %lld runs (%lld new, %lld already done, %lld failed ones "
+           "retried)\n",
+           name, json_integer_value(json_object_get(data, "runs")),
+           json_integer_value(json_object_get(data, "added")),
+           json_integer_value(json_object_get(data, "already_done")),
+           json_integer_value(json_object_get(data, "retried")));
+    json_decref(data);
+    free(yaml);
+    jf_sweep_destroy(&sw);
+    return wait ? s_wait(ctx, name) : CLI_EXIT_OK;
+}
+
+static int s_cancel(cli_ctx_t *ctx, const char *name)
+{
+    json_t *data = NULL;
+    jf_err_t err = {0};
+    if (cli_ctx_request(ctx, jf_msg_ctl_cancel_new(1, name), &data, &err) != 0) {
+        return cli_fail(CLI_EXIT_ERROR, "%s", err.msg);
+    }
+    printf("cancelled sweep '%s': %lld pending runs dropped, %lld running runs being stopped\n",
+           name, json_integer_value(json_object_get(data, "cancelled_pending")),
+           json_integer_value(json_object_get(data, "stopping")));
+    json_decref(data);
+    return CLI_EXIT_OK;
+}
+
+static int s_table(cli_ctx_t *ctx, coord_table_t table, const char *sweep,
+                   const char *const *columns)
+{
+    jf_err_t err = {0};
+    coord_store_t *store = cli_ctx_store(ctx, &err);
+    cli_table_t *t = cli_table_new(columns);
+    int rc = store && t ? coord_store_select(store, table, sweep, NULL, cli_table_add_row, t, &err)
+                        : -EIO;
+    if (rc == 0) {
+        rc = cli_table_write(t, CLI_FORMAT_TEXT, stdout);
+    }
+    if (rc == 0 && cli_table_rows(t) == 0) {
+        printf("(no rows)\n");
+    }
+    cli_table_destroy(&t);
+    return rc == 0 ? CLI_EXIT_OK : cli_fail(CLI_EXIT_ERROR, "%s", err.msg);
+}
+
+int cli_cmd_sweep(cli_ctx_t *ctx, int argc, char **argv)
+{
+    const char *verb = argc > 0 ? argv[0] : "";
+    const char *arg = argc > 1 ? argv[1] : NULL;
+    bool wait = argc == 3 && strcmp(argv[2], "--wait") == 0;
+    if (strcmp(verb, "list") == 0 && argc == 1) {
+        return s_table(ctx, COORD_TABLE_SWEEPS, NULL, NULL);
+    }
+    if (argc != 2 && !(strcmp(verb, "submit") == 0 && wait)) {
+        return cli_fail(CLI_EXIT_USAGE, "usage: jetfleet sweep plan FILE | submit FILE [--wait] | "
+                                        "list | show NAME | cancel NAME");
+    }
+    if (strcmp(verb, "plan") == 0) {
+        return s_plan(ctx, arg);
+    }
+    if (strcmp(verb, "submit") == 0) {
+        return s_submit(ctx, arg, wait);
+    }
+    if (strcmp(verb, "cancel") == 0) {
+        return s_cancel(ctx, arg);
+    }
+    if (strcmp(verb, "show") == 0) {
+        int rc = s_table(ctx, COORD_TABLE_SWEEPS, arg, NULL);
+        return rc ? rc : (putchar('\n'), cli_cmd_results(ctx, 2, (char *[]){"--sweep", (char *) arg}));
+    }
+    return cli_fail(CLI_EXIT_USAGE, "unknown sweep command '%s'", verb);
+}

@@ -1,0 +1,64 @@
+/* jetfleet: the command-line client. Parses the global options and hands the rest to a command. */
+#include "cli_cmds.h"
+#include "jf_log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char s_usage[] =
+    "usage: jetfleet [--config FLEET.yaml] COMMAND ...\n"
+    "  status                                   boards, their runs and the queue\n"
+    "  sweep plan FILE                          runs a sweep file expands to, per type and board\n"
+    "  sweep submit FILE [--wait]               submit (and follow it to the end)\n"
+    "  sweep list | show NAME | cancel NAME\n"
+    "  runs [--sweep NAME] [--state STATE]      one line per run\n"
+    "  results --sweep NAME                     mean epoch figures per done run (warm-up left out)\n"
+    "  export --sweep NAME --what runs|epochs|minibatches|telemetry|results\n"
+    "         [--format csv|json] [-o FILE]     tidy tables for pandas\n"
+    "The config defaults to $JETFLEET_CONFIG, else ./fleet.yaml.\n";
+
+int cli_fail(int code, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("jetfleet: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return code;
+}
+
+int main(int argc, char **argv)
+{
+    jf_log_open("jetfleet", JF_LOG_SINK_STDERR, JF_LOG_WARN);
+    cli_ctx_t ctx = {.config_path = getenv("JETFLEET_CONFIG") ? getenv("JETFLEET_CONFIG")
+                                                               : "fleet.yaml"};
+    int i = 1;
+    for (; i + 1 < argc && strcmp(argv[i], "--config") == 0; i += 2) {
+        ctx.config_path = argv[i + 1];
+    }
+    if (i < argc && (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)) {
+        fputs(s_usage, stdout);
+        return CLI_EXIT_OK;
+    }
+    static const struct {
+        const char *verb;
+        int (*fn)(cli_ctx_t *, int, char **);
+    } cmds[] = {{"status", cli_cmd_status}, {"sweep", cli_cmd_sweep}, {"runs", cli_cmd_runs},
+                {"results", cli_cmd_results}, {"export", cli_cmd_export}};
+    int rc = -1;
+    for (size_t c = 0; i < argc && c < sizeof cmds / sizeof cmds[0]; c++) {
+        if (strcmp(argv[i], cmds[c].verb) == 0) {
+            rc = cmds[c].fn(&ctx, argc - i - 1, argv + i + 1);
+        }
+    }
+    if (rc < 0) {
+        rc = cli_fail(CLI_EXIT_USAGE, "%s (try: jetfleet --help)",
+                      i < argc ? "unknown command" : "a command is required");
+    }
+    cli_ctx_fini(&ctx);
+    jf_log_close();
+    return rc;
+}

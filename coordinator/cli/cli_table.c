@@ -1,0 +1,228 @@
+/* CLI tables: collect, then write as aligned text, CSV (RFC 4180 quoting) or JSON (jansson). */
+#include "cli_table.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct s_row {
+    char **cells;                 // owned strings, NULL for SQL NULL
+    coord_value_kind_t *kinds;    // owned
+} s_row_t;
+
+struct cli_table {
+    const char *const *want;      // borrowed: the columns to keep, or NULL for all
+    int ncols;
+    char *names[COORD_TABLE_COLS_MAX]; // owned
+    int src[COORD_TABLE_COLS_MAX];     // source column index of each kept column
+    size_t n, cap;
+    s_row_t *rows;                // owned
+};
+
+cli_table_t *cli_table_new(const char *const *columns)
+{
+    cli_table_t *self = calloc(1, sizeof *self);
+    if (self) {
+        self->want = columns;
+        self->ncols = -1;
+    }
+    return self;
+}
+
+void cli_table_destroy(cli_table_t **self_p)
+{
+    if (!self_p || !*self_p) {
+        return;
+    }
+    cli_table_t *self = *self_p;
+    for (size_t r = 0; r < self->n; r++) {
+        for (int c = 0; c < self->ncols; c++) {
+            free(self->rows[r].cells[c]);
+        }
+        free(self->rows[r].cells);
+        free(self->rows[r].kinds);
+    }
+    for (int c = 0; c < self->ncols; c++) {
+        free(self->names[c]);
+    }
+    free(self->rows);
+    free(self);
+    *self_p = NULL;
+}
+
+static void s_pick_columns(cli_table_t *self, int ncols, const char *const *names)
+{
+    self->ncols = 0;
+    for (int w = 0; self->want && self->want[w] && self->ncols < COORD_TABLE_COLS_MAX; w++) {
+        for (int c = 0; c < ncols; c++) {
+            if (strcmp(names[c], self->want[w]) == 0) {
+                self->src[self->ncols] = c;
+                self->names[self->ncols++] = strdup(names[c]);
+            }
+        }
+    }
+    for (int c = 0; !self->want && c < ncols; c++) {
+        self->src[self->ncols] = c;
+        self->names[self->ncols++] = strdup(names[c]);
+    }
+}
+
+int cli_table_add_row(int ncols, const char *const *names, const char *const *values,
+                      const coord_value_kind_t *kinds, void *arg)
+{
+    cli_table_t *self = arg;
+    if (self->ncols < 0) {
+        s_pick_columns(self, ncols, names);
+    }
+    if (self->n == self->cap) {
+        size_t cap = self->cap ? 2 * self->cap : 64;
+        s_row_t *grown = realloc(self->rows, cap * sizeof *grown);
+        if (!grown) {
+            return -ENOMEM;
+        }
+        self->rows = grown;
+        self->cap = cap;
+    }
+    s_row_t row = {calloc((size_t) self->ncols + 1, sizeof(char *)),
+                   calloc((size_t) self->ncols + 1, sizeof(coord_value_kind_t))};
+    if (!row.cells || !row.kinds) {
+        free(row.cells);
+        free(row.kinds);
+        return -ENOMEM;
+    }
+    for (int c = 0; c < self->ncols; c++) {
+        const char *v = values[self->src[c]];
+        row.cells[c] = v ? strdup(v) : NULL;
+        row.kinds[c] = kinds ? kinds[self->src[c]] : (v ? COORD_VALUE_TEXT : COORD_VALUE_NULL);
+    }
+    self->rows[self->n++] = row;
+    return 0;
+}
+
+int cli_table_add_text(cli_table_t *self, int ncols, const char *const *names,
+                       const char *const *values)
+{
+    return cli_table_add_row(ncols, names, values, NULL, self);
+}
+
+size_t cli_table_rows(const cli_table_t *self)
+{
+    return self->n;
+}
+
+// Reals are shown with 4 significant digits for people; CSV and JSON keep full precision.
+static const char *s_cell_text(const s_row_t *row, int c, char *buf, size_t size)
+{
+    if (!row->cells[c]) {
+        return "-";
+    }
+    if (row->kinds[c] == COORD_VALUE_REAL) {
+        (void) snprintf(buf, size, "%.4g", strtod(row->cells[c], NULL));
+        return buf;
+    }
+    return row->cells[c];
+}
+
+static int s_write_text(const cli_table_t *self, FILE *out)
+{
+    size_t width[COORD_TABLE_COLS_MAX] = {0};
+    char buf[64];
+    for (int c = 0; c < self->ncols; c++) {
+        width[c] = strlen(self->names[c]);
+        for (size_t r = 0; r < self->n; r++) {
+            size_t w = strlen(s_cell_text(&self->rows[r], c, buf, sizeof buf));
+            width[c] = w > width[c] ? w : width[c];
+        }
+    }
+    for (int c = 0; c < self->ncols; c++) {
+        fprintf(out, "%-*s%s", (int) width[c], self->names[c], c + 1 < self->ncols ? "  " : "\n");
+    }
+    for (size_t r = 0; r < self->n; r++) {
+        for (int c = 0; c < self->ncols; c++) {
+            fprintf(out, "%-*s%s", (int) width[c], s_cell_text(&self->rows[r], c, buf, sizeof buf),
+                    c + 1 < self->ncols ? "  " : "\n");
+        }
+    }
+    return ferror(out) ? -EIO : 0;
+}
+
+static void s_csv_cell(const char *v, FILE *out)
+{
+    if (!v) {
+        return; // an empty field is NULL (pandas reads it as NaN)
+    }
+    if (!strpbrk(v, ",\"\n\r")) {
+        fputs(v, out);
+        return;
+    }
+    fputc('"', out);
+    for (const char *p = v; *p; p++) {
+        if (*p == '"') {
+            fputc('"', out);
+        }
+        fputc(*p, out);
+    }
+    fputc('"', out);
+}
+
+static int s_write_csv(const cli_table_t *self, FILE *out)
+{
+    for (int c = 0; c < self->ncols; c++) {
+        s_csv_cell(self->names[c], out);
+        fputc(c + 1 < self->ncols ? ',' : '\n', out);
+    }
+    for (size_t r = 0; r < self->n; r++) {
+        for (int c = 0; c < self->ncols; c++) {
+            s_csv_cell(self->rows[r].cells[c], out);
+            fputc(c + 1 < self->ncols ? ',' : '\n', out);
+        }
+    }
+    return ferror(out) ? -EIO : 0;
+}
+
+static json_t *s_json_cell(const char *v, coord_value_kind_t kind)
+{
+    switch (kind) {
+    case COORD_VALUE_INT:
+        return json_integer(strtoll(v, NULL, 10));
+    case COORD_VALUE_REAL:
+        return json_real(strtod(v, NULL));
+    case COORD_VALUE_TEXT:
+        return json_string(v);
+    default:
+        return json_null();
+    }
+}
+
+static int s_write_json(const cli_table_t *self, FILE *out)
+{
+    json_t *arr = json_array();
+    for (size_t r = 0; arr && r < self->n; r++) {
+        json_t *obj = json_object();
+        for (int c = 0; obj && c < self->ncols; c++) {
+            (void) json_object_set_new(obj, self->names[c],
+                                       s_json_cell(self->rows[r].cells[c], self->rows[r].kinds[c]));
+        }
+        (void) json_array_append_new(arr, obj);
+    }
+    int rc = arr && json_dumpf(arr, out, JSON_INDENT(1)) == 0 ? 0 : -EIO;
+    fputc('\n', out);
+    json_decref(arr);
+    return rc == 0 && !ferror(out) ? 0 : -EIO;
+}
+
+int cli_table_write(const cli_table_t *self, cli_format_t format, FILE *out)
+{
+    if (self->ncols < 0) {
+        return format == CLI_FORMAT_JSON ? (fputs("[]\n", out) < 0 ? -EIO : 0) : 0;
+    }
+    switch (format) {
+    case CLI_FORMAT_CSV:
+        return s_write_csv(self, out);
+    case CLI_FORMAT_JSON:
+        return s_write_json(self, out);
+    default:
+        return s_write_text(self, out);
+    }
+}

@@ -1,0 +1,65 @@
+/* jetfleet-coordinator: argv + fleet.yaml -> coord_server; nothing else. */
+#include "coord_server.h"
+#include "jf_fleet_config.h"
+#include "jf_log.h"
+
+#include <czmq.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+
+static volatile sig_atomic_t s_stop = 0;
+
+static void s_on_signal(int sig)
+{
+    (void) sig;
+    s_stop = 1;
+}
+
+static int s_usage(const char *why)
+{
+    fprintf(stderr, "jetfleet-coordinator: %s\nusage: jetfleet-coordinator --config FLEET.yaml "
+                    "[--log-level error|warn|notice|info|debug] [--syslog]\n", why);
+    return 2;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
+                                         {"log-level", required_argument, NULL, 'l'},
+                                         {"syslog", no_argument, NULL, 's'},
+                                         {NULL, 0, NULL, 0}};
+    const char *config = NULL;
+    jf_log_level_t level = JF_LOG_NOTICE;
+    jf_log_sink_t sink = JF_LOG_SINK_STDERR;
+    for (int c; (c = getopt_long(argc, argv, "c:l:s", opts, NULL)) != -1;) {
+        if (c == 'c') {
+            config = optarg;
+        } else if (c == 'l' && !jf_log_level_parse(optarg, &level)) {
+            return s_usage("--log-level takes error, warn, notice, info or debug");
+        } else if (c == 's') {
+            sink = JF_LOG_SINK_SYSLOG;
+        } else if (c == '?') {
+            return s_usage("unknown option");
+        }
+    }
+    if (!config || optind != argc) {
+        return s_usage(config ? "unexpected argument" : "--config is required");
+    }
+    jf_log_open("jetfleet-coordinator", sink, level);
+    zsys_handler_set(NULL); // our own handlers: SIGINT/SIGTERM only set a flag
+    struct sigaction sa = {.sa_handler = s_on_signal};
+    (void) sigaction(SIGINT, &sa, NULL);
+    (void) sigaction(SIGTERM, &sa, NULL);
+    jf_err_t err = {0};
+    jf_fleet_config_t *fleet = jf_fleet_config_load(config, &err);
+    coord_server_t *server = fleet ? coord_server_new(fleet, &err) : NULL;
+    int rc = server ? coord_server_run(server, &s_stop, &err) : -1;
+    if (rc != 0) {
+        jf_log_error("%s", err.msg);
+    }
+    coord_server_destroy(&server);
+    jf_fleet_config_destroy(&fleet);
+    jf_log_close();
+    return rc == 0 ? 0 : 1;
+}

@@ -1,0 +1,81 @@
+/* Board registry (in memory). */
+#include "coord_registry.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct coord_registry {
+    size_t n_boards;
+    coord_board_t *boards; // owned; fleet order
+};
+
+coord_registry_t *coord_registry_new(const jf_fleet_config_t *fleet)
+{
+    coord_registry_t *self = calloc(1, sizeof *self);
+    if (!self) {
+        return NULL;
+    }
+    self->boards = calloc(fleet->n_boards ? fleet->n_boards : 1, sizeof *self->boards);
+    if (!self->boards) {
+        coord_registry_destroy(&self);
+        return NULL;
+    }
+    self->n_boards = fleet->n_boards;
+    for (size_t i = 0; i < fleet->n_boards; i++) {
+        self->boards[i].spec = &fleet->boards[i];
+    }
+    return self;
+}
+
+void coord_registry_destroy(coord_registry_t **self_p)
+{
+    if (!self_p || !*self_p) {
+        return;
+    }
+    free((*self_p)->boards);
+    free(*self_p);
+    *self_p = NULL;
+}
+
+coord_board_t *coord_registry_board(coord_registry_t *self, const char *name)
+{
+    for (size_t i = 0; name && i < self->n_boards; i++) {
+        if (strcmp(self->boards[i].spec->name, name) == 0) {
+            return &self->boards[i];
+        }
+    }
+    return NULL;
+}
+
+size_t coord_registry_size(const coord_registry_t *self)
+{
+    return self->n_boards;
+}
+
+coord_board_t *coord_registry_at(coord_registry_t *self, size_t i)
+{
+    return i < self->n_boards ? &self->boards[i] : NULL;
+}
+
+void coord_board_set_run(coord_board_t *board, coord_board_run_t state, const char *run,
+                         int64_t attempt)
+{
+    board->run_state = state;
+    board->attempt = state == COORD_BOARD_IDLE ? 0 : attempt;
+    (void) snprintf(board->run, sizeof board->run, "%s",
+                    state == COORD_BOARD_IDLE || !run ? "" : run);
+    board->assign_next_mono_us = 0;
+    if (state != COORD_BOARD_ASSIGNED) {
+        board->assign_tries = 0;
+    }
+}
+
+size_t coord_registry_online(const coord_registry_t *self)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < self->n_boards; i++) {
+        n += self->boards[i].online;
+    }
+    return n;
+}

@@ -1,0 +1,60 @@
+/* Registry of boards: which are online (by any traffic within the heartbeat timeout), their
+ * session, and the one run each is busy with. In memory; the store keeps the durable copy.
+ * Boards come from fleet.yaml only: an agent whose name is not there cannot register. */
+#ifndef COORD_REGISTRY_H
+#define COORD_REGISTRY_H
+
+#include "jf_fleet_config.h"
+#include "jf_msg_session.h"
+#include "jf_run_spec.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct coord_registry coord_registry_t;
+
+typedef enum coord_board_run {
+    COORD_BOARD_IDLE = 0,
+    COORD_BOARD_ASSIGNED, // run.assign sent, run.accept not yet received
+    COORD_BOARD_RUNNING,
+} coord_board_run_t;
+
+// One board's live state. Plain value record owned by the registry.
+typedef struct coord_board {
+    const jf_board_spec_t *spec;         // borrowed; owned by the fleet config
+    bool online;
+    char session[JF_SESSION_ID_LEN + 1]; // current session id ("" when never registered)
+    int64_t last_rx_mono_us;             // last message received from the agent
+    int64_t last_tx_mono_us;             // last message sent to it
+    int64_t offline_since_mono_us;       // when it went offline (0 while online)
+    coord_board_run_t run_state;
+    char run[JF_RUN_ID_LEN + 1];         // the run it is busy with, if any
+    int64_t attempt;                     // that run's attempt
+    int64_t assign_next_mono_us;         // when to resend run.assign while ASSIGNED
+    int assign_tries;                    // run.assign messages sent for this attempt
+    size_t n_modes;                      // power modes the agent reported in its hello
+    jf_power_mode_t modes[JF_POWER_MODES_MAX];
+} coord_board_t;
+
+// Creates a registry with one offline board per fleet entry. fleet is borrowed and must outlive
+// the registry. Caller owns the result; release with coord_registry_destroy. NULL on ENOMEM.
+coord_registry_t *coord_registry_new(const jf_fleet_config_t *fleet);
+void coord_registry_destroy(coord_registry_t **self_p);
+
+// The board named name, or NULL if fleet.yaml does not list it. Borrowed.
+coord_board_t *coord_registry_board(coord_registry_t *self, const char *name);
+
+size_t coord_registry_size(const coord_registry_t *self);
+
+// The i-th board in fleet order (i < size). Borrowed.
+coord_board_t *coord_registry_at(coord_registry_t *self, size_t i);
+
+// Marks the board busy with (run, attempt) in the given state, or idle with COORD_BOARD_IDLE.
+void coord_board_set_run(coord_board_t *board, coord_board_run_t state, const char *run,
+                         int64_t attempt);
+
+// Counts boards online.
+size_t coord_registry_online(const coord_registry_t *self);
+
+#endif

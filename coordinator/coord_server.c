@@ -1,0 +1,377 @@
+/* Coordinator event loop: sockets, one store transaction per tick, replies after commit. */
+#include "coord_server_internal.h"
+
+#include "jf_msg_session.h"
+#include "jf_units.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int64_t coord_server_next_id(coord_server_t *self)
+{
+    return self->next_id++;
+}
+
+int coord_server_queue(coord_server_t *self, bool control, const zframe_t *identity,
+                       json_t *msg)
+{
+    size_t len = 0;
+    char *payload = msg ? jf_msg_encode(msg, &len) : NULL;
+    json_decref(msg);
+    if (!payload) {
+        return -ENOMEM;
+    }
+    if (self->n_out == self->cap_out) {
+        size_t cap = self->cap_out ? 2 * self->cap_out : 64;
+        coord_outmsg_t *grown = realloc(self->out, cap * sizeof *grown);
+        if (!grown) {
+            free(payload);
+            return -ENOMEM;
+        }
+        self->out = grown;
+        self->cap_out = cap;
+    }
+    self->out[self->n_out++] = (coord_outmsg_t){
+        .control = control, .identity = zframe_dup((zframe_t *) identity), .payload = payload,
+        .len = len};
+    return 0;
+}
+
+int coord_server_queue_board(coord_server_t *self, coord_board_t *board, json_t *msg)
+{
+    zframe_t *id = zframe_new(board->spec->name, strlen(board->spec->name));
+    int rc = id ? coord_server_queue(self, false, id, msg) : -ENOMEM;
+    if (!id) {
+        json_decref(msg);
+    }
+    zframe_destroy(&id);
+    board->last_tx_mono_us = jf_clock_mono_us();
+    return rc;
+}
+
+static void s_outbox_clear(coord_server_t *self)
+{
+    for (size_t i = 0; i < self->n_out; i++) {
+        zframe_destroy(&self->out[i].identity);
+        free(self->out[i].payload);
+    }
+    self->n_out = 0;
+}
+
+static void s_outbox_flush(coord_server_t *self)
+{
+    for (size_t i = 0; i < self->n_out; i++) {
+        coord_outmsg_t *o = &self->out[i];
+        zmsg_t *m = zmsg_new();
+        zsock_t *sock = o->control ? self->control : self->agents;
+        if (!m || zmsg_append(m, &o->identity) != 0 || zmsg_addmem(m, o->payload, o->len) != 0 ||
+            zmsg_send(&m, sock) != 0) {
+            uint64_t n = 0;
+            if (jf_log_ratelimit_allow(&self->rl_send, &n)) {
+                // ROUTER_MANDATORY: the peer is gone. Data is safe: nothing is acked unsent.
+                jf_log_info("server: cannot send to a peer that went away (%s; %llu more)",
+                            strerror(errno), (unsigned long long) n);
+            }
+            zmsg_destroy(&m);
+        }
+    }
+    s_outbox_clear(self);
+}
+
+static void s_reply_error(coord_server_t *self, bool control, const zframe_t *identity,
+                          int64_t re, const char *code, const char *detail)
+{
+    json_t *msg = jf_msg_error_new(coord_server_next_id(self), re, code, detail);
+    (void) coord_server_queue(self, control, identity, msg); // on ENOMEM the peer gets no reply
+}
+
+static void s_log_bad(coord_server_t *self, const zframe_t *identity, const char *reason)
+{
+    uint64_t n = 0;
+    if (jf_log_ratelimit_allow(&self->rl_bad, &n)) {
+        char who[JF_IDENT_MAX + 1] = {0};
+        size_t len = zframe_size((zframe_t *) identity);
+        memcpy(who, zframe_data((zframe_t *) identity), len < JF_IDENT_MAX ? len : JF_IDENT_MAX);
+        char q[256] = {0};
+        jf_log_warn("server: invalid message from '%s': %s; answered with error (%llu more "
+                    "suppressed)",
+                    jf_log_quote(who, q, sizeof q), reason, (unsigned long long) n);
+    }
+}
+
+// Takes one message from sock if one is waiting. Returns 1 if one was handled, 0 if none was
+// waiting, or a negative errno if a handler hit a store failure.
+static int s_receive_one(coord_server_t *self, zsock_t *sock, bool control, jf_err_t *err)
+{
+    if (!(zsock_events(sock) & ZMQ_POLLIN)) {
+        return 0;
+    }
+    zmsg_t *m = zmsg_recv(sock);
+    if (!m) {
+        return 0;
+    }
+    zframe_t *identity = zmsg_pop(m);
+    int rc = 1;
+    if (!identity || zmsg_size(m) != 1) {
+        if (identity) {
+            s_log_bad(self, identity, "expected exactly one frame");
+            s_reply_error(self, control, identity, -1, JF_MSG_E_BAD_FRAMES,
+                          "a message is exactly one frame holding a JSON object");
+        }
+        goto out_destroy;
+    }
+    zframe_t *body = zmsg_first(m);
+    jf_msg_t msg = {0};
+    const char *code = NULL;
+    int64_t id = -1;
+    jf_err_t derr = {0};
+    unsigned dir = control ? JF_MSG_TO_CTL : JF_MSG_TO_COORD;
+    if (jf_msg_decode(zframe_data(body), zframe_size(body), dir, JF_MSG_MAX_BYTES_COORD, &msg,
+                      &code, &id, &derr) != 0) {
+        s_log_bad(self, identity, derr.msg);
+        s_reply_error(self, control, identity, id, code, derr.msg);
+        goto out_destroy;
+    }
+    int hrc = control ? coord_server_on_ctl_msg(self, identity, &msg, err)
+                      : coord_server_on_agent_msg(self, identity, &msg, err);
+    rc = hrc < 0 ? hrc : 1;
+    jf_msg_fini(&msg);
+out_destroy:
+    zframe_destroy(&identity);
+    zmsg_destroy(&m);
+    return rc;
+}
+
+static int s_drain(coord_server_t *self, zsock_t *sock, bool control, jf_err_t *err)
+{
+    for (int i = 0; i < COORD_DRAIN_MAX; i++) {
+        int rc = s_receive_one(self, sock, control, err);
+        if (rc <= 0) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
+static int s_tick_body(coord_server_t *self, jf_err_t *err)
+{
+    int rc = s_drain(self, self->agents, false, err);
+    rc = rc ? rc : s_drain(self, self->control, true, err);
+    if (rc == 0 && jf_clock_mono_us() >= self->next_liveness_us) {
+        self->next_liveness_us = jf_clock_mono_us() + 200 * JF_US_PER_MS;
+        rc = coord_server_liveness(self, err);
+    }
+    if (rc == 0 && self->dispatch_needed) {
+        self->dispatch_needed = false;
+        rc = coord_server_dispatch(self, err);
+    }
+    return rc;
+}
+
+static int s_tick(coord_server_t *self, jf_err_t *err)
+{
+    (void) zpoller_wait(self->poller, COORD_TICK_MS);
+    int rc = coord_store_begin(self->store, err);
+    rc = rc ? rc : s_tick_body(self, err);
+    rc = rc ? rc : coord_store_commit(self->store, err);
+    if (rc != 0) {
+        // Nothing of this tick is acknowledged: agents resend what they did not see acked.
+        coord_store_rollback(self->store);
+        s_outbox_clear(self);
+        self->dispatch_needed = true;
+        jf_log_error("server: store transaction failed, nothing acknowledged this tick: %s",
+                     err ? err->msg : "?");
+        return rc;
+    }
+    s_outbox_flush(self);
+    return 0;
+}
+
+int coord_server_run(coord_server_t *self, volatile sig_atomic_t *stop, jf_err_t *err)
+{
+    int failures = 0;
+    self->start_mono_us = jf_clock_mono_us();
+    self->dispatch_needed = true;
+    jf_log_notice("server: running; %zu boards in the fleet", coord_registry_size(self->registry));
+    while (!*stop) {
+        jf_err_t terr = {0};
+        if (s_tick(self, &terr) != 0) {
+            failures++;
+            if (failures >= 100) {
+                return jf_err_set(err, terr.code, "store keeps failing: %s", terr.msg);
+            }
+            continue;
+        }
+        failures = 0;
+    }
+    jf_log_notice("server: stopping");
+    return 0;
+}
+
+static int s_make_data_dir(const char *dir, jf_err_t *err)
+{
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        return jf_err_set(err, -errno, "%s: cannot create the data directory: %s", dir,
+                          strerror(errno));
+    }
+    return 0;
+}
+
+// One coordinator per data directory: two writers on one store would both hand out runs.
+static int s_lock_data_dir(const char *dir, int *ret_fd, jf_err_t *err)
+{
+    char path[PATH_MAX + 32] = {0};
+    (void) snprintf(path, sizeof path, "%s/coordinator.lock", dir);
+    int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        return jf_err_set(err, -errno, "%s: %s", path, strerror(errno));
+    }
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        close(fd);
+        return jf_err_set(err, -EBUSY, "%s: another coordinator is using this data directory",
+                          dir);
+    }
+    *ret_fd = fd;
+    return 0;
+}
+
+static int s_write_endpoint(const char *dir, const char *endpoint, jf_err_t *err)
+{
+    char tmp[PATH_MAX + 32] = {0}, path[PATH_MAX + 32] = {0};
+    (void) snprintf(tmp, sizeof tmp, "%s/endpoint.tmp", dir);
+    (void) snprintf(path, sizeof path, "%s/endpoint", dir);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        return jf_err_set(err, -errno, "%s: %s", tmp, strerror(errno));
+    }
+    int bad = fprintf(f, "%s\n", endpoint) < 0;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path) != 0) {
+        return jf_err_set(err, -EIO, "%s: cannot write the endpoint file", path);
+    }
+    return 0;
+}
+
+static zsock_t *s_bind_router(const char *endpoint, jf_err_t *err)
+{
+    zsock_t *s = zsock_new(ZMQ_ROUTER);
+    if (!s) {
+        jf_err_set(err, -ENOMEM, "cannot create a socket");
+        return NULL;
+    }
+    zsock_set_router_mandatory(s, 1);
+    zsock_set_maxmsgsize(s, (int64_t) JF_MSG_MAX_BYTES_COORD * JF_MSG_TRANSPORT_FACTOR);
+    zsock_set_backlog(s, COORD_BACKLOG);
+    zsock_set_linger(s, 0);
+    zsock_set_heartbeat_ivl(s, 2000);
+    zsock_set_heartbeat_timeout(s, 6000);
+    zsock_set_heartbeat_ttl(s, 6000);
+    if (zsock_bind(s, "%s", endpoint) < 0) {
+        jf_err_set(err, -EADDRINUSE, "cannot bind '%s': %s", endpoint, zmq_strerror(zmq_errno()));
+        zsock_destroy(&s);
+    }
+    return s;
+}
+
+// Runs the store still has active belong to boards that are offline until they say hello;
+// their leases run from now.
+static void s_load_active(const coord_run_row_t *row, void *arg)
+{
+    coord_server_t *self = arg;
+    coord_board_t *board = coord_registry_board(self->registry, row->board);
+    if (board) {
+        coord_board_set_run(board,
+                            row->state == COORD_RUN_ASSIGNED ? COORD_BOARD_ASSIGNED
+                                                             : COORD_BOARD_RUNNING,
+                            row->run, row->attempt);
+    }
+}
+
+static int s_open_store(coord_server_t *self, jf_err_t *err)
+{
+    self->store = coord_store_open(self->fleet->coord.store_path, false, err);
+    if (!self->store) {
+        return -EIO;
+    }
+    int rc = coord_store_begin(self->store, err);
+    rc = rc ? rc : coord_store_bump_epoch(self->store, &self->epoch, err);
+    rc = rc ? rc : coord_store_boards_all_offline(self->store, err);
+    rc = rc ? rc : coord_store_event(self->store, "coordinator.start", NULL, NULL, self->epoch,
+                                     NULL, err);
+    rc = rc ? rc : coord_store_commit(self->store, err);
+    if (rc != 0) {
+        coord_store_rollback(self->store);
+    }
+    return rc ? rc : coord_store_active_runs(self->store, NULL, s_load_active, self, err);
+}
+
+static int s_bind_all(coord_server_t *self, jf_err_t *err)
+{
+    const jf_coord_settings_t *c = &self->fleet->coord;
+    self->agents = s_bind_router(c->agent_endpoint, err);
+    self->control = self->agents ? s_bind_router(c->control_endpoint, err) : NULL;
+    if (!self->control) {
+        return -EADDRINUSE;
+    }
+    if (strncmp(c->control_endpoint, "ipc://", 6) == 0 &&
+        chmod(c->control_endpoint + 6, 0600) != 0) {
+        return jf_err_set(err, -errno, "%s: cannot restrict the control socket: %s",
+                          c->control_endpoint + 6, strerror(errno));
+    }
+    self->poller = zpoller_new(self->agents, self->control, NULL);
+    if (!self->poller) {
+        return jf_err_set(err, -ENOMEM, "cannot create a poller");
+    }
+    return s_write_endpoint(c->data_dir, zsock_endpoint(self->agents), err);
+}
+
+coord_server_t *coord_server_new(const jf_fleet_config_t *fleet, jf_err_t *err)
+{
+    coord_server_t *self = calloc(1, sizeof *self);
+    if (!self) {
+        jf_err_set(err, -ENOMEM, "out of memory");
+        return NULL;
+    }
+    self->fleet = fleet;
+    self->next_id = 1;
+    self->lock_fd = -1;
+    self->registry = coord_registry_new(fleet);
+    if (!self->registry || s_make_data_dir(fleet->coord.data_dir, err) != 0 ||
+        s_lock_data_dir(fleet->coord.data_dir, &self->lock_fd, err) != 0 ||
+        s_open_store(self, err) != 0 || s_bind_all(self, err) != 0) {
+        goto fail_destroy;
+    }
+    jf_log_notice("server: epoch %lld, agents on %s, control on %s, store %s",
+                  (long long) self->epoch, zsock_endpoint(self->agents),
+                  fleet->coord.control_endpoint, fleet->coord.store_path);
+    return self;
+fail_destroy:
+    coord_server_destroy(&self);
+    return NULL;
+}
+
+void coord_server_destroy(coord_server_t **self_p)
+{
+    if (!self_p || !*self_p) {
+        return;
+    }
+    coord_server_t *self = *self_p;
+    s_outbox_clear(self);
+    free(self->out);
+    zpoller_destroy(&self->poller);
+    zsock_destroy(&self->control);
+    zsock_destroy(&self->agents);
+    coord_store_destroy(&self->store);
+    coord_registry_destroy(&self->registry);
+    if (self->lock_fd >= 0) {
+        close(self->lock_fd); // releases the data-directory lock
+    }
+    free(self);
+    *self_p = NULL;
+}

@@ -1,0 +1,315 @@
+/* Coordinator: messages from agents — registration, heartbeats, accept/reject — and the
+ * dispatch table by type (docs/protocol.md §4, §5). Stream messages: coord_server_stream.c. */
+#include "coord_server_internal.h"
+
+#include "jf_msg_run.h"
+#include "jf_msg_session.h"
+#include "jf_units.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+
+typedef struct s_reconcile {
+    coord_server_t *server;
+    coord_board_t *board;
+    const jf_hello_t *hello;
+    int rc;
+    jf_err_t *err;
+} s_reconcile_t;
+
+static void s_new_session(char *out, size_t size)
+{
+    uint8_t raw[JF_SESSION_ID_LEN / 2] = {0};
+    if (getrandom(raw, sizeof raw, 0) != (ssize_t) sizeof raw) {
+        // The session id only has to differ between registrations; the clock does that too.
+        uint64_t t = (uint64_t) jf_clock_mono_us();
+        memcpy(raw, &t, sizeof raw < sizeof t ? sizeof raw : sizeof t);
+    }
+    for (size_t i = 0; i < sizeof raw && 2 * i + 2 < size; i++) {
+        (void) snprintf(out + 2 * i, 3, "%02x", raw[i]);
+    }
+}
+
+static bool s_in_inventory(const jf_hello_t *h, const coord_run_row_t *row)
+{
+    for (size_t i = 0; i < h->n_runs; i++) {
+        if (strcmp(h->runs[i].run, row->run) == 0 && h->runs[i].attempt == row->attempt) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// A run the store has active on this board, seen at registration.
+static void s_reconcile_active(const coord_run_row_t *row, void *arg)
+{
+    s_reconcile_t *r = arg;
+    if (r->rc != 0 || s_in_inventory(r->hello, row)) {
+        return;
+    }
+    if (row->state == COORD_RUN_ASSIGNED) {
+        // run.assign may not have arrived: send it again now.
+        coord_board_set_run(r->board, COORD_BOARD_ASSIGNED, row->run, row->attempt);
+        return;
+    }
+    coord_board_set_run(r->board, COORD_BOARD_RUNNING, row->run, row->attempt);
+    r->rc = coord_server_lose_run(r->server, r->board, "the agent restarted without it", r->err);
+}
+
+static int s_resume_one(coord_server_t *self, coord_board_t *board, const jf_hello_run_t *hr,
+                        jf_welcome_resume_t *wr, jf_err_t *err)
+{
+    coord_run_row_t row = {0};
+    *wr = (jf_welcome_resume_t){.attempt = hr->attempt, .action = JF_RESUME_DROP};
+    (void) snprintf(wr->run, sizeof wr->run, "%s", hr->run);
+    int rc = coord_store_run_get(self->store, hr->run, &row, err);
+    if (rc == -ENOENT || (rc == 0 && strcmp(row.board, board->spec->name) != 0)) {
+        return 0; // not ours: the agent drops it
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    wr->acked_seq = row.attempt == hr->attempt ? row.acked_seq : 0;
+    bool active = row.state == COORD_RUN_ASSIGNED || row.state == COORD_RUN_RUNNING;
+    if (!active || row.attempt != hr->attempt) {
+        return 0;
+    }
+    wr->action = JF_RESUME_CONTINUE;
+    if (row.state == COORD_RUN_ASSIGNED) {
+        rc = coord_store_run_start(self->store, row.run, row.attempt, err);
+    }
+    coord_board_set_run(board, COORD_BOARD_RUNNING, row.run, row.attempt);
+    return rc;
+}
+
+static int s_register(coord_server_t *self, coord_board_t *board, const jf_hello_t *h,
+                      const jf_msg_t *msg, jf_welcome_t *w, jf_err_t *err)
+{
+    char *facts = json_dumps(msg->body, JSON_COMPACT | JSON_SORT_KEYS);
+    int rc = coord_store_board_hello(self->store, h->name, jf_board_type_name(h->board_type),
+                                     h->platform, facts, err);
+    free(facts);
+    coord_board_set_run(board, COORD_BOARD_IDLE, NULL, 0);
+    for (size_t i = 0; rc == 0 && i < h->n_runs; i++) {
+        rc = s_resume_one(self, board, &h->runs[i], &w->resume[i], err);
+    }
+    w->n_resume = h->n_runs;
+    s_reconcile_t r = {.server = self, .board = board, .hello = h, .err = err};
+    rc = rc ? rc : coord_store_active_runs(self->store, h->name, s_reconcile_active, &r, err);
+    rc = rc ? rc : r.rc;
+    rc = rc ? rc : coord_store_event(self->store, "board.online", h->name, NULL, 0, h->platform,
+                                     err);
+    return rc;
+}
+
+static const char *s_hello_mismatch(const coord_board_t *board, const jf_hello_t *h)
+{
+    const jf_board_spec_t *spec = board->spec;
+    if (h->board_type != spec->simulates) {
+        return "its board type differs from fleet.yaml";
+    }
+    if ((spec->type == JF_BOARD_SIM) != (strcmp(h->platform, "sim") == 0)) {
+        return "fleet.yaml and the agent disagree on whether the board is simulated";
+    }
+    return NULL;
+}
+
+static int s_on_hello(coord_server_t *self, coord_board_t *board, const zframe_t *identity,
+                      const jf_msg_t *msg, jf_err_t *err)
+{
+    jf_hello_t h;
+    jf_err_t perr = {0};
+    if (jf_msg_hello_parse(msg->body, &h, &perr) != 0) {
+        // Validated by the decoder already; answer anyway rather than trust that.
+        return coord_server_queue(self, false, identity,
+                                  jf_msg_error_new(coord_server_next_id(self), msg->id,
+                                                   JF_MSG_E_BAD_FIELD, perr.msg));
+    }
+    char why[160] = {0};
+    const char *code = JF_MSG_E_UNKNOWN_BOARD;
+    if (!zframe_streq((zframe_t *) identity, h.name)) {
+        code = JF_MSG_E_BAD_FIELD;
+        (void) snprintf(why, sizeof why, "'name' differs from the connection identity");
+    } else if (!board) {
+        (void) snprintf(why, sizeof why, "board '%s' is not in fleet.yaml", h.name);
+    } else if (s_hello_mismatch(board, &h)) {
+        (void) snprintf(why, sizeof why, "board '%s': %s", h.name, s_hello_mismatch(board, &h));
+    }
+    if (why[0]) {
+        jf_log_warn("registry: refused hello: %s", why);
+        return coord_server_queue(self, false, identity,
+                                  jf_msg_error_new(coord_server_next_id(self), msg->id, code, why));
+    }
+    jf_welcome_t w = {
+        .coordinator_epoch = self->epoch,
+        .heartbeat_us = self->fleet->coord.heartbeat_interval_us,
+        .heartbeat_timeout_us = self->fleet->coord.heartbeat_timeout_us,
+        .telemetry_hz = self->fleet->coord.telemetry_hz,
+    };
+    int rc = s_register(self, board, &h, msg, &w, err);
+    if (rc != 0) {
+        return rc;
+    }
+    s_new_session(w.session, sizeof w.session);
+    memcpy(board->session, w.session, sizeof board->session);
+    board->online = true;
+    board->offline_since_mono_us = 0;
+    board->n_modes = h.n_modes;
+    memcpy(board->modes, h.modes, sizeof board->modes);
+    self->dispatch_needed = true;
+    jf_log_notice("registry: board '%s' online (%s, %s, session %s)", h.name,
+                  jf_board_type_name(h.board_type), h.platform, w.session);
+    return coord_server_queue_board(self, board,
+                                    jf_msg_welcome_new(coord_server_next_id(self), msg->id, &w));
+}
+
+static int s_on_heartbeat(coord_server_t *self, coord_board_t *board, const zframe_t *identity,
+                          const jf_msg_t *msg, jf_err_t *err)
+{
+    (void) self;
+    (void) board;
+    (void) identity;
+    (void) msg;
+    (void) err;
+    return 0; // any message proves the agent's loop is alive; last_rx was updated by the caller
+}
+
+static int s_on_error(coord_server_t *self, coord_board_t *board, const zframe_t *identity,
+                      const jf_msg_t *msg, jf_err_t *err)
+{
+    (void) self;
+    (void) identity;
+    (void) err;
+    char code[JF_IDENT_MAX + 1] = {0}, detail[JF_MSG_TEXT_MAX + 1] = {0};
+    (void) jf_msg_error_parse(msg->body, code, sizeof code, detail, sizeof detail, NULL);
+    char q[256] = {0};
+    jf_log_warn("server: agent '%s' reports an error in our message: %s: %s", board->spec->name,
+                code, jf_log_quote(detail, q, sizeof q));
+    return 0;
+}
+
+// Reads the run a run-family message names and checks it belongs to this board. Returns 0,
+// 1 if an error reply was queued instead, or a negative errno on a store failure.
+int coord_server_board_run(coord_server_t *self, coord_board_t *board, const jf_msg_t *msg,
+                           jf_msg_run_ref_t *ret_ref, coord_run_row_t *ret_row, jf_err_t *err)
+{
+    jf_err_t perr = {0};
+    int rc = jf_msg_run_ref_parse(msg->body, ret_ref, &perr);
+    if (rc == 0) {
+        rc = coord_store_run_get(self->store, ret_ref->run, ret_row, err);
+        if (rc == -ENOENT || (rc == 0 && strcmp(ret_row->board, board->spec->name) != 0)) {
+            (void) snprintf(perr.msg, sizeof perr.msg, "run %s is not assigned to board '%s'",
+                            ret_ref->run, board->spec->name);
+            rc = -ENOENT;
+        } else if (rc != 0) {
+            return rc;
+        }
+    }
+    if (rc != 0) {
+        jf_log_warn("server: %s from '%s': %s", jf_msg_type_name(msg->type), board->spec->name,
+                    perr.msg);
+        json_t *e = jf_msg_error_new(coord_server_next_id(self), msg->id, JF_MSG_E_WRONG_STATE,
+                                     perr.msg);
+        rc = coord_server_queue_board(self, board, e);
+        return rc < 0 ? rc : 1;
+    }
+    return 0;
+}
+
+static bool s_is_active(const coord_run_row_t *row)
+{
+    return row->state == COORD_RUN_ASSIGNED || row->state == COORD_RUN_RUNNING;
+}
+
+static int s_on_run_accept(coord_server_t *self, coord_board_t *board, const zframe_t *identity,
+                           const jf_msg_t *msg, jf_err_t *err)
+{
+    (void) identity;
+    jf_msg_run_ref_t ref;
+    coord_run_row_t row;
+    int rc = coord_server_board_run(self, board, msg, &ref, &row, err);
+    if (rc != 0) {
+        return rc < 0 ? rc : 0;
+    }
+    if (!s_is_active(&row) || row.attempt != ref.attempt) {
+        // Cancelled, finished or superseded meanwhile: tell the agent to stop this attempt.
+        return coord_server_queue_board(
+            self, board,
+            jf_msg_run_ref_new(JF_MSG_RUN_CANCEL, coord_server_next_id(self), ref.run, ref.attempt));
+    }
+    if (row.state == COORD_RUN_ASSIGNED) {
+        rc = coord_store_run_start(self->store, ref.run, ref.attempt, err);
+        jf_log_notice("dispatch: board '%s' accepted run %s (attempt %lld)", board->spec->name,
+                      ref.run, (long long) ref.attempt);
+    }
+    coord_board_set_run(board, COORD_BOARD_RUNNING, ref.run, ref.attempt);
+    return rc;
+}
+
+static int s_on_run_reject(coord_server_t *self, coord_board_t *board, const zframe_t *identity,
+                           const jf_msg_t *msg, jf_err_t *err)
+{
+    (void) identity;
+    jf_msg_run_ref_t ref;
+    coord_run_row_t row;
+    jf_fail_reason_t reason = JF_FAIL_INVALID;
+    char detail[JF_MSG_TEXT_MAX + 1] = {0};
+    int rc = coord_server_board_run(self, board, msg, &ref, &row, err);
+    if (rc != 0 || !s_is_active(&row) || row.attempt != ref.attempt) {
+        return rc < 0 ? rc : 0; // a stale reject changes nothing
+    }
+    (void) jf_msg_run_failure_parse(msg->body, &reason, detail, sizeof detail, NULL);
+    jf_log_notice("dispatch: board '%s' rejected run %s: %s: %s", board->spec->name, ref.run,
+                  jf_fail_reason_name(reason), detail);
+    if (reason == JF_FAIL_BUSY) {
+        rc = coord_server_lose_run(self, board, "the agent was busy", err);
+    } else {
+        rc = coord_store_run_finish(self->store, ref.run, ref.attempt, false,
+                                    jf_fail_reason_name(reason), detail, err);
+        coord_board_set_run(board, COORD_BOARD_IDLE, NULL, 0);
+    }
+    self->dispatch_needed = true;
+    return rc;
+}
+
+typedef int (*s_handler_fn)(coord_server_t *self, coord_board_t *board, const zframe_t *identity,
+                            const jf_msg_t *msg, jf_err_t *err);
+
+static const s_handler_fn s_handlers[JF_MSG_TYPE_COUNT] = {
+    [JF_MSG_HEARTBEAT] = s_on_heartbeat,
+    [JF_MSG_ERROR] = s_on_error,
+    [JF_MSG_RUN_ACCEPT] = s_on_run_accept,
+    [JF_MSG_RUN_REJECT] = s_on_run_reject,
+    [JF_MSG_RUN_PROGRESS] = coord_server_on_run_progress,
+    [JF_MSG_TELEMETRY] = coord_server_on_telemetry,
+    [JF_MSG_RUN_DONE] = coord_server_on_run_done,
+    [JF_MSG_RUN_FAILED] = coord_server_on_run_failed,
+};
+
+int coord_server_on_agent_msg(coord_server_t *self, const zframe_t *identity,
+                              const jf_msg_t *msg, jf_err_t *err)
+{
+    char name[JF_IDENT_MAX + 1] = {0};
+    size_t len = zframe_size((zframe_t *) identity);
+    if (len <= JF_IDENT_MAX) {
+        memcpy(name, zframe_data((zframe_t *) identity), len);
+    }
+    coord_board_t *board = jf_parse_is_ident(name) ? coord_registry_board(self->registry, name)
+                                                   : NULL;
+    if (msg->type == JF_MSG_HELLO) {
+        if (board) {
+            board->last_rx_mono_us = jf_clock_mono_us();
+        }
+        return s_on_hello(self, board, identity, msg, err);
+    }
+    if (!board || !board->online || !s_handlers[msg->type]) {
+        // Majordomo's rule: a peer without a session is asked to register again.
+        json_t *e = jf_msg_error_new(coord_server_next_id(self), msg->id, JF_MSG_E_NOT_REGISTERED,
+                                     "no session: send hello first");
+        return coord_server_queue(self, false, identity, e);
+    }
+    board->last_rx_mono_us = jf_clock_mono_us();
+    return s_handlers[msg->type](self, board, identity, msg, err);
+}

@@ -1,0 +1,179 @@
+/* Coordinator: dispatch of pending runs to idle online boards (one run per board), run.assign
+ * retransmission, heartbeats, liveness and leases (docs/protocol.md §4.2, §5.1). */
+#include "coord_server_internal.h"
+
+#include "jf_msg_session.h"
+#include "jf_units.h"
+
+#include <errno.h>
+#include <string.h>
+
+static int64_t s_backoff_us(int tries)
+{
+    int64_t d = COORD_ASSIGN_RETRY_US;
+    for (int i = 1; i < tries && d < COORD_ASSIGN_RETRY_MAX_US; i++) {
+        d *= 2;
+    }
+    return d < COORD_ASSIGN_RETRY_MAX_US ? d : COORD_ASSIGN_RETRY_MAX_US;
+}
+
+static int s_send_assign(coord_server_t *self, coord_board_t *board, jf_err_t *err)
+{
+    jf_run_spec_t spec;
+    int rc = coord_store_run_spec(self->store, board->run, &spec, err);
+    if (rc != 0) {
+        return rc;
+    }
+    board->assign_tries++;
+    board->assign_next_mono_us = jf_clock_mono_us() + s_backoff_us(board->assign_tries);
+    if (board->assign_tries > 1) {
+        jf_log_info("dispatch: resending run %s to '%s' (try %d)", board->run, board->spec->name,
+                    board->assign_tries);
+    }
+    return coord_server_queue_board(
+        self, board, jf_msg_run_assign_new(coord_server_next_id(self), &spec, board->attempt));
+}
+
+static int s_dispatch_board(coord_server_t *self, coord_board_t *board, jf_err_t *err)
+{
+    if (board->run_state == COORD_BOARD_ASSIGNED) {
+        bool due = jf_clock_mono_us() >= board->assign_next_mono_us;
+        return due ? s_send_assign(self, board, err) : 0;
+    }
+    if (board->run_state != COORD_BOARD_IDLE) {
+        return 0;
+    }
+    jf_run_spec_t spec;
+    int rc = coord_store_next_pending(self->store, board->spec->name, &spec, err);
+    if (rc == -ENOENT) {
+        return 0;
+    }
+    int64_t attempt = 0;
+    rc = rc ? rc : coord_store_run_assign(self->store, spec.run_id, &attempt, err);
+    if (rc != 0) {
+        return rc;
+    }
+    coord_board_set_run(board, COORD_BOARD_ASSIGNED, spec.run_id, attempt);
+    jf_log_notice("dispatch: run %s (%s, %s, %s, workers %d, batch %d) -> '%s', attempt %lld",
+                  spec.run_id, spec.workload, spec.power_mode, spec.storage, spec.workers,
+                  spec.batch_size, board->spec->name, (long long) attempt);
+    return s_send_assign(self, board, err);
+}
+
+int coord_server_dispatch(coord_server_t *self, jf_err_t *err)
+{
+    for (size_t i = 0; i < coord_registry_size(self->registry); i++) {
+        coord_board_t *board = coord_registry_at(self->registry, i);
+        if (board->online) {
+            int rc = s_dispatch_board(self, board, err);
+            if (rc != 0) {
+                return rc;
+            }
+        }
+    }
+    return 0;
+}
+
+int coord_server_lose_run(coord_server_t *self, coord_board_t *board, const char *why,
+                          jf_err_t *err)
+{
+    bool failed = false;
+    char run[JF_RUN_ID_LEN + 1] = {0};
+    memcpy(run, board->run, sizeof run);
+    int64_t attempt = board->attempt;
+    int rc = coord_store_run_requeue(self->store, run, attempt, self->fleet->coord.max_attempts,
+                                     why, &failed, err);
+    if (rc == -ESTALE) {
+        rc = 0; // it ended meanwhile: nothing to requeue
+    }
+    coord_board_set_run(board, COORD_BOARD_IDLE, NULL, 0);
+    self->dispatch_needed = true;
+    if (rc == 0) {
+        jf_log_warn("dispatch: run %s attempt %lld on '%s' lost (%s); %s", run,
+                    (long long) attempt, board->spec->name, why,
+                    failed ? "no attempts left, run failed" : "queued again");
+    }
+    if (rc == 0 && board->online) {
+        rc = coord_server_queue_board(
+            self, board, jf_msg_run_ref_new(JF_MSG_RUN_CANCEL, coord_server_next_id(self), run,
+                                            attempt));
+    }
+    return rc;
+}
+
+static void s_go_offline(coord_server_t *self, coord_board_t *board, int64_t now_us)
+{
+    board->online = false;
+    board->offline_since_mono_us = now_us;
+    board->session[0] = '\0';
+    jf_err_t e = {0};
+    if (coord_store_board_set_online(self->store, board->spec->name, false, &e) != 0 ||
+        coord_store_event(self->store, "board.offline", board->spec->name, NULL, 0, NULL, &e)) {
+        jf_log_warn("registry: cannot record board '%s' offline: %s; it stays offline in memory",
+                    board->spec->name, e.msg);
+    }
+    jf_log_notice("registry: board '%s' offline: nothing heard for %lld ms", board->spec->name,
+                  (long long) ((now_us - board->last_rx_mono_us) / JF_US_PER_MS));
+}
+
+static int s_liveness_board(coord_server_t *self, coord_board_t *board, int64_t now_us,
+                            jf_err_t *err)
+{
+    const jf_coord_settings_t *c = &self->fleet->coord;
+    if (board->online && now_us - board->last_rx_mono_us > c->heartbeat_timeout_us) {
+        s_go_offline(self, board, now_us);
+    }
+    if (board->online && now_us - board->last_tx_mono_us >= c->heartbeat_interval_us) {
+        return coord_server_queue_board(self, board,
+                                        jf_msg_heartbeat_new(coord_server_next_id(self), NULL));
+    }
+    if (!board->online && board->run_state != COORD_BOARD_IDLE) {
+        int64_t lease = COORD_LEASE_HEARTBEATS * c->heartbeat_interval_us;
+        lease = lease > COORD_LEASE_MIN_US ? lease : COORD_LEASE_MIN_US;
+        int64_t since = board->offline_since_mono_us ? board->offline_since_mono_us
+                                                     : self->start_mono_us;
+        if (now_us - since > lease) {
+            return coord_server_lose_run(self, board, "lease expired while the board was offline",
+                                         err);
+        }
+    }
+    return 0;
+}
+
+int coord_server_liveness(coord_server_t *self, jf_err_t *err)
+{
+    int64_t now_us = jf_clock_mono_us();
+    for (size_t i = 0; i < coord_registry_size(self->registry); i++) {
+        int rc = s_liveness_board(self, coord_registry_at(self->registry, i), now_us, err);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    self->dispatch_needed = true; // resend due run.assign messages
+    return 0;
+}
+
+int coord_server_cancel_run(coord_server_t *self, const char *run, jf_err_t *err)
+{
+    coord_run_row_t row;
+    int rc = coord_store_run_get(self->store, run, &row, err);
+    if (rc != 0) {
+        return rc;
+    }
+    coord_board_t *board = coord_registry_board(self->registry, row.board);
+    if (row.state == COORD_RUN_ASSIGNED) {
+        // Not accepted yet: the run ends here; a late accept is answered with run.cancel.
+        rc = coord_store_run_finish(self->store, run, row.attempt, false, "cancelled",
+                                    "cancelled before the agent accepted it", err);
+        if (board && strcmp(board->run, run) == 0) {
+            coord_board_set_run(board, COORD_BOARD_IDLE, NULL, 0);
+        }
+    }
+    if (rc == 0 && board && board->online) {
+        rc = coord_server_queue_board(
+            self, board,
+            jf_msg_run_ref_new(JF_MSG_RUN_CANCEL, coord_server_next_id(self), run, row.attempt));
+    }
+    self->dispatch_needed = true;
+    return rc;
+}

@@ -1,0 +1,89 @@
+/* Private to coord_server*.c: the server struct, the post-commit outbox and the handlers. */
+#ifndef COORD_SERVER_INTERNAL_H
+#define COORD_SERVER_INTERNAL_H
+
+#include "coord_registry.h"
+#include "coord_server.h"
+#include "coord_store.h"
+#include "jf_log.h"
+#include "jf_msg.h"
+#include "jf_msg_run.h"
+
+#include <czmq.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define COORD_TICK_MS          50   // poll timeout: the longest the loop sleeps
+#define COORD_DRAIN_MAX        256  // messages taken from one socket per tick
+#define COORD_ASSIGN_RETRY_US  (INT64_C(2) * 1000000) // first run.assign resend
+#define COORD_ASSIGN_RETRY_MAX_US (INT64_C(30) * 1000000)
+#define COORD_LEASE_MIN_US     (INT64_C(60) * 1000000) // runs of an offline board survive this
+#define COORD_LEASE_HEARTBEATS 10
+#define COORD_BACKLOG          2048
+
+typedef struct coord_outmsg {
+    bool control;          // true: control socket, else agent socket
+    zframe_t *identity;    // owned: routing id of the peer
+    char *payload;         // owned: encoded JSON
+    size_t len;
+} coord_outmsg_t;
+
+struct coord_server {
+    const jf_fleet_config_t *fleet; // borrowed; owned by main
+    coord_store_t *store;           // owned
+    coord_registry_t *registry;     // owned
+    zsock_t *agents;                // owned: ROUTER for agents
+    zsock_t *control;               // owned: ROUTER for the CLI
+    zpoller_t *poller;              // owned
+    int lock_fd;                    // owned: flock on <data_dir>/coordinator.lock, or -1
+    int64_t epoch;                  // coordinator epoch (store meta)
+    int64_t next_id;                // next outgoing message id
+    int64_t start_mono_us;          // when the loop started (leases of unseen boards count from it)
+    int64_t next_liveness_us;       // monotonic time of the next liveness check
+    bool dispatch_needed;           // something changed that may free a board or add runs
+    size_t n_out, cap_out;
+    coord_outmsg_t *out;            // owned: replies sent after the tick's commit
+    jf_log_ratelimit_t rl_bad;      // invalid messages
+    jf_log_ratelimit_t rl_send;     // send failures
+};
+
+// Queues msg (taking it over) for the peer identity (copied) on the agent or control socket,
+// to be sent after the current transaction commits. Returns 0 or -ENOMEM.
+int coord_server_queue(coord_server_t *self, bool control, const zframe_t *identity,
+                       json_t *msg);
+// Queues msg to the board (by name) on the agent socket.
+int coord_server_queue_board(coord_server_t *self, coord_board_t *board, json_t *msg);
+int64_t coord_server_next_id(coord_server_t *self);
+
+// Agent handlers (coord_server_agent.c): sender is the routing id, board NULL if the sender has
+// no session. Return 0, or a negative errno if the store failed (the tick is rolled back).
+int coord_server_on_agent_msg(coord_server_t *self, const zframe_t *identity,
+                              const jf_msg_t *msg, jf_err_t *err);
+// Stream handlers (coord_server_stream.c): board is the registered sender.
+int coord_server_on_run_progress(coord_server_t *self, coord_board_t *board,
+                                 const zframe_t *identity, const jf_msg_t *msg, jf_err_t *err);
+int coord_server_on_telemetry(coord_server_t *self, coord_board_t *board,
+                              const zframe_t *identity, const jf_msg_t *msg, jf_err_t *err);
+int coord_server_on_run_done(coord_server_t *self, coord_board_t *board, const zframe_t *identity,
+                             const jf_msg_t *msg, jf_err_t *err);
+int coord_server_on_run_failed(coord_server_t *self, coord_board_t *board,
+                               const zframe_t *identity, const jf_msg_t *msg, jf_err_t *err);
+// Reads the run a run-family message names and checks it belongs to board. Returns 0, 1 if an
+// error reply was queued instead, or a negative errno on a store failure.
+int coord_server_board_run(coord_server_t *self, coord_board_t *board, const jf_msg_t *msg,
+                           jf_msg_run_ref_t *ret_ref, coord_run_row_t *ret_row, jf_err_t *err);
+
+// Control handlers (coord_server_ctl.c).
+int coord_server_on_ctl_msg(coord_server_t *self, const zframe_t *identity, const jf_msg_t *msg,
+                            jf_err_t *err);
+
+// Dispatch and liveness (coord_server_dispatch.c), run once per tick inside the transaction.
+int coord_server_dispatch(coord_server_t *self, jf_err_t *err);
+int coord_server_liveness(coord_server_t *self, jf_err_t *err);
+// Finds or queues what to do with one active run when its board is known to be gone.
+int coord_server_lose_run(coord_server_t *self, coord_board_t *board, const char *why,
+                          jf_err_t *err);
+// Sends run.cancel for an active run (assigned runs are failed at once).
+int coord_server_cancel_run(coord_server_t *self, const char *run, jf_err_t *err);
+
+#endif

@@ -1,0 +1,183 @@
+/* Coordinator: the numbered stream of one run attempt (run.progress, telemetry, run.done,
+ * run.failed). In-order receiver (go-back-N): seq acked_seq + 1 is stored, anything else is
+ * answered with the current ack; acks leave only after the tick's commit (docs/protocol.md §5.3). */
+#include "coord_server_internal.h"
+
+#include "jf_units.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int s_ack(coord_server_t *self, coord_board_t *board, const jf_msg_run_ref_t *ref,
+                 int64_t seq)
+{
+    return coord_server_queue_board(
+        self, board, jf_msg_ack_new(coord_server_next_id(self), ref->run, ref->attempt, seq));
+}
+
+// Decides whether a stream message is the next one to store. Returns 0 to process it, 1 if it
+// was answered (duplicate, gap, stale attempt) and must be skipped, or a negative errno.
+static int s_admit(coord_server_t *self, coord_board_t *board, const jf_msg_t *msg,
+                   jf_msg_run_ref_t *ref, jf_err_t *err)
+{
+    coord_run_row_t row;
+    int rc = coord_server_board_run(self, board, msg, ref, &row, err);
+    if (rc != 0) {
+        return rc;
+    }
+    bool active = row.state == COORD_RUN_ASSIGNED || row.state == COORD_RUN_RUNNING;
+    if (row.attempt != ref->attempt || !active) {
+        // Superseded attempt or finished run: acknowledge so the agent can forget it, and stop
+        // an attempt that is still producing.
+        rc = s_ack(self, board, ref, ref->seq);
+        if (rc == 0 && (msg->type == JF_MSG_RUN_PROGRESS || msg->type == JF_MSG_TELEMETRY)) {
+            rc = coord_server_queue_board(self, board,
+                                          jf_msg_run_ref_new(JF_MSG_RUN_CANCEL,
+                                                             coord_server_next_id(self), ref->run,
+                                                             ref->attempt));
+        }
+        return rc < 0 ? rc : 1;
+    }
+    if (ref->seq != row.acked_seq + 1) {
+        rc = s_ack(self, board, ref, row.acked_seq); // duplicate or gap: say where we are
+        return rc < 0 ? rc : 1;
+    }
+    if (row.state == COORD_RUN_ASSIGNED) {
+        // The run.accept was lost but the run is clearly running.
+        rc = coord_store_run_start(self->store, ref->run, ref->attempt, err);
+    }
+    coord_board_set_run(board, COORD_BOARD_RUNNING, ref->run, ref->attempt);
+    return rc;
+}
+
+static int s_commit_seq(coord_server_t *self, coord_board_t *board, const jf_msg_run_ref_t *ref,
+                        jf_err_t *err)
+{
+    int rc = coord_store_run_set_acked(self->store, ref->run, ref->attempt, ref->seq, err);
+    return rc ? rc : s_ack(self, board, ref, ref->seq);
+}
+
+static int s_store_record(coord_server_t *self, const jf_msg_run_ref_t *ref, const json_t *rec,
+                          jf_err_t *err)
+{
+    jf_record_t r;
+    if (jf_record_parse(rec, &r, err) != 0) {
+        return -EPROTO; // validated by the decoder; unreachable
+    }
+    if (r.kind == JF_REC_EPOCH) {
+        return coord_store_add_epoch(self->store, ref->run, ref->attempt, &r.epoch, err);
+    }
+    if (r.kind == JF_REC_MINIBATCH) {
+        return coord_store_add_minibatch(self->store, ref->run, ref->attempt, &r.minibatch, err);
+    }
+    char *info = json_dumps(r.info, JSON_COMPACT | JSON_SORT_KEYS);
+    int rc = info ? coord_store_run_set_info(self->store, ref->run, ref->attempt, info, err)
+                  : jf_err_set(err, -ENOMEM, "out of memory");
+    free(info);
+    return rc;
+}
+
+int coord_server_on_run_progress(coord_server_t *self, coord_board_t *board,
+                                 const zframe_t *identity, const jf_msg_t *msg, jf_err_t *err)
+{
+    (void) identity;
+    jf_msg_run_ref_t ref;
+    int rc = s_admit(self, board, msg, &ref, err);
+    if (rc != 0) {
+        return rc < 0 ? rc : 0;
+    }
+    size_t i = 0;
+    json_t *rec = NULL;
+    json_array_foreach(json_object_get(msg->body, "records"), i, rec) {
+        if ((rc = s_store_record(self, &ref, rec, err)) != 0) {
+            return rc;
+        }
+    }
+    return s_commit_seq(self, board, &ref, err);
+}
+
+int coord_server_on_telemetry(coord_server_t *self, coord_board_t *board,
+                              const zframe_t *identity, const jf_msg_t *msg, jf_err_t *err)
+{
+    (void) identity;
+    jf_msg_run_ref_t ref;
+    int rc = s_admit(self, board, msg, &ref, err);
+    if (rc != 0) {
+        return rc < 0 ? rc : 0;
+    }
+    size_t i = 0;
+    json_t *s = NULL;
+    json_array_foreach(json_object_get(msg->body, "samples"), i, s) {
+        char *text = json_dumps(s, JSON_COMPACT);
+        int64_t t_us = json_integer_value(json_object_get(s, "t_us"));
+        rc = text ? coord_store_add_telemetry(self->store, ref.run, ref.attempt, ref.seq,
+                                              (int64_t) i, t_us, text, err)
+                  : jf_err_set(err, -ENOMEM, "out of memory");
+        free(text);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    return s_commit_seq(self, board, &ref, err);
+}
+
+static int s_end_attempt(coord_server_t *self, coord_board_t *board, const jf_msg_run_ref_t *ref,
+                         bool done, const char *reason, const char *detail, jf_err_t *err)
+{
+    int rc = coord_store_run_finish(self->store, ref->run, ref->attempt, done, reason, detail, err);
+    rc = rc ? rc : s_commit_seq(self, board, ref, err);
+    if (strcmp(board->run, ref->run) == 0) {
+        coord_board_set_run(board, COORD_BOARD_IDLE, NULL, 0);
+    }
+    self->dispatch_needed = true;
+    if (rc == 0) {
+        jf_log_notice("dispatch: run %s on '%s' %s%s%s", ref->run, board->spec->name,
+                      done ? "done" : "failed: ", done ? "" : reason, done ? "" : "");
+    }
+    return rc;
+}
+
+int coord_server_on_run_done(coord_server_t *self, coord_board_t *board, const zframe_t *identity,
+                             const jf_msg_t *msg, jf_err_t *err)
+{
+    (void) identity;
+    jf_msg_run_ref_t ref;
+    int rc = s_admit(self, board, msg, &ref, err);
+    if (rc != 0) {
+        return rc < 0 ? rc : 0;
+    }
+    // A run is done only with every epoch it ran stored: cross-check the count it claims.
+    int64_t claimed = json_integer_value(json_object_get(msg->body, "epochs"));
+    int64_t stored = 0;
+    jf_run_spec_t spec;
+    rc = coord_store_count_epochs(self->store, ref.run, ref.attempt, &stored, err);
+    rc = rc ? rc : coord_store_run_spec(self->store, ref.run, &spec, err);
+    if (rc != 0) {
+        return rc;
+    }
+    if (claimed != stored || stored != spec.epochs) {
+        char detail[160] = {0};
+        (void) snprintf(detail, sizeof detail,
+                        "run.done claims %lld epochs, %lld stored, %d expected", (long long) claimed,
+                        (long long) stored, spec.epochs);
+        return s_end_attempt(self, board, &ref, false, "crashed", detail, err);
+    }
+    return s_end_attempt(self, board, &ref, true, NULL, NULL, err);
+}
+
+int coord_server_on_run_failed(coord_server_t *self, coord_board_t *board,
+                               const zframe_t *identity, const jf_msg_t *msg, jf_err_t *err)
+{
+    (void) identity;
+    jf_msg_run_ref_t ref;
+    int rc = s_admit(self, board, msg, &ref, err);
+    if (rc != 0) {
+        return rc < 0 ? rc : 0;
+    }
+    jf_fail_reason_t reason = JF_FAIL_CRASHED;
+    char detail[JF_MSG_TEXT_MAX + 1] = {0};
+    (void) jf_msg_run_failure_parse(msg->body, &reason, detail, sizeof detail, NULL);
+    return s_end_attempt(self, board, &ref, false, jf_fail_reason_name(reason), detail, err);
+}
