@@ -32,9 +32,10 @@ static const char *const s_sql[COORD_TABLE_COUNT] = {
         " ORDER BY r.ord, m.epoch, m.idx",
     [COORD_TABLE_TELEMETRY] =
         "SELECT t.run, r.board, t.attempt, t.seq, t.idx AS sample, t.t_us, "
-        "substr(j.fullkey, 3) AS metric, j.value FROM telemetry t JOIN runs r ON r.id = t.run "
-        "AND r.attempt = t.attempt, json_tree(t.sample) j WHERE j.type IN ('integer', 'real') "
-        "AND j.fullkey != '$.t_us' AND " S_SWEEP_FILTER " AND " S_STATE_FILTER
+        "replace(substr(j.fullkey, 3), '\"', '') AS metric, j.value FROM telemetry t JOIN runs r "
+        "ON r.id = t.run AND r.attempt = t.attempt, json_tree(t.sample) j WHERE j.type IN "
+        "('integer', 'real') AND j.parent IS NOT NULL AND j.key IS NOT 't_us' AND "
+        S_SWEEP_FILTER " AND " S_STATE_FILTER
         " ORDER BY r.ord, t.seq, t.idx, j.id",
     [COORD_TABLE_SWEEPS] =
         "SELECT s.name AS sweep, s.file, s.description, s.submitted_us, s.cancelled_us, "

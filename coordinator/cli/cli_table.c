@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -136,12 +137,14 @@ static int s_write_text(const cli_table_t *self, FILE *out)
         }
     }
     for (int c = 0; c < self->ncols; c++) {
-        fprintf(out, "%-*s%s", (int) width[c], self->names[c], c + 1 < self->ncols ? "  " : "\n");
+        bool last = c + 1 == self->ncols; // no padding after the last column
+        fprintf(out, "%-*s%s", last ? 0 : (int) width[c], self->names[c], last ? "\n" : "  ");
     }
     for (size_t r = 0; r < self->n; r++) {
         for (int c = 0; c < self->ncols; c++) {
-            fprintf(out, "%-*s%s", (int) width[c], s_cell_text(&self->rows[r], c, buf, sizeof buf),
-                    c + 1 < self->ncols ? "  " : "\n");
+            bool last = c + 1 == self->ncols;
+            fprintf(out, "%-*s%s", last ? 0 : (int) width[c],
+                    s_cell_text(&self->rows[r], c, buf, sizeof buf), last ? "\n" : "  ");
         }
     }
     return ferror(out) ? -EIO : 0;
