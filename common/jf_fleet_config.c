@@ -331,16 +331,17 @@ static int s_unknown_mode(const jf_board_spec_t *b, const jf_yaml_node_t *item, 
     size_t used = 0;
     for (size_t i = 0; i < fam->n_modes; i++) {
         names[i] = fam->modes[i].name;
-        int w = snprintf(list + used, sizeof list - used, "%s%d=%s", i ? ", " : "",
-                         fam->modes[i].id, fam->modes[i].name);
+        int w =
+            snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", fam->modes[i].name);
         used += w > 0 && (size_t) w < sizeof list - used ? (size_t) w : 0;
     }
     char hint[S_CONTEXT_MAX] = {0};
     const char *guess = jf_yaml_suggest(jf_yaml_node_text(item), names, fam->n_modes);
-    return jf_yaml_error(err, -EINVAL, item,
-                         "power mode '%.64s' is not valid for %s%s, expected one of: %s",
-                         jf_yaml_node_text(item), jf_board_type_name(b->simulates),
-                         s_hint(guess, hint, sizeof hint), list);
+    return jf_yaml_error(
+        err, -EINVAL, item,
+        "power mode '%.64s' is not valid for %s%s, expected one of (or its id): %s",
+        jf_yaml_node_text(item), jf_board_type_name(b->simulates), s_hint(guess, hint, sizeof hint),
+        list);
 }
 
 // v is the board's power_modes list, or NULL for every mode of the family.

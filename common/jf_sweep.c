@@ -402,12 +402,13 @@ static int s_workload_name(const s_ctx_t *ctx, const jf_yaml_node_t *node, s_wor
     if (v) {
         rc = jf_yaml_node_to_ident(v, w->name, sizeof w->name, err);
     } else {
-        int n = snprintf(w->name, sizeof w->name, "%s-%s", w->model, w->dataset);
-        if (n < 0 || (size_t) n >= sizeof w->name) {
-            rc = jf_yaml_error(err, -EINVAL, node,
-                               "workload name '%s-%s' is too long; give a 'name'", w->model,
-                               w->dataset);
+        char name[2 * JF_IDENT_MAX + 2] = {0}; // two identifiers and the '-' always fit
+        (void) snprintf(name, sizeof name, "%s-%s", w->model, w->dataset);
+        if (strlen(name) >= sizeof w->name) {
+            return jf_yaml_error(err, -EINVAL, node,
+                                 "workload name '%s' is too long; give a 'name'", name);
         }
+        memcpy(w->name, name, strlen(name) + 1);
     }
     for (size_t i = 0; rc == 0 && i < ctx->n_workloads; i++) {
         if (strcmp(ctx->workloads[i].name, w->name) == 0) {
@@ -650,11 +651,8 @@ static void s_fill_run(const s_ctx_t *ctx, const s_combo_t *c, jf_run_spec_t *s)
 static int s_grow_runs(s_ctx_t *ctx, jf_err_t *err)
 {
     jf_sweep_t *sw = ctx->sweep;
-    if (sw->n_runs == JF_SWEEP_RUNS_MAX) {
-        return jf_yaml_error(err, -EINVAL, ctx->root, "sweep '%s' expands to more than %d runs",
-                             sw->name, JF_SWEEP_RUNS_MAX);
-    }
     size_t cap = ctx->runs_cap ? 2 * ctx->runs_cap : 64;
+    cap = cap < JF_SWEEP_RUNS_MAX ? cap : JF_SWEEP_RUNS_MAX;
     jf_run_spec_t *runs = realloc(sw->runs, cap * sizeof *runs);
     if (!runs) {
         return jf_err_set(err, -ENOMEM, "%s: out of memory for %zu runs", sw->source, cap);
@@ -682,6 +680,10 @@ static int s_add_run(s_ctx_t *ctx, const s_combo_t *c, jf_err_t *err)
     size_t *slot = s_ids_slot(&ctx->ids, sw, spec.run_id);
     if (*slot) {
         return 0; // an earlier combination already produced this run: keep the first
+    }
+    if (sw->n_runs == JF_SWEEP_RUNS_MAX) {
+        return jf_yaml_error(err, -EINVAL, ctx->root, "sweep '%s' expands to more than %d runs",
+                             sw->name, JF_SWEEP_RUNS_MAX);
     }
     int rc = sw->n_runs == ctx->runs_cap ? s_grow_runs(ctx, err) : 0;
     if (rc == 0) {

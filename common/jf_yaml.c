@@ -592,7 +592,11 @@ static void s_node_label(const jf_yaml_node_t *node, char *buf, size_t size)
     while (p && !p->key) {
         p = p->parent;
     }
-    const char *key = p ? p->key->text : "document";
+    if (!p) {
+        (void) snprintf(buf, size, "the document");
+        return;
+    }
+    const char *key = p->key->text;
     if (node->parent && node->parent->kind == JF_YAML_SEQUENCE) {
         (void) snprintf(buf, size, "'%.64s'[%zu]", key, node->index);
     } else {

@@ -1,6 +1,7 @@
 /* Coordinator event loop: sockets, one store transaction per tick, replies after commit. */
 #include "coord_server_internal.h"
 
+#include "jf_fs.h"
 #include "jf_msg_session.h"
 #include "jf_units.h"
 
@@ -216,11 +217,11 @@ int coord_server_run(coord_server_t *self, volatile sig_atomic_t *stop, jf_err_t
 
 static int s_make_data_dir(const char *dir, jf_err_t *err)
 {
-    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-        return jf_err_set(err, -errno, "%s: cannot create the data directory: %s", dir,
-                          strerror(errno));
+    int rc = jf_fs_mkdir_p(dir, 0700, err);
+    if (rc < 0) {
+        jf_err_prefix(err, "cannot create the data directory");
     }
-    return 0;
+    return rc;
 }
 
 // One coordinator per data directory: two writers on one store would both hand out runs.

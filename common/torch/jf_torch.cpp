@@ -1,4 +1,4 @@
-/* The libtorch shim (STYLE.md §8): the models (LeNet-5, ResNet-18 and VGG-11 in their CIFAR forms),
+/* The libtorch shim (STYLE.md §8): the models (LeNet-5; ResNet-18 and VGG-11 in CIFAR form),
  * one SGD training step, device selection and build information behind the C header jf_torch.h.
  * Every extern "C" body catches every exception and returns a negative errno plus a message;
  * out-of-memory becomes -ENOMEM "out of memory" so the trainer can report reason "oom". */
@@ -25,7 +25,8 @@
 #define JF_TORCH_MNIST_SIDE 28
 #define JF_TORCH_CIFAR_SIDE 32
 
-namespace {
+namespace
+{
 
 // Common base so that a session holds any of the models through one pointer.
 struct jf_net : torch::nn::Module {
@@ -39,7 +40,8 @@ struct lenet5_net : jf_net {
 
     lenet5_net()
     {
-        conv1 = register_module("conv1", torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 6, 5).padding(2)));
+        conv1 = register_module("conv1",
+                                torch::nn::Conv2d(torch::nn::Conv2dOptions(1, 6, 5).padding(2)));
         conv2 = register_module("conv2", torch::nn::Conv2d(torch::nn::Conv2dOptions(6, 16, 5)));
         fc1 = register_module("fc1", torch::nn::Linear(16 * 5 * 5, 120));
         fc2 = register_module("fc2", torch::nn::Linear(120, 84));
@@ -75,8 +77,8 @@ struct basic_block_impl : torch::nn::Module {
         conv2 = register_module("conv2", s_conv3x3(out, out, 1));
         bn2 = register_module("bn2", torch::nn::BatchNorm2d(out));
         if (stride != 1 || in != out) {
-            shortcut->push_back(torch::nn::Conv2d(
-                torch::nn::Conv2dOptions(in, out, 1).stride(stride).bias(false)));
+            shortcut->push_back(
+                torch::nn::Conv2d(torch::nn::Conv2dOptions(in, out, 1).stride(stride).bias(false)));
             shortcut->push_back(torch::nn::BatchNorm2d(out));
         }
         register_module("shortcut", shortcut);
@@ -162,9 +164,7 @@ bool s_is_oom_text(const char *text)
 {
     // c10 reports host allocation failures as "DefaultCPUAllocator: can't allocate memory" and
     // CUDA ones as "CUDA out of memory. Tried to allocate ...".
-    return strstr(text, "out of memory") != nullptr ||
-           strstr(text, "can't allocate memory") != nullptr ||
-           strstr(text, "DefaultCPUAllocator: can't allocate") != nullptr;
+    return strstr(text, "out of memory") != nullptr || strstr(text, "can't allocate") != nullptr;
 }
 
 // Copies the first line of a libtorch message, at most JF_TORCH_MSG_MAX bytes.
@@ -233,7 +233,7 @@ std::string s_config_value(const std::string &config, const char *key)
 
 int s_find_blas_library(struct dl_phdr_info *info, size_t size, void *data)
 {
-    (void) size;
+    (void)size;
     const char *path = info->dlpi_name;
     const char *base = path ? strrchr(path, '/') : nullptr;
     base = base ? base + 1 : path;
@@ -251,7 +251,7 @@ int s_find_blas_library(struct dl_phdr_info *info, size_t size, void *data)
 std::string s_blas_text(const std::string &config)
 {
     std::string library;
-    (void) dl_iterate_phdr(s_find_blas_library, &library); // returns the callback's last value
+    (void)dl_iterate_phdr(s_find_blas_library, &library); // returns the callback's last value
     std::string text = s_config_value(config, "BLAS_INFO=");
     if (!library.empty()) {
         text += " (" + library + ")";
@@ -279,8 +279,10 @@ extern "C" int jf_torch_model_parse(const char *name, jf_torch_model_kind_t *ret
             return 0;
         }
     }
-    return jf_err_set(err, -EINVAL, "torch: unknown model '%.64s', expected one of lenet5, "
-                      "resnet18, vgg11, mobilenetv3", name ? name : "(null)");
+    return jf_err_set(err, -EINVAL,
+                      "torch: unknown model '%.64s', expected one of lenet5, "
+                      "resnet18, vgg11, mobilenetv3",
+                      name ? name : "(null)");
 }
 
 extern "C" const char *jf_torch_model_name(jf_torch_model_kind_t model)
@@ -340,7 +342,8 @@ static int s_pick_device(jf_torch_session_t *self, jf_torch_device_kind_t kind, 
 {
     bool cuda = torch::cuda::is_available();
     if (kind == JF_TORCH_DEVICE_CUDA && !cuda) {
-        return jf_err_set(err, -ENODEV, "torch: device 'cuda' asked for, but this libtorch has "
+        return jf_err_set(err, -ENODEV,
+                          "torch: device 'cuda' asked for, but this libtorch has "
                           "no usable CUDA device");
     }
     if (kind == JF_TORCH_DEVICE_CPU || !cuda) {
@@ -430,10 +433,11 @@ static double s_step(jf_torch_session_t *self, const float *x, const int64_t *y,
 {
     const jf_torch_shape_t *s = &self->shape;
     // from_blob borrows the caller's memory; nothing below writes to the input tensors.
-    torch::Tensor xt = torch::from_blob(const_cast<float *>(x), {batch, s->channels, s->height,
-                                        s->width}, torch::kFloat32).to(self->device);
-    torch::Tensor yt = torch::from_blob(const_cast<int64_t *>(y), {batch}, torch::kInt64)
+    torch::Tensor xt = torch::from_blob(const_cast<float *>(x),
+                                        {batch, s->channels, s->height, s->width}, torch::kFloat32)
                            .to(self->device);
+    torch::Tensor yt =
+        torch::from_blob(const_cast<int64_t *>(y), {batch}, torch::kInt64).to(self->device);
     self->optimizer->zero_grad();
     torch::Tensor loss = torch::nn::functional::cross_entropy(self->net->forward(xt), yt);
     loss.backward();
@@ -475,7 +479,7 @@ extern "C" jf_torch_model_kind_t jf_torch_session_model(const jf_torch_session_t
 
 static void s_copy_text(char *dst, const std::string &src)
 {
-    (void) snprintf(dst, JF_TORCH_INFO_TEXT_MAX, "%s", src.c_str()); // truncation is fine here
+    (void)snprintf(dst, JF_TORCH_INFO_TEXT_MAX, "%s", src.c_str()); // truncation is fine here
 }
 
 extern "C" int jf_torch_info_read(jf_torch_info_t *ret_info, jf_err_t *err)

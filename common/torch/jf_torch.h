@@ -18,15 +18,15 @@ extern "C" {
 #define JF_TORCH_THREADS_DEFAULT 1   // intra-op threads when the caller asks for 0
 #define JF_TORCH_THREADS_MAX     256 // largest intra-op thread count accepted
 #define JF_TORCH_BATCH_MAX       4096
-#define JF_TORCH_INFO_TEXT_MAX   160 // size of the text fields of jf_torch_info_t, with the NUL
+#define JF_TORCH_INFO_TEXT_MAX   160  // size of the text fields of jf_torch_info_t, with the NUL
 #define JF_TORCH_LR              0.01 // SGD learning rate
 #define JF_TORCH_MOMENTUM        0.9  // SGD momentum
 
 typedef enum jf_torch_model_kind {
-    JF_TORCH_MODEL_LENET5 = 0,   // LeNet-5, 1x28x28 -> 10 (MNIST)
-    JF_TORCH_MODEL_RESNET18,     // ResNet-18, CIFAR form (3x3 stem, no max-pool), 3x32x32 -> 10
-    JF_TORCH_MODEL_VGG11,        // VGG-11 with BatchNorm, CIFAR form, 3x32x32 -> 10
-    JF_TORCH_MODEL_MOBILENETV3,  // not built yet: jf_torch_session_new returns -ENOTSUP
+    JF_TORCH_MODEL_LENET5 = 0,  // LeNet-5, 1x28x28 -> 10 (MNIST)
+    JF_TORCH_MODEL_RESNET18,    // ResNet-18, CIFAR form (3x3 stem, no max-pool), 3x32x32 -> 10
+    JF_TORCH_MODEL_VGG11,       // VGG-11 with BatchNorm, CIFAR form, 3x32x32 -> 10
+    JF_TORCH_MODEL_MOBILENETV3, // not built yet: jf_torch_session_new returns -ENOTSUP
 } jf_torch_model_kind_t;
 
 typedef enum jf_torch_device_kind {
@@ -92,8 +92,8 @@ void jf_torch_session_destroy(jf_torch_session_t **self_p);
 // labels in 0..classes-1. *ret_loss gets the minibatch's mean loss. Returns 0, -EINVAL (batch
 // outside 1..JF_TORCH_BATCH_MAX, NULL buffers, label out of range), -ENOMEM ("out of memory") or
 // -EIO (any other libtorch failure).
-int jf_torch_session_step(jf_torch_session_t *self, const float *x, const int64_t *y,
-                          size_t batch, double *ret_loss, jf_err_t *err);
+int jf_torch_session_step(jf_torch_session_t *self, const float *x, const int64_t *y, size_t batch,
+                          double *ret_loss, jf_err_t *err);
 
 // The device the session runs on: "cpu" or "cuda:0". Borrowed; valid until the session is
 // destroyed.

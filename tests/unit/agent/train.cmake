@@ -1,0 +1,13 @@
+# Tests of agent/train: loader (no torch involved), dataset reader and generator, records,
+# options, and the two programs end to end through $JF_BIN_DIR.
+foreach(module train_loader train_dataset train_records train_options)
+  jf_add_unit_test(${module}
+    SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/${module}_test.c
+    LIBS jf_train jf_torch jf_common jft_support)
+endforeach()
+
+jf_add_unit_test(train_main
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/train_main_test.c
+  LIBS jf_train jf_torch jf_common jft_support)
+# The end-to-end test runs the programs, so they must be built first.
+add_dependencies(train_main_test jetfleet-train jetfleet-datagen)

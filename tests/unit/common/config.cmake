@@ -1,0 +1,5 @@
+# Unit tests of the config loaders: the YAML layer, fleet.yaml and sweep files (STYLE.md §9).
+jf_add_unit_test(yaml SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/yaml_test.c LIBS jf_common jft_support)
+jf_add_unit_test(fleet_config
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/fleet_config_test.c LIBS jf_common jft_support)
+jf_add_unit_test(sweep SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/sweep_test.c LIBS jf_common jft_support)

@@ -1,0 +1,15 @@
+# Tests of the libtorch shim (common/torch). torch_header compiles jf_torch.h alone as C11 and as
+# C++17 with warnings as errors and links no libtorch.
+jf_add_unit_test(torch
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/torch_test.c
+  LIBS jf_torch jf_common)
+
+jf_add_unit_test(torch_header
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/torch_header_test.c
+          ${PROJECT_SOURCE_DIR}/tests/unit/common/torch_header_cxx.cpp
+  LIBS jf_common)
+target_include_directories(torch_header_test PRIVATE ${PROJECT_SOURCE_DIR}/common/torch)
+set_target_properties(torch_header_test PROPERTIES
+  C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF
+  CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF)
+target_compile_options(torch_header_test PRIVATE -Werror -Wall -Wextra -Wpedantic -Wshadow)

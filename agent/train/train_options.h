@@ -1,0 +1,26 @@
+/* jetfleet-train's command line (getopt_long) and its JF_TRAIN_FAULT test hook, into the run
+ * options. Kept out of train_main.c so that main stays short and the parser is unit-tested.
+ * Not a validator of vocabularies: train_run checks model, device and dataset. */
+#ifndef TRAIN_OPTIONS_H
+#define TRAIN_OPTIONS_H
+
+#include "jf_err.h"
+#include "train_run.h"
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#define TRAIN_OPTIONS_MAX_BATCHES_MAX 1000000000 // largest --max-batches
+
+// Parses argv and the JF_TRAIN_FAULT environment variable into *ret_opts (strings borrowed from
+// argv). Required: --model, --data, --workers, --batch, --epochs. Sets *ret_help when --help is
+// given (ret_opts is then not written). Returns 0, or -EINVAL with err naming the option (unknown
+// option, missing value, number out of range, stray argument, missing required option, bad hook
+// value). Uses getopt's global state: call from one thread.
+int train_options_parse(int argc, char *argv[], train_run_opts_t *ret_opts, bool *ret_help,
+                        jf_err_t *err);
+
+// Writes the usage text, including the test hook, to out.
+void train_options_usage(FILE *out);
+
+#endif

@@ -1,0 +1,218 @@
+/* Run records as jansson values: each line is built, dumped compactly with "\n" and flushed at
+ * once (the agent reads them as they come); a copy without "kind" is kept for the final document.
+ * Durations are int64 microseconds inside and seconds (reals) on the wire. */
+#include "train_records.h"
+
+#include "jf_units.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TRAIN_RECORDS_DUMP_FLAGS (JSON_COMPACT | JSON_REAL_PRECISION(TRAIN_RECORDS_REAL_DIGITS))
+
+struct train_records {
+    FILE *out;              // borrowed; the line stream
+    json_t *start;          // owned; the start line
+    json_t *params;         // owned; the parameters for the final document
+    json_t *epochs;         // owned; completed epoch records
+    json_t *minibatches;    // owned; minibatch records of the current epoch
+    int epoch;              // current epoch number
+    int64_t stall_sum_us;   // current epoch: sum of fetch stalls
+    int64_t compute_sum_us; // current epoch: sum of compute times
+    size_t samples;         // current epoch: samples seen
+    double loss_sum;        // current epoch: sum of loss * samples
+};
+
+static double s_seconds(int64_t us)
+{
+    return (double)us / (double)JF_US_PER_S;
+}
+
+// A JSON real, or null for a value JSON cannot carry (a diverged loss is NaN or infinite).
+static json_t *s_real(double value)
+{
+    return isfinite(value) ? json_real(value) : json_null();
+}
+
+static int s_emit(FILE *out, const json_t *line, jf_err_t *err)
+{
+    char *text = json_dumps(line, TRAIN_RECORDS_DUMP_FLAGS);
+    if (!text) {
+        return jf_err_set(err, -ENOMEM, "records: out of memory");
+    }
+    bool ok = fputs(text, out) >= 0 && fputc('\n', out) != EOF && fflush(out) == 0;
+    free(text);
+    if (!ok) {
+        return jf_err_set(err, -EIO, "records: writing a record line failed: %s", strerror(errno));
+    }
+    return 0;
+}
+
+// Emits line, then keeps a copy without "kind" in array (if not NULL). Takes line's reference.
+static int s_emit_and_keep(train_records_t *self, json_t *line, json_t *array, jf_err_t *err)
+{
+    if (!line) {
+        return jf_err_set(err, -ENOMEM, "records: out of memory");
+    }
+    int rc = s_emit(self->out, line, err);
+    if (rc == 0 && array) {
+        json_t *kept = json_copy(line);
+        (void)json_object_del(kept, "kind"); // always present; a NULL copy is caught below
+        if (!kept || json_array_append_new(array, kept) < 0) {
+            rc = jf_err_set(err, -ENOMEM, "records: out of memory");
+        }
+    }
+    json_decref(line);
+    return rc;
+}
+
+static json_t *s_pack_start(const train_records_params_t *p)
+{
+    return json_pack("{s:s, s:s, s:s, s:s, s:i, s:s, s:s, s:I, s:I, s:i, s:i, s:I, s:i, s:I}",
+                     "kind", "start", "model", p->model, "dataset", p->dataset, "device", p->device,
+                     "threads", p->threads, "blas", p->blas, "torch_version", p->torch_version,
+                     "samples", (json_int_t)p->samples, "batches_per_epoch",
+                     (json_int_t)p->batches_per_epoch, "workers", p->workers, "prefetch",
+                     p->prefetch, "batch", (json_int_t)p->batch, "epochs", p->epochs, "seed",
+                     (json_int_t)p->seed);
+}
+
+train_records_t *train_records_new(const train_records_params_t *params, FILE *out, jf_err_t *err)
+{
+    if (params->seed > INT64_MAX) {
+        (void)jf_err_set(err, -EINVAL, "records: seed %llu above %lld",
+                         (unsigned long long)params->seed, (long long)INT64_MAX);
+        return NULL;
+    }
+    train_records_t *self = calloc(1, sizeof *self);
+    if (!self) {
+        (void)jf_err_set(err, -ENOMEM, "records: out of memory");
+        return NULL;
+    }
+    self->out = out;
+    self->start = s_pack_start(params);
+    self->params = self->start ? json_copy(self->start) : NULL;
+    self->epochs = json_array();
+    self->minibatches = json_array();
+    if (!self->params || !self->epochs || !self->minibatches ||
+        json_object_del(self->params, "kind") < 0 ||
+        json_object_set_new(self->params, "drop_last", json_boolean(params->drop_last)) < 0) {
+        (void)jf_err_set(err, -ENOMEM, "records: out of memory");
+        train_records_destroy(&self);
+    }
+    return self;
+}
+
+void train_records_destroy(train_records_t **self_p)
+{
+    if (!self_p || !*self_p) {
+        return;
+    }
+    train_records_t *self = *self_p;
+    json_decref(self->start);
+    json_decref(self->params);
+    json_decref(self->epochs);
+    json_decref(self->minibatches);
+    free(self);
+    *self_p = NULL;
+}
+
+int train_records_start(train_records_t *self, jf_err_t *err)
+{
+    return s_emit(self->out, self->start, err);
+}
+
+void train_records_epoch_begin(train_records_t *self, int epoch)
+{
+    self->epoch = epoch;
+    self->stall_sum_us = 0;
+    self->compute_sum_us = 0;
+    self->samples = 0;
+    self->loss_sum = 0.0;
+    json_array_clear(self->minibatches);
+}
+
+int train_records_minibatch(train_records_t *self, const train_minibatch_rec_t *rec, jf_err_t *err)
+{
+    self->stall_sum_us += rec->fetch_stall_us;
+    self->compute_sum_us += rec->compute_us;
+    self->samples += rec->samples;
+    self->loss_sum += rec->loss * (double)rec->samples;
+    json_t *line =
+        json_pack("{s:s, s:i, s:I, s:I, s:f, s:f, s:o}", "kind", "minibatch", "epoch", self->epoch,
+                  "index", (json_int_t)rec->index, "samples", (json_int_t)rec->samples,
+                  "fetch_stall_s", s_seconds(rec->fetch_stall_us), "compute_s",
+                  s_seconds(rec->compute_us), "loss", s_real(rec->loss));
+    return s_emit_and_keep(self, line, self->minibatches, err);
+}
+
+int train_records_epoch_end(train_records_t *self, int64_t e2e_us, jf_err_t *err)
+{
+    double e2e_s = s_seconds(e2e_us);
+    json_t *rate = e2e_us > 0 ? json_real((double)self->samples / e2e_s) : json_null();
+    json_t *loss = self->samples > 0 ? s_real(self->loss_sum / (double)self->samples) : json_null();
+    json_t *line =
+        json_pack("{s:s, s:i, s:b, s:f, s:f, s:f, s:I, s:o, s:o}", "kind", "epoch", "epoch",
+                  self->epoch, "warmup", self->epoch == 0, "e2e_s", e2e_s, "fetch_stall_s",
+                  s_seconds(self->stall_sum_us), "compute_s", s_seconds(self->compute_sum_us),
+                  "samples", (json_int_t)self->samples, "samples_per_s", rate, "loss", loss);
+    size_t before = json_array_size(self->epochs);
+    int rc = s_emit_and_keep(self, line, self->epochs, err);
+    json_t *kept = json_array_get(self->epochs, before); // borrowed; NULL if not appended
+    if (rc == 0 && json_object_set_new(kept, "minibatches", json_copy(self->minibatches)) < 0) {
+        rc = jf_err_set(err, -ENOMEM, "records: out of memory");
+    }
+    return rc;
+}
+
+int train_records_done(train_records_t *self, jf_err_t *err)
+{
+    json_t *line = json_pack("{s:s, s:I}", "kind", "done", "epochs",
+                             (json_int_t)json_array_size(self->epochs));
+    return s_emit_and_keep(self, line, NULL, err);
+}
+
+int train_records_write_file(const train_records_t *self, const char *path, const char *reason,
+                             const char *failure, jf_err_t *err)
+{
+    json_t *doc = json_pack("{s:O, s:O}", "params", self->params, "epochs", self->epochs);
+    if (doc && failure) {
+        json_t *e =
+            json_pack("{s:s, s:s}", "reason", reason ? reason : "crashed", "detail", failure);
+        if (!e || json_object_set_new(doc, "error", e) < 0) {
+            json_decref(doc);
+            doc = NULL;
+        }
+    }
+    if (!doc) {
+        return jf_err_set(err, -ENOMEM, "records: out of memory");
+    }
+    int rc = json_dump_file(doc, path, JSON_INDENT(2) | JSON_REAL_PRECISION(9));
+    json_decref(doc);
+    if (rc < 0) {
+        return jf_err_set(err, -EIO, "%s: cannot write the run document: %s", path,
+                          strerror(errno));
+    }
+    return 0;
+}
+
+int train_records_emit_error(FILE *out, const char *reason, const char *detail)
+{
+    json_t *line = json_pack("{s:s, s:s, s:s}", "kind", "error", "reason", reason, "detail",
+                             detail ? detail : "");
+    if (!line) {
+        // jansson refuses text that is not UTF-8 (a file name, say); the line must still go out.
+        line = json_pack("{s:s, s:s, s:s}", "kind", "error", "reason", reason, "detail",
+                         "(detail not valid UTF-8; see the log)");
+    }
+    if (!line) {
+        return -ENOMEM;
+    }
+    int rc = s_emit(out, line, NULL);
+    json_decref(line);
+    return rc;
+}

@@ -1,0 +1,267 @@
+/* The training loop of jetfleet-train: per minibatch, time waiting for the loader (fetch stall)
+ * and the torch step (compute); per epoch, time end to end including the loader's start-up.
+ * Owns the dataset, session, loader and records; the records module does the output. */
+#include "train_run.h"
+
+#include "jf_torch.h"
+#include "jf_units.h"
+#include "train_dataset.h"
+#include "train_loader.h"
+#include "train_records.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct train_run {
+    train_run_opts_t opts;       // copy; strings borrowed from the caller
+    FILE *out;                   // borrowed; record lines
+    train_dataset_t *dataset;    // owned
+    train_loader_t *loader;      // owned
+    jf_torch_session_t *session; // owned
+    train_records_t *records;    // owned
+};
+
+const char *train_run_failure_reason(int code)
+{
+    switch (code) {
+    case -ENOMEM:
+        return "oom";
+    case -EINVAL:
+    case -EPROTO:
+    case -ENOENT:
+    case -ENOTSUP:
+    case -ENODEV:
+        return "invalid";
+    default:
+        return "crashed";
+    }
+}
+
+// The code a constructor left in err, or fallback when err is NULL.
+static int s_failed(const jf_err_t *err, int fallback)
+{
+    return err && err->code < 0 ? err->code : fallback;
+}
+
+// The loader's fetch function over a dataset (ctx).
+static int s_fetch(void *ctx, size_t index, float *ret_x, int64_t *ret_y, jf_err_t *err)
+{
+    return train_dataset_fetch(ctx, index, ret_x, ret_y, err);
+}
+
+static int s_check_shape(const train_run_t *self, jf_torch_model_kind_t model, jf_err_t *err)
+{
+    jf_torch_shape_t want = {0};
+    int rc = jf_torch_model_shape(model, &want, err);
+    if (rc < 0) {
+        return rc;
+    }
+    train_dataset_shape_t have = train_dataset_shape(self->dataset);
+    if (have.channels != want.channels || have.height != want.height || have.width != want.width) {
+        return jf_err_set(err, -EINVAL,
+                          "model '%s' needs %dx%dx%d input (%s), but '%.200s' "
+                          "holds %s with %dx%dx%d",
+                          jf_torch_model_name(model), want.channels, want.height, want.width,
+                          want.channels == 1 ? "mnist" : "cifar10", self->opts.data_dir,
+                          train_dataset_kind_name(train_dataset_kind(self->dataset)), have.channels,
+                          have.height, have.width);
+    }
+    return 0;
+}
+
+static int s_open_session(train_run_t *self, jf_torch_model_kind_t model, jf_err_t *err)
+{
+    jf_torch_session_opts_t so = {
+        .model = model, .threads = self->opts.threads, .seed = self->opts.seed};
+    int rc = jf_torch_device_parse(self->opts.device ? self->opts.device : "cpu", &so.device, err);
+    if (rc < 0) {
+        return rc;
+    }
+    self->session = jf_torch_session_new(&so, err);
+    return self->session ? 0 : s_failed(err, -EIO);
+}
+
+static int s_open_loader(train_run_t *self, jf_err_t *err)
+{
+    const train_run_opts_t *o = &self->opts;
+    train_loader_opts_t lo = {
+        .samples = train_dataset_size(self->dataset),
+        .sample_floats = train_dataset_sample_floats(self->dataset),
+        .batch = o->batch,
+        .workers = o->workers,
+        .prefetch = o->prefetch,
+        .drop_last = o->drop_last,
+        .seed = o->seed,
+        .max_batches = o->max_batches,
+        .fetch = s_fetch,
+        .fetch_ctx = self->dataset,
+    };
+    self->loader = train_loader_new(&lo, err);
+    return self->loader ? 0 : s_failed(err, -EINVAL);
+}
+
+static int s_open_records(train_run_t *self, jf_err_t *err)
+{
+    jf_torch_info_t info = {0};
+    int rc = jf_torch_info_read(&info, err);
+    if (rc < 0) {
+        return rc;
+    }
+    const train_run_opts_t *o = &self->opts;
+    train_records_params_t p = {
+        .model = jf_torch_model_name(jf_torch_session_model(self->session)),
+        .dataset = train_dataset_kind_name(train_dataset_kind(self->dataset)),
+        .device = jf_torch_session_device_name(self->session),
+        .blas = info.blas,
+        .torch_version = info.torch_version,
+        .threads = info.threads,
+        .workers = o->workers,
+        .prefetch = o->prefetch > 0 ? o->prefetch : TRAIN_LOADER_PREFETCH_DEFAULT,
+        .batch = o->batch,
+        .epochs = o->epochs,
+        .seed = o->seed,
+        .drop_last = o->drop_last,
+        .samples = train_dataset_size(self->dataset),
+        .batches_per_epoch = train_loader_batches_per_epoch(self->loader),
+    };
+    self->records = train_records_new(&p, self->out, err);
+    return self->records ? 0 : s_failed(err, -ENOMEM);
+}
+
+static int s_open_all(train_run_t *self, jf_err_t *err)
+{
+    if (self->opts.epochs < 1) {
+        return jf_err_set(err, -EINVAL, "run: epochs must be at least 1, got %d",
+                          self->opts.epochs);
+    }
+    jf_torch_model_kind_t model = JF_TORCH_MODEL_LENET5;
+    int rc = jf_torch_model_parse(self->opts.model, &model, err);
+    if (rc < 0) {
+        return rc;
+    }
+    self->dataset = train_dataset_open(self->opts.data_dir, err);
+    rc = self->dataset ? 0 : s_failed(err, -EIO);
+    rc = rc < 0 ? rc : s_check_shape(self, model, err);
+    rc = rc < 0 ? rc : s_open_loader(self, err);
+    rc = rc < 0 ? rc : s_open_session(self, model, err);
+    return rc < 0 ? rc : s_open_records(self, err);
+}
+
+train_run_t *train_run_new(const train_run_opts_t *opts, FILE *out, jf_err_t *err)
+{
+    train_run_t *self = calloc(1, sizeof *self);
+    if (!self) {
+        (void)jf_err_set(err, -ENOMEM, "run: out of memory");
+        return NULL;
+    }
+    self->opts = *opts;
+    self->out = out;
+    if (s_open_all(self, err) < 0) {
+        train_run_destroy(&self);
+    }
+    return self;
+}
+
+void train_run_destroy(train_run_t **self_p)
+{
+    if (!self_p || !*self_p) {
+        return;
+    }
+    train_run_t *self = *self_p;
+    train_records_destroy(&self->records);
+    train_loader_destroy(&self->loader); // joins the workers before the dataset closes
+    jf_torch_session_destroy(&self->session);
+    train_dataset_destroy(&self->dataset);
+    free(self);
+    *self_p = NULL;
+}
+
+// One minibatch: the torch step, timed, and its record.
+static int s_step(train_run_t *self, const train_batch_t *batch, int64_t stall_us, jf_err_t *err)
+{
+    double loss = 0.0;
+    int64_t t0 = jf_clock_mono_us();
+    int rc = jf_torch_session_step(self->session, batch->x, batch->y, batch->samples, &loss, err);
+    if (rc < 0) {
+        return rc;
+    }
+    train_minibatch_rec_t rec = {.index = batch->index,
+                                 .samples = batch->samples,
+                                 .fetch_stall_us = stall_us,
+                                 .compute_us = jf_clock_mono_us() - t0,
+                                 .loss = loss};
+    return train_records_minibatch(self->records, &rec, err);
+}
+
+static int s_run_epoch(train_run_t *self, int epoch, jf_err_t *err)
+{
+    int64_t start_us = jf_clock_mono_us();
+    train_records_epoch_begin(self->records, epoch);
+    int rc = train_loader_epoch_start(self->loader, (uint64_t)epoch, err);
+    while (rc == 0) {
+        const train_batch_t *batch = NULL;
+        int64_t wait_us = jf_clock_mono_us();
+        rc = train_loader_next(self->loader, &batch, err);
+        if (rc < 0 || !batch) {
+            break;
+        }
+        rc = s_step(self, batch, jf_clock_mono_us() - wait_us, err);
+    }
+    return rc < 0 ? rc : train_records_epoch_end(self->records, jf_clock_mono_us() - start_us, err);
+}
+
+// The JF_TRAIN_FAULT test hook, run after the first epoch record.
+static int s_fault(const train_run_t *self, jf_err_t *err)
+{
+    switch (self->opts.fault) {
+    case TRAIN_FAULT_CRASH:
+        (void)fflush(self->out); // the epoch line is already flushed; be sure of it
+        // Restore the default action so the process dies by the signal even when a sanitizer
+        // runtime has installed its own SIGSEGV handler, as a real crash of this build would.
+        (void)signal(SIGSEGV, SIG_DFL);
+        (void)raise(SIGSEGV);
+        return jf_err_set(err, -EIO, "run: %s=crash: SIGSEGV did not end the process",
+                          TRAIN_RUN_FAULT_ENV);
+    case TRAIN_FAULT_OOM:
+        return jf_err_set(err, -ENOMEM, "out of memory (test hook %s=oom)", TRAIN_RUN_FAULT_ENV);
+    case TRAIN_FAULT_NONE:
+        break;
+    }
+    return 0;
+}
+
+// Writes the final document; a failure of the run keeps precedence over a failure to write.
+static int s_write_document(const train_run_t *self, int rc, jf_err_t *err)
+{
+    jf_err_t write_err = {0};
+    const char *failure = rc < 0 ? err->msg : NULL;
+    int wrc = train_records_write_file(self->records, self->opts.json_out,
+                                       train_run_failure_reason(rc), failure, &write_err);
+    if (rc < 0) {
+        return rc;
+    }
+    if (wrc < 0) {
+        *err = write_err;
+    }
+    return wrc;
+}
+
+int train_run_exec(train_run_t *self, jf_err_t *err)
+{
+    jf_err_t local = {0};
+    err = err ? err : &local;
+    int rc = train_records_start(self->records, err);
+    for (int epoch = 0; rc == 0 && epoch < self->opts.epochs; epoch++) {
+        rc = s_run_epoch(self, epoch, err);
+        if (rc == 0 && epoch == 0) {
+            rc = s_fault(self, err);
+        }
+    }
+    rc = rc < 0 ? rc : train_records_done(self->records, err);
+    if (self->opts.json_out) {
+        rc = s_write_document(self, rc, err);
+    }
+    return rc;
+}

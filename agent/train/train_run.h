@@ -1,0 +1,59 @@
+/* One jetfleet-train run: opens the dataset, checks it fits the model, builds the torch session,
+ * the loader and the records, then runs the epochs, timing every minibatch (fetch stall and
+ * compute) and every epoch end to end. The output contract is in train_records.h. Not an
+ * option parser (train_options.h) and not where exit codes are decided (train_main.c). */
+#ifndef TRAIN_RUN_H
+#define TRAIN_RUN_H
+
+#include "jf_err.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define TRAIN_RUN_FAULT_ENV "JF_TRAIN_FAULT" // test hook: crash|oom after the first epoch
+
+typedef enum train_fault {
+    TRAIN_FAULT_NONE = 0,
+    TRAIN_FAULT_CRASH, // raise SIGSEGV (default action) after the first epoch record
+    TRAIN_FAULT_OOM,   // fail with -ENOMEM "out of memory" after the first epoch record
+} train_fault_t;
+
+typedef struct train_run_opts {
+    const char *model;    // borrowed; lenet5, resnet18, vgg11 (mobilenetv3: not built yet)
+    const char *data_dir; // borrowed; directory holding an MNIST or CIFAR-10 training set
+    const char *device;   // borrowed; cpu, cuda or auto
+    const char *json_out; // borrowed; path of the final document, or NULL for none
+    int workers;          // loader workers, 0..TRAIN_LOADER_WORKERS_MAX
+    int prefetch;         // batches per worker ahead, 1..TRAIN_LOADER_PREFETCH_MAX
+    size_t batch;         // samples per minibatch
+    int epochs;           // epochs to run, >= 1; epoch 0 is the warm-up
+    int threads;          // torch intra-op threads; 0 = 1
+    uint64_t seed;        // model initialisation and shuffle seed, <= INT64_MAX
+    bool drop_last;       // drop each epoch's last incomplete minibatch
+    size_t max_batches;   // minibatches per epoch at most; 0 = all (for tests)
+    train_fault_t fault;  // test hook
+} train_run_opts_t;
+
+typedef struct train_run train_run_t;
+
+// Prepares a run; record lines will go to out (borrowed, usually stdout). Returns the run, or
+// NULL with err: -EINVAL (bad options, model and dataset do not match), -ENOENT/-EPROTO/-EIO
+// (dataset), -ENOTSUP (model not built yet), -ENODEV (no CUDA), -ENOMEM.
+// Caller owns the result; release with train_run_destroy.
+train_run_t *train_run_new(const train_run_opts_t *opts, FILE *out, jf_err_t *err);
+
+// Releases everything the run owns; sets *self_p to NULL. Accepts NULL and *self_p == NULL.
+void train_run_destroy(train_run_t **self_p);
+
+// Runs all epochs, writing the start, minibatch, epoch and done lines, and at the end the
+// document to opts->json_out if set (with an "error" member on failure). Returns 0, or the first
+// failure: -ENOMEM (out of memory, host or device), -EIO, or a dataset error.
+int train_run_exec(train_run_t *self, jf_err_t *err);
+
+// The error line's reason for a failure code: "oom" for -ENOMEM, "invalid" for bad input
+// (-EINVAL, -EPROTO, -ENOENT, -ENOTSUP, -ENODEV), "crashed" for anything else.
+const char *train_run_failure_reason(int code);
+
+#endif

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Installs every Debian package jetfleet needs to build, test and run its demo.
+# Idempotent: when everything is already installed it changes nothing and does not
+# touch the network. Only Debian's archive is used (one apt-get update at most).
+set -euo pipefail
+
+packages=(
+  build-essential cmake pkg-config git
+  libzmq3-dev libczmq-dev libjansson-dev libyaml-dev libsqlite3-dev sqlite3
+  libcmocka-dev libcurl4-openssl-dev libjpeg62-turbo-dev libturbojpeg0-dev
+  libtorch-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "deps: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then
+    sudo="sudo"
+  else
+    echo "deps: missing packages (${missing[*]}) and not root; run as root or install sudo" >&2
+    exit 1
+  fi
+fi
+
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,192 @@
+/* Test support: a fleet on loopback. */
+#include "jft_fleet.h"
+
+#include "jft_fs.h"
+
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define S_DATAGEN_TIMEOUT_MS 30000
+
+static int s_make_dataset(jft_fleet_t *f)
+{
+    char bin[PATH_MAX], out[PATH_MAX], log[PATH_MAX + 16];
+    jft_bin("jetfleet-datagen", bin);
+    (void) snprintf(out, sizeof out, "%s/data/mnist", f->dir);
+    (void) snprintf(log, sizeof log, "%s/datagen.log", f->dir);
+    char *argv[] = {bin, "--kind", "mnist", "--scale", "0.005", "--seed", "7", "--out", out, NULL};
+    return jft_run(argv, log, S_DATAGEN_TIMEOUT_MS, NULL) == 0 ? 0 : -EIO;
+}
+
+static int s_write_config(jft_fleet_t *f)
+{
+    size_t cap = 4096 + f->n_boards * 512;
+    char *yaml = malloc(cap);
+    if (!yaml) {
+        return -ENOMEM;
+    }
+    int n = snprintf(yaml, cap,
+                     "coordinator:\n  agent_endpoint: tcp://127.0.0.1:*\n  data_dir: state\n"
+                     "  heartbeat_interval: 500ms\n  heartbeat_timeout: 3s\n  run_timeout: 5m\n"
+                     "boards:\n");
+    for (size_t i = 0; i < f->n_boards && n > 0 && (size_t) n < cap; i++) {
+        n += snprintf(yaml + n, cap - (size_t) n,
+                      "  - name: host-%zu\n    type: host\n    storage:\n      - medium: local\n"
+                      "        mount: /\n        dataset_root: %s/data\n",
+                      i + 1, f->dir);
+    }
+    int rc = jft_write_file(f->config, yaml);
+    free(yaml);
+    return rc;
+}
+
+int jft_fleet_setup(jft_fleet_t *f, size_t n_boards)
+{
+    memset(f, 0, sizeof *f);
+    f->n_boards = n_boards;
+    int rc = jft_tmpdir_new_sized(f->dir, sizeof f->dir);
+    if (rc != 0) {
+        return rc;
+    }
+    (void) snprintf(f->config, sizeof f->config, "%s/fleet.yaml", f->dir);
+    (void) snprintf(f->data_dir, sizeof f->data_dir, "%s/state", f->dir);
+    rc = s_make_dataset(f);
+    return rc ? rc : s_write_config(f);
+}
+
+static bool s_endpoint_ready(void *arg)
+{
+    jft_fleet_t *f = arg;
+    char path[PATH_MAX + 16];
+    (void) snprintf(path, sizeof path, "%s/endpoint", f->data_dir);
+    char *text = jft_read_file(path, NULL);
+    if (!text) {
+        return false;
+    }
+    (void) snprintf(f->endpoint, sizeof f->endpoint, "%s", text);
+    f->endpoint[strcspn(f->endpoint, "\n")] = '\0';
+    free(text);
+    return f->endpoint[0] != '\0';
+}
+
+int jft_fleet_start_coordinator(jft_fleet_t *f)
+{
+    char bin[PATH_MAX], log[PATH_MAX + 16];
+    jft_bin("jetfleet-coordinator", bin);
+    (void) snprintf(log, sizeof log, "%s/coordinator.log", f->dir);
+    char *argv[] = {bin, "--config", f->config, "--log-level", "info", NULL};
+    int rc = jft_proc_start(&f->coord, log, argv, NULL);
+    if (rc == 0 && !jft_wait_until(s_endpoint_ready, f, 10000)) {
+        rc = -ETIMEDOUT;
+    }
+    return rc;
+}
+
+int jft_fleet_start_agent(jft_fleet_t *f, size_t i, char *const env_extra[])
+{
+    if (i >= JFT_FLEET_AGENTS_MAX) {
+        return -EINVAL;
+    }
+    char bin[PATH_MAX], log[PATH_MAX + 64], name[32];
+    jft_bin("jetfleet-agent", bin);
+    (void) snprintf(name, sizeof name, "host-%zu", i + 1);
+    (void) snprintf(log, sizeof log, "%s/agent-%s.log", f->dir, name);
+    char *argv[] = {bin, "--coordinator", f->endpoint, "--name", name, "--config", f->config,
+                    "--log-level", "info", NULL};
+    return jft_proc_start(&f->agents[i], log, argv, env_extra);
+}
+
+static sqlite3_stmt *s_sql_row(jft_fleet_t *f, const char *sql, sqlite3 **ret_db)
+{
+    char path[PATH_MAX + 16];
+    (void) snprintf(path, sizeof path, "%s/jetfleet.db", f->data_dir);
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_busy_timeout(db, 2000) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+        *ret_db = db;
+        return st;
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return NULL;
+}
+
+long long jft_fleet_sql_int(jft_fleet_t *f, const char *sql)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = s_sql_row(f, sql, &db);
+    long long v = -1;
+    if (st && sqlite3_column_type(st, 0) == SQLITE_INTEGER) {
+        v = sqlite3_column_int64(st, 0);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
+}
+
+char *jft_fleet_sql_text(jft_fleet_t *f, const char *sql)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = s_sql_row(f, sql, &db);
+    char *v = NULL;
+    if (st && sqlite3_column_type(st, 0) == SQLITE_TEXT) {
+        v = strdup((const char *) sqlite3_column_text(st, 0));
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return v;
+}
+
+typedef struct s_online {
+    jft_fleet_t *f;
+    long long n;
+} s_online_t;
+
+static bool s_online(void *arg)
+{
+    s_online_t *o = arg;
+    return jft_fleet_sql_int(o->f, "SELECT count(*) FROM boards WHERE online = 1") >= o->n;
+}
+
+bool jft_fleet_wait_online(jft_fleet_t *f, size_t n, int timeout_ms)
+{
+    s_online_t o = {f, (long long) n};
+    return jft_wait_until(s_online, &o, timeout_ms);
+}
+
+int jft_fleet_cli(jft_fleet_t *f, const char *out_path, int timeout_ms, const char *const *args)
+{
+    char bin[PATH_MAX];
+    jft_bin("jetfleet", bin);
+    char *argv[32] = {bin, "--config", f->config};
+    size_t n = 3;
+    for (size_t i = 0; args[i] && n < 31; i++) {
+        argv[n++] = (char *) args[i];
+    }
+    argv[n] = NULL;
+    return jft_run(argv, out_path, timeout_ms * jft_timeout_scale(), NULL);
+}
+
+int jft_fleet_write(jft_fleet_t *f, const char *name, const char *text, char *out)
+{
+    (void) snprintf(out, PATH_MAX, "%s/%s", f->dir, name);
+    return jft_write_file(out, text);
+}
+
+void jft_fleet_teardown(jft_fleet_t *f)
+{
+    for (size_t i = 0; i < JFT_FLEET_AGENTS_MAX; i++) {
+        (void) jft_proc_stop(&f->agents[i]);
+    }
+    (void) jft_proc_stop(&f->coord);
+    if (getenv("JF_KEEP_TEST_DIR")) {
+        fprintf(stderr, "test directory kept: %s\n", f->dir);
+        return;
+    }
+    jft_tmpdir_remove(f->dir);
+}

@@ -1,0 +1,55 @@
+/* Test support: a whole fleet on 127.0.0.1 — a temporary directory with a tiny generated MNIST
+ * dataset, a fleet.yaml of host boards, a coordinator on an ephemeral port, agents, the CLI —
+ * and a teardown that stops every process and removes the directory even after a failure. */
+#ifndef JFT_FLEET_H
+#define JFT_FLEET_H
+
+#include "jft_proc.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define JFT_FLEET_AGENTS_MAX 64
+#define JFT_FLEET_DIR_MAX    1024 // short enough that every path built inside it fits PATH_MAX
+
+typedef struct jft_fleet {
+    char dir[JFT_FLEET_DIR_MAX]; // temporary directory (removed at teardown)
+    char config[PATH_MAX];    // <dir>/fleet.yaml
+    char data_dir[PATH_MAX];  // <dir>/state: the coordinator's data directory
+    char endpoint[256];       // the coordinator's bound agent endpoint
+    size_t n_boards;          // host-1 .. host-N in fleet.yaml
+    jft_proc_t coord;
+    jft_proc_t agents[JFT_FLEET_AGENTS_MAX];
+} jft_fleet_t;
+
+// Creates the directory, the dataset and fleet.yaml with n_boards host boards. 0 or -errno.
+int jft_fleet_setup(jft_fleet_t *f, size_t n_boards);
+
+// Starts the coordinator and waits for its endpoint file. 0 or -errno.
+int jft_fleet_start_coordinator(jft_fleet_t *f);
+
+// Starts the agent of board host-<i+1> with extra environment (may be NULL). 0 or -errno.
+int jft_fleet_start_agent(jft_fleet_t *f, size_t i, char *const env_extra[]);
+
+// Waits until n boards are online in the store. True if they are.
+bool jft_fleet_wait_online(jft_fleet_t *f, size_t n, int timeout_ms);
+
+// Runs `jetfleet --config <fleet.yaml> args...` (NULL-terminated) with output into out_path;
+// returns its exit code (see jft_run).
+int jft_fleet_cli(jft_fleet_t *f, const char *out_path, int timeout_ms, const char *const *args);
+
+// Runs one SQL query expecting an integer, against the store (read-only). -1 on failure.
+// An integer result that is not an integer (text, NULL, no row) gives -1 too.
+long long jft_fleet_sql_int(jft_fleet_t *f, const char *sql);
+
+// Runs one SQL query expecting text; caller frees. NULL on failure or a non-text result.
+char *jft_fleet_sql_text(jft_fleet_t *f, const char *sql);
+
+// Writes a file inside the fleet directory; returns its path in out (PATH_MAX).
+int jft_fleet_write(jft_fleet_t *f, const char *name, const char *text, char *out);
+
+// Stops every process (SIGTERM, then SIGKILL) and removes the directory, unless
+// JF_KEEP_TEST_DIR is set (then it prints where it is).
+void jft_fleet_teardown(jft_fleet_t *f);
+
+#endif

@@ -1,0 +1,84 @@
+/* Test support: raw ZeroMQ peers. */
+#include "jft_zmq.h"
+
+#include "jf_units.h"
+
+#include <string.h>
+
+zsock_t *jft_dealer_new(const char *endpoint, const char *identity)
+{
+    zsock_t *s = zsock_new(ZMQ_DEALER);
+    if (!s) {
+        return NULL;
+    }
+    if (identity) {
+        zsock_set_identity(s, identity);
+    }
+    zsock_set_linger(s, 0);
+    if (zsock_connect(s, "%s", endpoint) != 0) {
+        zsock_destroy(&s);
+    }
+    return s;
+}
+
+zsock_t *jft_router_new(void)
+{
+    zsock_t *s = zsock_new(ZMQ_ROUTER);
+    if (s) {
+        zsock_set_linger(s, 0);
+        if (zsock_bind(s, "tcp://127.0.0.1:*") < 0) {
+            zsock_destroy(&s);
+        }
+    }
+    return s;
+}
+
+int jft_send_raw(zsock_t *sock, const char *identity, const void *data, size_t len)
+{
+    void *h = zsock_resolve(sock);
+    if (identity && zmq_send(h, identity, strlen(identity), ZMQ_SNDMORE) < 0) {
+        return -1;
+    }
+    return zmq_send(h, data, len, 0) == (int) len ? 0 : -1;
+}
+
+json_t *jft_recv_json(zsock_t *sock, int timeout_ms, char **ret_identity)
+{
+    zpoller_t *p = zpoller_new(sock, NULL);
+    zmsg_t *m = p && zpoller_wait(p, timeout_ms) ? zmsg_recv(sock) : NULL;
+    zpoller_destroy(&p);
+    if (!m) {
+        return NULL;
+    }
+    if (ret_identity && zsock_type(sock) == ZMQ_ROUTER) {
+        zframe_t *id = zmsg_first(m);
+        *ret_identity = id ? zframe_strdup(id) : NULL;
+    }
+    zframe_t *body = zmsg_last(m);
+    json_t *j = body ? json_loadb((const char *) zframe_data(body), zframe_size(body), 0, NULL)
+                     : NULL;
+    zmsg_destroy(&m);
+    return j;
+}
+
+json_t *jft_recv_type(zsock_t *sock, const char *type, int timeout_ms, char **ret_identity)
+{
+    int64_t deadline = jf_clock_mono_us() + (int64_t) timeout_ms * 1000;
+    while (jf_clock_mono_us() < deadline) {
+        int left = (int) ((deadline - jf_clock_mono_us()) / 1000) + 1;
+        char *id = NULL;
+        json_t *j = jft_recv_json(sock, left, &id);
+        const char *t = json_string_value(json_object_get(j, "type"));
+        if (t && strcmp(t, type) == 0) {
+            if (ret_identity) {
+                *ret_identity = id;
+            } else {
+                free(id);
+            }
+            return j;
+        }
+        free(id);
+        json_decref(j);
+    }
+    return NULL;
+}

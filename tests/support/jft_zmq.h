@@ -1,0 +1,26 @@
+/* Test support: raw ZeroMQ peers on 127.0.0.1 for hostile-input tests — a DEALER posing as an
+ * agent or CLI, and a ROUTER posing as a coordinator. */
+#ifndef JFT_ZMQ_H
+#define JFT_ZMQ_H
+
+#include <czmq.h>
+#include <jansson.h>
+#include <stddef.h>
+
+// A DEALER connected to endpoint with the given identity (NULL: none). Caller destroys.
+zsock_t *jft_dealer_new(const char *endpoint, const char *identity);
+
+// A ROUTER bound to tcp://127.0.0.1:* (endpoint readable with zsock_endpoint). Caller destroys.
+zsock_t *jft_router_new(void);
+
+// Sends len bytes as one frame (DEALER) or [identity][bytes] (ROUTER when identity != NULL).
+int jft_send_raw(zsock_t *sock, const char *identity, const void *data, size_t len);
+
+// Receives one message within timeout_ms and decodes its last frame as JSON (NULL on timeout or
+// if it is not JSON). With a ROUTER, *ret_identity (if not NULL) gets the sender (caller frees).
+json_t *jft_recv_json(zsock_t *sock, int timeout_ms, char **ret_identity);
+
+// Receives messages until one of the given type arrives (others are skipped) or timeout_ms.
+json_t *jft_recv_type(zsock_t *sock, const char *type, int timeout_ms, char **ret_identity);
+
+#endif

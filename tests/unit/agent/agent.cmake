@@ -1,0 +1,4 @@
+# Unit tests of the agent daemon's modules: the outgoing spool and the /proc parsers (STYLE.md §9).
+jf_add_unit_test(spool SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/spool_test.c LIBS jf_agent)
+jf_add_unit_test(procfs
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/procfs_test.c LIBS jf_agent)

@@ -1,0 +1,145 @@
+/* Unit tests for train_options: defaults, every option, --help, and a table of bad command lines
+ * and JF_TRAIN_FAULT values with the message each must give. */
+#include "train_options.h"
+
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#define T_ARGS_MAX 32
+
+// Splits a space-separated command line (no quoting needed here) and parses it.
+static int t_parse(const char *line, train_run_opts_t *opts, bool *help, jf_err_t *err)
+{
+    static char buf[512];
+    char *argv[T_ARGS_MAX] = {"jetfleet-train"};
+    int argc = 1;
+    (void)snprintf(buf, sizeof buf, "%s", line);
+    for (char *p = buf; *p && argc < T_ARGS_MAX - 1;) {
+        argv[argc++] = p;
+        p += strcspn(p, " ");
+        if (*p) {
+            *p++ = '\0';
+        }
+    }
+    argv[argc] = NULL;
+    return train_options_parse(argc, argv, opts, help, err);
+}
+
+#define T_REQUIRED "--model lenet5 --data /d --workers 0 --batch 16 --epochs 2"
+
+static void test_defaults_and_all_options(void **state)
+{
+    (void)state;
+    assert_int_equal(unsetenv(TRAIN_RUN_FAULT_ENV), 0);
+    train_run_opts_t o = {0};
+    bool help = true;
+    assert_int_equal(t_parse(T_REQUIRED, &o, &help, NULL), 0);
+    assert_false(help);
+    assert_string_equal(o.model, "lenet5");
+    assert_string_equal(o.data_dir, "/d");
+    assert_string_equal(o.device, "cpu");
+    assert_int_equal(o.prefetch, 2);
+    assert_int_equal(o.threads, 0);
+    assert_false(o.drop_last);
+    assert_null(o.json_out);
+    assert_int_equal(o.fault, TRAIN_FAULT_NONE);
+    assert_int_equal(t_parse(T_REQUIRED
+                             " --prefetch 3 --threads 2 --device auto --seed 77 "
+                             "--drop-last --json-out /o.json --max-batches 5 --workers 4",
+                             &o, &help, NULL),
+                     0);
+    assert_int_equal(o.prefetch * 1000 + o.threads * 100 + o.workers, 3204);
+    assert_int_equal(o.seed, 77);
+    assert_int_equal(o.max_batches, 5);
+    assert_int_equal(o.batch * 10 + (size_t)o.epochs, 162);
+    assert_true(o.drop_last);
+    assert_string_equal(o.device, "auto");
+    assert_string_equal(o.json_out, "/o.json");
+    assert_int_equal(t_parse(T_REQUIRED " --drop-last --no-drop-last", &o, &help, NULL), 0);
+    assert_false(o.drop_last);
+    assert_int_equal(t_parse("--help", &o, &help, NULL), 0);
+    assert_true(help);
+}
+
+static void test_fault_hook(void **state)
+{
+    (void)state;
+    train_run_opts_t o = {0};
+    bool help = false;
+    jf_err_t err = {0};
+    assert_int_equal(setenv(TRAIN_RUN_FAULT_ENV, "crash", 1), 0);
+    assert_int_equal(t_parse(T_REQUIRED, &o, &help, NULL), 0);
+    assert_int_equal(o.fault, TRAIN_FAULT_CRASH);
+    assert_int_equal(setenv(TRAIN_RUN_FAULT_ENV, "oom", 1), 0);
+    assert_int_equal(t_parse(T_REQUIRED, &o, &help, NULL), 0);
+    assert_int_equal(o.fault, TRAIN_FAULT_OOM);
+    assert_int_equal(setenv(TRAIN_RUN_FAULT_ENV, "explode", 1), 0);
+    assert_int_equal(t_parse(T_REQUIRED, &o, &help, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "JF_TRAIN_FAULT must be crash or oom, got 'explode'"));
+    assert_int_equal(unsetenv(TRAIN_RUN_FAULT_ENV), 0);
+}
+
+static void test_bad_command_lines(void **state)
+{
+    (void)state;
+    const struct {
+        const char *line;
+        const char *fragment;
+    } rows[] = {
+        {"--data /d --workers 0 --batch 16 --epochs 2", "missing required option --model"},
+        {"--model lenet5 --workers 0 --batch 16 --epochs 2", "missing required option --data"},
+        {"--model lenet5 --data /d --batch 16 --epochs 2", "missing required option --workers"},
+        {"--model lenet5 --data /d --workers 0 --epochs 2", "missing required option --batch"},
+        {"--model lenet5 --data /d --workers 0 --batch 16", "missing required option --epochs"},
+        {T_REQUIRED " --workers 17", "--workers"},
+        {T_REQUIRED " --batch 0", "--batch"},
+        {T_REQUIRED " --batch 16x", "--batch"},
+        {T_REQUIRED " --prefetch 0", "--prefetch"},
+        {T_REQUIRED " --threads -1", "--threads"},
+        {T_REQUIRED " --seed -5", "--seed"},
+        {T_REQUIRED " --max-batches many", "--max-batches"},
+        {T_REQUIRED " --bogus", "unknown option '--bogus'"},
+        {T_REQUIRED " --seed", "missing value for '--seed'"},
+        {T_REQUIRED " stray", "unexpected argument 'stray'"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        train_run_opts_t o = {0};
+        bool help = false;
+        jf_err_t err = {0};
+        assert_int_equal(t_parse(rows[i].line, &o, &help, &err), -EINVAL);
+        print_message("row %zu: %s\n", i, err.msg);
+        assert_non_null(strstr(err.msg, rows[i].fragment));
+    }
+}
+
+static void test_usage_documents_the_test_hook(void **state)
+{
+    (void)state;
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    train_options_usage(out);
+    assert_int_equal(fclose(out), 0);
+    assert_non_null(strstr(text, "JF_TRAIN_FAULT=crash"));
+    assert_non_null(strstr(text, "--max-batches"));
+    free(text);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_defaults_and_all_options),
+        cmocka_unit_test(test_fault_hook),
+        cmocka_unit_test(test_bad_command_lines),
+        cmocka_unit_test(test_usage_documents_the_test_hook),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,6 @@
+# Unit tests of the core common modules: checked parsing, the run spec and the wire protocol
+# (STYLE.md §9). msg_test reads tests/fixtures/messages/{good,bad}/ through JF_FIXTURES.
+jf_add_unit_test(parse SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/parse_test.c LIBS jf_common)
+jf_add_unit_test(run_spec
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/run_spec_test.c LIBS jf_common)
+jf_add_unit_test(msg SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/msg_test.c LIBS jf_common)

@@ -1,0 +1,5 @@
+# Unit tests of the coordinator's store and board registry (STYLE.md §9).
+jf_add_unit_test(store
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_test.c LIBS jf_coord)
+jf_add_unit_test(registry
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/registry_test.c LIBS jf_coord)
