@@ -7,6 +7,26 @@
 #include <stdlib.h>
 #include <string.h>
 
+// Reads one unsigned decimal after blanks into *ret and returns the end, or NULL when the next
+// token is not a plain digit string (strtoull would accept a sign and wrap "-1" to 2^64 - 1).
+static const char *s_read_u64(const char *p, uint64_t *ret)
+{
+    while (*p == ' ' || *p == '\t') {
+        p++;
+    }
+    if (*p < '0' || *p > '9') {
+        return NULL;
+    }
+    char *end = NULL;
+    errno = 0;
+    unsigned long long x = strtoull(p, &end, 10);
+    if (end == p || errno == ERANGE) {
+        return NULL;
+    }
+    *ret = x;
+    return end;
+}
+
 // "cpuN user nice system idle iowait irq softirq steal ..." (at least the first 4 values).
 static int s_parse_cpu_line(const char *line, agent_cpu_times_t *ret)
 {
@@ -14,14 +34,8 @@ static int s_parse_cpu_line(const char *line, agent_cpu_times_t *ret)
     const char *p = strchr(line, ' ');
     int n = 0;
     while (p && n < 8) {
-        char *end = NULL;
-        errno = 0;
-        unsigned long long x = strtoull(p, &end, 10);
-        if (end == p || errno == ERANGE) {
-            break;
-        }
-        v[n++] = x;
-        p = end;
+        p = s_read_u64(p, &v[n]);
+        n += p != NULL;
     }
     if (n < 4) {
         return -EINVAL;
@@ -92,10 +106,14 @@ int agent_procfs_parse_meminfo(const char *text, agent_meminfo_t *ret_info, jf_e
         while (p && p != text && p[-1] != '\n') {
             p = strstr(p + 1, keys[i]);
         }
-        char *end = NULL;
-        unsigned long long kb = p ? strtoull(p + strlen(keys[i]), &end, 10) : 0;
-        if (!p || !end || strncmp(end, " kB", 3) != 0) {
+        uint64_t kb = 0;
+        const char *end = p ? s_read_u64(p + strlen(keys[i]), &kb) : NULL;
+        if (!end || strncmp(end, " kB", 3) != 0) {
             return jf_err_set(err, -EINVAL, "meminfo: '%s' missing or not in kB", keys[i]);
+        }
+        if (kb > (uint64_t) (INT64_MAX / 1024)) {
+            return jf_err_set(err, -EINVAL, "meminfo: '%s' %llu kB is too large", keys[i],
+                              (unsigned long long) kb);
         }
         *tmpdst[i] = (int64_t) kb * 1024;
     }

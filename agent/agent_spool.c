@@ -171,7 +171,10 @@ void agent_spool_drop(agent_spool_t *self, const char *run, int64_t attempt)
     }
 }
 
-static size_t s_pump_stream(s_stream_t *s, int64_t now_us, agent_spool_send_fn send, void *arg)
+// Sends what the window allows of one stream. *ret_refused is set when send refused a message:
+// the socket is full or down, so no other stream should try either.
+static size_t s_pump_stream(s_stream_t *s, int64_t now_us, agent_spool_send_fn send, void *arg,
+                            bool *ret_refused)
 {
     if (s->last_ack_us == 0) {
         s->last_ack_us = now_us;
@@ -193,6 +196,7 @@ static size_t s_pump_stream(s_stream_t *s, int64_t now_us, agent_spool_send_fn s
             s->last_ack_us = now_us; // nothing was in flight: the ack timer starts now
         }
         if (send(it->text, it->len, arg) != 0) {
+            *ret_refused = true;
             break;
         }
         s->sent_seq = it->seq;
@@ -205,9 +209,10 @@ size_t agent_spool_pump(agent_spool_t *self, int64_t now_mono_us, agent_spool_se
                         void *arg)
 {
     size_t sent = 0;
-    for (size_t i = 0; i < AGENT_SPOOL_STREAMS_MAX; i++) {
+    bool refused = false;
+    for (size_t i = 0; i < AGENT_SPOOL_STREAMS_MAX && !refused; i++) {
         if (self->streams[i].open) {
-            sent += s_pump_stream(&self->streams[i], now_mono_us, send, arg);
+            sent += s_pump_stream(&self->streams[i], now_mono_us, send, arg, &refused);
         }
     }
     return sent;

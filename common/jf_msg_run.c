@@ -188,10 +188,17 @@ int jf_msg_check_run_reject(const json_t *body, jf_err_t *err)
 
 int jf_msg_check_run_failed(const json_t *body, jf_err_t *err)
 {
-    jf_fail_reason_t reason;
+    jf_fail_reason_t reason = JF_FAIL_CRASHED;
     char detail[JF_MSG_TEXT_MAX + 1];
     int rc = s_check_seq_ref(body, err);
-    return rc ? rc : jf_msg_run_failure_parse(body, &reason, detail, sizeof detail, err);
+    rc = rc ? rc : jf_msg_run_failure_parse(body, &reason, detail, sizeof detail, err);
+    if (rc == 0 && reason == JF_FAIL_BUSY) {
+        // "busy" refuses an assignment; a run that started cannot fail for being busy.
+        rc = jf_err_set(err, -EINVAL,
+                        "'reason' of run.failed must be one of oom, crashed, timeout, cancelled, "
+                        "invalid, infeasible; 'busy' is for run.reject only");
+    }
+    return rc;
 }
 
 json_t *jf_msg_run_done_new(int64_t id, const jf_msg_run_ref_t *ref, int64_t epochs)

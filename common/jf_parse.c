@@ -66,7 +66,9 @@ int jf_parse_duration_us(const char *text, int64_t min_us, int64_t max_us, int64
     for (size_t i = 0; i < sizeof s_duration_units / sizeof s_duration_units[0]; i++) {
         if (strcmp(end, s_duration_units[i].suffix) == 0) {
             double us = v * (double) s_duration_units[i].us;
-            if (us < (double) min_us || us > (double) max_us) {
+            // (double) INT64_MAX rounds up to 2^63, which does not fit: compare with 2^63
+            // itself before converting, then check the range on the exact integer.
+            if (us >= 0x1p63 || llround(us) < min_us || llround(us) > max_us) {
                 return jf_err_set(err, -EINVAL, "duration '%.64s' is out of range [%lldus, %lldus]",
                                   text, (long long) min_us, (long long) max_us);
             }

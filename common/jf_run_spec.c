@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define JF_SEED_MAX (INT64_C(1) << 53) // exactly representable in every JSON reader
@@ -96,6 +97,23 @@ static int s_check_range(const char *field, int64_t v, int64_t lo, int64_t hi, j
     return 0;
 }
 
+// The wire carries whole milliseconds, so a timeout must be one exactly (else it would not
+// survive the JSON form), and the range is checked on microseconds before any division.
+static int s_check_timeout(int64_t timeout_us, jf_err_t *err)
+{
+    if (timeout_us < JF_US_PER_S || timeout_us > JF_RUN_TIMEOUT_MAX_US) {
+        return jf_err_set(err, -EINVAL, "'timeout_ms' must be in [1000, %lld], got %lld.%03lld",
+                          (long long) (JF_RUN_TIMEOUT_MAX_US / JF_US_PER_MS),
+                          (long long) (timeout_us / JF_US_PER_MS),
+                          (long long) llabs(timeout_us % JF_US_PER_MS));
+    }
+    if (timeout_us % JF_US_PER_MS != 0) {
+        return jf_err_set(err, -EINVAL, "'timeout_ms' must be whole milliseconds, got %lld us",
+                          (long long) timeout_us);
+    }
+    return 0;
+}
+
 static int s_validate_names(const jf_run_spec_t *s, jf_err_t *err)
 {
     if (!jf_parse_is_ident(s->board)) {
@@ -143,15 +161,16 @@ int jf_run_spec_validate(const jf_run_spec_t *s, jf_err_t *err)
     if (rc == 0) {
         rc = s_check_range("threads", s->threads, 0, JF_THREADS_MAX, err);
     }
-    if (rc == 0) {
-        rc = s_check_range("seed", (int64_t) (s->seed & INT64_MAX), 0, JF_SEED_MAX, err);
+    if (rc == 0 && s->seed > (uint64_t) JF_SEED_MAX) {
+        // Unsigned compare: masking or casting would let seeds at or above 2^63 through.
+        rc = jf_err_set(err, -EINVAL, "'seed' must be in [0, %lld], got %llu",
+                        (long long) JF_SEED_MAX, (unsigned long long) s->seed);
     }
     if (rc == 0) {
         rc = s_check_range("telemetry_hz", s->telemetry_hz, 1, JF_TELEMETRY_HZ_MAX, err);
     }
     if (rc == 0) {
-        rc = s_check_range("timeout_ms", s->timeout_us / JF_US_PER_MS, 1000,
-                           JF_RUN_TIMEOUT_MAX_US / JF_US_PER_MS, err);
+        rc = s_check_timeout(s->timeout_us, err);
     }
     return rc;
 }

@@ -193,9 +193,10 @@ int train_datagen_write(const train_datagen_opts_t *opts, jf_err_t *err)
     if (rc < 0) {
         return rc;
     }
-    rc = jf_fs_mkdir_p(opts->out_dir, TRAIN_DATAGEN_DIR_MODE, err);
-    if (rc < 0) {
-        return rc;
+    jf_err_t mkerr = {0};
+    if (jf_fs_mkdir_p(opts->out_dir, TRAIN_DATAGEN_DIR_MODE, &mkerr) < 0) {
+        return jf_err_set(err, -EIO, "%s: cannot create directory (%s)", opts->out_dir,
+                          mkerr.msg);
     }
     s_gen_t *g = calloc(1, sizeof *g);
     if (!g) {
