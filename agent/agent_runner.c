@@ -184,7 +184,8 @@ static void s_note_error(agent_runner_t *self, const json_t *line)
     const char *reason = json_string_value(json_object_get(line, "reason"));
     const char *detail = json_string_value(json_object_get(line, "detail"));
     self->error_seen = true;
-    if (!jf_fail_reason_parse(reason, &self->error_reason)) {
+    if (!jf_fail_reason_parse(reason, &self->error_reason) || self->error_reason == JF_FAIL_BUSY) {
+        // "busy" only refuses an assignment; a trainer that says it has crashed.
         self->error_reason = JF_FAIL_CRASHED;
     }
     (void) snprintf(self->error_detail, sizeof self->error_detail, "%s",

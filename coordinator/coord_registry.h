@@ -33,6 +33,7 @@ typedef struct coord_board {
     int64_t attempt;                     // that run's attempt
     int64_t assign_next_mono_us;         // when to resend run.assign while ASSIGNED
     int assign_tries;                    // run.assign messages sent for this attempt
+    int64_t idle_after_mono_us;          // dispatch nothing before this (it said it was busy)
     size_t n_modes;                      // power modes the agent reported in its hello
     jf_power_mode_t modes[JF_POWER_MODES_MAX];
 } coord_board_t;

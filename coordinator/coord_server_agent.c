@@ -7,6 +7,7 @@
 #include "jf_units.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
@@ -264,7 +265,13 @@ static int s_on_run_reject(coord_server_t *self, coord_board_t *board, const zfr
     jf_log_notice("dispatch: board '%s' rejected run %s: %s: %s", board->spec->name, ref.run,
                   jf_fail_reason_name(reason), detail);
     if (reason == JF_FAIL_BUSY) {
-        rc = coord_server_lose_run(self, board, "the agent was busy", err);
+        // Not the run's fault: requeue it without spending one of its attempts, and give the
+        // agent a heartbeat interval to finish stopping its old child before the next offer.
+        bool failed = false;
+        rc = coord_store_run_requeue(self->store, ref.run, ref.attempt, INT_MAX,
+                                     "the agent was busy", &failed, err);
+        coord_board_set_run(board, COORD_BOARD_IDLE, NULL, 0);
+        board->idle_after_mono_us = jf_clock_mono_us() + self->fleet->coord.heartbeat_interval_us;
     } else {
         rc = coord_store_run_finish(self->store, ref.run, ref.attempt, false,
                                     jf_fail_reason_name(reason), detail, err);

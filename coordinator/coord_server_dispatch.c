@@ -40,7 +40,7 @@ static int s_dispatch_board(coord_server_t *self, coord_board_t *board, jf_err_t
         bool due = jf_clock_mono_us() >= board->assign_next_mono_us;
         return due ? s_send_assign(self, board, err) : 0;
     }
-    if (board->run_state != COORD_BOARD_IDLE) {
+    if (board->run_state != COORD_BOARD_IDLE || jf_clock_mono_us() < board->idle_after_mono_us) {
         return 0;
     }
     jf_run_spec_t spec;

@@ -13,6 +13,9 @@
 static int s_ack(coord_server_t *self, coord_board_t *board, const jf_msg_run_ref_t *ref,
                  int64_t seq)
 {
+    if (seq < 1) {
+        return 0; // nothing stored yet: an ack carries seq >= 1, so silence is the answer
+    }
     return coord_server_queue_board(
         self, board, jf_msg_ack_new(coord_server_next_id(self), ref->run, ref->attempt, seq));
 }

@@ -52,8 +52,8 @@ static int s_put_one(coord_store_t *self, const char *sweep, const jf_run_spec_t
     rc = rc ? rc
             : coord_store_exec(self,
                                "UPDATE runs SET state = 'pending', fail_reason = NULL, "
-                               "fail_detail = NULL, finished_us = NULL WHERE id = ? AND "
-                               "state = 'failed'",
+                               "fail_detail = NULL, finished_us = NULL, attempt_base = attempt "
+                               "WHERE id = ? AND state = 'failed'",
                                err, "t", r->run_id);
     if (rc == 0) {
         retried = sqlite3_changes(self->db);
@@ -327,26 +327,49 @@ int coord_store_run_finish(coord_store_t *self, const char *run, int64_t attempt
                                   done ? NULL : reason, err);
 }
 
+// What becomes of a lost attempt: pending again, failed for lack of attempts (counted since the
+// run was last submitted), or failed as cancelled when every sweep holding it was cancelled.
+static int s_requeue_fate(coord_store_t *self, const char *run, int64_t attempt, int max_attempts,
+                          const char **ret_reason, jf_err_t *err)
+{
+    int64_t base = 0, live_sweeps = 0;
+    int rc = coord_store_scalar(self, "SELECT attempt_base FROM runs WHERE id = ?", &base, err,
+                                "t", run);
+    rc = rc ? rc
+            : coord_store_scalar(self,
+                                 "SELECT count(*) FROM sweep_runs r JOIN sweeps s ON s.name = "
+                                 "r.sweep WHERE r.run = ? AND s.cancelled_us IS NULL",
+                                 &live_sweeps, err, "t", run);
+    if (rc == 0) {
+        *ret_reason = live_sweeps == 0           ? "cancelled"
+                      : attempt - base >= max_attempts ? "crashed"
+                                                       : NULL;
+    }
+    return rc;
+}
+
 int coord_store_run_requeue(coord_store_t *self, const char *run, int64_t attempt,
                             int max_attempts, const char *why, bool *ret_failed, jf_err_t *err)
 {
-    bool fail = attempt >= max_attempts;
+    const char *reason = NULL;
     char detail[256] = {0};
     (void) snprintf(detail, sizeof detail, "attempt %lld lost: %s", (long long) attempt, why);
-    int rc = fail ? coord_store_exec(self,
-                                     "UPDATE runs SET state = 'failed', fail_reason = 'crashed', "
+    int rc = s_requeue_fate(self, run, attempt, max_attempts, &reason, err);
+    rc = rc ? rc
+         : reason ? coord_store_exec(self,
+                                     "UPDATE runs SET state = 'failed', fail_reason = ?, "
                                      "fail_detail = ?, finished_us = ? WHERE id = ? AND "
                                      "attempt = ? AND state IN ('assigned', 'running')",
-                                     err, "titi", detail, jf_clock_wall_us(), run, attempt)
+                                     err, "ttiti", reason, detail, jf_clock_wall_us(), run, attempt)
                   : coord_store_exec(self,
                                      "UPDATE runs SET state = 'pending' WHERE id = ? AND "
                                      "attempt = ? AND state IN ('assigned', 'running')",
                                      err, "ti", run, attempt);
-    rc = s_update_one(self, rc, run, "requeue", err);
-    rc = rc ? rc : coord_store_event(self, fail ? "run.failed" : "run.requeued", NULL, run,
+    rc = rc ? rc : s_update_one(self, rc, run, "requeue", err);
+    rc = rc ? rc : coord_store_event(self, reason ? "run.failed" : "run.requeued", NULL, run,
                                      attempt, detail, err);
     if (rc == 0) {
-        *ret_failed = fail;
+        *ret_failed = reason != NULL;
     }
     return rc;
 }

@@ -44,6 +44,9 @@ static const char *const s_migrations[] = {
     " PRIMARY KEY(run, attempt, seq, idx)) WITHOUT ROWID;"
     "CREATE TABLE events(id INTEGER PRIMARY KEY, t_us INTEGER NOT NULL, kind TEXT NOT NULL,"
     " board TEXT, run TEXT, attempt INTEGER, detail TEXT);",
+    // 1 -> 2: attempts are counted from the run's last (re)submission, so a failed run that is
+    // submitted again gets max_attempts fresh ones while attempt numbers keep growing.
+    "ALTER TABLE runs ADD COLUMN attempt_base INTEGER NOT NULL DEFAULT 0;",
 };
 
 #define S_N_MIGRATIONS ((int) (sizeof s_migrations / sizeof s_migrations[0]))

@@ -537,6 +537,73 @@ static void test_requeue_until_max_attempts(void **state)
     t_expect_stale(coord_store_run_assign(c->store, id, &attempt, &err), &err, id);
 }
 
+// A lost attempt of a run whose sweeps were all cancelled is not run again: it fails, cancelled.
+static void test_requeue_after_cancel_fails_cancelled(void **state)
+{
+    t_ctx_t *c = *state;
+    jf_run_spec_t runs[1] = {t_spec(T_BOARD, 0)};
+    t_put(c->store, runs, 1);
+    const char *id = runs[0].run_id;
+    assert_int_equal(t_assign(c->store, id), 1);
+    size_t cancelled = 0;
+    assert_int_equal(coord_store_sweep_cancel(c->store, "smoke", &cancelled, NULL), 0);
+    assert_int_equal(cancelled, 0); // it was assigned, not pending
+    bool failed = false;
+    assert_int_equal(coord_store_run_requeue(c->store, id, 1, 3, "lease expired", &failed, NULL),
+                     0);
+    assert_true(failed);
+    t_table_t t;
+    t_select(c->store, COORD_TABLE_RUNS, "smoke", NULL, &t);
+    assert_string_equal(t_val(&t, 0, "state"), "failed");
+    assert_string_equal(t_val(&t, 0, "fail_reason"), "cancelled");
+    t_table_free(&t);
+}
+
+// A failed run submitted again gets max_attempts fresh attempts; attempt numbers keep growing.
+static void test_resubmit_gives_fresh_attempts(void **state)
+{
+    t_ctx_t *c = *state;
+    jf_run_spec_t runs[1] = {t_spec(T_BOARD, 0)};
+    t_put(c->store, runs, 1);
+    const char *id = runs[0].run_id;
+    bool failed = false;
+    for (int64_t a = 1; a <= 2; a++) {
+        assert_int_equal(t_assign(c->store, id), a);
+        assert_int_equal(coord_store_run_requeue(c->store, id, a, 2, "gone", &failed, NULL), 0);
+    }
+    assert_true(failed);
+    t_expect_result(t_put(c->store, runs, 1), 1, 0, 0, 1);
+    assert_int_equal(t_assign(c->store, id), 3);
+    assert_int_equal(coord_store_run_requeue(c->store, id, 3, 2, "gone", &failed, NULL), 0);
+    assert_false(failed);
+    assert_int_equal(t_row(c->store, id).state, COORD_RUN_PENDING);
+    assert_int_equal(t_assign(c->store, id), 4);
+    assert_int_equal(coord_store_run_requeue(c->store, id, 4, 2, "gone", &failed, NULL), 0);
+    assert_true(failed);
+}
+
+// A store made by schema version 1 is migrated to the latest on open, keeping its rows.
+static void test_migrates_version_1(void **state)
+{
+    t_ctx_t *c = *state;
+    jf_run_spec_t runs[1] = {t_spec(T_BOARD, 0)};
+    t_put(c->store, runs, 1);
+    coord_store_destroy(&c->store);
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(c->path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, "ALTER TABLE runs DROP COLUMN attempt_base; "
+                                      "PRAGMA user_version = 1",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_close(db), SQLITE_OK);
+    jf_err_t err = {0};
+    c->store = coord_store_open(c->path, false, &err);
+    assert_non_null(c->store);
+    assert_int_equal(coord_store_schema_version(c->store), coord_store_schema_latest());
+    assert_int_equal(t_row(c->store, runs[0].run_id).state, COORD_RUN_PENDING);
+    assert_int_equal(t_assign(c->store, runs[0].run_id), 1);
+}
+
 typedef struct t_active {
     size_t n;
     coord_run_row_t rows[T_ROWS_MAX];
@@ -924,6 +991,9 @@ int main(void)
         T_TEST(test_run_start_only_from_assigned),
         T_TEST(test_finish_guards_the_attempt),
         T_TEST(test_requeue_until_max_attempts),
+        T_TEST(test_requeue_after_cancel_fails_cancelled),
+        T_TEST(test_resubmit_gives_fresh_attempts),
+        T_TEST(test_migrates_version_1),
         T_TEST(test_active_runs_and_acked),
         T_TEST(test_records_are_idempotent),
         T_TEST(test_counts_per_state),
