@@ -1,4 +1,5 @@
-/* jetfleet-agent: argv -> platform + session; nothing else. */
+/* jetfleet-agent: argv -> platform + session, or a tegrastats log -> samples; nothing else. */
+#include "agent_import.h"
 #include "agent_options.h"
 #include "agent_platform.h"
 #include "agent_session.h"
@@ -16,6 +17,19 @@ static void s_on_signal(int sig)
     s_stop = 1;
 }
 
+// --parse-tegrastats: 0 when every line parsed, 1 when one did not or the file is unreadable.
+static int s_parse_tegrastats(const char *path)
+{
+    agent_import_opts_t io = {.path = path, .out = stdout, .diag = stderr};
+    agent_import_result_t res = {0};
+    jf_err_t err = {0};
+    if (agent_import_tegrastats(&io, &res, &err) != 0) {
+        fprintf(stderr, "jetfleet-agent: %s\n", err.msg);
+        return 1;
+    }
+    return res.n_failed > 0 ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
     agent_options_t opts;
@@ -23,6 +37,9 @@ int main(int argc, char **argv)
     if (agent_options_parse(argc, argv, &opts, &err) != 0) {
         fprintf(stderr, "jetfleet-agent: %s\n%s", err.msg, agent_options_usage());
         return 2;
+    }
+    if (opts.parse_tegrastats[0]) {
+        return s_parse_tegrastats(opts.parse_tegrastats);
     }
     jf_log_open("jetfleet-agent", JF_LOG_SINK_STDERR, opts.log_level);
     zsys_handler_set(NULL); // our own handlers: SIGINT/SIGTERM only set a flag

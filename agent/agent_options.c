@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <libgen.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -16,9 +17,12 @@ const char *agent_options_usage(void)
     return "usage: jetfleet-agent --coordinator ENDPOINT --name NAME\n"
            "         [--storage MEDIUM=DATASET_ROOT]... [--config FLEET.yaml]\n"
            "         [--train-bin PATH] [--proc-root DIR] [--log-level LEVEL]\n"
+           "       jetfleet-agent --parse-tegrastats FILE\n"
            "  --storage   a medium (sd, emmc, nvme, usb-hdd, usb-ssd, ssd, hdd, local) and the\n"
            "              directory holding datasets on it (<root>/<dataset>/); repeatable\n"
-           "  --config    take this board's storage media from fleet.yaml instead\n";
+           "  --config    take this board's storage media from fleet.yaml instead\n"
+           "  --parse-tegrastats  print one JSON telemetry sample per line of a saved tegrastats\n"
+           "              log and exit (1 if a line could not be parsed)\n";
 }
 
 static int s_add_storage(agent_options_t *o, const char *arg, jf_err_t *err)
@@ -63,13 +67,28 @@ static void s_default_train_bin(char *out, size_t size)
     (void) snprintf(out, size, "%s/jetfleet-train", n > 0 ? dirname(self) : ".");
 }
 
+// Import mode takes a file and no daemon option; the daemon needs a coordinator and a name.
+static int s_check(const agent_options_t *o, const char *config, jf_err_t *err)
+{
+    if (o->parse_tegrastats[0]) {
+        bool daemon = o->endpoint[0] || o->name[0] || o->n_storage > 0 || config;
+        return daemon ? jf_err_set(err, -EINVAL, "--parse-tegrastats takes no daemon options") : 0;
+    }
+    if (!o->endpoint[0] || !jf_parse_is_ident(o->name)) {
+        return jf_err_set(err, -EINVAL, "--coordinator and a valid --name are required");
+    }
+    return 0;
+}
+
 int agent_options_parse(int argc, char **argv, agent_options_t *o, jf_err_t *err)
 {
     static const struct option opts[] = {
         {"coordinator", required_argument, NULL, 'c'}, {"name", required_argument, NULL, 'n'},
         {"storage", required_argument, NULL, 's'},     {"config", required_argument, NULL, 'f'},
         {"train-bin", required_argument, NULL, 't'},   {"proc-root", required_argument, NULL, 'p'},
-        {"log-level", required_argument, NULL, 'l'},   {NULL, 0, NULL, 0}};
+        {"log-level", required_argument, NULL, 'l'},
+        {"parse-tegrastats", required_argument, NULL, 'T'},
+        {NULL, 0, NULL, 0}};
     *o = (agent_options_t){.log_level = JF_LOG_NOTICE, .proc_root = "/proc"};
     s_default_train_bin(o->train_bin, sizeof o->train_bin);
     const char *config = NULL;
@@ -82,6 +101,8 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, jf_err_t *err
         case 'f': config = optarg; break;
         case 't': (void) snprintf(o->train_bin, sizeof o->train_bin, "%s", optarg); break;
         case 'p': (void) snprintf(o->proc_root, sizeof o->proc_root, "%s", optarg); break;
+        case 'T': (void) snprintf(o->parse_tegrastats, sizeof o->parse_tegrastats, "%s", optarg);
+            break;
         case 'l':
             rc = jf_log_level_parse(optarg, &o->log_level) ? 0
                  : jf_err_set(err, -EINVAL, "--log-level takes error|warn|notice|info|debug");
@@ -89,9 +110,10 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, jf_err_t *err
         default: rc = jf_err_set(err, -EINVAL, "unknown option"); break;
         }
     }
-    if (rc == 0 && (!o->endpoint[0] || !jf_parse_is_ident(o->name) || optind != argc)) {
-        rc = jf_err_set(err, -EINVAL, "--coordinator and a valid --name are required");
+    if (rc == 0 && optind != argc) {
+        rc = jf_err_set(err, -EINVAL, "unexpected argument '%.200s'", argv[optind]);
     }
+    rc = rc ? rc : s_check(o, config, err);
     if (rc == 0 && config) {
         rc = s_storage_from_config(o, config, err);
     }

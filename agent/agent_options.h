@@ -16,9 +16,12 @@ typedef struct agent_options {
     size_t n_storage;
     jf_hello_storage_t storage[JF_HELLO_STORAGE_MAX]; // --storage MEDIUM=DIR or --config's board
     jf_log_level_t log_level;                       // --log-level
+    char parse_tegrastats[PATH_MAX];                // --parse-tegrastats FILE: import mode if set
 } agent_options_t;
 
-// Parses argv. Returns 0, or -EINVAL with err saying what is wrong (main prints usage, exit 2).
+// Parses argv. With --parse-tegrastats FILE only --log-level may accompany it (import mode, no
+// coordinator); otherwise --coordinator and --name are required. Returns 0, or -EINVAL with err
+// saying what is wrong (main prints usage, exit 2).
 int agent_options_parse(int argc, char **argv, agent_options_t *ret_opts, jf_err_t *err);
 
 const char *agent_options_usage(void);
