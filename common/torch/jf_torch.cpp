@@ -1,7 +1,8 @@
-/* The libtorch shim (STYLE.md §8): the models (LeNet-5; ResNet-18 and VGG-11 in CIFAR form),
- * one SGD training step, device selection and build information behind the C header jf_torch.h.
- * Every extern "C" body catches every exception and returns a negative errno plus a message;
- * out-of-memory becomes -ENOMEM "out of memory" so the trainer can report reason "oom". */
+/* The libtorch shim (STYLE.md §8): the models (LeNet-5; ResNet-18 and VGG-11 in CIFAR form;
+ * MobileNetV3-Large as torchvision builds it), one SGD training step, device selection and build
+ * information behind the C header jf_torch.h. Every extern "C" body catches every exception and
+ * returns a negative errno plus a message; out-of-memory becomes -ENOMEM "out of memory" so the
+ * trainer can report reason "oom". */
 #include "jf_torch.h"
 
 #include <ATen/Parallel.h>
@@ -11,6 +12,7 @@
 #include <torch/torch.h>
 #include <torch/version.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstdio>
@@ -20,10 +22,23 @@
 #include <memory>
 #include <string>
 
-#define JF_TORCH_MSG_MAX    200 // longest libtorch message copied into an error
-#define JF_TORCH_CLASSES    10
-#define JF_TORCH_MNIST_SIDE 28
-#define JF_TORCH_CIFAR_SIDE 32
+#define JF_TORCH_MSG_MAX     200 // longest libtorch message copied into an error
+#define JF_TORCH_CLASSES     10
+#define JF_TORCH_MNIST_SIDE  28
+#define JF_TORCH_CIFAR_SIDE  32
+#define JF_TORCH_GLD_CLASSES 203 // GLD-23k landmarks
+#define JF_TORCH_GLD_SIDE    224
+
+// MobileNetV3-Large as torchvision's mobilenet_v3_large (width 1.0, no dilation).
+#define JF_TORCH_MNV3_DIVISOR     8     // channel counts are rounded to multiples of this
+#define JF_TORCH_MNV3_SE_FACTOR   4     // squeeze-and-excitation reduces channels by this factor
+#define JF_TORCH_MNV3_STEM        16    // channels of the first convolution
+#define JF_TORCH_MNV3_LAST_FACTOR 6     // last convolution: this many times the last block's width
+#define JF_TORCH_MNV3_HIDDEN      1280  // width of the classifier's hidden layer
+#define JF_TORCH_MNV3_DROPOUT     0.2   // classifier dropout
+#define JF_TORCH_MNV3_BN_EPS      0.001 // torchvision's BatchNorm settings for MobileNetV3
+#define JF_TORCH_MNV3_BN_MOMENTUM 0.01
+#define JF_TORCH_MNV3_LINEAR_STD  0.01 // standard deviation of the initial linear weights
 
 namespace
 {
@@ -155,6 +170,190 @@ struct vgg11_net : jf_net {
     }
 };
 
+// torchvision's _make_divisible: the multiple of JF_TORCH_MNV3_DIVISOR nearest to v (ties go up),
+// at least the divisor and never more than 10 % below v.
+int64_t s_make_divisible(double v)
+{
+    const int64_t d = JF_TORCH_MNV3_DIVISOR;
+    int64_t rounded = std::max(d, static_cast<int64_t>(v + d / 2.0) / d * d);
+    return rounded < 0.9 * v ? rounded + d : rounded;
+}
+
+enum class s_act { NONE, RELU, HARDSWISH };
+
+torch::Tensor s_activate(const torch::Tensor &x, s_act act)
+{
+    switch (act) {
+    case s_act::RELU:
+        return torch::relu(x);
+    case s_act::HARDSWISH:
+        return torch::hardswish(x); // libtorch 1.13 has no torch::nn::Hardswish module
+    case s_act::NONE:
+        break;
+    }
+    return x;
+}
+
+// A bias-free convolution with "same" padding, as torchvision's Conv2dNormActivation uses.
+torch::nn::Conv2dOptions s_conv_opts(int64_t in, int64_t out, int64_t kernel, int64_t stride,
+                                     int64_t groups)
+{
+    return torch::nn::Conv2dOptions(in, out, kernel)
+        .stride(stride)
+        .padding((kernel - 1) / 2)
+        .groups(groups)
+        .bias(false);
+}
+
+// Convolution, BatchNorm and an optional activation (torchvision's Conv2dNormActivation).
+struct conv_bn_act_impl : torch::nn::Module {
+    torch::nn::Conv2d conv{nullptr};
+    torch::nn::BatchNorm2d bn{nullptr};
+    s_act act;
+
+    conv_bn_act_impl(const torch::nn::Conv2dOptions &opts, s_act activation) : act(activation)
+    {
+        conv = register_module("conv", torch::nn::Conv2d(opts));
+        bn = register_module(
+            "bn", torch::nn::BatchNorm2d(torch::nn::BatchNorm2dOptions(opts.out_channels())
+                                             .eps(JF_TORCH_MNV3_BN_EPS)
+                                             .momentum(JF_TORCH_MNV3_BN_MOMENTUM)));
+    }
+
+    torch::Tensor forward(torch::Tensor x)
+    {
+        return s_activate(bn->forward(conv->forward(x)), act);
+    }
+};
+TORCH_MODULE_IMPL(conv_bn_act, conv_bn_act_impl);
+
+// Squeeze-and-excitation: per-channel weights from the pooled input through two 1x1
+// convolutions (with bias), ReLU and hardsigmoid.
+struct squeeze_excite_impl : torch::nn::Module {
+    torch::nn::Conv2d fc1{nullptr}, fc2{nullptr};
+
+    explicit squeeze_excite_impl(int64_t channels)
+    {
+        int64_t squeezed =
+            s_make_divisible(static_cast<double>(channels / JF_TORCH_MNV3_SE_FACTOR));
+        fc1 = register_module("fc1",
+                              torch::nn::Conv2d(torch::nn::Conv2dOptions(channels, squeezed, 1)));
+        fc2 = register_module("fc2",
+                              torch::nn::Conv2d(torch::nn::Conv2dOptions(squeezed, channels, 1)));
+    }
+
+    torch::Tensor forward(torch::Tensor x)
+    {
+        torch::Tensor scale = torch::adaptive_avg_pool2d(x, {1, 1});
+        scale = torch::hardsigmoid(fc2->forward(torch::relu(fc1->forward(scale))));
+        return x * scale;
+    }
+};
+TORCH_MODULE_IMPL(squeeze_excite, squeeze_excite_impl);
+
+// One row of torchvision's mobilenet_v3_large table; the input width is the previous row's out.
+struct mnv3_block_cfg {
+    int64_t kernel, expanded, out;
+    bool se;
+    s_act act;
+    int64_t stride;
+};
+
+// The table's activation names, as torchvision spells them.
+constexpr s_act RE = s_act::RELU, HS = s_act::HARDSWISH;
+const mnv3_block_cfg s_mnv3_large[] = {
+    {3, 16, 16, false, RE, 1},  {3, 64, 24, false, RE, 2},  {3, 72, 24, false, RE, 1},
+    {5, 72, 40, true, RE, 2},   {5, 120, 40, true, RE, 1},  {5, 120, 40, true, RE, 1},
+    {3, 240, 80, false, HS, 2}, {3, 200, 80, false, HS, 1}, {3, 184, 80, false, HS, 1},
+    {3, 184, 80, false, HS, 1}, {3, 480, 112, true, HS, 1}, {3, 672, 112, true, HS, 1},
+    {5, 672, 160, true, HS, 2}, {5, 960, 160, true, HS, 1}, {5, 960, 160, true, HS, 1},
+};
+
+// MobileNetV3 inverted residual: 1x1 expansion (skipped when it would not widen), depthwise
+// kxk, optional squeeze-and-excitation, linear 1x1 projection; identity shortcut when the
+// shape is kept.
+struct inverted_residual_impl : torch::nn::Module {
+    torch::nn::Sequential block;
+    bool residual = false;
+
+    inverted_residual_impl(int64_t in, const mnv3_block_cfg &cfg)
+    {
+        int64_t exp = s_make_divisible(static_cast<double>(cfg.expanded));
+        int64_t out = s_make_divisible(static_cast<double>(cfg.out));
+        residual = cfg.stride == 1 && in == out;
+        if (exp != in) {
+            block->push_back(conv_bn_act(s_conv_opts(in, exp, 1, 1, 1), cfg.act));
+        }
+        block->push_back(conv_bn_act(s_conv_opts(exp, exp, cfg.kernel, cfg.stride, exp), cfg.act));
+        if (cfg.se) {
+            block->push_back(squeeze_excite(exp));
+        }
+        block->push_back(conv_bn_act(s_conv_opts(exp, out, 1, 1, 1), s_act::NONE));
+        register_module("block", block);
+    }
+
+    torch::Tensor forward(torch::Tensor x)
+    {
+        torch::Tensor out = block->forward(x);
+        return residual ? out + x : out;
+    }
+};
+TORCH_MODULE_IMPL(inverted_residual, inverted_residual_impl);
+
+// torchvision's MobileNetV3 initialisation: Kaiming-normal (fan-out) convolutions, unit
+// BatchNorm, N(0, 0.01) linear weights, zero biases.
+void s_mnv3_init(torch::nn::Module &net)
+{
+    torch::NoGradGuard no_grad;
+    for (const auto &m : net.modules(false)) {
+        if (auto *conv = m->as<torch::nn::Conv2d>()) {
+            torch::nn::init::kaiming_normal_(conv->weight, 0.0, torch::kFanOut);
+            if (conv->bias.defined()) {
+                torch::nn::init::zeros_(conv->bias);
+            }
+        } else if (auto *bn = m->as<torch::nn::BatchNorm2d>()) {
+            torch::nn::init::ones_(bn->weight);
+            torch::nn::init::zeros_(bn->bias);
+        } else if (auto *fc = m->as<torch::nn::Linear>()) {
+            torch::nn::init::normal_(fc->weight, 0.0, JF_TORCH_MNV3_LINEAR_STD);
+            torch::nn::init::zeros_(fc->bias);
+        }
+    }
+}
+
+// MobileNetV3-Large (torchvision's mobilenet_v3_large): hardswish stem of 16 channels at stride
+// 2, fifteen inverted residual blocks, a 1x1 convolution to 960, global average pooling and
+// Linear(960, 1280) + hardswish + dropout + Linear(1280, classes).
+struct mobilenetv3_net : jf_net {
+    torch::nn::Sequential features;
+    torch::nn::Linear fc1{nullptr}, fc2{nullptr};
+    torch::nn::Dropout dropout{nullptr};
+
+    explicit mobilenetv3_net(int64_t classes)
+    {
+        int64_t in = s_make_divisible(JF_TORCH_MNV3_STEM);
+        features->push_back(conv_bn_act(s_conv_opts(3, in, 3, 2, 1), s_act::HARDSWISH));
+        for (const mnv3_block_cfg &cfg : s_mnv3_large) {
+            features->push_back(inverted_residual(in, cfg));
+            in = s_make_divisible(static_cast<double>(cfg.out));
+        }
+        int64_t last = JF_TORCH_MNV3_LAST_FACTOR * in;
+        features->push_back(conv_bn_act(s_conv_opts(in, last, 1, 1, 1), s_act::HARDSWISH));
+        register_module("features", features);
+        fc1 = register_module("fc1", torch::nn::Linear(last, JF_TORCH_MNV3_HIDDEN));
+        dropout = register_module("dropout", torch::nn::Dropout(JF_TORCH_MNV3_DROPOUT));
+        fc2 = register_module("fc2", torch::nn::Linear(JF_TORCH_MNV3_HIDDEN, classes));
+        s_mnv3_init(*this);
+    }
+
+    torch::Tensor forward(torch::Tensor x) override
+    {
+        x = torch::adaptive_avg_pool2d(features->forward(x), {1, 1}).flatten(1);
+        x = dropout->forward(torch::hardswish(fc1->forward(x)));
+        return fc2->forward(x);
+    }
+};
+
 const char *const s_model_names[] = {"lenet5", "resnet18", "vgg11", "mobilenetv3"};
 const char *const s_device_names[] = {"cpu", "cuda", "auto"};
 const size_t s_model_count = sizeof s_model_names / sizeof s_model_names[0];
@@ -204,7 +403,7 @@ int s_fail(jf_err_t *err, const char *where)
     return jf_err_set(err, -EIO, "torch: %s: %s", where, text.c_str());
 }
 
-std::shared_ptr<jf_net> s_build_net(jf_torch_model_kind_t model)
+std::shared_ptr<jf_net> s_build_net(jf_torch_model_kind_t model, int64_t classes)
 {
     switch (model) {
     case JF_TORCH_MODEL_LENET5:
@@ -214,7 +413,7 @@ std::shared_ptr<jf_net> s_build_net(jf_torch_model_kind_t model)
     case JF_TORCH_MODEL_VGG11:
         return std::make_shared<vgg11_net>();
     case JF_TORCH_MODEL_MOBILENETV3:
-        break;
+        return std::make_shared<mobilenetv3_net>(classes);
     }
     return nullptr;
 }
@@ -303,7 +502,8 @@ extern "C" int jf_torch_model_shape(jf_torch_model_kind_t model, jf_torch_shape_
         *ret_shape = {3, JF_TORCH_CIFAR_SIDE, JF_TORCH_CIFAR_SIDE, JF_TORCH_CLASSES};
         return 0;
     case JF_TORCH_MODEL_MOBILENETV3:
-        return jf_err_set(err, -ENOTSUP, "torch: model 'mobilenetv3' not built yet");
+        *ret_shape = {3, JF_TORCH_GLD_SIDE, JF_TORCH_GLD_SIDE, JF_TORCH_GLD_CLASSES};
+        return 0;
     }
     return jf_err_set(err, -EINVAL, "torch: unknown model kind %d", static_cast<int>(model));
 }
@@ -368,7 +568,7 @@ static int s_session_build(jf_torch_session_t *self, const jf_torch_session_opts
     }
     torch::set_num_threads(opts->threads > 0 ? opts->threads : JF_TORCH_THREADS_DEFAULT);
     torch::manual_seed(opts->seed);
-    self->net = s_build_net(opts->model);
+    self->net = s_build_net(opts->model, self->shape.classes);
     self->net->to(self->device);
     self->net->train();
     self->optimizer = std::make_unique<torch::optim::SGD>(

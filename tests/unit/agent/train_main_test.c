@@ -227,14 +227,10 @@ static void test_invalid_input_exits_2(void **state)
     t_expect_invalid(mismatch, "model 'vgg11' needs 3x32x32 input");
     char *usage[] = {"jetfleet-train", "--bogus", NULL};
     t_expect_invalid(usage, "unknown option '--bogus'");
-    char *later[] = {"jetfleet-train", "--model", "mobilenetv3", "--data", data, "--workers", "0",
-                     "--batch",        "4",       "--epochs",    "1",      NULL};
-    t_expect_invalid(later, "not built yet");
-    char *gld[] = {"jetfleet-datagen", "--kind", "gld23k", "--scale", "1",
-                   "--seed",           "1",      "--out",  data,      NULL};
+    char *mnv3[] = {"jetfleet-train", "--model", "mobilenetv3", "--data", data, "--workers", "0",
+                    "--batch",        "4",       "--epochs",    "1",      NULL};
+    t_expect_invalid(mnv3, "model 'mobilenetv3' needs 3x224x224 input");
     static t_child_t child;
-    t_run(gld, NULL, &child);
-    assert_true(WIFEXITED(child.status) && WEXITSTATUS(child.status) == 1);
     char *bad_scale[] = {"jetfleet-datagen", "--kind", "mnist", "--scale", "0",
                          "--seed",           "1",      "--out", data,      NULL};
     t_run(bad_scale, NULL, &child);
