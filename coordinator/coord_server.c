@@ -98,7 +98,11 @@ static void s_log_bad(coord_server_t *self, const zframe_t *identity, const char
     if (jf_log_ratelimit_allow(&self->rl_bad, &n)) {
         char who[JF_IDENT_MAX + 1] = {0};
         size_t len = zframe_size((zframe_t *) identity);
-        memcpy(who, zframe_data((zframe_t *) identity), len < JF_IDENT_MAX ? len : JF_IDENT_MAX);
+        const unsigned char *id = zframe_data((zframe_t *) identity);
+        for (size_t i = 0; i < len && i < JF_IDENT_MAX; i++) {
+            // Every byte of the routing id shows: "host-1\0x" must not log as 'host-1'.
+            who[i] = id[i] >= 0x20 && id[i] < 0x7f ? (char) id[i] : '?';
+        }
         char q[256] = {0};
         jf_log_warn("server: invalid message from '%s': %s; answered with error (%llu more "
                     "suppressed)",

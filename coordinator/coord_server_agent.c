@@ -300,8 +300,10 @@ int coord_server_on_agent_msg(coord_server_t *self, const zframe_t *identity,
 {
     char name[JF_IDENT_MAX + 1] = {0};
     size_t len = zframe_size((zframe_t *) identity);
-    if (len <= JF_IDENT_MAX) {
-        memcpy(name, zframe_data((zframe_t *) identity), len);
+    const void *data = zframe_data((zframe_t *) identity);
+    // The whole routing id must be the name: "host-1\0x" is another peer, not board host-1.
+    if (len <= JF_IDENT_MAX && !memchr(data, '\0', len)) {
+        memcpy(name, data, len);
     }
     coord_board_t *board = jf_parse_is_ident(name) ? coord_registry_board(self->registry, name)
                                                    : NULL;

@@ -87,6 +87,12 @@ int jft_fleet_start_coordinator(jft_fleet_t *f)
 
 int jft_fleet_start_agent(jft_fleet_t *f, size_t i, char *const env_extra[])
 {
+    return jft_fleet_start_agent_at(f, i, f->endpoint, env_extra);
+}
+
+int jft_fleet_start_agent_at(jft_fleet_t *f, size_t i, const char *endpoint,
+                             char *const env_extra[])
+{
     if (i >= JFT_FLEET_AGENTS_MAX) {
         return -EINVAL;
     }
@@ -94,7 +100,7 @@ int jft_fleet_start_agent(jft_fleet_t *f, size_t i, char *const env_extra[])
     jft_bin("jetfleet-agent", bin);
     (void) snprintf(name, sizeof name, "host-%zu", i + 1);
     (void) snprintf(log, sizeof log, "%s/agent-%s.log", f->dir, name);
-    char *argv[] = {bin, "--coordinator", f->endpoint, "--name", name, "--config", f->config,
+    char *argv[] = {bin, "--coordinator", (char *) endpoint, "--name", name, "--config", f->config,
                     "--log-level", "info", NULL};
     return jft_proc_start(&f->agents[i], log, argv, env_extra);
 }

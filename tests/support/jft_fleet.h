@@ -31,6 +31,11 @@ int jft_fleet_start_coordinator(jft_fleet_t *f);
 // Starts the agent of board host-<i+1> with extra environment (may be NULL). 0 or -errno.
 int jft_fleet_start_agent(jft_fleet_t *f, size_t i, char *const env_extra[]);
 
+// The same, connecting to endpoint instead of the fleet's coordinator (for a test posing as the
+// coordinator with a ROUTER). endpoint is borrowed for the call. 0 or -errno.
+int jft_fleet_start_agent_at(jft_fleet_t *f, size_t i, const char *endpoint,
+                             char *const env_extra[]);
+
 // Waits until n boards are online in the store. True if they are.
 bool jft_fleet_wait_online(jft_fleet_t *f, size_t n, int timeout_ms);
 

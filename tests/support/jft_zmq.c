@@ -7,15 +7,18 @@
 
 zsock_t *jft_dealer_new(const char *endpoint, const char *identity)
 {
+    return jft_dealer_new_raw(endpoint, identity, identity ? strlen(identity) : 0);
+}
+
+zsock_t *jft_dealer_new_raw(const char *endpoint, const void *identity, size_t len)
+{
     zsock_t *s = zsock_new(ZMQ_DEALER);
     if (!s) {
         return NULL;
     }
-    if (identity) {
-        zsock_set_identity(s, identity);
-    }
     zsock_set_linger(s, 0);
-    if (zsock_connect(s, "%s", endpoint) != 0) {
+    if ((len > 0 && zmq_setsockopt(zsock_resolve(s), ZMQ_ROUTING_ID, identity, len) != 0) ||
+        zsock_connect(s, "%s", endpoint) != 0) {
         zsock_destroy(&s);
     }
     return s;
@@ -40,6 +43,21 @@ int jft_send_raw(zsock_t *sock, const char *identity, const void *data, size_t l
         return -1;
     }
     return zmq_send(h, data, len, 0) == (int) len ? 0 : -1;
+}
+
+int jft_send_frames(zsock_t *sock, const char *identity, const char *const frames[], size_t n)
+{
+    void *h = zsock_resolve(sock);
+    if (n == 0 || (identity && zmq_send(h, identity, strlen(identity), ZMQ_SNDMORE) < 0)) {
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t len = strlen(frames[i]);
+        if (zmq_send(h, frames[i], len, i + 1 < n ? ZMQ_SNDMORE : 0) != (int) len) {
+            return -1;
+        }
+    }
+    return 0;
 }
 
 json_t *jft_recv_json(zsock_t *sock, int timeout_ms, char **ret_identity)

@@ -10,11 +10,18 @@
 // A DEALER connected to endpoint with the given identity (NULL: none). Caller destroys.
 zsock_t *jft_dealer_new(const char *endpoint, const char *identity);
 
+// The same with an identity of len raw bytes, which may hold NUL bytes (len 0: none).
+zsock_t *jft_dealer_new_raw(const char *endpoint, const void *identity, size_t len);
+
 // A ROUTER bound to tcp://127.0.0.1:* (endpoint readable with zsock_endpoint). Caller destroys.
 zsock_t *jft_router_new(void);
 
 // Sends len bytes as one frame (DEALER) or [identity][bytes] (ROUTER when identity != NULL).
 int jft_send_raw(zsock_t *sock, const char *identity, const void *data, size_t len);
+
+// Sends n frames (NUL-terminated strings; "" is an empty frame) as one multi-frame message,
+// after [identity] with a ROUTER when identity != NULL. 0 or -1.
+int jft_send_frames(zsock_t *sock, const char *identity, const char *const frames[], size_t n);
 
 // Receives one message within timeout_ms and decodes its last frame as JSON (NULL on timeout or
 // if it is not JSON). With a ROUTER, *ret_identity (if not NULL) gets the sender (caller frees).
