@@ -30,9 +30,9 @@ static int s_setup(void **state)
 
 static int s_teardown(void **state)
 {
-    jft_fleet_teardown(*state);
+    int rc = jft_fleet_teardown(*state);
     free(*state);
-    return 0;
+    return rc;
 }
 
 static char *s_cli(jft_fleet_t *f, int expect_rc, const char *const *args)

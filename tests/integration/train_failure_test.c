@@ -37,9 +37,9 @@ static int s_setup(void **state)
 
 static int s_teardown(void **state)
 {
-    jft_fleet_teardown(*state);
+    int rc = jft_fleet_teardown(*state);
     free(*state);
-    return 0;
+    return rc;
 }
 
 typedef struct t_query {

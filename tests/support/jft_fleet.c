@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #define S_DATAGEN_TIMEOUT_MS 30000
 
@@ -184,15 +185,31 @@ int jft_fleet_write(jft_fleet_t *f, const char *name, const char *text, char *ou
     return jft_write_file(out, text);
 }
 
-void jft_fleet_teardown(jft_fleet_t *f)
+// A daemon that was running must stop cleanly on SIGTERM: exit 0, no signal (a sanitizer report
+// or a crash at shutdown shows up here). 0 if it did or was not running, else -1 with a line.
+static int s_stop_clean(jft_proc_t *p, const char *what)
 {
-    for (size_t i = 0; i < JFT_FLEET_AGENTS_MAX; i++) {
-        (void) jft_proc_stop(&f->agents[i]);
+    bool was_running = p->pid > 0 && jft_proc_alive(p);
+    int status = jft_proc_stop(p);
+    if (!was_running || (WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+        return 0;
     }
-    (void) jft_proc_stop(&f->coord);
-    if (getenv("JF_KEEP_TEST_DIR")) {
+    fprintf(stderr, "%s did not stop cleanly (status 0x%x); see %s\n", what, (unsigned) status,
+            p->log_path);
+    return -1;
+}
+
+int jft_fleet_teardown(jft_fleet_t *f)
+{
+    int rc = 0;
+    for (size_t i = 0; i < JFT_FLEET_AGENTS_MAX; i++) {
+        rc |= s_stop_clean(&f->agents[i], "an agent");
+    }
+    rc |= s_stop_clean(&f->coord, "the coordinator");
+    if (getenv("JF_KEEP_TEST_DIR") || rc != 0) {
         fprintf(stderr, "test directory kept: %s\n", f->dir);
-        return;
+        return rc;
     }
     jft_tmpdir_remove(f->dir);
+    return rc;
 }

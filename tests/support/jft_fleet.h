@@ -54,7 +54,9 @@ char *jft_fleet_sql_text(jft_fleet_t *f, const char *sql);
 int jft_fleet_write(jft_fleet_t *f, const char *name, const char *text, char *out);
 
 // Stops every process (SIGTERM, then SIGKILL) and removes the directory, unless
-// JF_KEEP_TEST_DIR is set (then it prints where it is).
-void jft_fleet_teardown(jft_fleet_t *f);
+// JF_KEEP_TEST_DIR is set or a daemon did not stop cleanly (then it prints where it is).
+// Returns 0, or -1 when a daemon that was running did not exit 0 on SIGTERM (a crash or a
+// sanitizer report at shutdown): return it from the test's teardown so that the test fails.
+int jft_fleet_teardown(jft_fleet_t *f);
 
 #endif
