@@ -2,14 +2,19 @@
 # Installs every Debian package jetfleet needs to build, test and run its demo.
 # Idempotent: when everything is already installed it changes nothing and does not
 # touch the network. Only Debian's archive is used (one apt-get update at most).
+#   scripts/deps.sh            build, test and demo
+#   scripts/deps.sh --bench    also the Python PyTorch baseline for bench/train-vs-pytorch.sh
 set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config git
   libzmq3-dev libczmq-dev libjansson-dev libyaml-dev libsqlite3-dev sqlite3
-  libcmocka-dev libcurl4-openssl-dev libjpeg62-turbo-dev libturbojpeg0-dev
+  libcmocka-dev libcurl4-openssl-dev libjpeg62-turbo-dev libturbojpeg0-dev libswscale-dev
   libtorch-dev
 )
+if [ "${1:-}" = "--bench" ]; then
+  packages+=(python3-torch python3-torchvision python3-pil)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

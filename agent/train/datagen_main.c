@@ -1,5 +1,5 @@
-/* jetfleet-datagen: writes a synthetic MNIST or CIFAR-10 training set in the real formats
- * (train_datagen.h). Exit codes: 0 ok, 1 failure, 2 usage. */
+/* jetfleet-datagen: writes a synthetic MNIST, CIFAR-10 or GLD-23k training set in the real
+ * formats (train_datagen.h). Exit codes: 0 ok, 1 failure, 2 usage. */
 #include "jf_log.h"
 #include "jf_parse.h"
 #include "train_datagen.h"
@@ -10,8 +10,9 @@
 #include <stdio.h>
 
 static const char s_usage[] =
-    "usage: jetfleet-datagen --kind mnist|cifar10 --scale S --seed N --out DIR\n"
-    "  S in (0, 16] multiplies the real training-set size (60000 MNIST, 50000 CIFAR-10 images)\n";
+    "usage: jetfleet-datagen --kind mnist|cifar10|gld23k --scale S --seed N --out DIR\n"
+    "  S in (0, 16] multiplies the real training-set size (60000 MNIST, 50000 CIFAR-10,\n"
+    "  23080 GLD-23k images; at least one is written)\n";
 
 static const struct option s_long_options[] = {
     {"kind", required_argument, NULL, 'k'}, {"scale", required_argument, NULL, 's'},

@@ -1,7 +1,10 @@
 /* MNIST idx and CIFAR-10 binary readers: headers checked at open, samples read per index with
- * pread (so storage speed shows in the fetch time) and normalised as torchvision's Normalize does.
- * Not a general idx reader: only the training files of the two datasets. */
+ * pread (so storage speed shows in the fetch time) and normalised as torchvision's Normalize does;
+ * GLD-23k is delegated to train_gld. Not a general idx reader: only the training files of the two
+ * datasets. */
 #include "train_dataset.h"
+
+#include "train_gld.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -30,9 +33,15 @@ struct train_dataset {
     size_t samples;                          // total samples
     s_file_t files[TRAIN_DATASET_FILES_MAX]; // MNIST: images, labels; CIFAR: the five batches
     size_t nfiles;                           // files opened so far
+    train_gld_t *gld;                        // owned; gld23k only
 };
 
 static const char *const s_kind_names[] = {"mnist", "cifar10", "gld23k"};
+static const train_dataset_shape_t s_kind_shapes[] = {
+    {1, TRAIN_MNIST_SIDE, TRAIN_MNIST_SIDE, TRAIN_MNIST_CLASSES},
+    {TRAIN_CIFAR_CHANNELS, TRAIN_CIFAR_SIDE, TRAIN_CIFAR_SIDE, TRAIN_CIFAR_CLASSES},
+    {TRAIN_GLD_CHANNELS, TRAIN_GLD_SIDE, TRAIN_GLD_SIDE, TRAIN_GLD_CLASSES},
+};
 static const float s_mnist_mean = 0.1307f;
 static const float s_mnist_std = 0.3081f;
 static const float s_cifar_mean[TRAIN_CIFAR_CHANNELS] = {0.4914f, 0.4822f, 0.4465f};
@@ -56,6 +65,13 @@ const char *train_dataset_kind_name(train_dataset_kind_t kind)
 {
     size_t i = (size_t)kind;
     return i < sizeof s_kind_names / sizeof s_kind_names[0] ? s_kind_names[i] : "unknown";
+}
+
+train_dataset_shape_t train_dataset_kind_shape(train_dataset_kind_t kind)
+{
+    size_t i = (size_t)kind;
+    return i < sizeof s_kind_shapes / sizeof s_kind_shapes[0] ? s_kind_shapes[i]
+                                                              : (train_dataset_shape_t){0};
 }
 
 static char *s_path_join(const char *dir, const char *name)
@@ -190,7 +206,6 @@ static int s_open_mnist(train_dataset_t *self, const char *dir, jf_err_t *err)
                       TRAIN_MNIST_SIDE * TRAIN_MNIST_SIDE, err);
     rc = rc < 0 ? rc : s_check_size(&self->files[1], TRAIN_MNIST_LABELS_HEADER, lab[1], 1, err);
     self->samples = img[1];
-    self->shape = (train_dataset_shape_t){1, TRAIN_MNIST_SIDE, TRAIN_MNIST_SIDE};
     return rc;
 }
 
@@ -214,34 +229,57 @@ static int s_open_cifar(train_dataset_t *self, const char *dir, jf_err_t *err)
         f->count = (size_t)f->size / TRAIN_CIFAR_RECORD_BYTES;
         self->samples += f->count;
     }
-    self->shape = (train_dataset_shape_t){TRAIN_CIFAR_CHANNELS, TRAIN_CIFAR_SIDE, TRAIN_CIFAR_SIDE};
     return 0;
 }
 
-static int s_detect(const char *dir, train_dataset_kind_t *ret_kind, jf_err_t *err)
+static int s_open_gld(train_dataset_t *self, const char *dir, jf_err_t *err)
 {
-    bool mnist = s_exists(dir, TRAIN_MNIST_IMAGES_FILE) || s_exists(dir, TRAIN_MNIST_LABELS_FILE);
-    bool cifar = s_exists(dir, "data_batch_1.bin");
-    if (mnist && cifar) {
+    self->gld = train_gld_open(dir, err);
+    if (!self->gld) {
+        return err && err->code < 0 ? err->code : -EIO;
+    }
+    self->samples = train_gld_size(self->gld);
+    return 0;
+}
+
+int train_dataset_detect(const char *dir, train_dataset_kind_t *ret_kind, jf_err_t *err)
+{
+    const bool present[] = {
+        s_exists(dir, TRAIN_MNIST_IMAGES_FILE) || s_exists(dir, TRAIN_MNIST_LABELS_FILE),
+        s_exists(dir, "data_batch_1.bin"),
+        s_exists(dir, TRAIN_GLD_CSV_FILE) || s_exists(dir, TRAIN_GLD_IMAGES_DIR),
+    };
+    char kinds[64] = "";
+    size_t found = 0, kind = 0;
+    for (size_t i = 0; i < sizeof present / sizeof present[0]; i++) {
+        if (present[i]) {
+            size_t at = strlen(kinds);
+            (void)snprintf(kinds + at, sizeof kinds - at, "%s%s", found ? " and " : "",
+                           s_kind_names[i]); // three short names fit
+            kind = found++ == 0 ? i : kind;
+        }
+    }
+    if (found > 1) {
         return jf_err_set(err, -EINVAL,
-                          "%s: holds both MNIST and CIFAR-10 files; keep one dataset "
-                          "per directory",
-                          dir);
+                          "%s: holds files of more than one dataset (%s); keep one dataset per "
+                          "directory",
+                          dir, kinds);
     }
-    if (!mnist && !cifar) {
+    if (found == 0) {
         return jf_err_set(err, -ENOENT,
-                          "%s: no dataset found: expected %s and %s (mnist) or "
-                          "data_batch_1.bin .. data_batch_5.bin (cifar10)",
-                          dir, TRAIN_MNIST_IMAGES_FILE, TRAIN_MNIST_LABELS_FILE);
+                          "%s: no dataset found: expected %s and %s (mnist), "
+                          "data_batch_1.bin .. data_batch_5.bin (cifar10) or %s and %s/ (gld23k)",
+                          dir, TRAIN_MNIST_IMAGES_FILE, TRAIN_MNIST_LABELS_FILE, TRAIN_GLD_CSV_FILE,
+                          TRAIN_GLD_IMAGES_DIR);
     }
-    *ret_kind = mnist ? TRAIN_DATASET_MNIST : TRAIN_DATASET_CIFAR10;
+    *ret_kind = (train_dataset_kind_t)kind;
     return 0;
 }
 
 train_dataset_t *train_dataset_open(const char *dir, jf_err_t *err)
 {
     train_dataset_kind_t kind = TRAIN_DATASET_MNIST;
-    if (s_detect(dir, &kind, err) < 0) {
+    if (train_dataset_detect(dir, &kind, err) < 0) {
         return NULL;
     }
     train_dataset_t *self = calloc(1, sizeof *self);
@@ -250,11 +288,13 @@ train_dataset_t *train_dataset_open(const char *dir, jf_err_t *err)
         return NULL;
     }
     self->kind = kind;
+    self->shape = train_dataset_kind_shape(kind);
     for (size_t i = 0; i < TRAIN_DATASET_FILES_MAX; i++) {
         self->files[i].fd = -1;
     }
-    int rc =
-        kind == TRAIN_DATASET_MNIST ? s_open_mnist(self, dir, err) : s_open_cifar(self, dir, err);
+    int rc = kind == TRAIN_DATASET_MNIST     ? s_open_mnist(self, dir, err)
+             : kind == TRAIN_DATASET_CIFAR10 ? s_open_cifar(self, dir, err)
+                                             : s_open_gld(self, dir, err);
     if (rc < 0) {
         train_dataset_destroy(&self);
     }
@@ -273,6 +313,7 @@ void train_dataset_destroy(train_dataset_t **self_p)
         }
         free(self->files[i].path);
     }
+    train_gld_destroy(&self->gld);
     free(self);
     *self_p = NULL;
 }
@@ -297,11 +338,12 @@ size_t train_dataset_sample_floats(const train_dataset_t *self)
     return (size_t)self->shape.channels * (size_t)self->shape.height * (size_t)self->shape.width;
 }
 
-static int s_check_label(const s_file_t *f, size_t index, unsigned char label, jf_err_t *err)
+static int s_check_label(const s_file_t *f, size_t index, unsigned char label, int classes,
+                         jf_err_t *err)
 {
-    if (label >= TRAIN_DATASET_CLASSES) {
+    if (label >= classes) {
         return jf_err_set(err, -EPROTO, "%s: sample %zu has label %u, expected 0..%d", f->path,
-                          index, label, TRAIN_DATASET_CLASSES - 1);
+                          index, label, classes - 1);
     }
     return 0;
 }
@@ -316,7 +358,7 @@ static int s_fetch_mnist(const train_dataset_t *self, size_t index, float *ret_x
     int rc = s_read_full(&self->files[0], raw, PIXELS, at, err);
     at = TRAIN_MNIST_LABELS_HEADER + (off_t)index;
     rc = rc < 0 ? rc : s_read_full(&self->files[1], &label, 1, at, err);
-    rc = rc < 0 ? rc : s_check_label(&self->files[1], index, label, err);
+    rc = rc < 0 ? rc : s_check_label(&self->files[1], index, label, TRAIN_MNIST_CLASSES, err);
     if (rc < 0) {
         return rc;
     }
@@ -339,7 +381,7 @@ static int s_fetch_cifar(const train_dataset_t *self, size_t index, float *ret_x
     unsigned char raw[TRAIN_CIFAR_RECORD_BYTES];
     off_t at = (off_t)(index - f->first) * TRAIN_CIFAR_RECORD_BYTES;
     int rc = s_read_full(f, raw, sizeof raw, at, err);
-    rc = rc < 0 ? rc : s_check_label(f, index - f->first, raw[0], err);
+    rc = rc < 0 ? rc : s_check_label(f, index - f->first, raw[0], TRAIN_CIFAR_CLASSES, err);
     if (rc < 0) {
         return rc;
     }
@@ -352,15 +394,20 @@ static int s_fetch_cifar(const train_dataset_t *self, size_t index, float *ret_x
     return 0;
 }
 
-int train_dataset_fetch(const train_dataset_t *self, size_t index, float *ret_x, int64_t *ret_y,
-                        jf_err_t *err)
+int train_dataset_fetch(const train_dataset_t *self, const train_dataset_req_t *req, float *ret_x,
+                        int64_t *ret_y, jf_err_t *err)
 {
-    if (index >= self->samples) {
-        return jf_err_set(err, -EINVAL, "dataset: sample %zu out of range, %zu samples", index,
+    if (req->index >= self->samples) {
+        return jf_err_set(err, -EINVAL, "dataset: sample %zu out of range, %zu samples", req->index,
                           self->samples);
     }
-    if (self->kind == TRAIN_DATASET_MNIST) {
-        return s_fetch_mnist(self, index, ret_x, ret_y, err);
+    switch (self->kind) {
+    case TRAIN_DATASET_MNIST:
+        return s_fetch_mnist(self, req->index, ret_x, ret_y, err);
+    case TRAIN_DATASET_CIFAR10:
+        return s_fetch_cifar(self, req->index, ret_x, ret_y, err);
+    case TRAIN_DATASET_GLD23K:
+        break;
     }
-    return s_fetch_cifar(self, index, ret_x, ret_y, err);
+    return train_gld_fetch(self->gld, req, ret_x, ret_y, err);
 }

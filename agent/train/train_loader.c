@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+// Streams of the augmentation keys: the top bit keeps them apart from the shuffle's (epoch).
+#define S_AUG_STREAM_BASE (UINT64_C(1) << 63)
+
 typedef enum s_slot_state {
     S_SLOT_FREE = 0, // nothing, or a batch the caller is done with
     S_SLOT_READY,    // batch `number` prepared
@@ -49,6 +52,7 @@ struct train_loader {
     pthread_cond_t space_cv; // handed grew, or stop was set
     size_t handed;           // batches handed to the caller this epoch (guarded by lock)
     bool stop;               // workers must end (guarded by lock)
+    uint64_t aug_key;        // this epoch's augmentation key; written only while no worker runs
 };
 
 static int s_check_opts(const train_loader_opts_t *o, jf_err_t *err)
@@ -256,6 +260,8 @@ int train_loader_epoch_start(train_loader_t *self, uint64_t epoch, jf_err_t *err
     train_rng_t rng;
     train_rng_seed(&rng, self->opts.seed, epoch);
     train_rng_shuffle(&rng, self->order, self->opts.samples);
+    train_rng_seed(&rng, self->opts.seed, S_AUG_STREAM_BASE | epoch);
+    self->aug_key = train_rng_next(&rng);
     for (size_t i = 0; i < self->nslots; i++) {
         self->slots[i].state = S_SLOT_FREE;
     }
@@ -263,6 +269,13 @@ int train_loader_epoch_start(train_loader_t *self, uint64_t epoch, jf_err_t *err
     self->stop = false; // no worker runs now, so no lock is needed
     self->in_epoch = true;
     return s_start_workers(self, err);
+}
+
+uint64_t train_loader_sample_seed(const train_loader_t *self, size_t index)
+{
+    train_rng_t rng;
+    train_rng_seed(&rng, self->aug_key, index);
+    return train_rng_next(&rng);
 }
 
 // Waits for batch b from the workers; hands it out and frees the previous batch's slot.

@@ -19,6 +19,7 @@
 
 // Reads and preprocesses sample index into ret_x (sample_floats floats) and *ret_y. Returns 0 or a
 // negative errno with err filled. Called from the worker threads concurrently when workers >= 1.
+// A fetch with random augmentation seeds it with train_loader_sample_seed.
 typedef int train_loader_fetch_fn(void *ctx, size_t index, float *ret_x, int64_t *ret_y,
                                   jf_err_t *err);
 
@@ -63,6 +64,12 @@ size_t train_loader_batches_per_epoch(const train_loader_t *self);
 // (seed, epoch) and starts the workers, which begin prefetching at once. Returns 0, or a negative
 // errno from pthread_create.
 int train_loader_epoch_start(train_loader_t *self, uint64_t epoch, jf_err_t *err);
+
+// The augmentation seed of sample index in the current epoch: a function of (opts.seed, epoch,
+// index) only, so a random transform seeded from it is reproducible whatever the worker count and
+// the order in which workers fetch, and differs from epoch to epoch. Safe to call from the fetch
+// function (in any worker) while an epoch runs: the epoch's key is set before its workers start.
+uint64_t train_loader_sample_seed(const train_loader_t *self, size_t index);
 
 // Hands out the epoch's next minibatch in order, waiting for it if a worker is still preparing
 // it (workers >= 1) or preparing it on the caller's thread (workers = 0). Releases the previous

@@ -100,7 +100,8 @@ train_records_t *train_records_new(const train_records_params_t *params, FILE *o
     self->minibatches = json_array();
     if (!self->params || !self->epochs || !self->minibatches ||
         json_object_del(self->params, "kind") < 0 ||
-        json_object_set_new(self->params, "drop_last", json_boolean(params->drop_last)) < 0) {
+        json_object_set_new(self->params, "drop_last", json_boolean(params->drop_last)) < 0 ||
+        json_object_set_new(self->params, "loader_only", json_boolean(params->loader_only)) < 0) {
         (void)jf_err_set(err, -ENOMEM, "records: out of memory");
         train_records_destroy(&self);
     }

@@ -28,6 +28,7 @@ typedef struct train_records_params {
     int epochs;                // epochs asked for
     uint64_t seed;             // training seed, <= INT64_MAX
     bool drop_last;            // last incomplete minibatch dropped
+    bool loader_only;          // the data pipeline alone: model and device "none", compute 0
     size_t samples;            // dataset size
     size_t batches_per_epoch;  // minibatches per epoch
 } train_records_params_t;

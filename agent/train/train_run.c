@@ -10,6 +10,7 @@
 #include "train_records.h"
 
 #include <errno.h>
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,12 +46,36 @@ static int s_failed(const jf_err_t *err, int fallback)
     return err && err->code < 0 ? err->code : fallback;
 }
 
-// The loader's fetch function over a dataset (ctx).
+// The loader's fetch function over the run's dataset (ctx is the run): the loader gives each
+// sample of each epoch its own augmentation seed. self->loader is set before any epoch starts.
 static int s_fetch(void *ctx, size_t index, float *ret_x, int64_t *ret_y, jf_err_t *err)
 {
-    return train_dataset_fetch(ctx, index, ret_x, ret_y, err);
+    const train_run_t *self = ctx;
+    train_dataset_req_t req = {.index = index,
+                               .aug_seed = train_loader_sample_seed(self->loader, index)};
+    return train_dataset_fetch(self->dataset, &req, ret_x, ret_y, err);
 }
 
+static bool s_shape_fits(const jf_torch_shape_t *want, const train_dataset_shape_t *have)
+{
+    return have->channels == want->channels && have->height == want->height &&
+           have->width == want->width && have->classes == want->classes;
+}
+
+// The dataset kind whose samples fit a model's input, for messages.
+static const char *s_kind_for(const jf_torch_shape_t *want)
+{
+    for (int k = TRAIN_DATASET_MNIST; k <= TRAIN_DATASET_GLD23K; k++) {
+        train_dataset_shape_t shape = train_dataset_kind_shape((train_dataset_kind_t)k);
+        if (s_shape_fits(want, &shape)) {
+            return train_dataset_kind_name((train_dataset_kind_t)k);
+        }
+    }
+    return "no dataset kind";
+}
+
+// Models and datasets pair by sample shape and class count: lenet5 with mnist, resnet18 and
+// vgg11 with cifar10, mobilenetv3 with gld23k.
 static int s_check_shape(const train_run_t *self, jf_torch_model_kind_t model, jf_err_t *err)
 {
     jf_torch_shape_t want = {0};
@@ -59,14 +84,14 @@ static int s_check_shape(const train_run_t *self, jf_torch_model_kind_t model, j
         return rc;
     }
     train_dataset_shape_t have = train_dataset_shape(self->dataset);
-    if (have.channels != want.channels || have.height != want.height || have.width != want.width) {
+    if (!s_shape_fits(&want, &have)) {
         return jf_err_set(err, -EINVAL,
-                          "model '%s' needs %dx%dx%d input (%s), but '%.200s' "
-                          "holds %s with %dx%dx%d",
+                          "model '%s' needs %dx%dx%d input with %d classes (%s), but '%.200s' "
+                          "holds %s with %dx%dx%d and %d classes",
                           jf_torch_model_name(model), want.channels, want.height, want.width,
-                          want.channels == 1 ? "mnist" : "cifar10", self->opts.data_dir,
+                          want.classes, s_kind_for(&want), self->opts.data_dir,
                           train_dataset_kind_name(train_dataset_kind(self->dataset)), have.channels,
-                          have.height, have.width);
+                          have.height, have.width, have.classes);
     }
     return 0;
 }
@@ -96,7 +121,7 @@ static int s_open_loader(train_run_t *self, jf_err_t *err)
         .seed = o->seed,
         .max_batches = o->max_batches,
         .fetch = s_fetch,
-        .fetch_ctx = self->dataset,
+        .fetch_ctx = self,
     };
     self->loader = train_loader_new(&lo, err);
     return self->loader ? 0 : s_failed(err, -EINVAL);
@@ -111,9 +136,11 @@ static int s_open_records(train_run_t *self, jf_err_t *err)
     }
     const train_run_opts_t *o = &self->opts;
     train_records_params_t p = {
-        .model = jf_torch_model_name(jf_torch_session_model(self->session)),
+        .model = self->session ? jf_torch_model_name(jf_torch_session_model(self->session))
+                               : "none",
         .dataset = train_dataset_kind_name(train_dataset_kind(self->dataset)),
-        .device = jf_torch_session_device_name(self->session),
+        .device = self->session ? jf_torch_session_device_name(self->session) : "none",
+        .loader_only = o->loader_only,
         .blas = info.blas,
         .torch_version = info.torch_version,
         .threads = info.threads,
@@ -136,16 +163,17 @@ static int s_open_all(train_run_t *self, jf_err_t *err)
         return jf_err_set(err, -EINVAL, "run: epochs must be at least 1, got %d",
                           self->opts.epochs);
     }
+    bool model_run = !self->opts.loader_only;
     jf_torch_model_kind_t model = JF_TORCH_MODEL_LENET5;
-    int rc = jf_torch_model_parse(self->opts.model, &model, err);
+    int rc = model_run ? jf_torch_model_parse(self->opts.model, &model, err) : 0;
     if (rc < 0) {
         return rc;
     }
     self->dataset = train_dataset_open(self->opts.data_dir, err);
     rc = self->dataset ? 0 : s_failed(err, -EIO);
-    rc = rc < 0 ? rc : s_check_shape(self, model, err);
+    rc = rc < 0 || !model_run ? rc : s_check_shape(self, model, err);
     rc = rc < 0 ? rc : s_open_loader(self, err);
-    rc = rc < 0 ? rc : s_open_session(self, model, err);
+    rc = rc < 0 || !model_run ? rc : s_open_session(self, model, err);
     return rc < 0 ? rc : s_open_records(self, err);
 }
 
@@ -181,9 +209,11 @@ void train_run_destroy(train_run_t **self_p)
 // One minibatch: the torch step, timed, and its record.
 static int s_step(train_run_t *self, const train_batch_t *batch, int64_t stall_us, jf_err_t *err)
 {
-    double loss = 0.0;
+    double loss = NAN; // loader only: no loss (written as null)
     int64_t t0 = jf_clock_mono_us();
-    int rc = jf_torch_session_step(self->session, batch->x, batch->y, batch->samples, &loss, err);
+    int rc = self->session ? jf_torch_session_step(self->session, batch->x, batch->y,
+                                                   batch->samples, &loss, err)
+                           : 0;
     if (rc < 0) {
         return rc;
     }

@@ -21,8 +21,8 @@ typedef enum train_fault {
 } train_fault_t;
 
 typedef struct train_run_opts {
-    const char *model;    // borrowed; lenet5, resnet18, vgg11 (mobilenetv3: not built yet)
-    const char *data_dir; // borrowed; directory holding an MNIST or CIFAR-10 training set
+    const char *model;    // borrowed; lenet5, resnet18, vgg11 or mobilenetv3
+    const char *data_dir; // borrowed; directory holding an MNIST, CIFAR-10 or GLD-23k set
     const char *device;   // borrowed; cpu, cuda or auto
     const char *json_out; // borrowed; path of the final document, or NULL for none
     int workers;          // loader workers, 0..TRAIN_LOADER_WORKERS_MAX
@@ -33,6 +33,7 @@ typedef struct train_run_opts {
     uint64_t seed;        // model initialisation and shuffle seed, <= INT64_MAX
     bool drop_last;       // drop each epoch's last incomplete minibatch
     size_t max_batches;   // minibatches per epoch at most; 0 = all (for tests)
+    bool loader_only;     // data pipeline alone: no model (model may be NULL), compute 0
     train_fault_t fault;  // test hook
 } train_run_opts_t;
 

@@ -69,6 +69,26 @@ static void test_defaults_and_all_options(void **state)
     assert_true(help);
 }
 
+// --loader-only runs the data pipeline alone, so it needs no --model; without it --model stays
+// required.
+static void test_loader_only(void **state)
+{
+    (void)state;
+    train_run_opts_t o = {0};
+    bool help = false;
+    jf_err_t err = {0};
+    assert_int_equal(t_parse("--loader-only --data /d --workers 2 --batch 16 --epochs 1", &o, &help,
+                             &err),
+                     0);
+    assert_true(o.loader_only);
+    assert_null(o.model);
+    assert_int_equal(t_parse(T_REQUIRED, &o, &help, NULL), 0);
+    assert_false(o.loader_only);
+    assert_int_equal(t_parse("--data /d --workers 2 --batch 16 --epochs 1", &o, &help, &err),
+                     -EINVAL);
+    assert_non_null(strstr(err.msg, "missing required option --model"));
+}
+
 static void test_fault_hook(void **state)
 {
     (void)state;
@@ -137,6 +157,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults_and_all_options),
+        cmocka_unit_test(test_loader_only),
         cmocka_unit_test(test_fault_hook),
         cmocka_unit_test(test_bad_command_lines),
         cmocka_unit_test(test_usage_documents_the_test_hook),
