@@ -10,7 +10,8 @@
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/deps.sh" --bench
-JF_BUILD_TYPE=Release "$top/scripts/build.sh" "$top/build-bench" >/dev/null
+cmake -S "$top" -B "$top/build-bench" -DCMAKE_BUILD_TYPE=Release -DJF_BUILD_TESTS=OFF >/dev/null
+cmake --build "$top/build-bench" -j "$(nproc)" --target jetfleet-train jetfleet-datagen >/dev/null
 bin=$top/build-bench/bin
 data=${JF_BENCH_DATA:-$top/bench-data}
 mkdir -p "$data"

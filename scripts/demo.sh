@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# Set-up plus the main job: installs the Debian packages, builds, generates a small MNIST-format
-# dataset, starts a coordinator (embedded SQLite store) and three local agents on 127.0.0.1, runs
-# the demo sweep (sweeps/demo.yaml: LeNet-5 trained for real with libtorch on this machine's CPU)
-# and prints the results table. Everything it makes stays in ./demo-run; the processes are
-# stopped when it ends, whatever happens.
-#   ./scripts/demo.sh              JF_DEMO_AGENTS=N (default 3), JF_DEMO_SCALE (default 0.1)
+# Set-up plus the main job: installs the Debian packages, builds, generates small datasets in
+# their real formats (MNIST idx, CIFAR-10 binary, GLD-23k JPEG + CSV), starts a coordinator
+# (embedded SQLite store) and three local agents on 127.0.0.1, runs the demo sweep
+# (sweeps/demo.yaml: LeNet-5, ResNet-18 and MobileNetV3 trained for real with libtorch on this
+# machine's CPU, 0 and 1 loader workers) and prints the results table. Everything it makes stays
+# in ./demo-run; the processes are stopped when it ends, whatever happens.
+#   ./scripts/demo.sh              JF_DEMO_AGENTS=N (default 3)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 agents=${JF_DEMO_AGENTS:-3}
-scale=${JF_DEMO_SCALE:-0.1}
 run=$top/demo-run
 build=${JF_BUILD_DIR:-$top/build}
 bin=$build/bin
@@ -36,8 +36,10 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-echo "== dataset: MNIST format, synthetic, scale $scale ($run/data/mnist)"
-"$bin/jetfleet-datagen" --kind mnist --scale "$scale" --seed 1 --out "$run/data/mnist"
+echo "== datasets: synthetic, in the real on-disk formats ($run/data)"
+"$bin/jetfleet-datagen" --kind mnist --scale 0.05 --seed 1 --out "$run/data/mnist"
+"$bin/jetfleet-datagen" --kind cifar10 --scale 0.01 --seed 1 --out "$run/data/cifar10"
+"$bin/jetfleet-datagen" --kind gld23k --scale 0.002 --seed 1 --out "$run/data/gld23k"
 
 {
   echo "# Demo fleet written by scripts/demo.sh: $agents plain Linux hosts on this machine."

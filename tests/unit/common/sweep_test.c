@@ -155,16 +155,20 @@ static void test_demo_sweep(void **state)
 {
     t_fleets_t *f = *state;
     jf_sweep_t *sweep = t_load("../../sweeps/demo.yaml", f->hosts);
-    assert_int_equal(sweep->n_runs, 6);
-    static const char *const boards[] = {"host-01", "host-01", "host-02",
-                                         "host-02", "host-03", "host-03"};
+    assert_int_equal(sweep->n_runs, 18); // 3 boards x 3 workloads x workers 0 and 1
+    static const char *const workloads[] = {"lenet5-mnist", "resnet18-cifar10",
+                                            "mobilenetv3-gld23k"};
     for (size_t i = 0; i < sweep->n_runs; i++) {
         const jf_run_spec_t *r = &sweep->runs[i];
-        assert_string_equal(r->board, boards[i]);
-        assert_int_equal(r->batch_size, i % 2 ? 64 : 32);
+        char board[32];
+        (void) snprintf(board, sizeof board, "host-%02d", (int) (i / 6 + 1));
+        assert_string_equal(r->board, board);
+        assert_string_equal(r->workload, workloads[(i % 6) / 2]);
+        assert_int_equal(r->workers, (int) (i % 2));
+        assert_int_equal(r->batch_size, 16);
+        assert_int_equal(r->threads, 1);
         assert_string_equal(r->power_mode, "DEFAULT");
         assert_string_equal(r->storage, "local");
-        assert_string_equal(r->workload, "lenet5-mnist");
         assert_int_equal(r->epochs, 2);
         assert_int_equal(r->telemetry_hz, 5);       // the fleet's default
         assert_int_equal(r->timeout_us, 600 * T_S); // the fleet's run_timeout
@@ -176,7 +180,7 @@ static void test_demo_sweep(void **state)
     jf_err_t err = {0};
     sweep = jf_sweep_load(path, f->example, &err);
     assert_null(sweep);
-    assert_non_null(strstr(err.msg, "demo.yaml:6:18: target device_type 'host' matches no board"));
+    assert_non_null(strstr(err.msg, "demo.yaml:8:18: target device_type 'host' matches no board"));
 }
 
 typedef struct t_run_row {
