@@ -2,6 +2,7 @@
  * logs to stderr. Exit codes: 0 ok, 1 failure, 2 invalid input or usage, 3 out of memory. */
 #include "jf_err.h"
 #include "jf_log.h"
+#include "train_alloc.h"
 #include "train_options.h"
 #include "train_records.h"
 #include "train_run.h"
@@ -25,6 +26,9 @@ static int s_fail(const jf_err_t *err, const char *reason)
 int main(int argc, char *argv[])
 {
     jf_log_open("jetfleet-train", JF_LOG_SINK_STDERR, JF_LOG_NOTICE);
+    if (!train_alloc_tune()) {
+        jf_log_warn("train: glibc refused the allocator settings; running with its defaults");
+    }
     train_run_opts_t opts = {0};
     bool help = false;
     jf_err_t err = {0};
