@@ -1,4 +1,4 @@
-/* jetfleet-agent: argv -> platform + session, or a tegrastats log -> samples; nothing else. */
+/* jetfleet-agent: argv -> platform + session, one sample, or a tegrastats log -> samples. */
 #include "agent_import.h"
 #include "agent_options.h"
 #include "agent_platform.h"
@@ -30,6 +30,22 @@ static int s_parse_tegrastats(const char *path)
     return res.n_failed > 0 ? 1 : 0;
 }
 
+// The daemon: 0 on a clean stop.
+static int s_daemon(const agent_options_t *o, agent_platform_t *platform, jf_err_t *err)
+{
+    zsys_handler_set(NULL); // our own handlers: SIGINT/SIGTERM only set a flag
+    struct sigaction sa = {.sa_handler = s_on_signal};
+    (void) sigaction(SIGINT, &sa, NULL);
+    (void) sigaction(SIGTERM, &sa, NULL);
+    agent_session_opts_t so = {.name = o->name, .endpoint = o->endpoint,
+                               .train_bin = o->train_bin, .n_storage = o->n_storage,
+                               .storage = o->storage, .platform = platform};
+    agent_session_t *session = agent_session_new(&so, err);
+    int rc = session ? agent_session_run(session, &s_stop, err) : -1;
+    agent_session_destroy(&session);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     agent_options_t opts;
@@ -42,21 +58,20 @@ int main(int argc, char **argv)
         return s_parse_tegrastats(opts.parse_tegrastats);
     }
     jf_log_open("jetfleet-agent", JF_LOG_SINK_STDERR, opts.log_level);
-    zsys_handler_set(NULL); // our own handlers: SIGINT/SIGTERM only set a flag
-    struct sigaction sa = {.sa_handler = s_on_signal};
-    (void) sigaction(SIGINT, &sa, NULL);
-    (void) sigaction(SIGTERM, &sa, NULL);
-    agent_platform_opts_t popts = {.proc_root = opts.proc_root};
-    agent_platform_t *platform = agent_platform_host_new(&popts, &err);
-    agent_session_opts_t sopts = {.name = opts.name, .endpoint = opts.endpoint,
-                                  .train_bin = opts.train_bin, .n_storage = opts.n_storage,
-                                  .storage = opts.storage, .platform = platform};
-    agent_session_t *session = platform ? agent_session_new(&sopts, &err) : NULL;
-    int rc = session ? agent_session_run(session, &s_stop, &err) : -1;
+    agent_platform_opts_t popts = {.kind = opts.platform, .sim_type = opts.sim_type,
+                                   .sysfs_root = opts.sysfs_root, .proc_root = opts.proc_root,
+                                   .etc_root = opts.etc_root};
+    agent_platform_t *platform = agent_platform_new(&popts, &err);
+    if (platform) {
+        jf_log_notice("platform: %s", agent_platform_describe(platform));
+    }
+    int rc = !platform          ? -1
+             : opts.sample_once ? agent_platform_sample_once(platform, AGENT_PLATFORM_SAMPLE_GAP_US,
+                                                             stdout, &err)
+                                : s_daemon(&opts, platform, &err);
     if (rc != 0) {
         jf_log_error("%s", err.msg);
     }
-    agent_session_destroy(&session);
     agent_platform_destroy(&platform);
     jf_log_close();
     return rc == 0 ? 0 : 1;

@@ -16,13 +16,22 @@ const char *agent_options_usage(void)
 {
     return "usage: jetfleet-agent --coordinator ENDPOINT --name NAME\n"
            "         [--storage MEDIUM=DATASET_ROOT]... [--config FLEET.yaml]\n"
-           "         [--train-bin PATH] [--proc-root DIR] [--log-level LEVEL]\n"
+           "         [--train-bin PATH] [PLATFORM OPTIONS] [--log-level LEVEL]\n"
+           "       jetfleet-agent [PLATFORM OPTIONS] --sample-once\n"
            "       jetfleet-agent --parse-tegrastats FILE\n"
            "  --storage   a medium (sd, emmc, nvme, usb-hdd, usb-ssd, ssd, hdd, local) and the\n"
            "              directory holding datasets on it (<root>/<dataset>/); repeatable\n"
            "  --config    take this board's storage media from fleet.yaml instead\n"
+           "  --sample-once  print one telemetry sample (JSON; two readings 100 ms apart) and\n"
+           "              exit\n"
            "  --parse-tegrastats  print one JSON telemetry sample per line of a saved tegrastats\n"
-           "              log and exit (1 if a line could not be parsed)\n";
+           "              log and exit (1 if a line could not be parsed)\n"
+           "platform options:\n"
+           "  --platform auto|jetson|host|sim:TYPE  (default auto: jetson when the device tree\n"
+           "              names a supported Jetson, else host)\n"
+           "  --sysfs-root DIR  sysfs mount (default /sys)\n"
+           "  --proc-root DIR   procfs mount (default /proc)\n"
+           "  --etc-root DIR    where nv_tegra_release is (default /etc)\n";
 }
 
 static int s_add_storage(agent_options_t *o, const char *arg, jf_err_t *err)
@@ -67,12 +76,18 @@ static void s_default_train_bin(char *out, size_t size)
     (void) snprintf(out, size, "%s/jetfleet-train", n > 0 ? dirname(self) : ".");
 }
 
-// Import mode takes a file and no daemon option; the daemon needs a coordinator and a name.
+// Import mode and --sample-once take no daemon option; the daemon needs a coordinator and a
+// name.
 static int s_check(const agent_options_t *o, const char *config, jf_err_t *err)
 {
-    if (o->parse_tegrastats[0]) {
-        bool daemon = o->endpoint[0] || o->name[0] || o->n_storage > 0 || config;
-        return daemon ? jf_err_set(err, -EINVAL, "--parse-tegrastats takes no daemon options") : 0;
+    bool daemon = o->endpoint[0] || o->name[0] || o->n_storage > 0 || config;
+    if (o->parse_tegrastats[0] && o->sample_once) {
+        return jf_err_set(err, -EINVAL, "--parse-tegrastats and --sample-once exclude each other");
+    }
+    if (o->parse_tegrastats[0] || o->sample_once) {
+        return daemon ? jf_err_set(err, -EINVAL, "%s takes no daemon options",
+                                   o->sample_once ? "--sample-once" : "--parse-tegrastats")
+                      : 0;
     }
     if (!o->endpoint[0] || !jf_parse_is_ident(o->name)) {
         return jf_err_set(err, -EINVAL, "--coordinator and a valid --name are required");
@@ -88,8 +103,13 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, jf_err_t *err
         {"train-bin", required_argument, NULL, 't'},   {"proc-root", required_argument, NULL, 'p'},
         {"log-level", required_argument, NULL, 'l'},
         {"parse-tegrastats", required_argument, NULL, 'T'},
+        {"platform", required_argument, NULL, 'P'},    {"sysfs-root", required_argument, NULL, 'S'},
+        {"etc-root", required_argument, NULL, 'E'},    {"sample-once", no_argument, NULL, 'O'},
         {NULL, 0, NULL, 0}};
-    *o = (agent_options_t){.log_level = JF_LOG_NOTICE, .proc_root = "/proc"};
+    *o = (agent_options_t){.log_level = JF_LOG_NOTICE, .platform = AGENT_PLATFORM_AUTO,
+                           .sim_type = JF_BOARD_SIM, .sysfs_root = AGENT_PLATFORM_SYSFS_ROOT,
+                           .proc_root = AGENT_PLATFORM_PROC_ROOT,
+                           .etc_root = AGENT_PLATFORM_ETC_ROOT};
     s_default_train_bin(o->train_bin, sizeof o->train_bin);
     const char *config = NULL;
     int rc = 0;
@@ -101,6 +121,10 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, jf_err_t *err
         case 'f': config = optarg; break;
         case 't': (void) snprintf(o->train_bin, sizeof o->train_bin, "%s", optarg); break;
         case 'p': (void) snprintf(o->proc_root, sizeof o->proc_root, "%s", optarg); break;
+        case 'S': (void) snprintf(o->sysfs_root, sizeof o->sysfs_root, "%s", optarg); break;
+        case 'E': (void) snprintf(o->etc_root, sizeof o->etc_root, "%s", optarg); break;
+        case 'P': rc = agent_platform_kind_parse(optarg, &o->platform, &o->sim_type, err); break;
+        case 'O': o->sample_once = true; break;
         case 'T': (void) snprintf(o->parse_tegrastats, sizeof o->parse_tegrastats, "%s", optarg);
             break;
         case 'l':

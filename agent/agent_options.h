@@ -2,6 +2,7 @@
 #ifndef AGENT_OPTIONS_H
 #define AGENT_OPTIONS_H
 
+#include "agent_platform.h"
 #include "jf_err.h"
 #include "jf_log.h"
 #include "jf_msg_session.h"
@@ -12,16 +13,22 @@ typedef struct agent_options {
     char endpoint[256];                             // --coordinator
     char name[JF_IDENT_MAX + 1];                    // --name
     char train_bin[PATH_MAX];                       // --train-bin, default beside the agent
+    agent_platform_kind_t platform;                 // --platform, default auto
+    jf_board_type_t sim_type;                       // the type of --platform sim:<type>
+    char sysfs_root[PATH_MAX];                      // --sysfs-root, default /sys
     char proc_root[PATH_MAX];                       // --proc-root, default /proc
+    char etc_root[PATH_MAX];                        // --etc-root, default /etc
     size_t n_storage;
     jf_hello_storage_t storage[JF_HELLO_STORAGE_MAX]; // --storage MEDIUM=DIR or --config's board
     jf_log_level_t log_level;                       // --log-level
     char parse_tegrastats[PATH_MAX];                // --parse-tegrastats FILE: import mode if set
+    bool sample_once;                               // --sample-once: print one sample and exit
 } agent_options_t;
 
 // Parses argv. With --parse-tegrastats FILE only --log-level may accompany it (import mode, no
-// coordinator); otherwise --coordinator and --name are required. Returns 0, or -EINVAL with err
-// saying what is wrong (main prints usage, exit 2).
+// coordinator). --sample-once takes the platform options (--platform, --sysfs-root, --proc-root,
+// --etc-root) and --log-level but no coordinator. Otherwise --coordinator and --name are
+// required. Returns 0, or -EINVAL with err saying what is wrong (main prints usage, exit 2).
 int agent_options_parse(int argc, char **argv, agent_options_t *ret_opts, jf_err_t *err);
 
 const char *agent_options_usage(void);

@@ -1,5 +1,8 @@
 /* The platform interface: what the agent knows about its board and how it samples it. Board
- * differences live behind it: host now; jetson and sim (issues #4, #5) implement the same ops.
+ * differences live behind it. Implementations: host (agent_platform_host.c: any Linux machine),
+ * jetson (agent_platform_jetson.c: a detected Jetson family, issue #4) and, later, sim (issue
+ * #5: it will write a fake sysfs tree and read it through the same agent_sysfs reader as
+ * jetson). Every sysfs, /proc and /etc path is built from the roots in agent_platform_opts_t.
  * A quantity the platform cannot read is left out of the sample, never reported as zero. */
 #ifndef AGENT_PLATFORM_H
 #define AGENT_PLATFORM_H
@@ -9,20 +12,57 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define AGENT_PLATFORM_SYSFS_ROOT   "/sys"
+#define AGENT_PLATFORM_PROC_ROOT    "/proc"
+#define AGENT_PLATFORM_ETC_ROOT     "/etc"
+#define AGENT_PLATFORM_DESCRIBE_MAX 3071              // longest agent_platform_describe text
+#define AGENT_PLATFORM_SAMPLE_GAP_US (INT64_C(100) * 1000) // between sample_once's readings
 
 typedef struct agent_platform agent_platform_t;
 
+// --platform: which implementation to create.
+typedef enum agent_platform_kind {
+    AGENT_PLATFORM_AUTO = 0, // jetson when the device tree names a supported Jetson, else host
+    AGENT_PLATFORM_JETSON,
+    AGENT_PLATFORM_HOST,
+    AGENT_PLATFORM_SIM,      // a simulated board of opts.sim_type (not implemented yet, issue #5)
+} agent_platform_kind_t;
+
 typedef struct agent_platform_opts {
-    const char *proc_root;   // "/proc" unless testing against a fixture tree
+    agent_platform_kind_t kind;
+    jf_board_type_t sim_type; // the family a sim platform simulates
+    const char *sysfs_root;   // sysfs mount: "/sys" unless testing against a fixture tree
+    const char *proc_root;    // procfs mount: "/proc"
+    const char *etc_root;     // /etc, for nv_tegra_release: "/etc"
 } agent_platform_opts_t;
 
+// Parses a --platform value: "auto", "jetson", "host" or "sim:<type>" with a Jetson board type
+// ("sim:xavier-nx"). Returns 0, or -EINVAL with err listing the accepted values.
+int agent_platform_kind_parse(const char *text, agent_platform_kind_t *ret_kind,
+                              jf_board_type_t *ret_sim_type, jf_err_t *err);
+
+// Creates the platform opts->kind names (auto: detects). Returns NULL with err: -ENOENT when
+// --platform jetson finds no Jetson device tree, -ENOTSUP for a Jetson without a board type or
+// for sim (issue #5), or an agent_sysfs_new failure (-ENOENT for a wrong --proc-root). Caller
+// owns the result; release with agent_platform_destroy.
+agent_platform_t *agent_platform_new(const agent_platform_opts_t *opts, jf_err_t *err);
+
 // The host platform: any Linux machine; board type host, one power mode DEFAULT; telemetry from
-// /proc. Caller owns the result; release with agent_platform_destroy.
+// /proc, cpufreq and RAPL. Caller owns the result; release with agent_platform_destroy.
 agent_platform_t *agent_platform_host_new(const agent_platform_opts_t *opts, jf_err_t *err);
 
+// The jetson platform: detects the family and JetPack release (agent_detect.h) and samples the
+// family's sysfs layout (agent_board_table.h). NULL with err (-ENOENT: not a Jetson; -ENOTSUP:
+// a Jetson without a board type). Caller owns the result; release with agent_platform_destroy.
+agent_platform_t *agent_platform_jetson_new(const agent_platform_opts_t *opts, jf_err_t *err);
+
+// Closes every file and frees self. Accepts NULL and *self_p == NULL; sets *self_p to NULL.
 void agent_platform_destroy(agent_platform_t **self_p);
 
-// "host", "jetson" or "sim" (the hello's platform field).
+// "host", "jetson" or "sim" (the hello's platform field). Static string.
 const char *agent_platform_name(const agent_platform_t *self);
 jf_board_type_t agent_platform_board_type(const agent_platform_t *self);
 
@@ -30,14 +70,25 @@ jf_board_type_t agent_platform_board_type(const agent_platform_t *self);
 const jf_power_mode_t *agent_platform_modes(const agent_platform_t *self, size_t *ret_count);
 
 // Puts the board in a power mode for a run. Returns 0, or a negative errno with err (a mode the
-// board does not have is -EINVAL).
+// board does not have is -EINVAL; -ENOTSUP where the platform cannot switch modes yet).
 int agent_platform_set_mode(agent_platform_t *self, int mode_id, jf_err_t *err);
 
-// Adds one telemetry sample's quantities (units in the key names) to sample, which already has
-// t_us. Returns 0, or a negative errno if nothing could be read.
+// Adds one telemetry sample's quantities (docs/telemetry.md; units in the key names, t_us and
+// mono_us included) to sample. Load needs two readings, so the first sample has none. Returns
+// 0, or a negative errno if nothing could be read. One thread at a time.
 int agent_platform_sample(agent_platform_t *self, json_t *sample, jf_err_t *err);
 
-// Software facts for the hello (an object of strings). Caller owns the result.
+// --sample-once: takes two readings gap_us apart, so that the load is measured over that gap,
+// and writes the second as one line of compact JSON to out, board_type first. Returns 0, or a
+// negative errno with err (nothing readable; -EIO when writing to out failed).
+int agent_platform_sample_once(agent_platform_t *self, int64_t gap_us, FILE *out, jf_err_t *err);
+
+// Software facts for the hello (an object of strings: agent, libzmq, jansson, kernel; on a
+// Jetson also l4t and jetpack when known). Caller owns the result.
 json_t *agent_platform_software(const agent_platform_t *self);
+
+// One line for the start-up log: what was detected and which quantities are absent and why.
+// Borrowed; valid until self is destroyed.
+const char *agent_platform_describe(const agent_platform_t *self);
 
 #endif

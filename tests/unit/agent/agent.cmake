@@ -5,3 +5,31 @@ jf_add_unit_test(procfs
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/procfs_test.c LIBS jf_agent)
 jf_add_unit_test(tegrastats
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/tegrastats_test.c LIBS jf_agent)
+jf_add_unit_test(storage
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/storage_test.c LIBS jf_agent jft_support)
+# Jetson power control: the nvpmodel conf parser (tests/fixtures/nvpmodel/).
+jf_add_unit_test(nvpmodel
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/nvpmodel_test.c LIBS jf_agent_nvpmodel)
+# The Jetson platform layer: the sysfs reader and board tables against tests/fixtures/sysfs/, and
+# board detection, the platforms and `jetfleet-agent --sample-once` end to end.
+jf_add_unit_test(sysfs
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/sysfs_test.c LIBS jf_agent jft_support)
+jf_add_unit_test(platform
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/platform_test.c LIBS jf_agent jft_support)
+add_dependencies(platform_test jetfleet-agent)
+# The root helper as a real process with its test options (JF_PRIVHELPER_TEST_HOOKS) on a copy of
+# tests/fixtures/privhelper/, and the fake nvpmodel it runs there.
+add_executable(jft-fake-nvpmodel ${PROJECT_SOURCE_DIR}/tests/unit/agent/nvpmodel_fake.c)
+target_link_libraries(jft-fake-nvpmodel PRIVATE jf_agent_nvpmodel)
+if(JF_PRIVHELPER_TEST_HOOKS)
+  jf_add_unit_test(privhelper
+    SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/privhelper_test.c
+            ${PROJECT_SOURCE_DIR}/tests/unit/agent/power_tree.c
+    LIBS jf_privhelper jft_support)
+  add_dependencies(privhelper_test jetfleet-privhelper jft-fake-nvpmodel)
+  jf_add_unit_test(power
+    SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/power_test.c
+            ${PROJECT_SOURCE_DIR}/tests/unit/agent/power_tree.c
+    LIBS jf_agent jft_support)
+  add_dependencies(power_test jetfleet-privhelper jft-fake-nvpmodel)
+endif()

@@ -1,0 +1,37 @@
+/* Private to agent_platform*.c: the platform record every implementation fills, and the few
+ * operations that differ between implementations. Sampling is shared: every platform reads
+ * through an agent_sysfs reader (host and jetson over the real roots, sim over its own tree). */
+#ifndef AGENT_PLATFORM_INTERNAL_H
+#define AGENT_PLATFORM_INTERNAL_H
+
+#include "agent_detect.h"
+#include "agent_platform.h"
+#include "agent_sysfs.h"
+
+typedef struct agent_platform_ops {
+    const char *name; // "host", "jetson", "sim"
+    // Switches to a power mode already checked to be in self->modes.
+    int (*set_mode)(agent_platform_t *self, int mode_id, jf_err_t *err);
+    // Adds implementation-specific software facts to sw (may be NULL).
+    void (*add_software)(const agent_platform_t *self, json_t *sw);
+} agent_platform_ops_t;
+
+struct agent_platform {
+    const agent_platform_ops_t *ops;            // static
+    jf_board_type_t board_type;
+    size_t n_modes;
+    jf_power_mode_t modes[JF_POWER_MODES_MAX];
+    agent_sysfs_t *sysfs;                       // owned: the telemetry reader
+    agent_detect_t detect;                      // jetson: what detection found
+    char describe[AGENT_PLATFORM_DESCRIBE_MAX + 1];
+};
+
+// A zeroed platform with ops and board type set. NULL with err on -ENOMEM.
+agent_platform_t *agent_platform_alloc(const agent_platform_ops_t *ops, jf_board_type_t type,
+                                       jf_err_t *err);
+
+// Appends "; not readable, left out of samples: ..." to self->describe when the reader
+// missed something.
+void agent_platform_describe_missing(agent_platform_t *self);
+
+#endif

@@ -1,0 +1,122 @@
+/* Jetson platform: detects the family and L4T release (agent_detect), picks the family's sysfs
+ * layout for that JetPack generation (agent_board_table) and samples it through agent_sysfs.
+ * Power modes are the NVIDIA defaults of jf_board.h until the nvpmodel layer (issue #4) reads
+ * the board's own conf and switches modes; until then set_mode refuses. */
+#include "agent_platform_internal.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static int s_set_mode(agent_platform_t *self, int mode_id, jf_err_t *err)
+{
+    // TODO(#4): switch through the nvpmodel layer once it exists; refuse rather than pretend.
+    return jf_err_set(err, -ENOTSUP,
+                      "jetson platform: switching %s to power mode %d needs nvpmodel support, "
+                      "which is not implemented yet (issue #4)",
+                      jf_board_type_name(self->board_type), mode_id);
+}
+
+static void s_add_software(const agent_platform_t *self, json_t *sw)
+{
+    const agent_detect_t *d = &self->detect;
+    (void) json_object_set_new(sw, "model", json_string(d->model));
+    if (d->has_l4t) {
+        (void) json_object_set_new(sw, "l4t", json_string(d->l4t_text));
+    }
+    if (d->jetpack[0]) {
+        (void) json_object_set_new(sw, "jetpack", json_string(d->jetpack));
+    }
+}
+
+static const agent_platform_ops_t s_ops = {
+    .name = "jetson",
+    .set_mode = s_set_mode,
+    .add_software = s_add_software,
+};
+
+static bool s_layout_fits(const char *sysfs_root, const agent_board_layout_t *l)
+{
+    char path[PATH_MAX];
+    (void) snprintf(path, sizeof path, "%s/%s/cur_freq", sysfs_root, l->gpu_devfreq_dir);
+    return access(path, F_OK) == 0;
+}
+
+// The layout for the detected JetPack generation; when the release is unknown (no or a
+// malformed nv_tegra_release, or a JetPack the table does not cover), the newest layout whose
+// GPU devfreq node exists, else the newest. How it was chosen goes into *ret_how.
+static const agent_board_layout_t *s_pick_layout(const agent_detect_t *d, const char *sysfs_root,
+                                                 const char **ret_how)
+{
+    const agent_board_layout_t *l = agent_board_table_layout(d->type, d->jetpack_major);
+    const agent_board_layout_t *all[8] = {NULL};
+    size_t n = agent_board_table_layouts(d->type, all, sizeof all / sizeof all[0]);
+    *ret_how = "for its JetPack";
+    for (size_t i = 0; !l && i < n; i++) {
+        l = s_layout_fits(sysfs_root, all[i]) ? all[i] : NULL;
+        *ret_how = "found by probing the GPU devfreq node";
+    }
+    if (!l) {
+        l = all[0];
+        *ret_how = "the newest, as no GPU devfreq node matched";
+    }
+    return l;
+}
+
+static void s_describe(agent_platform_t *self, const agent_board_layout_t *l, const char *how)
+{
+    const agent_detect_t *d = &self->detect;
+    char gen[32];
+    (void) snprintf(gen, sizeof gen, l->jetpack_min == l->jetpack_max ? "%d" : "%d-%d",
+                    l->jetpack_min, l->jetpack_max);
+    (void) snprintf(self->describe, sizeof self->describe,
+                    "jetson: %s '%.100s', L4T %s (JetPack %s)%s%.300s; sysfs layout of JetPack %s "
+                    "%s; %zu cores",
+                    jf_board_type_name(self->board_type), d->model,
+                    d->has_l4t ? d->l4t_text : "unknown", d->jetpack[0] ? d->jetpack : "unknown",
+                    d->note[0] ? ": " : "", d->note, gen, how, agent_sysfs_n_cpus(self->sysfs));
+    agent_platform_describe_missing(self);
+}
+
+static void s_copy_modes(agent_platform_t *self)
+{
+    const jf_board_family_t *fam = jf_board_family(self->board_type);
+    self->n_modes = fam ? fam->n_modes : 0;
+    memcpy(self->modes, fam ? fam->modes : self->modes, self->n_modes * sizeof self->modes[0]);
+}
+
+agent_platform_t *agent_platform_jetson_new(const agent_platform_opts_t *opts, jf_err_t *err)
+{
+    agent_detect_t d = {0};
+    if (agent_detect_board(opts->proc_root, opts->etc_root, &d, err) != 0) {
+        return NULL;
+    }
+    if (!d.is_tegra) {
+        jf_err_set(err, -ENOENT, "jetson platform: %.200s/device-tree does not name a Jetson "
+                   "(model '%.80s'); --platform host runs on any Linux machine",
+                   opts->proc_root, d.model[0] ? d.model : "unreadable");
+        return NULL;
+    }
+    agent_platform_t *self = agent_platform_alloc(&s_ops, d.type, err);
+    if (!self) {
+        return NULL;
+    }
+    self->detect = d;
+    s_copy_modes(self);
+    const char *how = NULL;
+    const agent_board_layout_t *l = s_pick_layout(&d, opts->sysfs_root, &how);
+    agent_sysfs_opts_t so = {.sysfs_root = opts->sysfs_root, .proc_root = opts->proc_root,
+                             .layout = l, .n_cpus = d.ident->n_cpus, .source = "sysfs"};
+    self->sysfs = agent_sysfs_new(&so, err);
+    if (!self->sysfs) {
+        goto fail_destroy;
+    }
+    s_describe(self, l, how);
+    return self;
+
+fail_destroy:
+    agent_platform_destroy(&self);
+    return NULL;
+}

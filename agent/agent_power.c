@@ -1,0 +1,361 @@
+/* Power modes through jetfleet-privhelper: each change is one request line, formatted by the
+ * helper's own table, sent on a unix socket pair (so the helper can check who asks) to a process
+ * started with an explicit argv (sudo -n and the helper on a board); then sysfs is read back. */
+#include "agent_power_internal.h"
+
+#include "jf_parse.h"
+#include "privhelper_request.h"
+#include "privhelper_spawn.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const s_helper_env[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL};
+
+static int s_copy_argv(agent_power_t *self, const char *const *argv, jf_err_t *err)
+{
+    size_t n = 0;
+    for (; argv && argv[n]; n++) {
+        if (n == AGENT_POWER_HELPER_ARGS_MAX) {
+            return jf_err_set(err, -EINVAL, "power: more than %d helper arguments",
+                              AGENT_POWER_HELPER_ARGS_MAX);
+        }
+        self->argv[n] = strdup(argv[n]);
+        if (!self->argv[n]) {
+            return jf_err_set(err, -ENOMEM, "power: out of memory");
+        }
+    }
+    if (n == 0 || self->argv[0][0] != '/') {
+        return jf_err_set(err, -EINVAL, "power: the helper command needs an absolute path");
+    }
+    return 0;
+}
+
+agent_power_t *agent_power_new(const agent_power_opts_t *opts, jf_err_t *err)
+{
+    agent_power_t *self = calloc(1, sizeof *self);
+    if (!self) {
+        jf_err_set(err, -ENOMEM, "power: out of memory");
+        return NULL;
+    }
+    self->mode_id = -1;
+    self->timeout_us =
+        opts->helper_timeout_us > 0 ? opts->helper_timeout_us : AGENT_POWER_HELPER_TIMEOUT_US;
+    (void) snprintf(self->conf_path, sizeof self->conf_path, "%s", opts->conf_path);
+    if (s_copy_argv(self, opts->helper_argv, err) != 0) {
+        goto fail_destroy;
+    }
+    self->conf = agent_nvpmodel_load(opts->conf_path, err);
+    self->sysfs = self->conf ? privhelper_root_open(opts->sysfs_root, err) : NULL;
+    if (!self->sysfs) {
+        goto fail_destroy;
+    }
+    // A board without one reads as absent in every state (STYLE.md §7), not as an error.
+    (void) privhelper_paths_find_gpu_dir(self->sysfs, "", self->gpu_dir);
+    (void) privhelper_paths_find_emc_cap(self->sysfs, "", self->emc_cap);
+    return self;
+
+fail_destroy:
+    agent_power_destroy(&self);
+    return NULL;
+}
+
+void agent_power_destroy(agent_power_t **self_p)
+{
+    if (!self_p || !*self_p) {
+        return;
+    }
+    agent_power_t *self = *self_p;
+    for (size_t i = 0; i < AGENT_POWER_HELPER_ARGS_MAX && self->argv[i]; i++) {
+        free(self->argv[i]);
+    }
+    agent_nvpmodel_destroy(&self->conf);
+    privhelper_root_destroy(&self->sysfs);
+    free(self);
+    *self_p = NULL;
+}
+
+const agent_nvpmodel_t *agent_power_conf(const agent_power_t *self)
+{
+    return self->conf;
+}
+
+static void s_first_line(char *dst, size_t size, const char *text)
+{
+    (void) snprintf(dst, size, "%.*s", (int) strcspn(text, "\r\n"), text);
+}
+
+// The helper's exit status as our error: 2 = rejected (nothing written), 1 = failed part-way.
+static int s_outcome(const privhelper_spawn_result_t *r, const char *line, char *reply, size_t size,
+                     jf_err_t *err)
+{
+    if (r->timed_out) {
+        return jf_err_set(err, -ETIMEDOUT, "power: the helper did not answer '%s' in time", line);
+    }
+    if (r->exit_code == 0 && strncmp(r->out, "ok", 2) == 0) {
+        s_first_line(reply, size, r->out);
+        return 0;
+    }
+    char said[JF_ERR_MSG_MAX];
+    s_first_line(said, sizeof said, r->err[0] ? r->err : r->out);
+    return jf_err_set(err, r->exit_code == 2 ? -EINVAL : -EIO, "power: '%s': %s", line,
+                      said[0] ? said : "the helper died without a word");
+}
+
+// Runs the helper with one request; *reply gets its "ok ..." line.
+static int s_helper(const agent_power_t *self, const privhelper_request_t *req, char *reply,
+                    size_t size, jf_err_t *err)
+{
+    char line[PRIVHELPER_LINE_MAX + 1];
+    int rc = privhelper_request_format(req, line, sizeof line - 1, err);
+    if (rc != 0) {
+        return rc;
+    }
+    size_t n = strlen(line);
+    line[n] = '\n';
+    line[n + 1] = '\0';
+    privhelper_spawn_opts_t o = {.argv = (const char *const *) self->argv,
+                                 .envp = s_helper_env,
+                                 .input = line,
+                                 .input_len = n + 1,
+                                 .input_socket = true,
+                                 .timeout_us = self->timeout_us};
+    privhelper_spawn_result_t *r = malloc(sizeof *r);
+    rc = r ? privhelper_spawn_run(&o, r, err) : jf_err_set(err, -ENOMEM, "power: out of memory");
+    line[n] = '\0';
+    rc = rc != 0 ? rc : s_outcome(r, line, reply, size, err);
+    free(r);
+    return rc;
+}
+
+// The words after "ok " into note (size bytes), cut if longer.
+static void s_note(char *note, size_t size, const char *reply)
+{
+    const char *words = strncmp(reply, "ok ", 3) == 0 ? reply + 3 : "";
+    size_t n = strnlen(words, size - 1);
+    memcpy(note, words, n);
+    note[n] = '\0';
+}
+
+static void s_set_mode_name(agent_power_t *self, int id, const char *name)
+{
+    self->mode_id = id;
+    (void) snprintf(self->mode_name, sizeof self->mode_name, "%s", name);
+}
+
+int agent_power_set_mode(agent_power_t *self, int mode_id, agent_power_state_t *ret_state,
+                         jf_err_t *err)
+{
+    const agent_nvpmodel_mode_t *mode = agent_nvpmodel_mode(self->conf, mode_id);
+    if (!mode) {
+        return jf_err_set(err, -EINVAL, "power: mode %d is not in %s", mode_id, self->conf_path);
+    }
+    privhelper_request_t req = {.verb = PRIVHELPER_NVPMODEL, .n_args = 1, .args = {mode_id}};
+    char reply[PRIVHELPER_SPAWN_OUTPUT_MAX] = "";
+    jf_err_t helper_err = {0};
+    int rc = s_helper(self, &req, reply, sizeof reply, &helper_err);
+    if (rc == -EINVAL || rc == -ETIMEDOUT) {
+        return jf_err_set(err, rc, "%s", helper_err.msg);
+    }
+    agent_power_state_t st;
+    int vrc = agent_power_read_state(self, &st, err);
+    vrc = vrc != 0 ? vrc : agent_power_verify_mode(self, mode, &st, err);
+    if (vrc != 0) {
+        return rc != 0 ? jf_err_set(err, rc, "%s", helper_err.msg) : vrc;
+    }
+    s_set_mode_name(self, mode->id, mode->name);
+    st.mode_id = mode->id;
+    (void) snprintf(st.mode_name, sizeof st.mode_name, "%s", mode->name);
+    if (rc != 0) {
+        // nvpmodel exits 255 after some core-disabling modes that did apply (§4.3).
+        (void) snprintf(st.note, sizeof st.note, "mode in force although %.160s", helper_err.msg);
+    } else {
+        s_note(st.note, sizeof st.note, reply);
+    }
+    if (ret_state) {
+        *ret_state = st;
+    }
+    return 0;
+}
+
+// cpu_hz must be a step of every online cluster's table, gpu_hz of the GPU's.
+static int s_check_custom(const agent_power_t *self, const agent_power_custom_t *c,
+                          const agent_power_state_t *st, jf_err_t *err)
+{
+    int64_t table[AGENT_POWER_TABLE_MAX];
+    size_t n = 0;
+    if (c->n_cores < 1 || c->n_cores > st->n_cpus || c->cpu_hz <= 0 || c->cpu_hz % 1000 != 0 ||
+        c->gpu_hz < 0 || c->emc_hz < 0) {
+        return jf_err_set(err, -EINVAL,
+                          "power: custom mode needs 1..%d cores, a CPU rate in whole "
+                          "kHz and non-negative GPU/EMC rates",
+                          st->n_cpus);
+    }
+    for (size_t i = 0; i < st->n_clusters; i++) {
+        int cpu = st->clusters[i].first_core;
+        int rc = agent_power_read_table(self, cpu, table, AGENT_POWER_TABLE_MAX, &n, err);
+        if (rc != 0 || !agent_power_in_table(table, n, c->cpu_hz)) {
+            return rc != 0 ? rc
+                           : jf_err_set(err, -EINVAL, "power: %lld Hz is not a step of cpu%d",
+                                        (long long) c->cpu_hz, cpu);
+        }
+    }
+    if (c->gpu_hz == 0) {
+        return 0;
+    }
+    int rc = agent_power_read_table(self, -1, table, AGENT_POWER_TABLE_MAX, &n, err);
+    if (rc == 0 && !agent_power_in_table(table, n, c->gpu_hz)) {
+        rc = jf_err_set(err, -EINVAL, "power: %lld Hz is not a GPU step", (long long) c->gpu_hz);
+    }
+    return rc;
+}
+
+// Cores to bring up first, so that no cluster is left without a core, then the ones to take down.
+static int s_set_cores(const agent_power_t *self, int n_cores, const agent_power_state_t *st,
+                       jf_err_t *err)
+{
+    char reply[PRIVHELPER_SPAWN_OUTPUT_MAX];
+    for (int up = 1; up >= 0; up--) {
+        for (int cpu = 1; cpu < st->n_cpus; cpu++) {
+            bool want = cpu < n_cores, now = (st->online_mask >> cpu) & 1;
+            if (want == now || (int) want != up) {
+                continue;
+            }
+            privhelper_request_t req = {
+                .verb = PRIVHELPER_CPU_ONLINE, .n_args = 2, .args = {cpu, up}};
+            int rc = s_helper(self, &req, reply, sizeof reply, err);
+            if (rc != 0) {
+                return rc;
+            }
+        }
+    }
+    return 0;
+}
+
+static int s_set_clocks(const agent_power_t *self, const agent_power_custom_t *c,
+                        const agent_power_state_t *st, char *reply, size_t size, jf_err_t *err)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < st->n_clusters; i++) {
+        privhelper_request_t req = {.verb = PRIVHELPER_CPU_FREQ,
+                                    .n_args = 2,
+                                    .args = {st->clusters[i].first_core, c->cpu_hz / 1000}};
+        rc = s_helper(self, &req, reply, size, err);
+    }
+    if (rc == 0 && c->gpu_hz > 0) {
+        privhelper_request_t req = {.verb = PRIVHELPER_GPU_FREQ, .n_args = 1, .args = {c->gpu_hz}};
+        rc = s_helper(self, &req, reply, size, err);
+    }
+    if (rc == 0 && c->emc_hz > 0) {
+        privhelper_request_t req = {.verb = PRIVHELPER_EMC_FREQ, .n_args = 1, .args = {c->emc_hz}};
+        rc = s_helper(self, &req, reply, size, err);
+    }
+    return rc;
+}
+
+int agent_power_set_custom(agent_power_t *self, const agent_power_custom_t *custom,
+                           agent_power_state_t *ret_state, jf_err_t *err)
+{
+    agent_power_state_t st;
+    char reply[PRIVHELPER_SPAWN_OUTPUT_MAX] = "";
+    int rc = agent_power_read_state(self, &st, err);
+    rc = rc != 0 ? rc : s_check_custom(self, custom, &st, err);
+    rc = rc != 0 ? rc : s_set_cores(self, custom->n_cores, &st, err);
+    // The clusters that are online now, with the tables of the cores just brought up.
+    rc = rc != 0 ? rc : agent_power_read_state(self, &st, err);
+    rc = rc != 0 ? rc : s_check_custom(self, custom, &st, err);
+    rc = rc != 0 ? rc : s_set_clocks(self, custom, &st, reply, sizeof reply, err);
+    if (rc == 0) {
+        s_set_mode_name(self, -1, "custom");
+    }
+    rc = rc != 0 ? rc : agent_power_read_state(self, &st, err);
+    rc = rc != 0 ? rc : agent_power_verify_custom(custom, &st, err);
+    if (rc == 0 && custom->emc_hz > 0) {
+        s_note(st.note, sizeof st.note, reply);
+    }
+    if (rc == 0 && ret_state) {
+        *ret_state = st;
+    }
+    return rc;
+}
+
+int agent_power_dvfs_off(agent_power_t *self, agent_power_state_t *ret_state, jf_err_t *err)
+{
+    privhelper_request_t req = {.verb = PRIVHELPER_DVFS_OFF};
+    char reply[PRIVHELPER_SPAWN_OUTPUT_MAX] = "";
+    agent_power_state_t st;
+    int rc = s_helper(self, &req, reply, sizeof reply, err);
+    rc = rc != 0 ? rc : agent_power_read_state(self, &st, err);
+    if (rc == 0 && !st.dvfs_off) {
+        rc = jf_err_set(err, -EIO,
+                        "power: after dvfs off, a cluster or the GPU still has min < max");
+    }
+    if (rc == 0 && ret_state) {
+        s_note(st.note, sizeof st.note, reply);
+        *ret_state = st;
+    }
+    return rc;
+}
+
+int agent_power_dvfs_restore(agent_power_t *self, jf_err_t *err)
+{
+    privhelper_request_t req = {.verb = PRIVHELPER_DVFS_RESTORE};
+    char reply[PRIVHELPER_SPAWN_OUTPUT_MAX];
+    return s_helper(self, &req, reply, sizeof reply, err);
+}
+
+int agent_power_store(agent_power_t *self, jf_err_t *err)
+{
+    if (self->stored_slot != 0) {
+        return jf_err_set(err, -EBUSY, "power: state %d is stored already; restore it first",
+                          self->stored_slot);
+    }
+    privhelper_request_t req = {.verb = PRIVHELPER_CLOCKS_STORE};
+    char reply[PRIVHELPER_SPAWN_OUTPUT_MAX] = "";
+    int rc = agent_power_read_state(self, &self->stored, err);
+    rc = rc != 0 ? rc : s_helper(self, &req, reply, sizeof reply, err);
+    const char *slot = strstr(reply, "state=");
+    int64_t n = 0;
+    if (rc == 0 && (!slot || jf_parse_i64(slot + 6, 1, PRIVHELPER_STATES_MAX, &n, NULL) != 0)) {
+        rc = jf_err_set(err, -EIO, "power: clocks-store replied '%.64s', not 'ok state=N'", reply);
+    }
+    self->stored_slot = rc == 0 ? (int) n : 0;
+    return rc;
+}
+
+bool agent_power_has_stored(const agent_power_t *self)
+{
+    return self->stored_slot != 0;
+}
+
+int agent_power_restore(agent_power_t *self, agent_power_state_t *ret_state, jf_err_t *err)
+{
+    if (self->stored_slot == 0) {
+        return jf_err_set(err, -ENOENT, "power: no stored state to restore");
+    }
+    privhelper_request_t req = {
+        .verb = PRIVHELPER_RESTORE, .n_args = 1, .args = {self->stored_slot}};
+    char reply[PRIVHELPER_SPAWN_OUTPUT_MAX];
+    agent_power_state_t st;
+    int rc = s_helper(self, &req, reply, sizeof reply, err);
+    if (rc != 0) {
+        return rc; // the helper keeps the slot when a restore fails part-way: try again later
+    }
+    self->stored_slot = 0;
+    s_set_mode_name(self, self->stored.mode_id, self->stored.mode_name);
+    rc = agent_power_read_state(self, &st, err);
+    rc = rc != 0 ? rc : agent_power_verify_same(&self->stored, &st, err);
+    if (rc == 0 && ret_state) {
+        *ret_state = st;
+    }
+    return rc;
+}
+
+int agent_power_drop_caches(agent_power_t *self, jf_err_t *err)
+{
+    privhelper_request_t req = {.verb = PRIVHELPER_DROP_CACHES};
+    char reply[PRIVHELPER_SPAWN_OUTPUT_MAX];
+    return s_helper(self, &req, reply, sizeof reply, err);
+}

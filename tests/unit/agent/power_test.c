@@ -1,0 +1,309 @@
+/* Tests of agent_power on a copy of tests/fixtures/privhelper/xavier-nx (power_tree.h) with the
+ * real jetfleet-privhelper (test options) and the fake nvpmodel: the modes of the conf, the state
+ * read back, a mode and a custom mode with the files they must leave, DVFS off and back, store
+ * and restore to the original tree, nvpmodel failures, and the refusals. */
+#include "agent_power.h"
+#include "jft_fs.h"
+#include "power_tree.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#define CPU(n) "sys/devices/system/cpu/cpu" #n
+#define FQ(n)  CPU(n) "/cpufreq/"
+#define GPU    "sys/devices/17000000.gv11b/devfreq/17000000.gv11b/"
+#define EMC    "sys/kernel/debug/bpmp/debug/clk/emc/"
+#define CAP    "sys/kernel/nvpmodel_emc_cap/emc_iso_cap"
+#define CALLS  "var/lib/nvpmodel/fake-calls"
+#define NVPM   "var/lib/nvpmodel" // nvpmodel's own files: the fake writes them on every mode
+#define KHZ(v) (INT64_C(v) * 1000)
+
+typedef struct t_ctx {
+    jft_power_tree_t tree;
+    agent_power_t *power;
+} t_ctx_t;
+
+static int t_setup(void **state)
+{
+    t_ctx_t *c = calloc(1, sizeof *c);
+    assert_non_null(c);
+    jft_power_tree_new(&c->tree);
+    agent_power_opts_t o = {
+        .conf_path = c->tree.conf, .sysfs_root = c->tree.sys, .helper_argv = c->tree.argv};
+    jf_err_t err = {0};
+    c->power = agent_power_new(&o, &err);
+    if (!c->power) {
+        fail_msg("agent_power_new: %s", err.msg);
+    }
+    *state = c;
+    return 0;
+}
+
+static int t_teardown(void **state)
+{
+    t_ctx_t *c = *state;
+    agent_power_destroy(&c->power);
+    agent_power_destroy(&c->power);
+    jft_power_tree_remove(&c->tree);
+    free(c);
+    return 0;
+}
+
+static void t_file(const t_ctx_t *c, const char *rel, const char *want)
+{
+    char *got = jft_power_read(&c->tree, rel);
+    if (!got || strcmp(got, want) != 0) {
+        fail_msg("%s holds '%s', want '%s'", rel, got ? got : "(nothing)", want);
+    }
+    free(got);
+}
+
+static void test_modes_and_state(void **state)
+{
+    t_ctx_t *c = *state;
+    const agent_nvpmodel_t *conf = agent_power_conf(c->power);
+    assert_int_equal(agent_nvpmodel_n_modes(conf), 9);
+    assert_int_equal(agent_nvpmodel_default_id(conf), 2);
+    assert_string_equal(agent_nvpmodel_mode(conf, 8)->name, "MODE_20W_6CORE");
+    agent_power_state_t st;
+    jf_err_t err = {0};
+    assert_int_equal(agent_power_read_state(c->power, &st, &err), 0);
+    assert_int_equal(st.mode_id, -1);
+    assert_int_equal(st.n_cpus, 6);
+    assert_int_equal(st.online_mask, 0x3f);
+    assert_int_equal(st.n_clusters, 3);
+    assert_int_equal(st.clusters[2].first_core, 4);
+    assert_int_equal(st.clusters[2].min_hz, KHZ(1190400));
+    assert_int_equal(st.clusters[2].max_hz, KHZ(1420800));
+    assert_true(st.has_gpu);
+    assert_int_equal(st.gpu_min_hz, 114750000);
+    assert_int_equal(st.gpu_max_hz, 1109250000);
+    assert_true(st.has_emc_cap);
+    assert_int_equal(st.emc_cap_hz, 1600000000);
+    assert_false(st.dvfs_off);
+    // The state as it goes into a run record.
+    json_t *j = agent_power_state_json(&st);
+    assert_non_null(j);
+    assert_int_equal(json_array_size(json_object_get(j, "online_cpus")), 6);
+    assert_int_equal(json_integer_value(json_object_get(
+                         json_array_get(json_object_get(j, "cpu_clusters"), 1), "max_hz")),
+                     KHZ(1420800));
+    assert_int_equal(json_integer_value(json_object_get(j, "emc_cap_hz")), 1600000000);
+    assert_null(json_object_get(j, "mode_id")); // not set by us: left out, not invented
+    json_decref(j);
+}
+
+static void test_set_mode(void **state)
+{
+    t_ctx_t *c = *state;
+    agent_power_state_t st;
+    jf_err_t err = {0};
+    assert_int_equal(agent_power_set_mode(c->power, 0, &st, &err), 0);
+    t_file(c, CPU(1) "/online", "1\n");
+    t_file(c, CPU(2) "/online", "0\n");
+    t_file(c, CPU(5) "/online", "0\n");
+    t_file(c, FQ(0) "scaling_max_freq", "1907200\n");
+    t_file(c, FQ(0) "scaling_min_freq", "1190400\n");
+    t_file(c, CALLS, "-m 0\n");
+    assert_int_equal(st.mode_id, 0);
+    assert_string_equal(st.mode_name, "MODE_15W_2CORE");
+    assert_int_equal(st.online_mask, 0x3);
+    assert_int_equal(st.n_clusters, 1);
+    assert_int_equal(st.clusters[0].max_hz, KHZ(1907200));
+    assert_string_equal(st.note, "");
+    // Back to the 20 W, 6-core mode: cores return, the EMC cap rises.
+    assert_int_equal(agent_power_set_mode(c->power, 8, &st, &err), 0);
+    assert_int_equal(st.online_mask, 0x3f);
+    assert_int_equal(st.n_clusters, 3);
+    t_file(c, CAP, "1866000000\n");
+    t_file(c, CALLS, "-m 0\n-m 8\n");
+    // A mode not in the conf never reaches the helper.
+    assert_int_equal(agent_power_set_mode(c->power, 9, &st, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "power: mode 9 is not in"));
+    t_file(c, CALLS, "-m 0\n-m 8\n");
+}
+
+static void test_set_custom(void **state)
+{
+    t_ctx_t *c = *state;
+    agent_power_custom_t custom = {
+        .n_cores = 4, .cpu_hz = KHZ(1497600), .gpu_hz = 510000000, .emc_hz = 1866000000};
+    agent_power_state_t st;
+    jf_err_t err = {0};
+    assert_int_equal(agent_power_set_custom(c->power, &custom, &st, &err), 0);
+    t_file(c, CPU(3) "/online", "1\n");
+    t_file(c, CPU(4) "/online", "0\n");
+    t_file(c, CPU(5) "/online", "0\n");
+    t_file(c, FQ(0) "scaling_min_freq", "1497600\n");
+    t_file(c, FQ(0) "scaling_max_freq", "1497600\n");
+    t_file(c, FQ(2) "scaling_min_freq", "1497600\n");
+    t_file(c, FQ(2) "scaling_max_freq", "1497600\n");
+    t_file(c, FQ(4) "scaling_max_freq", "1420800\n"); // offline cluster: left as it was
+    t_file(c, GPU "min_freq", "510000000\n");
+    t_file(c, GPU "max_freq", "510000000\n");
+    t_file(c, CAP, "1866000000\n");
+    t_file(c, EMC "mrq_rate_locked", "1\n");
+    t_file(c, EMC "rate", "1866000000\n");
+    assert_int_equal(st.mode_id, -1);
+    assert_string_equal(st.mode_name, "custom");
+    assert_int_equal(st.online_mask, 0xf);
+    assert_int_equal(st.n_clusters, 2);
+    assert_true(st.dvfs_off);
+    assert_string_equal(st.note, "emc=locked");
+    json_t *j = agent_power_state_json(&st);
+    assert_string_equal(json_string_value(json_object_get(j, "mode_name")), "custom");
+    json_decref(j);
+}
+
+static void test_custom_refused(void **state)
+{
+    t_ctx_t *c = *state;
+    static const struct {
+        agent_power_custom_t custom;
+        const char *frag;
+    } rows[] = {
+        {{4, KHZ(1000000), 0, 0}, "power: 1000000000 Hz is not a step of cpu0"},
+        {{4, KHZ(1497600), 500000000, 0}, "power: 500000000 Hz is not a GPU step"},
+        {{7, KHZ(1497600), 0, 0}, "needs 1..6 cores"},
+        {{0, KHZ(1497600), 0, 0}, "needs 1..6 cores"},
+        {{4, 1497600001, 0, 0}, "in whole kHz"},
+    };
+    uint64_t before = jft_power_tree_hash(&c->tree, NULL);
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        jf_err_t err = {0};
+        assert_int_equal(agent_power_set_custom(c->power, &rows[i].custom, NULL, &err), -EINVAL);
+        if (!strstr(err.msg, rows[i].frag)) {
+            fail_msg("row %zu: '%s', want '%s'", i, err.msg, rows[i].frag);
+        }
+    }
+    assert_true(jft_power_tree_hash(&c->tree, NULL) == before); // checked before any request
+    // An EMC rate is the helper's to check, last: what came before it stays set.
+    agent_power_custom_t emc = {6, KHZ(1420800), 0, 1700000000};
+    jf_err_t err = {0};
+    assert_int_equal(agent_power_set_custom(c->power, &emc, NULL, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "'emc-freq 1700000000': jetfleet-privhelper: rejected: "
+                                    "1700000000 Hz is not an EMC rate of nvidia,tegra194"));
+    t_file(c, FQ(0) "scaling_min_freq", "1420800\n");
+}
+
+// Store, change everything, restore: every file is as before (nvpmodel's own logs aside).
+static void test_store_restore(void **state)
+{
+    t_ctx_t *c = *state;
+    uint64_t before = jft_power_tree_hash(&c->tree, NVPM);
+    agent_power_state_t st, pinned, back;
+    jf_err_t err = {0};
+    assert_int_equal(agent_power_store(c->power, &err), 0);
+    assert_true(agent_power_has_stored(c->power));
+    assert_int_equal(agent_power_store(c->power, &err), -EBUSY);
+    assert_int_equal(agent_power_set_mode(c->power, 0, &st, &err), 0);
+    assert_int_equal(agent_power_dvfs_off(c->power, &pinned, &err), 0);
+    assert_true(pinned.dvfs_off);
+    assert_string_equal(pinned.note, "emc=locked");
+    t_file(c, FQ(0) "scaling_min_freq", "1907200\n");
+    t_file(c, GPU "min_freq", "1109250000\n");
+    t_file(c, CPU(0) "/cpuidle/state1/disable", "1\n");
+    t_file(c, "sys/devices/gpu.0/railgate_enable", "0\n");
+    assert_int_equal(agent_power_dvfs_restore(c->power, &err), 0);
+    t_file(c, FQ(0) "scaling_min_freq", "1190400\n");
+    t_file(c, CPU(0) "/cpuidle/state1/disable", "0\n");
+    agent_power_custom_t custom = {.n_cores = 2, .cpu_hz = KHZ(115200), .gpu_hz = 204000000};
+    assert_int_equal(agent_power_set_custom(c->power, &custom, NULL, &err), 0);
+    assert_int_equal(agent_power_restore(c->power, &back, &err), 0);
+    assert_false(agent_power_has_stored(c->power));
+    assert_int_equal(back.online_mask, 0x3f);
+    assert_int_equal(back.n_clusters, 3);
+    assert_int_equal(back.clusters[0].min_hz, KHZ(1190400));
+    assert_int_equal(back.mode_id, -1);
+    assert_true(jft_power_tree_hash(&c->tree, NVPM) == before);
+    assert_int_equal(agent_power_restore(c->power, &back, &err), -ENOENT);
+    assert_int_equal(agent_power_dvfs_restore(c->power, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "DVFS is not off"));
+}
+
+// nvpmodel exits 255 after a mode that applied (§4.3): accepted, with a note. Exit 3 after a
+// mode that did not apply: refused.
+static void test_nvpmodel_status(void **state)
+{
+    t_ctx_t *c = *state;
+    agent_power_state_t st;
+    jf_err_t err = {0};
+    jft_power_write(&c->tree, "etc/fake-nvpmodel-exit", "255\n");
+    assert_int_equal(agent_power_set_mode(c->power, 0, &st, &err), 0);
+    assert_int_equal(st.mode_id, 0);
+    assert_non_null(strstr(st.note, "mode in force although"));
+    assert_non_null(strstr(st.note, "exited with status 255"));
+    jft_power_write(&c->tree, "etc/fake-nvpmodel-exit", "3\n");
+    jft_power_write(&c->tree, "etc/fake-nvpmodel-skip", "");
+    assert_int_equal(agent_power_set_mode(c->power, 8, &st, &err), -EIO);
+    assert_non_null(strstr(err.msg, "'nvpmodel 8': jetfleet-privhelper: failed: step 1 of 1: "
+                                    "nvpmodel -m 8 exited with status 3"));
+    // Exit 0 but the mode did not apply: the sysfs check catches it.
+    jft_power_write(&c->tree, "etc/fake-nvpmodel-exit", "0\n");
+    assert_int_equal(agent_power_set_mode(c->power, 8, &st, &err), -EIO);
+    assert_non_null(strstr(err.msg, "power: mode 8 (MODE_20W_6CORE): cpu2 is offline, the conf"));
+}
+
+static void test_drop_caches(void **state)
+{
+    t_ctx_t *c = *state;
+    jf_err_t err = {0};
+    assert_int_equal(agent_power_drop_caches(c->power, &err), 0);
+    t_file(c, "proc/sys/vm/drop_caches", "3\n");
+}
+
+static void test_new_errors(void **state)
+{
+    t_ctx_t *c = *state;
+    jf_err_t err = {0};
+    const char *relative[] = {"jetfleet-privhelper", NULL};
+    agent_power_opts_t o = {
+        .conf_path = c->tree.conf, .sysfs_root = c->tree.sys, .helper_argv = relative};
+    assert_null(agent_power_new(&o, &err));
+    assert_int_equal(err.code, -EINVAL);
+    assert_non_null(strstr(err.msg, "needs an absolute path"));
+    o.helper_argv = c->tree.argv;
+    o.conf_path = "/nonexistent/nvpmodel.conf";
+    assert_null(agent_power_new(&o, &err));
+    assert_non_null(strstr(err.msg, "/nonexistent/nvpmodel.conf: cannot open"));
+    o.conf_path = c->tree.conf;
+    o.sysfs_root = "/nonexistent/sys";
+    assert_null(agent_power_new(&o, &err));
+    assert_int_equal(err.code, -ENOENT);
+    // A helper that is not there: the request fails and says so; nothing is written.
+    const char *missing[] = {"/nonexistent/jetfleet-privhelper", NULL};
+    o.sysfs_root = c->tree.sys;
+    o.helper_argv = missing;
+    agent_power_t *p = agent_power_new(&o, &err);
+    assert_non_null(p);
+    assert_int_equal(agent_power_set_mode(p, 0, NULL, &err), -ENOENT);
+    assert_non_null(strstr(err.msg, "cannot start '/nonexistent/jetfleet-privhelper'"));
+    assert_int_equal(agent_power_drop_caches(p, &err), -ENOENT);
+    t_file(c, "proc/sys/vm/drop_caches", "0\n");
+    agent_power_destroy(&p);
+    assert_null(p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_modes_and_state, t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_set_mode, t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_set_custom, t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_custom_refused, t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_store_restore, t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_nvpmodel_status, t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_drop_caches, t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_new_errors, t_setup, t_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
