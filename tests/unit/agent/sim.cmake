@@ -1,0 +1,8 @@
+# Tests of agent/sim: the simulated boards' performance and power model against the published
+# study's qualitative effects and numbers, and the parameter file's loader. The test reads the
+# real parameter file from the source tree.
+jf_add_unit_test(sim_model
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/sim_model_test.c
+  LIBS jf_sim jf_common jft_support)
+target_compile_definitions(sim_model_test PRIVATE
+  SIM_PARAMS_PATH="${PROJECT_SOURCE_DIR}/agent/sim/sim_params.yaml")
