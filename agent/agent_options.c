@@ -16,12 +16,17 @@ const char *agent_options_usage(void)
 {
     return "usage: jetfleet-agent --coordinator ENDPOINT --name NAME\n"
            "         [--storage MEDIUM=DATASET_ROOT]... [--config FLEET.yaml]\n"
-           "         [--train-bin PATH] [PLATFORM OPTIONS] [--log-level LEVEL]\n"
+           "         [--train-bin PATH] [--privhelper CMD] [PLATFORM OPTIONS]\n"
+           "         [--log-level LEVEL]\n"
            "       jetfleet-agent [PLATFORM OPTIONS] --sample-once\n"
            "       jetfleet-agent --parse-tegrastats FILE\n"
            "  --storage   a medium (sd, emmc, nvme, usb-hdd, usb-ssd, ssd, hdd, local) and the\n"
            "              directory holding datasets on it (<root>/<dataset>/); repeatable\n"
-           "  --config    take this board's storage media from fleet.yaml instead\n"
+           "  --config    take this board's storage media from fleet.yaml instead; runs then\n"
+           "              check that their dataset is on the medium's configured mount\n"
+           "  --privhelper CMD  how to run jetfleet-privhelper for power modes and cache drops,\n"
+           "              e.g. '/usr/bin/sudo -n /usr/local/libexec/jetfleet-privhelper'\n"
+           "              (words split at spaces; without it the agent changes nothing)\n"
            "  --sample-once  print one telemetry sample (JSON; two readings 100 ms apart) and\n"
            "              exit\n"
            "  --parse-tegrastats  print one JSON telemetry sample per line of a saved tegrastats\n"
@@ -61,12 +66,55 @@ static int s_storage_from_config(agent_options_t *o, const char *path, jf_err_t 
         rc = jf_err_set(err, -EINVAL, "%s: no board named '%s'", path, o->name);
     }
     for (size_t i = 0; b && i < b->n_storage && i < JF_HELLO_STORAGE_MAX; i++) {
+        (void) snprintf(o->storage_mount[o->n_storage], sizeof o->storage_mount[0], "%s",
+                        b->storage[i].mount);
         jf_hello_storage_t *s = &o->storage[o->n_storage++];
         (void) snprintf(s->medium, sizeof s->medium, "%s", b->storage[i].medium);
         (void) snprintf(s->dataset_root, sizeof s->dataset_root, "%s", b->storage[i].dataset_root);
     }
     jf_fleet_config_destroy(&fleet);
     return rc;
+}
+
+int agent_options_split_command(const char *text, char *buf, size_t size, const char **argv,
+                                size_t max, jf_err_t *err)
+{
+    size_t n = 0;
+    if (strlen(text) >= size) {
+        return jf_err_set(err, -EINVAL, "--privhelper: the command is too long");
+    }
+    memcpy(buf, text, strlen(text) + 1);
+    for (char *p = buf; *p;) {
+        p += strspn(p, " ");
+        if (!*p) {
+            break;
+        }
+        if (n == max) {
+            return jf_err_set(err, -EINVAL, "--privhelper: more than %zu words", max);
+        }
+        argv[n++] = p;
+        p += strcspn(p, " ");
+        if (*p) {
+            *p++ = '\0';
+        }
+    }
+    argv[n] = NULL;
+    if (n == 0 || argv[0][0] != '/') {
+        return jf_err_set(err, -EINVAL,
+                          "--privhelper '%.200s': expected a command whose first word is an "
+                          "absolute path",
+                          text);
+    }
+    return (int) n;
+}
+
+static int s_check_privhelper(const char *text, jf_err_t *err)
+{
+    char buf[PATH_MAX];
+    const char *argv[AGENT_OPTIONS_HELPER_WORDS_MAX + 1];
+    int n = agent_options_split_command(text, buf, sizeof buf, argv, AGENT_OPTIONS_HELPER_WORDS_MAX,
+                                        err);
+    return n < 0 ? n : 0;
 }
 
 static void s_default_train_bin(char *out, size_t size)
@@ -80,7 +128,7 @@ static void s_default_train_bin(char *out, size_t size)
 // name.
 static int s_check(const agent_options_t *o, const char *config, jf_err_t *err)
 {
-    bool daemon = o->endpoint[0] || o->name[0] || o->n_storage > 0 || config;
+    bool daemon = o->endpoint[0] || o->name[0] || o->n_storage > 0 || config || o->privhelper[0];
     if (o->parse_tegrastats[0] && o->sample_once) {
         return jf_err_set(err, -EINVAL, "--parse-tegrastats and --sample-once exclude each other");
     }
@@ -97,15 +145,20 @@ static int s_check(const agent_options_t *o, const char *config, jf_err_t *err)
 
 int agent_options_parse(int argc, char **argv, agent_options_t *o, jf_err_t *err)
 {
-    static const struct option opts[] = {
-        {"coordinator", required_argument, NULL, 'c'}, {"name", required_argument, NULL, 'n'},
-        {"storage", required_argument, NULL, 's'},     {"config", required_argument, NULL, 'f'},
-        {"train-bin", required_argument, NULL, 't'},   {"proc-root", required_argument, NULL, 'p'},
-        {"log-level", required_argument, NULL, 'l'},
-        {"parse-tegrastats", required_argument, NULL, 'T'},
-        {"platform", required_argument, NULL, 'P'},    {"sysfs-root", required_argument, NULL, 'S'},
-        {"etc-root", required_argument, NULL, 'E'},    {"sample-once", no_argument, NULL, 'O'},
-        {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"coordinator", required_argument, NULL, 'c'},
+                                         {"name", required_argument, NULL, 'n'},
+                                         {"storage", required_argument, NULL, 's'},
+                                         {"config", required_argument, NULL, 'f'},
+                                         {"train-bin", required_argument, NULL, 't'},
+                                         {"proc-root", required_argument, NULL, 'p'},
+                                         {"log-level", required_argument, NULL, 'l'},
+                                         {"parse-tegrastats", required_argument, NULL, 'T'},
+                                         {"platform", required_argument, NULL, 'P'},
+                                         {"sysfs-root", required_argument, NULL, 'S'},
+                                         {"etc-root", required_argument, NULL, 'E'},
+                                         {"sample-once", no_argument, NULL, 'O'},
+                                         {"privhelper", required_argument, NULL, 'H'},
+                                         {NULL, 0, NULL, 0}};
     *o = (agent_options_t){.log_level = JF_LOG_NOTICE, .platform = AGENT_PLATFORM_AUTO,
                            .sim_type = JF_BOARD_SIM, .sysfs_root = AGENT_PLATFORM_SYSFS_ROOT,
                            .proc_root = AGENT_PLATFORM_PROC_ROOT,
@@ -125,6 +178,10 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, jf_err_t *err
         case 'E': (void) snprintf(o->etc_root, sizeof o->etc_root, "%s", optarg); break;
         case 'P': rc = agent_platform_kind_parse(optarg, &o->platform, &o->sim_type, err); break;
         case 'O': o->sample_once = true; break;
+        case 'H':
+            (void) snprintf(o->privhelper, sizeof o->privhelper, "%s", optarg);
+            rc = s_check_privhelper(o->privhelper, err);
+            break;
         case 'T': (void) snprintf(o->parse_tegrastats, sizeof o->parse_tegrastats, "%s", optarg);
             break;
         case 'l':

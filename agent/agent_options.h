@@ -20,10 +20,16 @@ typedef struct agent_options {
     char etc_root[PATH_MAX];                        // --etc-root, default /etc
     size_t n_storage;
     jf_hello_storage_t storage[JF_HELLO_STORAGE_MAX]; // --storage MEDIUM=DIR or --config's board
+    char storage_mount[JF_HELLO_STORAGE_MAX][PATH_MAX]; // each medium's mount from --config;
+                                                        // "" from --storage (not checked)
+    char privhelper[PATH_MAX];                          // --privhelper CMD: words split on spaces,
+                                                        // the first an absolute path; "" if none
     jf_log_level_t log_level;                       // --log-level
     char parse_tegrastats[PATH_MAX];                // --parse-tegrastats FILE: import mode if set
     bool sample_once;                               // --sample-once: print one sample and exit
 } agent_options_t;
+
+#define AGENT_OPTIONS_HELPER_WORDS_MAX 12 // words of --privhelper (AGENT_POWER_HELPER_ARGS_MAX)
 
 // Parses argv. With --parse-tegrastats FILE only --log-level may accompany it (import mode, no
 // coordinator). --sample-once takes the platform options (--platform, --sysfs-root, --proc-root,
@@ -32,5 +38,12 @@ typedef struct agent_options {
 int agent_options_parse(int argc, char **argv, agent_options_t *ret_opts, jf_err_t *err);
 
 const char *agent_options_usage(void);
+
+// Splits a --privhelper command into words at spaces (no quoting: paths with spaces are not
+// supported), writing NUL-terminated words into buf (size bytes, at least strlen(text) + 1) and
+// pointers to them into argv (max + 1 entries, NULL-terminated). Returns the number of words, or
+// -EINVAL with err when there are none, more than max, or the first is not an absolute path.
+int agent_options_split_command(const char *text, char *buf, size_t size, const char **argv,
+                                size_t max, jf_err_t *err);
 
 #endif

@@ -132,7 +132,29 @@ int agent_platform_set_mode(agent_platform_t *self, int mode_id, jf_err_t *err)
 int agent_platform_sample(agent_platform_t *self, json_t *sample, jf_err_t *err)
 {
     assert(self && sample);
+    if (!self->sysfs) {
+        return jf_err_set(err, -ENODEV, "platform: the telemetry reader was handed over");
+    }
     return agent_sysfs_sample(self->sysfs, sample, err);
+}
+
+agent_sysfs_t *agent_platform_take_reader(agent_platform_t *self)
+{
+    agent_sysfs_t *reader = self->sysfs;
+    self->sysfs = NULL;
+    return reader;
+}
+
+const char *agent_platform_input_rail(const agent_platform_t *self)
+{
+    return self->input_rail;
+}
+
+int agent_platform_power_new(const agent_platform_t *self, const char *const *helper_argv,
+                             agent_power_t **ret_power, jf_err_t *err)
+{
+    *ret_power = NULL;
+    return self->ops->power_new ? self->ops->power_new(self, helper_argv, ret_power, err) : 0;
 }
 
 // Waits until the monotonic clock passes deadline (a one-shot command, not the daemon loop).

@@ -7,6 +7,8 @@
 #ifndef AGENT_PLATFORM_H
 #define AGENT_PLATFORM_H
 
+#include "agent_power.h"
+#include "agent_sysfs.h"
 #include "jf_board.h"
 #include "jf_err.h"
 
@@ -75,8 +77,27 @@ int agent_platform_set_mode(agent_platform_t *self, int mode_id, jf_err_t *err);
 
 // Adds one telemetry sample's quantities (docs/telemetry.md; units in the key names, t_us and
 // mono_us included) to sample. Load needs two readings, so the first sample has none. Returns
-// 0, or a negative errno if nothing could be read. One thread at a time.
+// 0, or a negative errno if nothing could be read (-ENODEV once the reader was taken). One
+// thread at a time.
 int agent_platform_sample(agent_platform_t *self, json_t *sample, jf_err_t *err);
+
+// Hands the telemetry reader over to the caller, so that one thread (the agent's sampler) owns
+// it alone; agent_platform_sample fails from then on. Caller owns the result; release with
+// agent_sysfs_destroy. NULL when it was taken already.
+agent_sysfs_t *agent_platform_take_reader(agent_platform_t *self);
+
+// The name of the board's input rail in the samples' rails[] ("VDD_IN", "POM_5V_IN"), or NULL
+// when the board has none (AGX Xavier, AGX Orin, a host). Static string.
+const char *agent_platform_input_rail(const agent_platform_t *self);
+
+// Creates the handle that switches the board's power modes for runs: on a Jetson an agent_power
+// over <etc root>/nvpmodel.conf and the sysfs root, running the privileged helper helper_argv
+// (NULL: none configured; the handle then only reads back). Returns 0 with *ret_power set, or 0
+// with *ret_power NULL on a platform whose modes need no handle (host: DEFAULT only, nothing
+// changes; agent_platform_set_mode covers the others). Caller owns the result; release with
+// agent_power_destroy. A negative errno with err when the board's conf cannot be loaded.
+int agent_platform_power_new(const agent_platform_t *self, const char *const *helper_argv,
+                             agent_power_t **ret_power, jf_err_t *err);
 
 // --sample-once: takes two readings gap_us apart, so that the load is measured over that gap,
 // and writes the second as one line of compact JSON to out, board_type first. Returns 0, or a

@@ -8,12 +8,18 @@
 #include "agent_platform.h"
 #include "agent_sysfs.h"
 
+#include <limits.h>
+
 typedef struct agent_platform_ops {
     const char *name; // "host", "jetson", "sim"
     // Switches to a power mode already checked to be in self->modes.
     int (*set_mode)(agent_platform_t *self, int mode_id, jf_err_t *err);
     // Adds implementation-specific software facts to sw (may be NULL).
     void (*add_software)(const agent_platform_t *self, json_t *sw);
+    // Creates the power-mode handle of agent_platform_power_new (may be NULL: the platform sets
+    // its modes through set_mode alone).
+    int (*power_new)(const agent_platform_t *self, const char *const *helper_argv,
+                     agent_power_t **ret_power, jf_err_t *err);
 } agent_platform_ops_t;
 
 struct agent_platform {
@@ -21,7 +27,10 @@ struct agent_platform {
     jf_board_type_t board_type;
     size_t n_modes;
     jf_power_mode_t modes[JF_POWER_MODES_MAX];
-    agent_sysfs_t *sysfs;                       // owned: the telemetry reader
+    agent_sysfs_t *sysfs;                       // owned: the telemetry reader (NULL once taken)
+    const char *input_rail;                     // static: the board input rail, NULL if none
+    char sysfs_root[PATH_MAX];                  // jetson: the roots it was made with, for the
+    char etc_root[PATH_MAX];                    // power handle ("" on other platforms)
     agent_detect_t detect;                      // jetson: what detection found
     char describe[AGENT_PLATFORM_DESCRIBE_MAX + 1];
 };

@@ -1,7 +1,7 @@
 /* Jetson platform: detects the family and L4T release (agent_detect), picks the family's sysfs
  * layout for that JetPack generation (agent_board_table) and samples it through agent_sysfs.
- * Power modes are the NVIDIA defaults of jf_board.h until the nvpmodel layer (issue #4) reads
- * the board's own conf and switches modes; until then set_mode refuses. */
+ * The hello lists the NVIDIA default modes of jf_board.h; runs switch modes through an agent_power
+ * handle over the board's own nvpmodel conf (agent_platform_power_new). */
 #include "agent_platform_internal.h"
 
 #include <errno.h>
@@ -12,11 +12,22 @@
 
 static int s_set_mode(agent_platform_t *self, int mode_id, jf_err_t *err)
 {
-    // TODO(#4): switch through the nvpmodel layer once it exists; refuse rather than pretend.
+    // Modes change through the handle of s_power_new (the privileged helper, off the loop).
     return jf_err_set(err, -ENOTSUP,
-                      "jetson platform: switching %s to power mode %d needs nvpmodel support, "
-                      "which is not implemented yet (issue #4)",
+                      "jetson platform: %s switches to power mode %d through its power handle "
+                      "(agent_platform_power_new), not here",
                       jf_board_type_name(self->board_type), mode_id);
+}
+
+static int s_power_new(const agent_platform_t *self, const char *const *helper_argv,
+                       agent_power_t **ret_power, jf_err_t *err)
+{
+    char conf[PATH_MAX + 32];
+    (void) snprintf(conf, sizeof conf, "%s/nvpmodel.conf", self->etc_root);
+    agent_power_opts_t o = {
+        .conf_path = conf, .sysfs_root = self->sysfs_root, .helper_argv = helper_argv};
+    *ret_power = agent_power_new(&o, err);
+    return *ret_power ? 0 : (err && err->code ? err->code : -EINVAL);
 }
 
 static void s_add_software(const agent_platform_t *self, json_t *sw)
@@ -35,6 +46,7 @@ static const agent_platform_ops_t s_ops = {
     .name = "jetson",
     .set_mode = s_set_mode,
     .add_software = s_add_software,
+    .power_new = s_power_new,
 };
 
 static bool s_layout_fits(const char *sysfs_root, const agent_board_layout_t *l)
@@ -104,6 +116,8 @@ agent_platform_t *agent_platform_jetson_new(const agent_platform_opts_t *opts, j
         return NULL;
     }
     self->detect = d;
+    (void) snprintf(self->sysfs_root, sizeof self->sysfs_root, "%s", opts->sysfs_root);
+    (void) snprintf(self->etc_root, sizeof self->etc_root, "%s", opts->etc_root);
     s_copy_modes(self);
     const char *how = NULL;
     const agent_board_layout_t *l = s_pick_layout(&d, opts->sysfs_root, &how);
@@ -113,6 +127,7 @@ agent_platform_t *agent_platform_jetson_new(const agent_platform_opts_t *opts, j
     if (!self->sysfs) {
         goto fail_destroy;
     }
+    self->input_rail = l->input_rail;
     s_describe(self, l, how);
     return self;
 

@@ -27,10 +27,10 @@ static int s_copy_argv(agent_power_t *self, const char *const *argv, jf_err_t *e
             return jf_err_set(err, -ENOMEM, "power: out of memory");
         }
     }
-    if (n == 0 || self->argv[0][0] != '/') {
+    if (argv && (n == 0 || self->argv[0][0] != '/')) {
         return jf_err_set(err, -EINVAL, "power: the helper command needs an absolute path");
     }
-    return 0;
+    return 0; // no argv at all: a read-only object
 }
 
 agent_power_t *agent_power_new(const agent_power_opts_t *opts, jf_err_t *err)
@@ -109,6 +109,10 @@ static int s_helper(const agent_power_t *self, const privhelper_request_t *req, 
                     size_t size, jf_err_t *err)
 {
     char line[PRIVHELPER_LINE_MAX + 1];
+    if (!self->argv[0]) {
+        return jf_err_set(err, -ENOENT,
+                          "power: no privileged helper configured (jetfleet-agent --privhelper)");
+    }
     int rc = privhelper_request_format(req, line, sizeof line - 1, err);
     if (rc != 0) {
         return rc;
@@ -156,7 +160,9 @@ int agent_power_set_mode(agent_power_t *self, int mode_id, agent_power_state_t *
     char reply[PRIVHELPER_SPAWN_OUTPUT_MAX] = "";
     jf_err_t helper_err = {0};
     int rc = s_helper(self, &req, reply, sizeof reply, &helper_err);
-    if (rc == -EINVAL || rc == -ETIMEDOUT) {
+    if (rc != 0 && rc != -EIO) {
+        // Refused, timed out, or no helper ran at all: only a failure while applying (-EIO, a
+        // non-zero nvpmodel exit) may still have left the mode in force.
         return jf_err_set(err, rc, "%s", helper_err.msg);
     }
     agent_power_state_t st;
@@ -174,6 +180,60 @@ int agent_power_set_mode(agent_power_t *self, int mode_id, agent_power_state_t *
     } else {
         s_note(st.note, sizeof st.note, reply);
     }
+    if (ret_state) {
+        *ret_state = st;
+    }
+    return 0;
+}
+
+bool agent_power_has_helper(const agent_power_t *self)
+{
+    return self->argv[0] != NULL;
+}
+
+// Modes can differ only in their EMC cap (MODE_15W_6CORE and MODE_20W_6CORE on Xavier NX), so a
+// mode is in force only if the cap holds too, where the cap file is readable.
+static int s_verify_emc_cap(const agent_nvpmodel_mode_t *mode, const agent_power_state_t *st,
+                            jf_err_t *err)
+{
+    const agent_nvpmodel_clock_t *c = agent_nvpmodel_mode_clock(mode, AGENT_NVPMODEL_CLOCK_EMC, -1);
+    if (!c || !st->has_emc_cap || c->max_hz == AGENT_NVPMODEL_UNSET) {
+        return 0;
+    }
+    int64_t want = c->max_hz == AGENT_NVPMODEL_NO_LIMIT ? 0 : c->max_hz;
+    if (st->emc_cap_hz != want) {
+        return jf_err_set(err, -EIO,
+                          "power: mode %d (%s): the EMC cap is %lld Hz, the conf sets %lld Hz "
+                          "(0: no cap)",
+                          mode->id, mode->name, (long long) st->emc_cap_hz, (long long) want);
+    }
+    return 0;
+}
+
+int agent_power_mode_in_force(agent_power_t *self, int mode_id, agent_power_state_t *ret_state,
+                              jf_err_t *err)
+{
+    const agent_nvpmodel_mode_t *mode = agent_nvpmodel_mode(self->conf, mode_id);
+    if (!mode) {
+        return jf_err_set(err, -EINVAL, "power: mode %d is not in %s", mode_id, self->conf_path);
+    }
+    agent_power_state_t st;
+    int rc = agent_power_read_state(self, &st, err);
+    if (rc == 0 && st.n_clusters == 0) {
+        // Without a readable cpufreq limit every mode would "hold": that proves nothing.
+        rc = jf_err_set(err, -ENODATA,
+                        "power: no cpufreq limits are readable, so mode %d (%s) cannot be "
+                        "verified",
+                        mode->id, mode->name);
+    }
+    rc = rc != 0 ? rc : agent_power_verify_mode(self, mode, &st, err);
+    rc = rc != 0 ? rc : s_verify_emc_cap(mode, &st, err);
+    if (rc != 0) {
+        return rc;
+    }
+    s_set_mode_name(self, mode->id, mode->name);
+    st.mode_id = mode->id;
+    (void) snprintf(st.mode_name, sizeof st.mode_name, "%s", mode->name);
     if (ret_state) {
         *ret_state = st;
     }

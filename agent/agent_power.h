@@ -29,6 +29,7 @@ typedef struct agent_power_opts {
     const char *const
         *helper_argv;          // how to run the helper, NULL-terminated; copied. On a board:
                                // {"/usr/bin/sudo", "-n", "/usr/local/libexec/jetfleet-privhelper"}
+                               // NULL: no helper; the object only reads (changes fail, -ENOENT)
     int64_t helper_timeout_us; // 0: AGENT_POWER_HELPER_TIMEOUT_US
 } agent_power_opts_t;
 
@@ -70,6 +71,7 @@ typedef struct agent_power_custom {
 // Loads the conf, opens the sysfs root for reading and finds the GPU node and the EMC cap file.
 // Caller owns the result; release with agent_power_destroy. NULL with err (the conf's error
 // with file:line, -ENOENT for the sysfs root, -EINVAL for an empty or relative helper_argv).
+// Without helper_argv every call that asks the helper fails with -ENOENT and changes nothing.
 agent_power_t *agent_power_new(const agent_power_opts_t *opts, jf_err_t *err);
 
 // Frees everything; accepts NULL and *self_p == NULL. It does not restore a stored state: call
@@ -82,6 +84,19 @@ const agent_nvpmodel_t *agent_power_conf(const agent_power_t *self);
 // Reads the state in force from sysfs into *ret_state. 0 or -errno with err naming the file.
 int agent_power_read_state(const agent_power_t *self, agent_power_state_t *ret_state,
                            jf_err_t *err);
+
+// True when the object was given a helper command.
+bool agent_power_has_helper(const agent_power_t *self);
+
+// Reads back whether nvpmodel mode mode_id is in force now: its cores and CPU/GPU limits hold
+// (the check agent_power_set_mode makes after setting it) and, where the cap file is readable,
+// its EMC cap (modes can differ only there), so that no change is needed. On success the object
+// takes mode_id as the mode in force and *ret_state (may be NULL) is the state read, mode named.
+// Returns 0; -EIO naming the first core, limit or cap that differs; -ENODATA when no cpufreq
+// limit is readable (nothing to verify, so no claim is made); -EINVAL for a mode not in the conf;
+// -errno when sysfs cannot be read. Needs no helper.
+int agent_power_mode_in_force(agent_power_t *self, int mode_id, agent_power_state_t *ret_state,
+                              jf_err_t *err);
 
 // Sets nvpmodel mode mode_id through the helper, then checks in sysfs that its cores and CPU/GPU
 // limits hold. A non-zero nvpmodel exit is tolerated when they do hold (it happens after

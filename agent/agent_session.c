@@ -1,6 +1,8 @@
 /* Agent session: socket, registration, heartbeats, incoming messages and the loop. */
 #include "agent_session_internal.h"
 
+#include "agent_options.h"
+
 #include "jf_msg_run.h"
 #include "jf_msg_session.h"
 #include "jf_fleet_config.h"
@@ -223,21 +225,81 @@ int agent_session_run(agent_session_t *self, volatile sig_atomic_t *stop, jf_err
     jf_log_notice("session: agent '%s' (%s) connecting to %s", self->name,
                   agent_platform_name(self->platform), self->endpoint);
     while (!*stop) {
-        zmq_pollitem_t items[2] = {{zsock_resolve(self->sock), 0, ZMQ_POLLIN, 0},
+        zmq_pollitem_t items[4] = {{zsock_resolve(self->sock), 0, ZMQ_POLLIN, 0},
+                                   {agent_sampler_handle(self->sampler), 0, ZMQ_POLLIN, 0},
+                                   {agent_worker_handle(self->worker), 0, ZMQ_POLLIN, 0},
                                    {NULL, -1, ZMQ_POLLIN, 0}};
-        int n = 1;
+        int n = 3;
         if (self->run.runner && agent_runner_fd(self->run.runner) >= 0) {
-            items[1].fd = agent_runner_fd(self->run.runner);
-            n = 2;
+            items[3].fd = agent_runner_fd(self->run.runner);
+            n = 4;
         }
         (void) zmq_poll(items, n, AGENT_TICK_MS); // EINTR from a signal: the loop rechecks stop
         s_drain(self);
+        agent_session_on_worker(self);
+        agent_session_on_sampler(self);
         int64_t now_us = jf_clock_mono_us();
         agent_session_run_tick(self, now_us);
         s_session_tick(self, now_us);
     }
     jf_log_notice("session: stopping");
     return 0;
+}
+
+// The media's configured mounts, for the storage check before each run.
+static void s_copy_mounts(agent_session_t *self, const agent_session_opts_t *opts)
+{
+    for (size_t i = 0; i < opts->n_storage; i++) {
+        const char *m = opts->storage_mount ? opts->storage_mount[i] : "";
+        (void) snprintf(self->storage_mount[i], sizeof self->storage_mount[i], "%s", m);
+        if (!self->storage_mount[i][0]) {
+            jf_log_notice("storage: medium '%s' has no configured mount (--storage): runs on it "
+                          "are not checked to read from it",
+                          self->storage[i].medium);
+        }
+    }
+}
+
+// The platform's power-mode handle (NULL on a host), or none with power_error saying why.
+static agent_power_t *s_power_handle(agent_session_t *self, const char *const *helper)
+{
+    agent_power_t *power = NULL;
+    jf_err_t err = {0};
+    if (agent_platform_power_new(self->platform, helper, &power, &err) != 0) {
+        (void) snprintf(self->power_error, sizeof self->power_error,
+                        "this board cannot switch power modes: %.200s", err.msg);
+        jf_log_error("power: %s; runs will be refused as infeasible", err.msg);
+    }
+    if (power && !helper) {
+        jf_log_notice("power: no privileged helper configured (--privhelper): a run is accepted "
+                      "only in the power mode already in force, and nothing is changed");
+    }
+    self->has_power = power != NULL;
+    return power;
+}
+
+// The platform's power handle goes to the worker, its telemetry reader to the sampler.
+static int s_start_threads(agent_session_t *self, const agent_session_opts_t *opts, jf_err_t *err)
+{
+    char words[PATH_MAX];
+    const char *argv[AGENT_OPTIONS_HELPER_WORDS_MAX + 1] = {NULL};
+    bool has_helper = opts->helper_command && opts->helper_command[0];
+    if (has_helper && agent_options_split_command(opts->helper_command, words, sizeof words, argv,
+                                                  AGENT_OPTIONS_HELPER_WORDS_MAX, err) < 0) {
+        return -EINVAL;
+    }
+    agent_power_t *power = s_power_handle(self, has_helper ? argv : NULL);
+    const char *rail = agent_platform_input_rail(self->platform);
+    (void) snprintf(self->input_rail, sizeof self->input_rail, "%s", rail ? rail : "");
+    agent_worker_opts_t wo = {.power_p = &power, .helper_argv = has_helper ? argv : NULL,
+                              .proc_root = opts->proc_root, .sysfs_root = opts->sysfs_root};
+    self->worker = agent_worker_new(&wo, err);
+    agent_power_destroy(&power); // still ours only if the worker did not start
+    agent_sysfs_t *reader = agent_platform_take_reader(self->platform);
+    agent_sampler_opts_t so = {.reader_p = &reader, .proc_root = opts->proc_root};
+    self->sampler = self->worker ? agent_sampler_new(&so, err) : NULL;
+    agent_sysfs_destroy(&reader); // still ours only if the sampler did not start
+    return self->worker && self->sampler ? 0 : -ENOMEM;
 }
 
 agent_session_t *agent_session_new(const agent_session_opts_t *opts, jf_err_t *err)
@@ -262,11 +324,29 @@ agent_session_t *agent_session_new(const agent_session_opts_t *opts, jf_err_t *e
     self->heartbeat_us = JF_DEFAULT_HEARTBEAT_US;
     self->heartbeat_timeout_us = JF_DEFAULT_HB_TIMEOUT_US;
     srandom((unsigned) (jf_clock_mono_us() ^ (int64_t) getpid()));
+    s_copy_mounts(self, opts);
     self->spool = agent_spool_new();
-    if (!self->spool || s_connect(self, err) != 0) {
+    if (!self->spool || s_connect(self, err) != 0 || s_start_threads(self, opts, err) != 0) {
         agent_session_destroy(&self);
     }
     return self;
+}
+
+// At exit the board must not stay in a run's power mode (docs/privileges.md).
+static void s_restore_at_exit(agent_session_t *self)
+{
+    agent_worker_reply_t *reply = malloc(sizeof *reply);
+    if (!self->worker || !self->has_power || !reply) {
+        free(reply);
+        return;
+    }
+    int rc = agent_worker_restore_wait(self->worker, AGENT_RESTORE_WAIT_US, reply);
+    if (rc != 0) {
+        jf_log_error("power: the worker did not restore the board's clock state in time");
+    } else if (!reply->ok) {
+        jf_log_error("power: restoring the board's clock state at exit failed: %s", reply->detail);
+    }
+    free(reply);
 }
 
 void agent_session_destroy(agent_session_t **self_p)
@@ -276,6 +356,9 @@ void agent_session_destroy(agent_session_t **self_p)
     }
     agent_session_t *self = *self_p;
     agent_session_run_fini(self);
+    s_restore_at_exit(self);
+    agent_worker_destroy(&self->worker);
+    agent_sampler_destroy(&self->sampler);
     agent_spool_destroy(&self->spool);
     zsock_destroy(&self->sock);
     free(self);

@@ -1,7 +1,9 @@
 /* The agent daemon's session with the coordinator: one DEALER socket whose identity is the board
  * name, hello/welcome registration with inventory, heartbeats both ways, run.assign validation,
  * one training child at a time, and every record and telemetry sample streamed through the spool
- * until acknowledged (docs/protocol.md). One thread. */
+ * until acknowledged (docs/protocol.md). The event loop is one thread; the telemetry sampler and
+ * the worker for blocking steps around a run (power modes, cache drops, residency) are actors
+ * that talk to it through their pipes. */
 #ifndef AGENT_SESSION_H
 #define AGENT_SESSION_H
 
@@ -9,6 +11,7 @@
 #include "jf_err.h"
 #include "jf_msg_session.h"
 
+#include <limits.h>
 #include <signal.h>
 #include <stddef.h>
 
@@ -20,7 +23,15 @@ typedef struct agent_session_opts {
     const char *train_bin;               // absolute path of jetfleet-train
     size_t n_storage;                    // media this board offers
     const jf_hello_storage_t *storage;   // borrowed for the call (copied)
-    agent_platform_t *platform;          // borrowed; must outlive the session
+    const char (*storage_mount)[PATH_MAX]; // n_storage configured mount points ("": not
+                                         // configured); NULL: none; borrowed for the call
+    const char *helper_command;          // jetfleet-privhelper's command line, words split at
+                                         // spaces (agent_options_split_command); NULL or "":
+                                         // none configured; copied
+    const char *proc_root;               // /proc, for mountinfo and diskstats; copied
+    const char *sysfs_root;              // /sys, for block device names; copied
+    agent_platform_t *platform;          // borrowed; must outlive the session. Its telemetry
+                                         // reader is handed to the sampler thread
 } agent_session_opts_t;
 
 // Caller owns the result; release with agent_session_destroy. NULL with err on bad options.
@@ -29,7 +40,8 @@ agent_session_t *agent_session_new(const agent_session_opts_t *opts, jf_err_t *e
 // Runs until *stop becomes non-zero. Returns 0 on a clean stop.
 int agent_session_run(agent_session_t *self, volatile sig_atomic_t *stop, jf_err_t *err);
 
-// Kills a training child still running and frees everything.
+// Kills a training child still running, restores a power state the board was put in for a run
+// (waiting for the helper), and frees everything.
 void agent_session_destroy(agent_session_t **self_p);
 
 #endif

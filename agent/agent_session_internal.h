@@ -2,14 +2,18 @@
 #ifndef AGENT_SESSION_INTERNAL_H
 #define AGENT_SESSION_INTERNAL_H
 
+#include "agent_measure.h"
 #include "agent_runner.h"
+#include "agent_sampler.h"
 #include "agent_session.h"
 #include "agent_spool.h"
+#include "agent_worker.h"
 #include "jf_log.h"
 #include "jf_msg.h"
 #include "jf_run_spec.h"
 
 #include <czmq.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -19,18 +23,42 @@
 #define AGENT_RECORDS_FLUSH_US     (INT64_C(250) * 1000)
 #define AGENT_RECORDS_BATCH        200
 #define AGENT_TELEMETRY_FLUSH_US   (INT64_C(1) * 1000000)
+#define AGENT_FINISH_WAIT_US       (INT64_C(10) * 1000000) // for the final sample and residency
+#define AGENT_RESTORE_WAIT_US      (INT64_C(90) * 1000000) // at exit: > the helper's timeout
+
+// Where the run is. Preparing: the worker checks storage, sets the power mode, drops caches;
+// running: the trainer and the sampler run; finishing: the trainer has ended and the final
+// sample, the last residency figures and the epoch records' energy are awaited.
+typedef enum agent_run_phase {
+    AGENT_RUN_IDLE = 0,
+    AGENT_RUN_PREPARING,
+    AGENT_RUN_RUNNING,
+    AGENT_RUN_FINISHING,
+} agent_run_phase_t;
 
 typedef struct agent_run {
-    bool active;                 // a child is running (or being stopped) for this run
+    bool active;                 // a run is being prepared, trained or finished: busy for others
+    agent_run_phase_t phase;
     jf_run_spec_t spec;
     int64_t attempt;
     bool dropped;                // the coordinator said drop: report nothing more
+    bool cancelled;              // run.cancel came while preparing: refuse it when ready
+    char dataset_dir[PATH_MAX];  // <dataset_root>/<dataset>
     agent_runner_t *runner;      // owned
     json_t *records;             // owned: buffered records not yet in the spool
     int64_t records_since_us;    // monotonic time of the oldest buffered record
     json_t *samples;             // owned: buffered telemetry samples
-    int64_t samples_since_us;
-    int64_t next_sample_us;      // monotonic time of the next telemetry sample
+    int64_t samples_since_us;    // monotonic time of the oldest buffered sample
+    agent_measure_t *measure;    // owned: energy, held epoch records, residency
+    agent_worker_reply_t *prepared; // owned: what the preparation found
+    json_t *power_mode;          // owned: the power state in force for the measure record
+    bool sampling;               // the sampler was started for this run
+    bool stop_sent;              // and asked to stop
+    bool sampler_stopped;        // its STOPPED answer arrived
+    agent_sampler_stats_t sampling_stats; // its counts, once stopped
+    int residency_pending;       // residency jobs not answered yet
+    agent_runner_outcome_t outcome; // finishing: how the trainer ended
+    int64_t finish_by_us;        // finishing: send what there is after this (monotonic)
 } agent_run_t;
 
 struct agent_session {
@@ -39,7 +67,14 @@ struct agent_session {
     char train_bin[4096];
     size_t n_storage;
     jf_hello_storage_t storage[JF_HELLO_STORAGE_MAX];
+    char storage_mount[JF_HELLO_STORAGE_MAX][PATH_MAX]; // configured mounts; "" if unknown
     agent_platform_t *platform;  // borrowed
+    agent_sampler_t *sampler;    // owned: the telemetry thread
+    agent_worker_t *worker;      // owned: the thread for blocking steps around runs
+    bool has_power;              // the worker switches power modes (a Jetson)
+    char power_error[JF_ERR_MSG_MAX]; // why this board cannot switch modes; "" if it can
+    char input_rail[JF_ENERGY_RAIL_NAME_MAX + 1]; // the board input rail; "" if none
+    int sampler_stops;           // sampler stops not answered yet
     zsock_t *sock;               // owned: DEALER
     agent_spool_t *spool;        // owned
     int64_t next_id;
@@ -54,6 +89,7 @@ struct agent_session {
     int hello_tries;
     agent_run_t run;
     jf_log_ratelimit_t rl_bad;
+    jf_log_ratelimit_t rl_sample; // sampler warnings and samples energy cannot use
 };
 
 // Sends an encoded message now (non-blocking). 0 if queued to the socket.
@@ -61,11 +97,26 @@ int agent_session_send_text(agent_session_t *self, const char *text, size_t len)
 // Encodes and sends msg (taking it over).
 int agent_session_send(agent_session_t *self, json_t *msg);
 
-// Run handling (agent_session_run.c).
+// Run handling (agent_session_run.c): assignment, preparation, start, cancel, the end.
 void agent_session_on_assign(agent_session_t *self, const jf_msg_t *msg);
 void agent_session_on_cancel(agent_session_t *self, const jf_msg_t *msg);
+void agent_session_on_worker(agent_session_t *self);
 void agent_session_run_tick(agent_session_t *self, int64_t now_us);
 void agent_session_drop_run(agent_session_t *self, const char *run, int64_t attempt);
 void agent_session_run_fini(agent_session_t *self);
+
+// The run's stream (agent_session_stream.c): records, samples and the final message.
+// Takes over one record from the trainer (agent_runner_record_fn).
+int agent_session_on_record(json_t *rec, void *arg);
+// Events of the sampler: samples into telemetry and energy, its stop, its warnings.
+void agent_session_on_sampler(agent_session_t *self);
+// Flushes what is due (records, samples, epoch records whose energy is final).
+void agent_session_stream_tick(agent_session_t *self, int64_t now_us);
+// Residency after an epoch, from the worker.
+void agent_session_on_residency(agent_session_t *self, const agent_worker_reply_t *reply);
+// True once the finishing run has what it waits for (or waited long enough).
+bool agent_session_stream_settled(const agent_session_t *self, int64_t now_us);
+// Everything left, the measure record and the final message into the spool (unless dropped).
+void agent_session_stream_finish(agent_session_t *self);
 
 #endif

@@ -1,5 +1,7 @@
-/* Agent session: the one run in progress — validation of run.assign, the training child, records
- * and telemetry into the spool, and the final run.done / run.failed (docs/protocol.md §5). */
+/* Agent session: the one run in progress — validation of run.assign, its preparation by the
+ * worker (storage check, power mode, cache drop), the sampler and the training child, cancel and
+ * drop, and the end: the final sample and residency, then the final message and the restore of
+ * the power state (docs/protocol.md §5.2, §5.5). The stream itself is agent_session_stream.c. */
 #include "agent_session_internal.h"
 
 #include "jf_msg_run.h"
@@ -29,6 +31,13 @@ static const jf_hello_storage_t *s_storage(const agent_session_t *self, const ch
     return NULL;
 }
 
+// The configured mount of a medium this board offers ("" when not configured).
+static const char *s_mount(const agent_session_t *self, const char *medium)
+{
+    const jf_hello_storage_t *st = s_storage(self, medium);
+    return st ? self->storage_mount[st - self->storage] : "";
+}
+
 static bool s_model_fits_data(const jf_run_spec_t *s)
 {
     for (size_t i = 0; i < sizeof s_model_data / sizeof s_model_data[0]; i++) {
@@ -52,7 +61,8 @@ static bool s_has_mode(const agent_session_t *self, const jf_run_spec_t *s)
 }
 
 // Checks a run against what this board has. Returns the reject reason, or -1 if it can run;
-// dataset_dir gets <dataset_root>/<dataset> (names from closed vocabularies, never paths).
+// dataset_dir gets <dataset_root>/<dataset> (names from closed vocabularies, never paths). The
+// checks that need blocking calls (the dataset's mount, the power mode) are the worker's.
 static int s_check_run(const agent_session_t *self, const jf_run_spec_t *s, char *dataset_dir,
                        size_t size, char *why, size_t why_size)
 {
@@ -80,9 +90,8 @@ static int s_check_run(const agent_session_t *self, const jf_run_spec_t *s, char
         (void) snprintf(why, why_size, "dataset directory '%.200s' is missing", dataset_dir);
         return JF_FAIL_INFEASIBLE;
     }
-    if (s->drop_caches) {
-        // Needs the privileged helper of the platform layer (issue #4); refuse rather than lie.
-        (void) snprintf(why, why_size, "drop_caches is not supported on this platform yet");
+    if (self->power_error[0]) {
+        (void) snprintf(why, why_size, "%s", self->power_error);
         return JF_FAIL_INFEASIBLE;
     }
     return -1;
@@ -97,24 +106,173 @@ static void s_reject(agent_session_t *self, const jf_run_spec_t *s, int64_t atte
         self, jf_msg_run_reject_new(self->next_id++, s->run_id, attempt, reason, why));
 }
 
-static int s_start(agent_session_t *self, const jf_run_spec_t *s, int64_t attempt,
-                   const char *dataset_dir, jf_err_t *err)
+static void s_accept(agent_session_t *self, const char *run, int64_t attempt)
+{
+    (void) agent_session_send(self,
+                              jf_msg_run_ref_new(JF_MSG_RUN_ACCEPT, self->next_id++, run, attempt));
+}
+
+// The power state in force for the measure record: read back by the worker on a Jetson; on a
+// platform without a power handle the mode as its table names it (a host's DEFAULT: nothing is
+// changed, and there is nothing to read back).
+static json_t *s_power_mode(const agent_session_t *self, const agent_worker_reply_t *p)
+{
+    const jf_run_spec_t *s = &self->run.spec;
+    if (p->has_power) {
+        return json_loads(p->power_json, 0, NULL);
+    }
+    return json_pack("{s:i, s:s}", "mode_id", s->power_mode_id, "mode_name", s->power_mode);
+}
+
+// Starts what the run needs once prepared: the mode (platforms without a power handle), the
+// stream, the measurements, the sampler, then the trainer.
+static int s_start(agent_session_t *self, jf_err_t *err)
 {
     agent_run_t *r = &self->run;
-    int rc = agent_platform_set_mode(self->platform, s->power_mode_id, err);
-    rc = rc ? rc : agent_spool_open(self->spool, s->run_id, attempt, err);
+    const jf_run_spec_t *s = &r->spec;
+    int64_t now_us = jf_clock_mono_us();
+    int rc = self->has_power ? 0 : agent_platform_set_mode(self->platform, s->power_mode_id, err);
+    rc = rc ? rc : agent_spool_open(self->spool, s->run_id, r->attempt, err);
     if (rc != 0) {
         return rc;
     }
-    agent_runner_opts_t o = {.train_bin = self->train_bin, .dataset_dir = dataset_dir, .spec = s};
-    agent_runner_t *runner = agent_runner_start(&o, err);
-    if (!runner) {
-        agent_spool_drop(self->spool, s->run_id, attempt);
-        return -EIO;
+    agent_measure_opts_t mo = {.rate_hz = s->telemetry_hz,
+                               .input_rail = self->input_rail[0] ? self->input_rail : NULL,
+                               .epochs = s->epochs,
+                               .start_us = now_us};
+    r->measure = agent_measure_new(&mo, err);
+    r->power_mode = s_power_mode(self, r->prepared);
+    const char *disk = r->prepared->has_mount ? r->prepared->mount.disk : "";
+    r->sampling = r->measure && r->power_mode &&
+                  agent_sampler_start(self->sampler, s->telemetry_hz, disk) == 0;
+    agent_runner_opts_t o = {
+        .train_bin = self->train_bin, .dataset_dir = r->dataset_dir, .spec = s};
+    r->runner = r->sampling ? agent_runner_start(&o, err) : NULL;
+    if (!r->runner) {
+        agent_spool_drop(self->spool, s->run_id, r->attempt);
+        return r->sampling ? -EIO : jf_err_set(err, -ENOMEM, "cannot start the measurements");
     }
-    *r = (agent_run_t){.active = true, .spec = *s, .attempt = attempt, .runner = runner,
-                       .records = json_array(), .samples = json_array()};
+    if (r->prepared->has_residency) {
+        agent_measure_set_residency(r->measure, -1, &r->prepared->residency);
+    }
+    r->records = json_array();
+    r->samples = json_array();
+    r->phase = AGENT_RUN_RUNNING;
     return 0;
+}
+
+// Queues the restore of the power state the worker stored for this run (a no-op without one).
+static void s_restore(agent_session_t *self)
+{
+    if (self->has_power && agent_worker_restore(self->worker) != 0) {
+        jf_log_error("run: cannot ask the worker to restore the power state");
+    }
+}
+
+static void s_log_started(const jf_run_spec_t *s, int64_t attempt, const agent_worker_reply_t *p)
+{
+    jf_log_notice("run: started %s attempt %lld (%s on %s, %s, workers %d, batch %d, mode %s, "
+                  "telemetry %d Hz%s%s)",
+                  s->run_id, (long long) attempt, s->model, s->dataset, s->storage, s->workers,
+                  s->batch_size, s->power_mode, s->telemetry_hz,
+                  p->drop == JF_MEASURE_DROP_NONE ? "" : ", cache dropped by ",
+                  p->drop == JF_MEASURE_DROP_NONE ? "" : jf_measure_drop_name(p->drop));
+    if (p->detail[0]) {
+        jf_log_info("run: %s: %s", s->run_id, p->detail);
+    }
+}
+
+// The worker's answer for the run being prepared: start it, or refuse it.
+static void s_on_prepared(agent_session_t *self, const agent_worker_reply_t *reply)
+{
+    agent_run_t *r = &self->run;
+    bool ours = r->phase == AGENT_RUN_PREPARING && r->attempt == reply->attempt &&
+                strcmp(r->spec.run_id, reply->run) == 0;
+    if (!ours) {
+        if (reply->power_changed) {
+            s_restore(self); // cannot happen: one preparation at a time; be safe anyway
+        }
+        return;
+    }
+    r->prepared = malloc(sizeof *r->prepared);
+    jf_err_t err = {0};
+    jf_fail_reason_t reason = reply->reason;
+    char why[AGENT_WORKER_TEXT_MAX + 64] = {0};
+    (void) snprintf(why, sizeof why, "%s", reply->detail);
+    if (reply->ok && r->cancelled) {
+        reason = JF_FAIL_CANCELLED;
+        (void) snprintf(why, sizeof why, "cancelled while the run was being prepared");
+    } else if (reply->ok && r->prepared) {
+        *r->prepared = *reply;
+        if (s_start(self, &err) == 0) {
+            s_log_started(&r->spec, r->attempt, reply);
+            s_accept(self, r->spec.run_id, r->attempt);
+            return;
+        }
+        reason = JF_FAIL_CRASHED;
+        (void) snprintf(why, sizeof why, "cannot start the trainer: %s", err.msg);
+    } else if (reply->ok) {
+        reason = JF_FAIL_CRASHED;
+        (void) snprintf(why, sizeof why, "out of memory");
+    }
+    s_reject(self, &r->spec, r->attempt, reason, why);
+    if (reply->ok) {
+        s_restore(self); // a refused reply was restored by the worker already
+    }
+    agent_session_run_fini(self);
+}
+
+void agent_session_on_worker(agent_session_t *self)
+{
+    agent_worker_reply_t *reply = malloc(sizeof *reply);
+    int rc = 0;
+    for (int i = 0; reply && i < 64 && (rc = agent_worker_recv(self->worker, reply)) != -EAGAIN;
+         i++) {
+        if (rc != 0) {
+            continue; // not a worker reply: cannot happen on an actor's own pipe
+        }
+        if (reply->kind == AGENT_WORKER_PREPARED) {
+            s_on_prepared(self, reply);
+        } else if (reply->kind == AGENT_WORKER_RESIDENCY) {
+            agent_session_on_residency(self, reply);
+        } else if (!reply->ok) {
+            jf_log_error("power: restoring the board's clock state failed: %s; it stays stored "
+                         "and is tried again after the next run and at exit",
+                         reply->detail);
+        } else if (reply->power_changed) {
+            jf_log_notice("power: the board's clock state from before the run is restored");
+        }
+    }
+    free(reply);
+}
+
+// Hands a checked run to the worker; the answer to the coordinator comes with its reply.
+static void s_prepare(agent_session_t *self, const jf_run_spec_t *s, int64_t attempt,
+                      const char *dataset_dir)
+{
+    agent_run_t *r = &self->run;
+    agent_worker_prepare_t *job = calloc(1, sizeof *job);
+    if (!job) {
+        s_reject(self, s, attempt, JF_FAIL_CRASHED, "out of memory");
+        return;
+    }
+    memcpy(job->run, s->run_id, sizeof job->run);
+    job->attempt = attempt;
+    (void) snprintf(job->dataset_dir, sizeof job->dataset_dir, "%s", dataset_dir);
+    (void) snprintf(job->medium, sizeof job->medium, "%s", s->storage);
+    (void) snprintf(job->mount, sizeof job->mount, "%s", s_mount(self, s->storage));
+    job->power_mode_id = s->power_mode_id;
+    job->drop_caches = s->drop_caches;
+    if (agent_worker_prepare(self->worker, job) != 0) {
+        s_reject(self, s, attempt, JF_FAIL_CRASHED, "cannot reach the agent's worker thread");
+    } else {
+        *r = (agent_run_t){.active = true, .phase = AGENT_RUN_PREPARING, .spec = *s,
+                           .attempt = attempt};
+        memcpy(r->dataset_dir, job->dataset_dir, sizeof r->dataset_dir);
+        jf_log_info("run: preparing %s attempt %lld (storage, power mode %s%s)", s->run_id,
+                    (long long) attempt, s->power_mode, s->drop_caches ? ", cache drop" : "");
+    }
+    free(job);
 }
 
 void agent_session_on_assign(agent_session_t *self, const jf_msg_t *msg)
@@ -126,31 +284,24 @@ void agent_session_on_assign(agent_session_t *self, const jf_msg_t *msg)
     }
     agent_run_t *r = &self->run;
     bool same = r->active && r->attempt == attempt && strcmp(r->spec.run_id, s.run_id) == 0;
+    if (same && r->phase == AGENT_RUN_PREPARING) {
+        return; // a resent run.assign: the answer comes when the preparation ends
+    }
     if (same || agent_spool_has(self->spool, s.run_id, attempt)) {
-        // A resent run.assign: accept again, never start a second child.
-        (void) agent_session_send(
-            self, jf_msg_run_ref_new(JF_MSG_RUN_ACCEPT, self->next_id++, s.run_id, attempt));
+        s_accept(self, s.run_id, attempt); // a resent run.assign: never a second child
         return;
     }
-    char dataset_dir[4200] = {0}, why[300] = {0};
+    char dataset_dir[PATH_MAX] = {0}, why[300] = {0};
     int reason = r->active ? JF_FAIL_BUSY : s_check_run(self, &s, dataset_dir, sizeof dataset_dir,
                                                           why, sizeof why);
     if (r->active) {
         (void) snprintf(why, sizeof why, "busy with run %s", r->spec.run_id);
     }
-    jf_err_t err = {0};
-    if (reason < 0 && s_start(self, &s, attempt, dataset_dir, &err) != 0) {
-        reason = JF_FAIL_CRASHED;
-        (void) snprintf(why, sizeof why, "cannot start the trainer: %s", err.msg);
-    }
     if (reason >= 0) {
         s_reject(self, &s, attempt, (jf_fail_reason_t) reason, why);
         return;
     }
-    jf_log_notice("run: started %s attempt %lld (%s on %s, %s, workers %d, batch %d)", s.run_id,
-                  (long long) attempt, s.model, s.dataset, s.storage, s.workers, s.batch_size);
-    (void) agent_session_send(
-        self, jf_msg_run_ref_new(JF_MSG_RUN_ACCEPT, self->next_id++, s.run_id, attempt));
+    s_prepare(self, &s, attempt, dataset_dir);
 }
 
 void agent_session_on_cancel(agent_session_t *self, const jf_msg_t *msg)
@@ -160,140 +311,61 @@ void agent_session_on_cancel(agent_session_t *self, const jf_msg_t *msg)
         return;
     }
     agent_run_t *r = &self->run;
-    if (r->active && r->attempt == ref.attempt && strcmp(r->spec.run_id, ref.run) == 0) {
-        jf_log_notice("run: cancelling %s attempt %lld", ref.run, (long long) ref.attempt);
+    if (!r->active || r->attempt != ref.attempt || strcmp(r->spec.run_id, ref.run) != 0) {
+        return;
+    }
+    jf_log_notice("run: cancelling %s attempt %lld", ref.run, (long long) ref.attempt);
+    if (r->phase == AGENT_RUN_PREPARING) {
+        r->cancelled = true;
+    } else if (r->runner) {
         agent_runner_stop(r->runner, JF_FAIL_CANCELLED);
     }
 }
 
-// Puts one stream message (built for the next seq) into the spool.
-typedef json_t *(*s_build_fn)(agent_session_t *self, const jf_msg_run_ref_t *ref, void *arg);
-
-static void s_spool_msg(agent_session_t *self, bool final, s_build_fn build, void *arg)
+static void s_log_end(const agent_run_t *r)
 {
-    agent_run_t *r = &self->run;
-    jf_msg_run_ref_t ref = {.attempt = r->attempt,
-                            .seq = agent_spool_next_seq(self->spool, r->spec.run_id, r->attempt)};
-    memcpy(ref.run, r->spec.run_id, sizeof ref.run);
-    json_t *msg = ref.seq > 0 ? build(self, &ref, arg) : NULL;
-    size_t len = 0;
-    char *text = msg ? jf_msg_encode(msg, &len) : NULL;
-    json_decref(msg);
-    jf_err_t err = {0};
-    if (!text || agent_spool_append(self->spool, ref.run, ref.attempt, ref.seq, text, len, final,
-                                    &err) != 0) {
-        // Losing measurements silently is not an option: say so loudly.
-        jf_log_error("run: %s: cannot keep a message of seq %lld: %s", ref.run,
-                     (long long) ref.seq, text ? err.msg : "out of memory");
-        free(text);
-    }
-}
-
-static json_t *s_build_items(agent_session_t *self, const jf_msg_run_ref_t *ref, void *arg)
-{
-    json_t **items_p = arg;
-    json_t *msg = *items_p == self->run.records ? jf_msg_run_progress_new(self->next_id, ref, items_p)
-                                                : jf_msg_telemetry_new(self->next_id, ref, items_p);
-    self->next_id++;
-    return msg;
-}
-
-static void s_flush_records(agent_session_t *self)
-{
-    agent_run_t *r = &self->run;
-    if (r->records && json_array_size(r->records) > 0) {
-        s_spool_msg(self, false, s_build_items, &r->records);
-        json_decref(r->records); // NULL when the message took it
-        r->records = json_array();
-    }
-}
-
-static void s_flush_samples(agent_session_t *self)
-{
-    agent_run_t *r = &self->run;
-    if (r->samples && json_array_size(r->samples) > 0) {
-        s_spool_msg(self, false, s_build_items, &r->samples);
-        json_decref(r->samples);
-        r->samples = json_array();
-    }
-}
-
-static int s_on_record(json_t *rec, void *arg)
-{
-    agent_session_t *self = arg;
-    agent_run_t *r = &self->run;
-    if (json_array_size(r->records) == 0) {
-        r->records_since_us = jf_clock_mono_us();
-    }
-    (void) json_array_append_new(r->records, rec);
-    const char *kind = json_string_value(json_object_get(rec, "kind"));
-    if (json_array_size(r->records) >= AGENT_RECORDS_BATCH || strcmp(kind, "minibatch") != 0) {
-        s_flush_records(self); // epoch and start records leave at once
-    }
-    return 0;
-}
-
-static void s_sample(agent_session_t *self, int64_t now_us)
-{
-    agent_run_t *r = &self->run;
-    json_t *sample = json_pack("{s:I}", "t_us", (json_int_t) jf_clock_wall_us());
-    jf_err_t err = {0};
-    if (sample && agent_platform_sample(self->platform, sample, &err) == 0) {
-        if (json_array_size(r->samples) == 0) {
-            r->samples_since_us = now_us;
-        }
-        (void) json_array_append_new(r->samples, sample);
-    } else {
-        json_decref(sample);
-        jf_log_warn("run: telemetry sample failed: %s; skipping it", err.msg);
-    }
-    r->next_sample_us = now_us + JF_US_PER_S / r->spec.telemetry_hz;
-}
-
-static json_t *s_build_final(agent_session_t *self, const jf_msg_run_ref_t *ref, void *arg)
-{
-    const agent_runner_outcome_t *o = arg;
-    return o->done ? jf_msg_run_done_new(self->next_id++, ref, o->epochs)
-                   : jf_msg_run_failed_new(self->next_id++, ref, o->reason, o->detail);
-}
-
-static void s_finish(agent_session_t *self, const agent_runner_outcome_t *o)
-{
-    agent_run_t *r = &self->run;
-    if (!r->dropped) {
-        s_flush_records(self);
-        s_flush_samples(self);
-        s_spool_msg(self, true, s_build_final, (void *) o);
-    }
+    const agent_runner_outcome_t *o = &r->outcome;
     jf_log_notice("run: %s attempt %lld %s%s%s", r->spec.run_id, (long long) r->attempt,
                   o->done ? "done" : "failed: ", o->done ? "" : jf_fail_reason_name(o->reason),
                   r->dropped ? " (dropped on the coordinator's word)" : "");
     if (!o->done) {
         jf_log_notice("run: %s: %s", r->spec.run_id, o->detail);
     }
-    agent_session_run_fini(self);
+}
+
+// The trainer has ended: stop the sampler (its final sample closes the last epoch) and wait
+// for it and for the residency after the last epoch.
+static void s_begin_finish(agent_session_t *self, const agent_runner_outcome_t *o, int64_t now_us)
+{
+    agent_run_t *r = &self->run;
+    r->outcome = *o;
+    r->phase = AGENT_RUN_FINISHING;
+    r->finish_by_us = now_us + AGENT_FINISH_WAIT_US;
+    if (r->sampling && agent_sampler_stop(self->sampler) == 0) {
+        r->stop_sent = true;
+        self->sampler_stops++;
+    }
 }
 
 void agent_session_run_tick(agent_session_t *self, int64_t now_us)
 {
     agent_run_t *r = &self->run;
-    if (!r->active) {
-        return;
+    if (r->phase == AGENT_RUN_RUNNING) {
+        agent_runner_read(r->runner, agent_session_on_record, self);
+        agent_runner_tick(r->runner, now_us);
+        agent_runner_outcome_t o;
+        if (agent_runner_finished(r->runner, &o)) {
+            s_begin_finish(self, &o, now_us);
+        }
     }
-    agent_runner_read(r->runner, s_on_record, self);
-    if (now_us >= r->next_sample_us) {
-        s_sample(self, now_us);
+    if (r->phase == AGENT_RUN_RUNNING || r->phase == AGENT_RUN_FINISHING) {
+        agent_session_stream_tick(self, now_us);
     }
-    if (json_array_size(r->records) > 0 && now_us - r->records_since_us >= AGENT_RECORDS_FLUSH_US) {
-        s_flush_records(self);
-    }
-    if (json_array_size(r->samples) > 0 && now_us - r->samples_since_us >= AGENT_TELEMETRY_FLUSH_US) {
-        s_flush_samples(self);
-    }
-    agent_runner_tick(r->runner, now_us);
-    agent_runner_outcome_t o;
-    if (agent_runner_finished(r->runner, &o)) {
-        s_finish(self, &o);
+    if (r->phase == AGENT_RUN_FINISHING && agent_session_stream_settled(self, now_us)) {
+        agent_session_stream_finish(self);
+        s_log_end(r);
+        s_restore(self);
+        agent_session_run_fini(self);
     }
 }
 
@@ -302,7 +374,9 @@ void agent_session_drop_run(agent_session_t *self, const char *run, int64_t atte
     agent_run_t *r = &self->run;
     if (r->active && r->attempt == attempt && strcmp(r->spec.run_id, run) == 0) {
         r->dropped = true;
-        agent_runner_stop(r->runner, JF_FAIL_CANCELLED);
+        if (r->runner) {
+            agent_runner_stop(r->runner, JF_FAIL_CANCELLED);
+        }
     }
     agent_spool_drop(self->spool, run, attempt);
 }
@@ -310,8 +384,14 @@ void agent_session_drop_run(agent_session_t *self, const char *run, int64_t atte
 void agent_session_run_fini(agent_session_t *self)
 {
     agent_run_t *r = &self->run;
+    if (r->sampling && !r->stop_sent && agent_sampler_stop(self->sampler) == 0) {
+        self->sampler_stops++; // its answer is dropped when it comes
+    }
     agent_runner_destroy(&r->runner);
+    agent_measure_destroy(&r->measure);
     json_decref(r->records);
     json_decref(r->samples);
+    json_decref(r->power_mode);
+    free(r->prepared);
     *r = (agent_run_t){0};
 }

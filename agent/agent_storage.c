@@ -466,10 +466,10 @@ static int s_request_pipe(int *ret_read_fd, jf_err_t *err)
 
 // Starts the helper with stdin from in_fd, stdout and stderr into out_fd, default signal
 // dispositions and an empty mask, in its own process group, with a cleared environment.
-static int s_spawn_helper(const char *helper_path, int in_fd, int out_fd, pid_t *ret_pid,
+static int s_spawn_helper(const char *const *argv, int in_fd, int out_fd, pid_t *ret_pid,
                           jf_err_t *err)
 {
-    char *const argv[] = {(char *) helper_path, NULL};
+    const char *helper_path = argv[0];
     char *const envp[] = {(char *) S_HELPER_PATH_ENV, NULL};
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;
@@ -486,7 +486,7 @@ static int s_spawn_helper(const char *helper_path, int in_fd, int out_fd, pid_t 
     (void) posix_spawnattr_setpgroup(&attr, 0); // own group: a timeout kills its whole tree
     (void) posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF |
                                                POSIX_SPAWN_SETSIGMASK);
-    int rc = posix_spawn(ret_pid, helper_path, &fa, &attr, argv, envp);
+    int rc = posix_spawn(ret_pid, helper_path, &fa, &attr, (char *const *) argv, envp);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&attr);
     if (rc != 0) {
@@ -602,6 +602,16 @@ static int s_kill(const char *helper_path, pid_t pid, int64_t timeout_us, jf_err
 
 int agent_storage_drop_caches_via(const char *helper_path, int64_t timeout_us, jf_err_t *err)
 {
+    const char *const argv[] = {helper_path, NULL};
+    return agent_storage_drop_caches_argv(argv, timeout_us, err);
+}
+
+int agent_storage_drop_caches_argv(const char *const *argv, int64_t timeout_us, jf_err_t *err)
+{
+    if (!argv || !argv[0] || argv[0][0] != '/') {
+        return jf_err_set(err, -EINVAL, "drop-caches: the helper command needs an absolute path");
+    }
+    const char *helper_path = argv[0];
     int64_t deadline_us = jf_clock_mono_us() + timeout_us;
     int in_fd = -1, out[2] = {-1, -1};
     pid_t pid = 0;
@@ -613,7 +623,7 @@ int agent_storage_drop_caches_via(const char *helper_path, int64_t timeout_us, j
         rc = jf_err_set(err, -errno, "drop-caches: cannot create a pipe: %s", strerror(errno));
         goto out_close_in;
     }
-    rc = s_spawn_helper(helper_path, in_fd, out[1], &pid, err);
+    rc = s_spawn_helper(argv, in_fd, out[1], &pid, err);
     (void) close(out[1]); // the helper has its copy; ours would hide its end of file
     if (rc != 0) {
         goto out_close_out;

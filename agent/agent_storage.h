@@ -84,4 +84,9 @@ int agent_storage_check(const agent_storage_roots_t *roots, const char *dataset_
 // killed).
 int agent_storage_drop_caches_via(const char *helper_path, int64_t timeout_us, jf_err_t *err);
 
+// The same with a whole command line: argv[0] is the program's absolute path, the rest its
+// arguments (NULL-terminated; {"/usr/bin/sudo", "-n", "/usr/local/libexec/jetfleet-privhelper"}
+// on a board), so that the helper can run through sudo. -EINVAL for an empty or relative argv.
+int agent_storage_drop_caches_argv(const char *const *argv, int64_t timeout_us, jf_err_t *err);
+
 #endif

@@ -11,7 +11,8 @@ function(jf_add_unit_test name)
   target_link_libraries(${name}_test PRIVATE ${T_LIBS} PkgConfig::CMOCKA)
   target_include_directories(${name}_test PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)
   add_test(NAME unit.${name} COMMAND ${name}_test)
-  set_tests_properties(unit.${name} PROPERTIES LABELS unit TIMEOUT 30
+  math(EXPR t "30 * ${JF_TEST_TIMEOUT_SCALE}")
+  set_tests_properties(unit.${name} PROPERTIES LABELS unit TIMEOUT ${t}
     ENVIRONMENT "JF_FIXTURES=${PROJECT_SOURCE_DIR}/tests/fixtures;JF_BIN_DIR=${PROJECT_BINARY_DIR}/bin")
 endfunction()
 

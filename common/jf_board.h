@@ -20,6 +20,7 @@ typedef enum jf_board_type {
 
 #define JF_POWER_MODE_NAME_MAX 32 // longest power-mode name, without the NUL
 #define JF_POWER_MODES_MAX     32 // most power modes one board may list
+#define JF_POWER_MODE_ID_MAX   255 // largest nvpmodel mode id
 
 typedef struct jf_power_mode {
     int id;                                 // nvpmodel mode id (0..255)

@@ -35,6 +35,11 @@ int jf_msg_get_str(const json_t *body, const char *key, bool optional, char *dst
 // Reads the integer member key, which must lie in [lo, hi].
 int jf_msg_get_int(const json_t *body, const char *key, int64_t lo, int64_t hi,
                    int64_t *ret_value, jf_err_t *err);
+// Reads the number member key (integer or real), which must be finite and lie in [lo, hi].
+int jf_msg_get_num(const json_t *body, const char *key, double lo, double hi, double *ret_value,
+                   jf_err_t *err);
+// Reads the boolean member key.
+int jf_msg_get_bool(const json_t *body, const char *key, bool *ret_value, jf_err_t *err);
 
 // Fails with -EPROTO naming the first member of obj not in keys (NULL-terminated).
 int jf_msg_only_keys(const json_t *obj, const char *const *keys, jf_err_t *err);

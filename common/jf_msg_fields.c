@@ -3,6 +3,7 @@
 #include "jf_msg_family.h"
 
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
 int jf_msg_get_str(const json_t *body, const char *key, bool optional, char *dst, size_t size,
@@ -37,6 +38,31 @@ int jf_msg_get_int(const json_t *body, const char *key, int64_t lo, int64_t hi,
                           (long long) lo, (long long) hi, (long long) x);
     }
     *ret_value = x;
+    return 0;
+}
+
+int jf_msg_get_num(const json_t *body, const char *key, double lo, double hi, double *ret_value,
+                   jf_err_t *err)
+{
+    json_t *v = json_object_get(body, key);
+    double x = json_number_value(v);
+    if (!json_is_number(v) || !isfinite(x)) {
+        return jf_err_set(err, -EPROTO, "'%s' must be a finite number", key);
+    }
+    if (x < lo || x > hi) {
+        return jf_err_set(err, -EINVAL, "'%s' must be in [%g, %g], got %g", key, lo, hi, x);
+    }
+    *ret_value = x;
+    return 0;
+}
+
+int jf_msg_get_bool(const json_t *body, const char *key, bool *ret_value, jf_err_t *err)
+{
+    json_t *v = json_object_get(body, key);
+    if (!json_is_boolean(v)) {
+        return jf_err_set(err, -EPROTO, "'%s' must be a boolean", key);
+    }
+    *ret_value = json_is_true(v);
     return 0;
 }
 

@@ -2,6 +2,7 @@
 #include "jf_msg_run.h"
 
 #include "jf_msg_family.h"
+#include "jf_msg_measure.h"
 
 #include <errno.h>
 #include <math.h>
@@ -258,6 +259,31 @@ static int s_get_loss(const json_t *rec, bool *ret_has, double *ret_loss, jf_err
     return 0;
 }
 
+// energy_mj and avg_power_mw come together or not at all; peak_power_mw only with them.
+static int s_get_energy(const json_t *rec, jf_epoch_rec_t *e, jf_err_t *err)
+{
+    bool has_e = json_object_get(rec, "energy_mj") != NULL;
+    bool has_a = json_object_get(rec, "avg_power_mw") != NULL;
+    e->has_peak = json_object_get(rec, "peak_power_mw") != NULL;
+    e->has_energy = has_e && has_a;
+    if (has_e != has_a || (e->has_peak && !has_e)) {
+        return jf_err_set(err, -EPROTO,
+                          "'energy_mj' and 'avg_power_mw' come together, and 'peak_power_mw' "
+                          "only with them");
+    }
+    int rc = 0;
+    if (e->has_energy) {
+        rc = jf_msg_get_num(rec, "energy_mj", 0, JF_REC_ENERGY_MAX_MJ, &e->energy_mj, err);
+        rc = rc ? rc
+                : jf_msg_get_num(rec, "avg_power_mw", 0, JF_REC_POWER_MAX_MW, &e->avg_power_mw,
+                                 err);
+    }
+    if (rc == 0 && e->has_peak) {
+        rc = jf_msg_get_num(rec, "peak_power_mw", 0, JF_REC_POWER_MAX_MW, &e->peak_power_mw, err);
+    }
+    return rc;
+}
+
 static int s_parse_epoch(const json_t *rec, jf_epoch_rec_t *e, jf_err_t *err)
 {
     int64_t epoch = 0;
@@ -270,11 +296,13 @@ static int s_parse_epoch(const json_t *rec, jf_epoch_rec_t *e, jf_err_t *err)
     rc = rc ? rc : jf_msg_get_int(rec, "compute_us", 0, JF_DURATION_MAX_US, &e->compute_us, err);
     rc = rc ? rc : jf_msg_get_int(rec, "samples", 0, INT64_C(1) << 40, &e->samples, err);
     rc = rc ? rc : s_get_loss(rec, &e->has_loss, &e->loss, err);
+    rc = rc ? rc : s_get_energy(rec, e, err);
     if (rc == 0 && !json_is_boolean(w)) {
         rc = jf_err_set(err, -EPROTO, "'warmup' must be a boolean");
     }
-    static const char *const keys[] = {"kind", "epoch", "warmup", "e2e_us", "fetch_stall_us",
-                                       "compute_us", "samples", "loss", NULL};
+    static const char *const keys[] = {"kind",           "epoch",        "warmup",        "e2e_us",
+                                       "fetch_stall_us", "compute_us",   "samples",       "loss",
+                                       "energy_mj",      "avg_power_mw", "peak_power_mw", NULL};
     rc = rc ? rc : jf_msg_only_keys(rec, keys, err);
     e->epoch = (int) epoch;
     e->warmup = json_is_true(w);
@@ -331,13 +359,18 @@ int jf_record_parse(const json_t *rec, jf_record_t *ret_record, jf_err_t *err)
     } else if (strcmp(kind, "minibatch") == 0) {
         r.kind = JF_REC_MINIBATCH;
         rc = s_parse_minibatch(rec, &r.minibatch, err);
+    } else if (strcmp(kind, "measure") == 0) {
+        r.kind = JF_REC_MEASURE;
+        r.measure = rec;
+        rc = jf_measure_check(rec, err);
     } else if (strcmp(kind, "start") == 0) {
         r.kind = JF_REC_START;
         r.info = json_object_get(rec, "info");
         rc = json_object_size(rec) == 2 ? s_check_info(r.info, err)
                                          : jf_err_set(err, -EPROTO, "start record: {kind, info}");
     } else {
-        rc = jf_err_set(err, -EPROTO, "record kind '%.32s' is not start, epoch or minibatch", kind);
+        rc = jf_err_set(err, -EPROTO,
+                        "record kind '%.32s' is not start, epoch, minibatch or measure", kind);
     }
     if (rc == 0) {
         *ret_record = r;
@@ -352,11 +385,27 @@ static json_t *s_loss_json(bool has, double loss)
 
 json_t *jf_record_epoch_to_json(const jf_epoch_rec_t *e)
 {
-    return json_pack("{s:s, s:i, s:b, s:I, s:I, s:I, s:I, s:o}", "kind", "epoch", "epoch",
-                     e->epoch, "warmup", e->warmup, "e2e_us", (json_int_t) e->e2e_us,
-                     "fetch_stall_us", (json_int_t) e->fetch_stall_us, "compute_us",
-                     (json_int_t) e->compute_us, "samples", (json_int_t) e->samples, "loss",
-                     s_loss_json(e->has_loss, e->loss));
+    json_t *rec =
+        json_pack("{s:s, s:i, s:b, s:I, s:I, s:I, s:I, s:o}", "kind", "epoch", "epoch", e->epoch,
+                  "warmup", e->warmup, "e2e_us", (json_int_t) e->e2e_us, "fetch_stall_us",
+                  (json_int_t) e->fetch_stall_us, "compute_us", (json_int_t) e->compute_us,
+                  "samples", (json_int_t) e->samples, "loss", s_loss_json(e->has_loss, e->loss));
+    if (rec && e->has_energy && jf_record_epoch_set_energy(rec, e) != 0) {
+        json_decref(rec);
+        return NULL;
+    }
+    return rec;
+}
+
+int jf_record_epoch_set_energy(json_t *rec, const jf_epoch_rec_t *e)
+{
+    json_t *v = json_pack("{s:f, s:f}", "energy_mj", e->energy_mj, "avg_power_mw",
+                          e->avg_power_mw);
+    if (v && e->has_peak && json_object_set_new(v, "peak_power_mw", json_real(e->peak_power_mw))) {
+        json_decref(v);
+        return -ENOMEM;
+    }
+    return v && json_object_update_new(rec, v) == 0 ? 0 : -ENOMEM;
 }
 
 json_t *jf_record_minibatch_to_json(const jf_minibatch_rec_t *m)

@@ -14,6 +14,8 @@
 #include <stdint.h>
 
 #define JF_SEQ_MAX (INT64_C(1) << 53)
+#define JF_REC_ENERGY_MAX_MJ 1e15 // largest energy figure accepted on the wire (mJ; ~32 kW-years)
+#define JF_REC_POWER_MAX_MW  1e7  // largest power figure accepted (mW; as JF_ENERGY_POWER_MAX_MW)
 
 typedef struct jf_msg_run_ref {
     char run[JF_RUN_ID_LEN + 1]; // run id
@@ -41,6 +43,12 @@ typedef struct jf_epoch_rec {
     int64_t samples;        // samples trained in the epoch
     bool has_loss;          // false when the loss was not finite
     double loss;            // mean training loss
+    bool has_energy;        // energy_mj and avg_power_mw were measured (absent: no power
+                            // readable)
+    double energy_mj;       // board energy over [end - e2e, end], mJ (docs/telemetry.md)
+    double avg_power_mw;    // mean power over the covered part of that interval, mW
+    bool has_peak;          // peak_power_mw was measured (needs a sample inside the interval)
+    double peak_power_mw;   // highest sampled power inside it, mW
 } jf_epoch_rec_t;
 
 typedef struct jf_minibatch_rec {
@@ -57,6 +65,7 @@ typedef enum jf_record_kind {
     JF_REC_START = 0, // trainer facts: device, threads, BLAS, versions
     JF_REC_EPOCH,
     JF_REC_MINIBATCH,
+    JF_REC_MEASURE, // how the attempt was measured, once before the final message (agent)
 } jf_record_kind_t;
 
 typedef struct jf_record {
@@ -64,6 +73,8 @@ typedef struct jf_record {
     jf_epoch_rec_t epoch;         // kind == JF_REC_EPOCH
     jf_minibatch_rec_t minibatch; // kind == JF_REC_MINIBATCH
     const json_t *info;           // kind == JF_REC_START: object of scalars; borrowed
+    const json_t *measure;        // kind == JF_REC_MEASURE: the checked record; borrowed
+                                  // (jf_msg_measure.h reads it)
 } jf_record_t;
 
 const char *jf_fail_reason_name(jf_fail_reason_t reason);
@@ -98,6 +109,9 @@ json_t *jf_msg_telemetry_new(int64_t id, const jf_msg_run_ref_t *ref, json_t **i
 // One progress record from its JSON form. ret->info borrows from rec.
 int jf_record_parse(const json_t *rec, jf_record_t *ret_record, jf_err_t *err);
 json_t *jf_record_epoch_to_json(const jf_epoch_rec_t *rec);
+// Adds rec's energy_mj and avg_power_mw, and peak_power_mw when has_peak (has_energy is not
+// looked at), to the epoch record json. Returns 0 or -ENOMEM.
+int jf_record_epoch_set_energy(json_t *json, const jf_epoch_rec_t *rec);
 json_t *jf_record_minibatch_to_json(const jf_minibatch_rec_t *rec);
 json_t *jf_record_start_to_json(const json_t *info);
 

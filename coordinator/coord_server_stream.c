@@ -62,12 +62,32 @@ static int s_commit_seq(coord_server_t *self, coord_board_t *board, const jf_msg
     return rc ? rc : s_ack(self, board, ref, ref->seq);
 }
 
+// The measure record: kept whole with the run, and its residency figures on the epochs.
+static int s_store_measure(coord_server_t *self, const jf_msg_run_ref_t *ref, const json_t *rec,
+                           jf_err_t *err)
+{
+    char *text = json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(10));
+    int rc = text ? coord_store_run_set_measure(self->store, ref->run, ref->attempt, text, err)
+                  : jf_err_set(err, -ENOMEM, "out of memory");
+    free(text);
+    for (size_t i = 0; rc == 0 && i < jf_measure_cache_count(rec); i++) {
+        jf_measure_cache_t c;
+        rc = jf_measure_cache_at(rec, i, &c) == 0
+                 ? coord_store_epoch_set_cache(self->store, ref->run, ref->attempt, &c, err)
+                 : 0;
+    }
+    return rc;
+}
+
 static int s_store_record(coord_server_t *self, const jf_msg_run_ref_t *ref, const json_t *rec,
                           jf_err_t *err)
 {
     jf_record_t r;
     if (jf_record_parse(rec, &r, err) != 0) {
         return -EPROTO; // validated by the decoder; unreachable
+    }
+    if (r.kind == JF_REC_MEASURE) {
+        return s_store_measure(self, ref, rec, err);
     }
     if (r.kind == JF_REC_EPOCH) {
         return coord_store_add_epoch(self->store, ref->run, ref->attempt, &r.epoch, err);

@@ -6,6 +6,7 @@
 #define COORD_STORE_H
 
 #include "jf_err.h"
+#include "jf_msg_measure.h"
 #include "jf_msg_run.h"
 #include "jf_run_spec.h"
 #include "jf_sweep.h"
@@ -128,6 +129,14 @@ int coord_store_add_telemetry(coord_store_t *self, const char *run, int64_t atte
                               int64_t index, int64_t t_us, const char *sample_json, jf_err_t *err);
 int coord_store_count_epochs(coord_store_t *self, const char *run, int64_t attempt,
                              int64_t *ret_count, jf_err_t *err);
+// Keeps the attempt's measure record (JSON text; docs/protocol.md §5.4.1) with the run. A repeat
+// overwrites it with the same text. Nothing happens for an attempt that is not the run's current.
+int coord_store_run_set_measure(coord_store_t *self, const char *run, int64_t attempt,
+                                const char *measure_json, jf_err_t *err);
+// Sets one epoch's page-cache residency (NULL where not measured); an epoch not stored is left
+// alone.
+int coord_store_epoch_set_cache(coord_store_t *self, const char *run, int64_t attempt,
+                                const jf_measure_cache_t *cache, jf_err_t *err);
 
 // Tables for the CLI (runs, epochs, minibatches, telemetry, sweeps, results): calls fn once per
 // row with the column names, the values as text (NULL for SQL NULL) and each value's kind

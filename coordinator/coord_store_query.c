@@ -7,6 +7,26 @@
 
 #define S_SWEEP_FILTER "(?1 IS NULL OR r.id IN (SELECT run FROM sweep_runs WHERE sweep = ?1))"
 #define S_STATE_FILTER "(?2 IS NULL OR r.state = ?2)"
+// How the attempt was measured, from its measure record (docs/protocol.md §5.4.1); NULL for a run
+// without one (not finished, or from an agent that predates it).
+#define S_MEASURE                                                                                  \
+    "json_extract(r.measure, '$.telemetry.source') AS telemetry_source, "                         \
+    "json_extract(r.measure, '$.telemetry.achieved_rate_hz') AS telemetry_achieved_hz, "          \
+    "json_extract(r.measure, '$.telemetry.samples') AS telemetry_samples, "                       \
+    "json_extract(r.measure, '$.telemetry.late') AS telemetry_late, "                             \
+    "json_extract(r.measure, '$.telemetry.missed') AS telemetry_missed, "                         \
+    "json_extract(r.measure, '$.energy.total') AS energy_total, "                                 \
+    "json_extract(r.measure, '$.energy.energy_mj') AS run_energy_mj, "                            \
+    "json_extract(r.measure, '$.energy.avg_power_mw') AS run_avg_power_mw, "                      \
+    "json_extract(r.measure, '$.energy.peak_power_mw') AS run_peak_power_mw, "                    \
+    "json_extract(r.measure, '$.power_mode.mode_id') AS mode_in_force_id, "                       \
+    "json_extract(r.measure, '$.power_mode.mode_name') AS mode_in_force, "                        \
+    "json_extract(r.measure, '$.storage.mount') AS dataset_mount, "                               \
+    "json_extract(r.measure, '$.storage.device') AS dataset_device, "                             \
+    "json_extract(r.measure, '$.drop_caches') AS cache_drop, "                                    \
+    "json_extract(r.measure, '$.disk.reads') AS disk_reads, "                                     \
+    "json_extract(r.measure, '$.disk.read_bytes') AS disk_read_bytes, "                           \
+    "json_extract(r.measure, '$.dataset_bytes') AS dataset_bytes"
 #define S_RUN_FACTORS                                                                              \
     "r.board, b.type AS board_type, b.platform, r.workload, r.model, r.dataset, r.power_mode_id, " \
     "r.power_mode, r.storage, r.workers, r.prefetch, r.batch_size, r.repeat, r.threads"
@@ -16,12 +36,14 @@ static const char *const s_sql[COORD_TABLE_COUNT] = {
         "SELECT r.id AS run, " S_RUN_FACTORS ", r.epochs, r.seed, r.drop_caches, "
         "r.telemetry_hz, r.state, r.attempt, r.fail_reason, r.fail_detail, r.created_us, "
         "r.assigned_us, r.started_us, r.finished_us, (r.finished_us - r.started_us) / 1e6 AS "
-        "duration_s, r.info FROM runs r LEFT JOIN boards b ON b.name = r.board WHERE "
-        S_SWEEP_FILTER " AND " S_STATE_FILTER " ORDER BY r.ord",
+        "duration_s, " S_MEASURE ", r.info, r.measure FROM runs r LEFT JOIN boards b ON "
+        "b.name = r.board WHERE " S_SWEEP_FILTER " AND " S_STATE_FILTER " ORDER BY r.ord",
     [COORD_TABLE_EPOCHS] =
         "SELECT e.run, " S_RUN_FACTORS ", e.attempt, e.epoch, e.warmup, e.e2e_us / 1e6 AS e2e_s, "
         "e.fetch_stall_us / 1e6 AS fetch_stall_s, e.compute_us / 1e6 AS compute_s, e.samples, "
-        "e.samples * 1e6 / nullif(e.e2e_us, 0) AS samples_per_s, e.loss FROM epochs e "
+        "e.samples * 1e6 / nullif(e.e2e_us, 0) AS samples_per_s, e.loss, e.energy_mj, "
+        "e.avg_power_mw, e.peak_power_mw, e.cache_resident_before, e.cache_resident_after "
+        "FROM epochs e "
         "JOIN runs r ON r.id = e.run AND r.attempt = e.attempt LEFT JOIN boards b ON "
         "b.name = r.board WHERE " S_SWEEP_FILTER " AND " S_STATE_FILTER " ORDER BY r.ord, e.epoch",
     [COORD_TABLE_MINIBATCHES] =
@@ -48,7 +70,8 @@ static const char *const s_sql[COORD_TABLE_COUNT] = {
         "SELECT r.id AS run, " S_RUN_FACTORS ", count(e.epoch) AS epochs_measured, "
         "avg(e.e2e_us) / 1e6 AS e2e_s, avg(e.fetch_stall_us) / 1e6 AS fetch_stall_s, "
         "avg(e.compute_us) / 1e6 AS compute_s, avg(e.samples * 1e6 / nullif(e.e2e_us, 0)) AS "
-        "samples_per_s, (SELECT loss FROM epochs x WHERE x.run = r.id AND x.attempt = r.attempt "
+        "samples_per_s, avg(e.energy_mj) AS energy_mj, avg(e.avg_power_mw) AS avg_power_mw, "
+        "(SELECT loss FROM epochs x WHERE x.run = r.id AND x.attempt = r.attempt "
         "ORDER BY x.epoch DESC LIMIT 1) AS final_loss FROM runs r LEFT JOIN epochs e ON "
         "e.run = r.id AND e.attempt = r.attempt AND e.warmup = 0 LEFT JOIN boards b ON "
         "b.name = r.board WHERE r.state = 'done' AND " S_SWEEP_FILTER " AND " S_STATE_FILTER

@@ -47,6 +47,15 @@ static const char *const s_migrations[] = {
     // 1 -> 2: attempts are counted from the run's last (re)submission, so a failed run that is
     // submitted again gets max_attempts fresh ones while attempt numbers keep growing.
     "ALTER TABLE runs ADD COLUMN attempt_base INTEGER NOT NULL DEFAULT 0;",
+    // 2 -> 3: how each attempt was measured (docs/protocol.md §5.4.1). Energy per epoch and the
+    // dataset's page-cache residency around it; NULL where not measured, never 0. The measure
+    // record as the agent sent it, keys sorted.
+    "ALTER TABLE epochs ADD COLUMN energy_mj REAL;"
+    "ALTER TABLE epochs ADD COLUMN avg_power_mw REAL;"
+    "ALTER TABLE epochs ADD COLUMN peak_power_mw REAL;"
+    "ALTER TABLE epochs ADD COLUMN cache_resident_before REAL;"
+    "ALTER TABLE epochs ADD COLUMN cache_resident_after REAL;"
+    "ALTER TABLE runs ADD COLUMN measure TEXT;",
 };
 
 #define S_N_MIGRATIONS ((int) (sizeof s_migrations / sizeof s_migrations[0]))

@@ -4,7 +4,7 @@
 #   ./scripts/test.sh                 all tests
 #   ./scripts/test.sh -L unit         extra arguments go to ctest
 # Environment: JF_BUILD_DIR (default ./build), JF_SANITIZE=1 builds with ASan+UBSan into
-# ./build-sanitize instead, JF_TEST_TIMEOUT_SCALE multiplies integration test timeouts.
+# ./build-sanitize instead, JF_TEST_TIMEOUT_SCALE multiplies every test time limit.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 "$top/scripts/deps.sh"
@@ -14,6 +14,8 @@ build=${JF_BUILD_DIR:-$top/build}
 if [ "${JF_SANITIZE:-0}" = 1 ]; then
   build=${JF_BUILD_DIR:-$top/build-sanitize}
   extra+=(-DJF_SANITIZE=ON)
+  # Instrumented code runs slower: stretch every test's time limit (read at configure time).
+  export JF_TEST_TIMEOUT_SCALE=${JF_TEST_TIMEOUT_SCALE:-3}
   # A leak or UB report fails the test (STYLE.md §9).
   export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}

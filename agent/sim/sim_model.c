@@ -4,9 +4,9 @@
  * (sim_model_power.c). docs/simulator.md describes the model. */
 #include "sim_model_internal.h"
 
+#include "jf_rng.h"
 #include "jf_run_spec.h"
 #include "jf_units.h"
-#include "sim_rng.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -129,12 +129,12 @@ void sim_model_board_factors(const sim_model_t *self, uint64_t seed, const char 
 {
     assert(self && board_name && ret_factors);
     const sim_variability_params_t *v = &self->params.variability;
-    sim_rng_t rng = {0};
-    sim_rng_seed_name(&rng, seed, board_name);
+    jf_rng_t rng = {0};
+    jf_rng_seed_name(&rng, seed, board_name);
     // Draw order is part of the format: compute, storage, idle power.
-    ret_factors->compute = exp(v->board_compute_sigma * sim_rng_normal(&rng));
-    ret_factors->storage = exp(v->board_storage_sigma * sim_rng_normal(&rng));
-    ret_factors->idle_power = exp(v->board_idle_power_sigma * sim_rng_normal(&rng));
+    ret_factors->compute = exp(v->board_compute_sigma * jf_rng_normal(&rng));
+    ret_factors->storage = exp(v->board_storage_sigma * jf_rng_normal(&rng));
+    ret_factors->idle_power = exp(v->board_idle_power_sigma * jf_rng_normal(&rng));
 }
 
 // True if 0 < hz <= limit_hz (up to rounding).
@@ -242,10 +242,10 @@ static void s_rates(const sim_model_t *self, sim_ctx_t *ctx)
     ctx->fetch_noise = 1.0;
     if (in->noise) {
         const sim_variability_params_t *v = &self->params.variability;
-        sim_rng_t rng = {0};
-        sim_rng_seed(&rng, in->run_seed, (uint64_t) in->epoch + S_NOISE_STREAM);
-        ctx->compute_noise = exp(v->run_compute_sigma * sim_rng_normal(&rng));
-        ctx->fetch_noise = exp(v->run_fetch_sigma * sim_rng_normal(&rng));
+        jf_rng_t rng = {0};
+        jf_rng_seed(&rng, in->run_seed, (uint64_t) in->epoch + S_NOISE_STREAM);
+        ctx->compute_noise = exp(v->run_compute_sigma * jf_rng_normal(&rng));
+        ctx->fetch_noise = exp(v->run_fetch_sigma * jf_rng_normal(&rng));
     }
 }
 

@@ -7,9 +7,9 @@
 #include "train_datagen.h"
 
 #include "jf_fs.h"
+#include "jf_rng.h"
 
 #include "train_gld.h"
-#include "train_rng.h"
 
 #include <errno.h>
 #include <math.h>
@@ -42,10 +42,9 @@
 #define S_GLD_FAST_FREQ    0.12 // rad/pixel, at most (a period of 50 pixels and more)
 #define S_WAVE_AMP_MIN     0.25 // a wave's amplitude is 0.25..1 times its maximum
 #define S_WAVE_FREQ_MIN    0.1  // and its frequency 0.1..1 times its maximum
-#define S_UNIT_SHIFT       11   // 64 - 53: the bits of a double's mantissa taken from the rng
 
 typedef struct s_gen {
-    train_rng_t rng;
+    jf_rng_t rng;
     size_t image_bytes;                                                // bytes per image
     int side;                                                          // pixels per side
     unsigned char templates[S_SMALL_CLASSES][TRAIN_CIFAR_IMAGE_BYTES]; // per class
@@ -108,7 +107,7 @@ size_t train_datagen_gld_users(double scale)
 
 static void s_gen_init(s_gen_t *g, int channels, int side, uint64_t seed)
 {
-    train_rng_seed(&g->rng, seed, TRAIN_DATAGEN_STREAM_ALL);
+    jf_rng_seed(&g->rng, seed, TRAIN_DATAGEN_STREAM_ALL);
     g->side = side;
     g->image_bytes = (size_t)channels * (size_t)side * (size_t)side;
     int cells = side / TRAIN_DATAGEN_CELL;
@@ -117,7 +116,7 @@ static void s_gen_init(s_gen_t *g, int channels, int side, uint64_t seed)
             unsigned char cell[TRAIN_CIFAR_SIDE / TRAIN_DATAGEN_CELL]
                               [TRAIN_CIFAR_SIDE / TRAIN_DATAGEN_CELL];
             for (int i = 0; i < cells * cells; i++) {
-                bool bright = train_rng_below(&g->rng, 2) == 1;
+                bool bright = jf_rng_below(&g->rng, 2) == 1;
                 cell[i / cells][i % cells] = bright ? TRAIN_DATAGEN_BRIGHT : TRAIN_DATAGEN_DARK;
             }
             unsigned char *plane = g->templates[k] + (size_t)c * (size_t)(side * side);
@@ -131,9 +130,9 @@ static void s_gen_init(s_gen_t *g, int channels, int side, uint64_t seed)
 // Draws a label and writes its image (template plus noise) into out.
 static int s_gen_image(s_gen_t *g, unsigned char *out)
 {
-    int label = (int)train_rng_below(&g->rng, S_SMALL_CLASSES);
+    int label = (int)jf_rng_below(&g->rng, S_SMALL_CLASSES);
     for (size_t i = 0; i < g->image_bytes; i++) {
-        int noise = (int)train_rng_below(&g->rng, 2 * TRAIN_DATAGEN_NOISE + 1);
+        int noise = (int)jf_rng_below(&g->rng, 2 * TRAIN_DATAGEN_NOISE + 1);
         int value = g->templates[label][i] + noise - TRAIN_DATAGEN_NOISE;
         out[i] = (unsigned char)(value < 0 ? 0 : value > 255 ? 255 : value);
     }
@@ -225,12 +224,12 @@ static int s_write_cifar(s_gen_t *g, const char *dir, size_t per_file, jf_err_t 
 }
 
 // A uniform number in [lo, hi) from rng.
-static double s_uniform(train_rng_t *rng, double lo, double hi)
+static double s_uniform(jf_rng_t *rng, double lo, double hi)
 {
-    return lo + (hi - lo) * (double)(train_rng_next(rng) >> S_UNIT_SHIFT) * 0x1.0p-53;
+    return lo + (hi - lo) * jf_rng_uniform(rng);
 }
 
-static s_wave_t s_draw_wave(train_rng_t *rng, double amp_max, double freq_max)
+static s_wave_t s_draw_wave(jf_rng_t *rng, double amp_max, double freq_max)
 {
     return (s_wave_t){.amp = s_uniform(rng, S_WAVE_AMP_MIN * amp_max, amp_max),
                       .freq = s_uniform(rng, S_WAVE_FREQ_MIN * freq_max, freq_max),
@@ -241,8 +240,8 @@ static s_wave_t s_draw_wave(train_rng_t *rng, double amp_max, double freq_max)
 // wave per axis and channel.
 static s_gld_class_t s_gld_class(uint64_t seed, int k)
 {
-    train_rng_t rng;
-    train_rng_seed(&rng, seed, S_GLD_STREAM_CLASS + (uint64_t)k);
+    jf_rng_t rng;
+    jf_rng_seed(&rng, seed, S_GLD_STREAM_CLASS + (uint64_t)k);
     s_gld_class_t cls = {0};
     for (int c = 0; c < S_GLD_CHANNELS; c++) {
         cls.base[c] = s_uniform(&rng, -S_GLD_BASE_SPREAD, S_GLD_BASE_SPREAD);
@@ -275,7 +274,7 @@ static void s_gld_axes(s_gld_gen_t *g, const s_gld_class_t *cls, int dx, int dy)
 
 // Draws the pixels of the current image into g->rgb: pattern plus noise, eight noise values
 // from each 64 random bits.
-static void s_gld_pixels(s_gld_gen_t *g, train_rng_t *rng)
+static void s_gld_pixels(s_gld_gen_t *g, jf_rng_t *rng)
 {
     enum { SPAN = 2 * TRAIN_DATAGEN_GLD_NOISE + 1, BYTES = 8 };
     unsigned char *p = g->rgb;
@@ -285,7 +284,7 @@ static void s_gld_pixels(s_gld_gen_t *g, train_rng_t *rng)
         for (int x = 0; x < TRAIN_DATAGEN_GLD_WIDTH; x++) {
             for (int c = 0; c < S_GLD_CHANNELS; c++) {
                 if (left == 0) {
-                    bits = train_rng_next(rng);
+                    bits = jf_rng_next(rng);
                     left = BYTES;
                 }
                 int noise = (int)(((bits & 0xff) * SPAN) >> 8) - TRAIN_DATAGEN_GLD_NOISE;
@@ -310,17 +309,17 @@ static int s_write_file(const char *dir, const char *name, const void *data, siz
 // Draws, encodes and writes image i, and its line of train.csv.
 static int s_gld_image(s_gld_gen_t *g, size_t i, FILE *csv, jf_err_t *err)
 {
-    train_rng_t rng;
-    train_rng_seed(&rng, g->opts->seed, S_GLD_STREAM_IMAGE + i);
-    int label = (int)train_rng_below(&rng, TRAIN_GLD_CLASSES);
-    size_t user = (size_t)train_rng_below(&rng, g->users);
+    jf_rng_t rng;
+    jf_rng_seed(&rng, g->opts->seed, S_GLD_STREAM_IMAGE + i);
+    int label = (int)jf_rng_below(&rng, TRAIN_GLD_CLASSES);
+    size_t user = (size_t)jf_rng_below(&rng, g->users);
     char id[S_GLD_ID_BYTES], name[S_GLD_ID_BYTES + sizeof TRAIN_GLD_IMAGE_EXT];
-    (void)snprintf(id, sizeof id, "%08x%08x", (unsigned)(train_rng_next(&rng) >> 32),
+    (void)snprintf(id, sizeof id, "%08x%08x", (unsigned)(jf_rng_next(&rng) >> 32),
                    (unsigned)i); // i < 2^32: scale is capped
     (void)snprintf(name, sizeof name, "%s%s", id, TRAIN_GLD_IMAGE_EXT);
     s_gld_class_t cls = s_gld_class(g->opts->seed, label);
-    s_gld_axes(g, &cls, (int)train_rng_below(&rng, S_GLD_SHIFT_MAX),
-               (int)train_rng_below(&rng, S_GLD_SHIFT_MAX));
+    s_gld_axes(g, &cls, (int)jf_rng_below(&rng, S_GLD_SHIFT_MAX),
+               (int)jf_rng_below(&rng, S_GLD_SHIFT_MAX));
     s_gld_pixels(g, &rng);
     unsigned long size = g->jpeg_cap;
     if (tjCompress2(g->tj, g->rgb, TRAIN_DATAGEN_GLD_WIDTH, 0, TRAIN_DATAGEN_GLD_HEIGHT, TJPF_RGB,

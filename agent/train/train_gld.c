@@ -3,8 +3,8 @@
  * parallel loader workers decode without allocating per sample and without sharing a decoder. */
 #include "train_gld.h"
 
+#include "jf_rng.h"
 #include "train_jpeg.h"
-#include "train_rng.h"
 #include "train_transform.h"
 
 #include <errno.h>
@@ -211,8 +211,8 @@ static int s_fetch_with(const train_gld_t *self, s_scratch_t *s, const train_dat
     if (rc < 0) {
         return rc;
     }
-    train_rng_t rng;
-    train_rng_seed(&rng, req->aug_seed, TRAIN_GLD_AUG_STREAM);
+    jf_rng_t rng;
+    jf_rng_seed(&rng, req->aug_seed, TRAIN_GLD_AUG_STREAM);
     train_transform_params_t p = {0};
     train_transform_draw(&rng, info.width, info.height, &p);
     train_jpeg_region_t region = {.left = p.crop.left,

@@ -4,7 +4,7 @@
  * caller is computing on. One mutex and two condition variables guard the slot states. */
 #include "train_loader.h"
 
-#include "train_rng.h"
+#include "jf_rng.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -257,11 +257,11 @@ int train_loader_epoch_start(train_loader_t *self, uint64_t epoch, jf_err_t *err
     for (size_t i = 0; i < self->opts.samples; i++) {
         self->order[i] = i;
     }
-    train_rng_t rng;
-    train_rng_seed(&rng, self->opts.seed, epoch);
-    train_rng_shuffle(&rng, self->order, self->opts.samples);
-    train_rng_seed(&rng, self->opts.seed, S_AUG_STREAM_BASE | epoch);
-    self->aug_key = train_rng_next(&rng);
+    jf_rng_t rng;
+    jf_rng_seed(&rng, self->opts.seed, epoch);
+    jf_rng_shuffle(&rng, self->order, self->opts.samples);
+    jf_rng_seed(&rng, self->opts.seed, S_AUG_STREAM_BASE | epoch);
+    self->aug_key = jf_rng_next(&rng);
     for (size_t i = 0; i < self->nslots; i++) {
         self->slots[i].state = S_SLOT_FREE;
     }
@@ -273,9 +273,9 @@ int train_loader_epoch_start(train_loader_t *self, uint64_t epoch, jf_err_t *err
 
 uint64_t train_loader_sample_seed(const train_loader_t *self, size_t index)
 {
-    train_rng_t rng;
-    train_rng_seed(&rng, self->aug_key, index);
-    return train_rng_next(&rng);
+    jf_rng_t rng;
+    jf_rng_seed(&rng, self->aug_key, index);
+    return jf_rng_next(&rng);
 }
 
 // Waits for batch b from the workers; hands it out and frees the previous batch's slot.

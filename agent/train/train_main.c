@@ -1,11 +1,13 @@
-/* jetfleet-train: argv -> train_run -> exit code. Record lines go to stdout (train_records.h),
- * logs to stderr. Exit codes: 0 ok, 1 failure, 2 invalid input or usage, 3 out of memory. */
+/* jetfleet-train: argv -> train_run (or train_sim with --simulate) -> exit code. Record lines go
+ * to stdout (train_records.h), logs to stderr. Exit codes: 0 ok, 1 failure, 2 invalid input or
+ * usage, 3 out of memory (real, or the simulated board's). */
 #include "jf_err.h"
 #include "jf_log.h"
 #include "train_alloc.h"
 #include "train_options.h"
 #include "train_records.h"
 #include "train_run.h"
+#include "train_sim.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -21,6 +23,21 @@ static int s_fail(const jf_err_t *err, const char *reason)
         return S_EXIT_OOM;
     }
     return strcmp(reason, "invalid") == 0 ? S_EXIT_INVALID : S_EXIT_FAILED;
+}
+
+// Runs the training, or its simulation, to the end. Returns 0 or the failure, reported in err.
+static int s_execute(const train_run_opts_t *opts, jf_err_t *err)
+{
+    if (opts->simulate) {
+        train_sim_t *sim = train_sim_new(opts, stdout, err);
+        int rc = sim ? train_sim_exec(sim, err) : err->code;
+        train_sim_destroy(&sim);
+        return rc;
+    }
+    train_run_t *run = train_run_new(opts, stdout, err);
+    int rc = run ? train_run_exec(run, err) : err->code;
+    train_run_destroy(&run);
+    return rc;
 }
 
 int main(int argc, char *argv[])
@@ -43,13 +60,8 @@ int main(int argc, char *argv[])
         jf_log_close();
         return S_EXIT_OK;
     }
-    int code = S_EXIT_OK;
-    train_run_t *run = train_run_new(&opts, stdout, &err);
-    int rc = run ? train_run_exec(run, &err) : err.code;
-    if (rc < 0) {
-        code = s_fail(&err, train_run_failure_reason(rc));
-    }
-    train_run_destroy(&run);
+    int rc = s_execute(&opts, &err);
+    int code = rc < 0 ? s_fail(&err, train_run_failure_reason(rc)) : S_EXIT_OK;
     jf_log_close();
     return code;
 }

@@ -1,10 +1,13 @@
-/* jetfleet-train option parsing with getopt_long and jf_parse (ranges from jf_run_spec.h and
- * train_loader.h). Long options only, so that a run's argv reads the same in every log. */
+/* jetfleet-train option parsing with getopt_long and jf_parse (ranges from jf_run_spec.h,
+ * train_loader.h and train_sim.h). Long options only, so that a run's argv reads the same in
+ * every log. A real run and a simulated one (--simulate) share the workload options; each has
+ * options of its own, and one given to the other kind of run is an error rather than ignored. */
 #include "train_options.h"
 
 #include "jf_parse.h"
 #include "jf_run_spec.h"
 #include "train_loader.h"
+#include "train_sim.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -28,7 +31,30 @@ enum {
     S_OPT_JSON_OUT,
     S_OPT_MAX_BATCHES,
     S_OPT_LOADER_ONLY,
+    S_OPT_SIMULATE, // from here on: the options of a simulated run
+    S_OPT_SIM_PARAMS,
+    S_OPT_SIM_BOARD_TYPE,
+    S_OPT_SIM_BOARD,
+    S_OPT_SIM_SEED,
+    S_OPT_SIM_MODE,
+    S_OPT_SIM_MEDIUM,
+    S_OPT_SIM_SCALE,
+    S_OPT_SIM_SPEED,
 };
+
+// The options of a real run that mean nothing to a simulated one: the data, torch, and the
+// loader's variants the model does not describe (it keeps the last partial minibatch, as
+// --no-drop-last does, so that one is accepted).
+static const int s_real_only[] = {S_OPT_DATA, S_OPT_DEVICE, S_OPT_THREADS, S_OPT_DROP_LAST,
+                                  S_OPT_LOADER_ONLY};
+
+// Parser state: the options so far and what the final checks need to know.
+typedef struct s_parse {
+    train_run_opts_t o; // the options so far
+    int sim_only;       // the first simulation option given (0: none)
+    int real_only;      // the first option of s_real_only given (0: none)
+    bool has_sim_seed;  // --sim-seed was given
+} s_parse_t;
 
 static const struct option s_long_options[] = {
     {"model", required_argument, NULL, S_OPT_MODEL},
@@ -45,9 +71,54 @@ static const struct option s_long_options[] = {
     {"json-out", required_argument, NULL, S_OPT_JSON_OUT},
     {"max-batches", required_argument, NULL, S_OPT_MAX_BATCHES},
     {"loader-only", no_argument, NULL, S_OPT_LOADER_ONLY},
+    {"simulate", no_argument, NULL, S_OPT_SIMULATE},
+    {"sim-params", required_argument, NULL, S_OPT_SIM_PARAMS},
+    {"sim-board-type", required_argument, NULL, S_OPT_SIM_BOARD_TYPE},
+    {"sim-board", required_argument, NULL, S_OPT_SIM_BOARD},
+    {"sim-seed", required_argument, NULL, S_OPT_SIM_SEED},
+    {"sim-mode", required_argument, NULL, S_OPT_SIM_MODE},
+    {"sim-medium", required_argument, NULL, S_OPT_SIM_MEDIUM},
+    {"sim-scale", required_argument, NULL, S_OPT_SIM_SCALE},
+    {"sim-speed", required_argument, NULL, S_OPT_SIM_SPEED},
     {"help", no_argument, NULL, S_OPT_HELP},
     {NULL, 0, NULL, 0},
 };
+
+static void s_usage_simulate(FILE *out)
+{
+    (void)fprintf(
+        out,
+        "\n"
+        "       jetfleet-train --simulate --sim-params FILE --sim-board-type TYPE\n"
+        "                      --sim-board NAME --sim-seed N --sim-mode ID|NAME\n"
+        "                      --sim-medium MEDIUM\n"
+        "                      [--sim-scale F] [--sim-speed X] --model M --workers N --batch N\n"
+        "                      --epochs N [--prefetch N] [--seed N] [--json-out FILE]\n"
+        "                      [--max-batches N]\n"
+        "\n"
+        "Simulates the run on the performance model of a Jetson board (docs/simulator.md): no\n"
+        "dataset and no torch, the same record lines as a real run, marked \"platform\": \"sim\",\n"
+        "with the model's times (uncompressed) and per-rail power, written in real time divided\n"
+        "by the speed. A workload that does not fit the board reports oom and exits 3. The\n"
+        "dataset is the model's: lenet5 mnist, resnet18 and vgg11 cifar10, mobilenetv3 gld23k.\n"
+        "--data, --device, --threads, --drop-last and --loader-only do not apply.\n"
+        "\n"
+        "  --sim-params FILE      the model's parameter file (agent/sim/sim_params.yaml)\n"
+        "  --sim-board-type TYPE  the Jetson simulated: agx-xavier, xavier-nx, nano, orin-agx,\n"
+        "                         orin-nano\n"
+        "  --sim-board NAME       the simulated board's name: with --sim-seed, its persistent\n"
+        "                         speed and power factors\n"
+        "  --sim-seed N           the fleet's seed of board factors, 0..2^63-1\n"
+        "  --sim-mode ID|NAME     nvpmodel power mode, by id or name (MODE_15W_6CORE)\n"
+        "  --sim-medium MEDIUM    storage the dataset is read from: %s\n"
+        "  --sim-scale F          dataset size relative to the real one, %g..%g (default %g)\n"
+        "  --sim-speed X          modelled seconds per wall-clock second, %g..%g (default %g)\n"
+        "  --seed N               also seeds the run's noise and minibatch draws\n"
+        "  --max-batches N        at most N minibatches per epoch; the epoch's figures are then\n"
+        "                         those of its first N minibatches\n",
+        jf_run_spec_media(), TRAIN_SIM_SCALE_MIN, TRAIN_SIM_SCALE_MAX, TRAIN_SIM_SCALE_DEFAULT,
+        TRAIN_SIM_SPEED_MIN, TRAIN_SIM_SPEED_MAX, TRAIN_SIM_SPEED_DEFAULT);
+}
 
 void train_options_usage(FILE *out)
 {
@@ -79,6 +150,7 @@ void train_options_usage(FILE *out)
         "%s=oom reports {\"kind\":\"error\",\"reason\":\"oom\"} and exits 3 after it.\n",
         TRAIN_LOADER_WORKERS_MAX, TRAIN_LOADER_PREFETCH_MAX, TRAIN_LOADER_PREFETCH_DEFAULT,
         JF_THREADS_MAX, TRAIN_RUN_FAULT_ENV, TRAIN_RUN_FAULT_ENV);
+    s_usage_simulate(out);
 }
 
 static int s_number(const char *name, const char *arg, int64_t min, int64_t max, int64_t *ret,
@@ -148,14 +220,130 @@ static int s_apply(train_run_opts_t *o, int id, const char *arg, jf_err_t *err)
     return rc;
 }
 
-static int s_check_required(const train_run_opts_t *o, jf_err_t *err)
+static int s_real(const char *name, const char *arg, double min, double max, double *ret,
+                  jf_err_t *err)
 {
+    int rc = jf_parse_double(arg, min, max, ret, err);
+    return rc < 0 ? jf_err_prefix(err, "--%s", name) : 0;
+}
+
+// Applies one option of a simulated run. Names are checked by train_sim.
+static int s_apply_sim(train_run_sim_opts_t *s, int id, const char *arg, jf_err_t *err)
+{
+    int64_t v = 0;
+    int rc = 0;
+    switch (id) {
+    case S_OPT_SIM_PARAMS:
+        s->params_path = arg;
+        break;
+    case S_OPT_SIM_BOARD_TYPE:
+        s->board_type = arg;
+        break;
+    case S_OPT_SIM_BOARD:
+        s->board = arg;
+        break;
+    case S_OPT_SIM_MODE:
+        s->mode = arg;
+        break;
+    case S_OPT_SIM_MEDIUM:
+        s->medium = arg;
+        break;
+    case S_OPT_SIM_SEED:
+        rc = s_number("sim-seed", arg, 0, INT64_MAX, &v, err);
+        s->fleet_seed = (uint64_t)v;
+        break;
+    case S_OPT_SIM_SCALE:
+        rc = s_real("sim-scale", arg, TRAIN_SIM_SCALE_MIN, TRAIN_SIM_SCALE_MAX, &s->scale, err);
+        break;
+    case S_OPT_SIM_SPEED:
+        rc = s_real("sim-speed", arg, TRAIN_SIM_SPEED_MIN, TRAIN_SIM_SPEED_MAX, &s->speed, err);
+        break;
+    default:
+        rc = jf_err_set(err, -EINVAL, "internal: option %d has no handler", id);
+        break;
+    }
+    return rc;
+}
+
+// The long name of option id, for messages.
+static const char *s_option_name(int id)
+{
+    for (const struct option *opt = s_long_options; opt->name; opt++) {
+        if (opt->val == id) {
+            return opt->name;
+        }
+    }
+    return "?";
+}
+
+static bool s_is_real_only(int id)
+{
+    for (size_t i = 0; i < sizeof s_real_only / sizeof s_real_only[0]; i++) {
+        if (s_real_only[i] == id) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// Applies one option, noting the first of each kind that only one kind of run accepts.
+static int s_apply_any(s_parse_t *p, int id, const char *arg, jf_err_t *err)
+{
+    if (p->real_only == 0 && s_is_real_only(id)) {
+        p->real_only = id;
+    }
+    if (id == S_OPT_SIMULATE) {
+        p->o.simulate = true;
+        return 0;
+    }
+    if (id < S_OPT_SIMULATE) {
+        return s_apply(&p->o, id, arg, err);
+    }
+    p->sim_only = p->sim_only ? p->sim_only : id;
+    p->has_sim_seed = p->has_sim_seed || id == S_OPT_SIM_SEED;
+    return s_apply_sim(&p->o.sim, id, arg, err);
+}
+
+static int s_check_required_sim(const s_parse_t *p, jf_err_t *err)
+{
+    const train_run_opts_t *o = &p->o;
+    const train_run_sim_opts_t *s = &o->sim;
+    if (p->real_only) {
+        return jf_err_set(err, -EINVAL, "--%s does not apply to --simulate",
+                          s_option_name(p->real_only));
+    }
+    const char *missing = !o->model          ? "--model"
+                          : o->workers < 0   ? "--workers"
+                          : o->batch == 0    ? "--batch"
+                          : o->epochs == 0   ? "--epochs"
+                          : !s->params_path  ? "--sim-params"
+                          : !s->board_type   ? "--sim-board-type"
+                          : !s->board        ? "--sim-board"
+                          : !p->has_sim_seed ? "--sim-seed"
+                          : !s->mode         ? "--sim-mode"
+                          : !s->medium       ? "--sim-medium"
+                                             : NULL;
+    if (missing) {
+        return jf_err_set(err, -EINVAL, "missing required option %s for --simulate", missing);
+    }
+    return 0;
+}
+
+static int s_check_required(const s_parse_t *p, jf_err_t *err)
+{
+    if (p->o.simulate) {
+        return s_check_required_sim(p, err);
+    }
+    if (p->sim_only) {
+        return jf_err_set(err, -EINVAL, "--%s needs --simulate", s_option_name(p->sim_only));
+    }
+    const train_run_opts_t *o = &p->o;
     const char *missing = !o->model && !o->loader_only ? "--model"
-                          : !o->data_dir   ? "--data"
-                          : o->workers < 0 ? "--workers"
-                          : o->batch == 0  ? "--batch"
-                          : o->epochs == 0 ? "--epochs"
-                                           : NULL;
+                          : !o->data_dir               ? "--data"
+                          : o->workers < 0             ? "--workers"
+                          : o->batch == 0              ? "--batch"
+                          : o->epochs == 0             ? "--epochs"
+                                                       : NULL;
     if (missing) {
         return jf_err_set(err, -EINVAL, "missing required option %s", missing);
     }
@@ -181,8 +369,11 @@ static int s_parse_fault(train_fault_t *ret_fault, jf_err_t *err)
 int train_options_parse(int argc, char *argv[], train_run_opts_t *ret_opts, bool *ret_help,
                         jf_err_t *err)
 {
-    train_run_opts_t o = {
-        .device = "cpu", .workers = -1, .prefetch = TRAIN_LOADER_PREFETCH_DEFAULT};
+    s_parse_t p = {
+        .o = {.device = "cpu",
+              .workers = -1,
+              .prefetch = TRAIN_LOADER_PREFETCH_DEFAULT,
+              .sim = {.scale = TRAIN_SIM_SCALE_DEFAULT, .speed = TRAIN_SIM_SPEED_DEFAULT}}};
     *ret_help = false;
     optind = 0; // GNU getopt: 0 re-initialises, so the parser can run more than once
     opterr = 0; // we report errors ourselves, through err
@@ -196,15 +387,15 @@ int train_options_parse(int argc, char *argv[], train_run_opts_t *ret_opts, bool
             const char *what = id == ':' ? "missing value for" : "unknown option";
             return jf_err_set(err, -EINVAL, "%s '%.64s'", what, argv[optind - 1]);
         }
-        rc = s_apply(&o, id, optarg, err);
+        rc = s_apply_any(&p, id, optarg, err);
     }
     if (rc == 0 && optind < argc) {
         rc = jf_err_set(err, -EINVAL, "unexpected argument '%.64s'", argv[optind]);
     }
-    rc = rc < 0 ? rc : s_check_required(&o, err);
-    rc = rc < 0 ? rc : s_parse_fault(&o.fault, err);
+    rc = rc < 0 ? rc : s_check_required(&p, err);
+    rc = rc < 0 ? rc : s_parse_fault(&p.o.fault, err);
     if (rc == 0) {
-        *ret_opts = o;
+        *ret_opts = p.o;
     }
     return rc;
 }

@@ -13,10 +13,14 @@
 #define TRAIN_OPTIONS_MAX_BATCHES_MAX 1000000000 // largest --max-batches
 
 // Parses argv and the JF_TRAIN_FAULT environment variable into *ret_opts (strings borrowed from
-// argv). Required: --model, --data, --workers, --batch, --epochs. Sets *ret_help when --help is
-// given (ret_opts is then not written). Returns 0, or -EINVAL with err naming the option (unknown
-// option, missing value, number out of range, stray argument, missing required option, bad hook
-// value). Uses getopt's global state: call from one thread.
+// argv). Required: --model, --data, --workers, --batch, --epochs; with --simulate, --data is not
+// but --sim-params, --sim-board-type, --sim-board, --sim-seed, --sim-mode and --sim-medium are
+// (ret_opts->simulate and ret_opts->sim; --sim-scale and --sim-speed default to 1). Sets
+// *ret_help when --help is given (ret_opts is then not written). Returns 0, or -EINVAL with err
+// naming the option (unknown option, missing value, number out of range, stray argument, missing
+// required option, a --sim-* option without --simulate, a real run's option with it (--data,
+// --device, --threads, --drop-last, --loader-only), bad hook value). Uses getopt's global state:
+// call from one thread.
 int train_options_parse(int argc, char *argv[], train_run_opts_t *ret_opts, bool *ret_help,
                         jf_err_t *err);
 

@@ -25,6 +25,7 @@ struct train_records {
     int64_t compute_sum_us; // current epoch: sum of compute times
     size_t samples;         // current epoch: samples seen
     double loss_sum;        // current epoch: sum of loss * samples
+    json_t *mark;           // owned; a simulated run's {"platform", "sim_speed"}, else NULL
 };
 
 static double s_seconds(int64_t us)
@@ -52,26 +53,63 @@ static int s_emit(FILE *out, const json_t *line, jf_err_t *err)
     return 0;
 }
 
-// Emits line, then keeps a copy without "kind" in array (if not NULL). Takes line's reference.
+// Emits line (with the simulation's mark, if any), after keeping a copy without "kind" and the
+// mark in array (if not NULL): the document says once, in its params, that the run is simulated.
+// Takes line's reference.
 static int s_emit_and_keep(train_records_t *self, json_t *line, json_t *array, jf_err_t *err)
 {
     if (!line) {
         return jf_err_set(err, -ENOMEM, "records: out of memory");
     }
-    int rc = s_emit(self->out, line, err);
-    if (rc == 0 && array) {
+    int rc = 0;
+    if (array) {
         json_t *kept = json_copy(line);
         (void)json_object_del(kept, "kind"); // always present; a NULL copy is caught below
         if (!kept || json_array_append_new(array, kept) < 0) {
             rc = jf_err_set(err, -ENOMEM, "records: out of memory");
         }
     }
+    if (rc == 0 && self->mark && json_object_update(line, self->mark) < 0) {
+        rc = jf_err_set(err, -ENOMEM, "records: out of memory");
+    }
+    rc = rc < 0 ? rc : s_emit(self->out, line, err);
     json_decref(line);
     return rc;
 }
 
+// {rail: mW, ...}, or NULL if out of memory.
+static json_t *s_pack_power(const train_records_power_t *power)
+{
+    json_t *obj = json_object();
+    for (size_t i = 0; obj && i < power->n_rails; i++) {
+        if (json_object_set_new(obj, power->names[i], json_integer(power->power_mw[i])) < 0) {
+            json_decref(obj);
+            obj = NULL;
+        }
+    }
+    return obj;
+}
+
+// The start line of a simulated run: no torch, so no device, threads, BLAS or version.
+static json_t *s_pack_start_sim(const train_records_params_t *p, const train_records_sim_t *sim)
+{
+    return json_pack(
+        "{s:s, s:s, s:s, s:I, s:I, s:i, s:i, s:I, s:i, s:I, s:s, s:f, s:s, s:s, s:I,"
+        " s:i, s:s, s:s, s:f, s:o}",
+        "kind", "start", "model", p->model, "dataset", p->dataset, "samples",
+        (json_int_t)p->samples, "batches_per_epoch", (json_int_t)p->batches_per_epoch, "workers",
+        p->workers, "prefetch", p->prefetch, "batch", (json_int_t)p->batch, "epochs", p->epochs,
+        "seed", (json_int_t)p->seed, "platform", "sim", "sim_speed", sim->speed, "sim_board_type",
+        sim->board_type, "sim_board", sim->board, "sim_seed", (json_int_t)sim->fleet_seed,
+        "sim_power_mode_id", sim->power_mode_id, "sim_power_mode", sim->power_mode, "sim_medium",
+        sim->medium, "sim_scale", sim->scale, "sim_power_mw", s_pack_power(&sim->power));
+}
+
 static json_t *s_pack_start(const train_records_params_t *p)
 {
+    if (p->sim) {
+        return s_pack_start_sim(p, p->sim);
+    }
     return json_pack("{s:s, s:s, s:s, s:s, s:i, s:s, s:s, s:I, s:I, s:i, s:i, s:I, s:i, s:I}",
                      "kind", "start", "model", p->model, "dataset", p->dataset, "device", p->device,
                      "threads", p->threads, "blas", p->blas, "torch_version", p->torch_version,
@@ -81,11 +119,31 @@ static json_t *s_pack_start(const train_records_params_t *p)
                      (json_int_t)p->seed);
 }
 
+static int s_check_params(const train_records_params_t *params, jf_err_t *err)
+{
+    const train_records_sim_t *sim = params->sim;
+    if (params->seed > INT64_MAX || (sim && sim->fleet_seed > INT64_MAX)) {
+        return jf_err_set(
+            err, -EINVAL, "records: seed %llu above %lld",
+            (unsigned long long)(params->seed > INT64_MAX ? params->seed : sim->fleet_seed),
+            (long long)INT64_MAX);
+    }
+    if (sim && sim->power.n_rails > TRAIN_RECORDS_RAILS_MAX) {
+        return jf_err_set(err, -EINVAL, "records: %zu power rails, at most %d", sim->power.n_rails,
+                          TRAIN_RECORDS_RAILS_MAX);
+    }
+    return 0;
+}
+
+// The mark of every line of a simulated run but its start, which says more.
+static json_t *s_pack_mark(const train_records_sim_t *sim)
+{
+    return json_pack("{s:s, s:f}", "platform", "sim", "sim_speed", sim->speed);
+}
+
 train_records_t *train_records_new(const train_records_params_t *params, FILE *out, jf_err_t *err)
 {
-    if (params->seed > INT64_MAX) {
-        (void)jf_err_set(err, -EINVAL, "records: seed %llu above %lld",
-                         (unsigned long long)params->seed, (long long)INT64_MAX);
+    if (s_check_params(params, err) < 0) {
         return NULL;
     }
     train_records_t *self = calloc(1, sizeof *self);
@@ -98,7 +156,8 @@ train_records_t *train_records_new(const train_records_params_t *params, FILE *o
     self->params = self->start ? json_copy(self->start) : NULL;
     self->epochs = json_array();
     self->minibatches = json_array();
-    if (!self->params || !self->epochs || !self->minibatches ||
+    self->mark = params->sim ? s_pack_mark(params->sim) : NULL;
+    if (!self->params || !self->epochs || !self->minibatches || (params->sim && !self->mark) ||
         json_object_del(self->params, "kind") < 0 ||
         json_object_set_new(self->params, "drop_last", json_boolean(params->drop_last)) < 0 ||
         json_object_set_new(self->params, "loader_only", json_boolean(params->loader_only)) < 0) {
@@ -118,6 +177,7 @@ void train_records_destroy(train_records_t **self_p)
     json_decref(self->params);
     json_decref(self->epochs);
     json_decref(self->minibatches);
+    json_decref(self->mark);
     free(self);
     *self_p = NULL;
 }
@@ -151,16 +211,22 @@ int train_records_minibatch(train_records_t *self, const train_minibatch_rec_t *
     return s_emit_and_keep(self, line, self->minibatches, err);
 }
 
-int train_records_epoch_end(train_records_t *self, int64_t e2e_us, jf_err_t *err)
+// The current epoch's line, or NULL if out of memory.
+static json_t *s_pack_epoch(const train_records_t *self, int64_t e2e_us)
 {
     double e2e_s = s_seconds(e2e_us);
     json_t *rate = e2e_us > 0 ? json_real((double)self->samples / e2e_s) : json_null();
     json_t *loss = self->samples > 0 ? s_real(self->loss_sum / (double)self->samples) : json_null();
-    json_t *line =
-        json_pack("{s:s, s:i, s:b, s:f, s:f, s:f, s:I, s:o, s:o}", "kind", "epoch", "epoch",
-                  self->epoch, "warmup", self->epoch == 0, "e2e_s", e2e_s, "fetch_stall_s",
-                  s_seconds(self->stall_sum_us), "compute_s", s_seconds(self->compute_sum_us),
-                  "samples", (json_int_t)self->samples, "samples_per_s", rate, "loss", loss);
+    return json_pack("{s:s, s:i, s:b, s:f, s:f, s:f, s:I, s:o, s:o}", "kind", "epoch", "epoch",
+                     self->epoch, "warmup", self->epoch == 0, "e2e_s", e2e_s, "fetch_stall_s",
+                     s_seconds(self->stall_sum_us), "compute_s", s_seconds(self->compute_sum_us),
+                     "samples", (json_int_t)self->samples, "samples_per_s", rate, "loss", loss);
+}
+
+// Emits the epoch's line (its reference taken) and keeps it, with its minibatches, for the
+// document.
+static int s_finish_epoch(train_records_t *self, json_t *line, jf_err_t *err)
+{
     size_t before = json_array_size(self->epochs);
     int rc = s_emit_and_keep(self, line, self->epochs, err);
     json_t *kept = json_array_get(self->epochs, before); // borrowed; NULL if not appended
@@ -168,6 +234,37 @@ int train_records_epoch_end(train_records_t *self, int64_t e2e_us, jf_err_t *err
         rc = jf_err_set(err, -ENOMEM, "records: out of memory");
     }
     return rc;
+}
+
+int train_records_epoch_end(train_records_t *self, int64_t e2e_us, jf_err_t *err)
+{
+    return s_finish_epoch(self, s_pack_epoch(self, e2e_us), err);
+}
+
+// Adds a simulated epoch's fields to its line; false if out of memory.
+static bool s_add_epoch_sim(json_t *line, const train_records_epoch_sim_t *sim)
+{
+    bool ok = json_object_set_new(line, "sim_power_mw", s_pack_power(sim->power)) == 0;
+    if (ok && sim->next_power) {
+        ok = json_object_set_new(line, "sim_next_power_mw", s_pack_power(sim->next_power)) == 0;
+    }
+    return ok && json_object_set_new(line, "sim_wall_s", json_real(s_seconds(sim->wall_us))) == 0;
+}
+
+int train_records_epoch_end_sim(train_records_t *self, int64_t e2e_us,
+                                const train_records_epoch_sim_t *sim, jf_err_t *err)
+{
+    if (sim->power->n_rails > TRAIN_RECORDS_RAILS_MAX ||
+        (sim->next_power && sim->next_power->n_rails > TRAIN_RECORDS_RAILS_MAX)) {
+        return jf_err_set(err, -EINVAL, "records: more than %d power rails",
+                          TRAIN_RECORDS_RAILS_MAX);
+    }
+    json_t *line = s_pack_epoch(self, e2e_us);
+    if (line && !s_add_epoch_sim(line, sim)) {
+        json_decref(line);
+        line = NULL; // s_finish_epoch reports it
+    }
+    return s_finish_epoch(self, line, err);
 }
 
 int train_records_done(train_records_t *self, jf_err_t *err)
@@ -199,6 +296,21 @@ int train_records_write_file(const train_records_t *self, const char *path, cons
                           strerror(errno));
     }
     return 0;
+}
+
+int train_records_finish_file(const train_records_t *self, const char *path, int rc,
+                              const char *reason, jf_err_t *err)
+{
+    jf_err_t write_err = {0};
+    const char *failure = rc < 0 ? (err && err->msg[0] ? err->msg : "failed") : NULL;
+    int wrc = train_records_write_file(self, path, reason, failure, &write_err);
+    if (rc < 0) {
+        return rc;
+    }
+    if (wrc < 0 && err) {
+        *err = write_err;
+    }
+    return wrc;
 }
 
 int train_records_emit_error(FILE *out, const char *reason, const char *detail)

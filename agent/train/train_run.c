@@ -242,12 +242,11 @@ static int s_run_epoch(train_run_t *self, int epoch, jf_err_t *err)
     return rc < 0 ? rc : train_records_epoch_end(self->records, jf_clock_mono_us() - start_us, err);
 }
 
-// The JF_TRAIN_FAULT test hook, run after the first epoch record.
-static int s_fault(const train_run_t *self, jf_err_t *err)
+int train_run_fault(train_fault_t fault, FILE *out, jf_err_t *err)
 {
-    switch (self->opts.fault) {
+    switch (fault) {
     case TRAIN_FAULT_CRASH:
-        (void)fflush(self->out); // the epoch line is already flushed; be sure of it
+        (void)fflush(out); // the epoch line is already flushed; be sure of it
         // Restore the default action so the process dies by the signal even when a sanitizer
         // runtime has installed its own SIGSEGV handler, as a real crash of this build would.
         (void)signal(SIGSEGV, SIG_DFL);
@@ -262,22 +261,6 @@ static int s_fault(const train_run_t *self, jf_err_t *err)
     return 0;
 }
 
-// Writes the final document; a failure of the run keeps precedence over a failure to write.
-static int s_write_document(const train_run_t *self, int rc, jf_err_t *err)
-{
-    jf_err_t write_err = {0};
-    const char *failure = rc < 0 ? err->msg : NULL;
-    int wrc = train_records_write_file(self->records, self->opts.json_out,
-                                       train_run_failure_reason(rc), failure, &write_err);
-    if (rc < 0) {
-        return rc;
-    }
-    if (wrc < 0) {
-        *err = write_err;
-    }
-    return wrc;
-}
-
 int train_run_exec(train_run_t *self, jf_err_t *err)
 {
     jf_err_t local = {0};
@@ -286,12 +269,13 @@ int train_run_exec(train_run_t *self, jf_err_t *err)
     for (int epoch = 0; rc == 0 && epoch < self->opts.epochs; epoch++) {
         rc = s_run_epoch(self, epoch, err);
         if (rc == 0 && epoch == 0) {
-            rc = s_fault(self, err);
+            rc = train_run_fault(self->opts.fault, self->out, err);
         }
     }
     rc = rc < 0 ? rc : train_records_done(self->records, err);
     if (self->opts.json_out) {
-        rc = s_write_document(self, rc, err);
+        rc = train_records_finish_file(self->records, self->opts.json_out, rc,
+                                       train_run_failure_reason(rc), err);
     }
     return rc;
 }

@@ -20,21 +20,36 @@ typedef enum train_fault {
     TRAIN_FAULT_OOM,   // fail with -ENOMEM "out of memory" after the first epoch record
 } train_fault_t;
 
+// A simulated run's settings (--simulate, train_sim.h): the Jetson board whose performance model
+// runs in place of torch. Plain value record; strings borrowed from the caller (argv).
+typedef struct train_run_sim_opts {
+    const char *params_path; // borrowed; the model's parameter file (agent/sim/sim_params.yaml)
+    const char *board_type;  // borrowed; the Jetson type simulated, a jf_board.h type name
+    const char *board;       // borrowed; the simulated board's name: selects its factors
+    uint64_t fleet_seed;     // seed of the boards' factors, <= INT64_MAX
+    const char *mode;        // borrowed; nvpmodel power mode, id or name
+    const char *medium;      // borrowed; storage medium the dataset is read from
+    double scale;            // dataset size relative to the real one (1: the full set)
+    double speed;            // time compression: modelled seconds per wall-clock second
+} train_run_sim_opts_t;
+
 typedef struct train_run_opts {
-    const char *model;    // borrowed; lenet5, resnet18, vgg11 or mobilenetv3
-    const char *data_dir; // borrowed; directory holding an MNIST, CIFAR-10 or GLD-23k set
-    const char *device;   // borrowed; cpu, cuda or auto
-    const char *json_out; // borrowed; path of the final document, or NULL for none
-    int workers;          // loader workers, 0..TRAIN_LOADER_WORKERS_MAX
-    int prefetch;         // batches per worker ahead, 1..TRAIN_LOADER_PREFETCH_MAX
-    size_t batch;         // samples per minibatch
-    int epochs;           // epochs to run, >= 1; epoch 0 is the warm-up
-    int threads;          // torch intra-op threads; 0 = 1
-    uint64_t seed;        // model initialisation and shuffle seed, <= INT64_MAX
-    bool drop_last;       // drop each epoch's last incomplete minibatch
-    size_t max_batches;   // minibatches per epoch at most; 0 = all (for tests)
-    bool loader_only;     // data pipeline alone: no model (model may be NULL), compute 0
-    train_fault_t fault;  // test hook
+    const char *model;        // borrowed; lenet5, resnet18, vgg11 or mobilenetv3
+    const char *data_dir;     // borrowed; directory holding an MNIST, CIFAR-10 or GLD-23k set
+    const char *device;       // borrowed; cpu, cuda or auto
+    const char *json_out;     // borrowed; path of the final document, or NULL for none
+    int workers;              // loader workers, 0..TRAIN_LOADER_WORKERS_MAX
+    int prefetch;             // batches per worker ahead, 1..TRAIN_LOADER_PREFETCH_MAX
+    size_t batch;             // samples per minibatch
+    int epochs;               // epochs to run, >= 1; epoch 0 is the warm-up
+    int threads;              // torch intra-op threads; 0 = 1
+    uint64_t seed;            // model initialisation and shuffle seed, <= INT64_MAX
+    bool drop_last;           // drop each epoch's last incomplete minibatch
+    size_t max_batches;       // minibatches per epoch at most; 0 = all (for tests)
+    bool loader_only;         // data pipeline alone: no model (model may be NULL), compute 0
+    train_fault_t fault;      // test hook
+    bool simulate;            // run the performance model of a Jetson (sim) instead of torch
+    train_run_sim_opts_t sim; // with simulate: the board simulated
 } train_run_opts_t;
 
 typedef struct train_run train_run_t;
@@ -52,6 +67,11 @@ void train_run_destroy(train_run_t **self_p);
 // document to opts->json_out if set (with an "error" member on failure). Returns 0, or the first
 // failure: -ENOMEM (out of memory, host or device), -EIO, or a dataset error.
 int train_run_exec(train_run_t *self, jf_err_t *err);
+
+// The JF_TRAIN_FAULT test hook, which a run (real or simulated) calls after its first epoch
+// record: TRAIN_FAULT_CRASH flushes out (the record stream) and dies by SIGSEGV; TRAIN_FAULT_OOM
+// returns -ENOMEM "out of memory (test hook ...)"; TRAIN_FAULT_NONE returns 0.
+int train_run_fault(train_fault_t fault, FILE *out, jf_err_t *err);
 
 // The error line's reason for a failure code: "oom" for -ENOMEM, "invalid" for bad input
 // (-EINVAL, -EPROTO, -ENOENT, -ENOTSUP, -ENODEV), "crashed" for anything else.

@@ -15,7 +15,6 @@
 #define S_PLANE      (TRAIN_TRANSFORM_SIDE * TRAIN_TRANSFORM_SIDE) // values per output plane
 #define S_PIXEL_MAX  255.0f
 #define S_SWS_FLAGS  (SWS_BILINEAR | SWS_FULL_CHR_H_INP | SWS_ACCURATE_RND)
-#define S_UNIT_SHIFT 11 // 64 - 53: the bits of a double's mantissa taken from the generator
 
 static const float s_mean[TRAIN_TRANSFORM_CHANNELS] = {0.485f, 0.456f, 0.406f};
 static const float s_std[TRAIN_TRANSFORM_CHANNELS] = {0.229f, 0.224f, 0.225f};
@@ -27,14 +26,13 @@ struct train_transform {
 };
 
 // Uniform in [lo, hi), as torch's uniform_.
-static double s_uniform(train_rng_t *rng, double lo, double hi)
+static double s_uniform(jf_rng_t *rng, double lo, double hi)
 {
-    double unit = (double)(train_rng_next(rng) >> S_UNIT_SHIFT) * 0x1.0p-53;
-    return lo + (hi - lo) * unit;
+    return lo + (hi - lo) * jf_rng_uniform(rng);
 }
 
 // One attempt of get_params' loop; false if the drawn crop does not fit the image.
-static bool s_try_crop(train_rng_t *rng, int width, int height, train_transform_crop_t *ret_crop)
+static bool s_try_crop(jf_rng_t *rng, int width, int height, train_transform_crop_t *ret_crop)
 {
     double area = (double)width * (double)height;
     double target = area * s_uniform(rng, TRAIN_TRANSFORM_SCALE_MIN, TRAIN_TRANSFORM_SCALE_MAX);
@@ -46,8 +44,8 @@ static bool s_try_crop(train_rng_t *rng, int width, int height, train_transform_
     if (!(w > 0 && w <= width && h > 0 && h <= height)) {
         return false;
     }
-    int top = (int)train_rng_below(rng, (uint64_t)(height - (int)h + 1));
-    int left = (int)train_rng_below(rng, (uint64_t)(width - (int)w + 1));
+    int top = (int)jf_rng_below(rng, (uint64_t)(height - (int)h + 1));
+    int left = (int)jf_rng_below(rng, (uint64_t)(width - (int)w + 1));
     *ret_crop = (train_transform_crop_t){top, left, (int)h, (int)w};
     return true;
 }
@@ -65,7 +63,7 @@ static train_transform_crop_t s_centre_crop(int width, int height)
     return (train_transform_crop_t){(height - h) / 2, (width - w) / 2, h, w};
 }
 
-void train_transform_draw(train_rng_t *rng, int width, int height,
+void train_transform_draw(jf_rng_t *rng, int width, int height,
                           train_transform_params_t *ret_params)
 {
     train_transform_crop_t crop = {0};

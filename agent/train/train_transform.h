@@ -8,8 +8,8 @@
 #define TRAIN_TRANSFORM_H
 
 #include "jf_err.h"
+#include "jf_rng.h"
 #include "train_jpeg.h"
-#include "train_rng.h"
 
 #include <stdbool.h>
 
@@ -43,7 +43,7 @@ typedef struct train_transform train_transform_t;
 // height (>= 1): up to TRAIN_TRANSFORM_ATTEMPTS tries of a uniform area fraction and log-uniform
 // aspect ratio (sides rounded half to even, as Python's round), a uniform position for the first
 // that fits, else a centre crop of the whole image clamped to the ratio range. Then draws the flip.
-void train_transform_draw(train_rng_t *rng, int width, int height,
+void train_transform_draw(jf_rng_t *rng, int width, int height,
                           train_transform_params_t *ret_params);
 
 // The DCT scale denominator to decode crop at: the largest of 8, 4, 2 at which the crop is still

@@ -557,6 +557,14 @@ static int s_pick_device(jf_torch_session_t *self, jf_torch_device_kind_t kind, 
 static int s_session_build(jf_torch_session_t *self, const jf_torch_session_opts_t *opts,
                            jf_err_t *err)
 {
+    // C callers may store any int in the enum field, but C++ must not load an enum value outside
+    // the enumerators' range (undefined behaviour): check the raw integer first.
+    int raw = 0;
+    static_assert(sizeof raw == sizeof opts->model, "enum and int differ in size");
+    std::memcpy(&raw, &opts->model, sizeof raw);
+    if (raw < JF_TORCH_MODEL_LENET5 || raw > JF_TORCH_MODEL_MOBILENETV3) {
+        return jf_err_set(err, -EINVAL, "torch: unknown model kind %d", raw);
+    }
     int rc = jf_torch_model_shape(opts->model, &self->shape, err);
     if (rc < 0) {
         return rc;

@@ -106,6 +106,25 @@ int jft_fleet_start_agent_at(jft_fleet_t *f, size_t i, const char *endpoint,
     return jft_proc_start(&f->agents[i], log, argv, env_extra);
 }
 
+int jft_fleet_start_agent_named(jft_fleet_t *f, size_t i, const char *name,
+                                const char *const *extra_args)
+{
+    if (i >= JFT_FLEET_AGENTS_MAX) {
+        return -EINVAL;
+    }
+    char bin[PATH_MAX], log[PATH_MAX + 64];
+    jft_bin("jetfleet-agent", bin);
+    (void) snprintf(log, sizeof log, "%s/agent-%s.log", f->dir, name);
+    char *argv[40] = {bin,        "--coordinator", f->endpoint,   "--name", (char *) name,
+                      "--config", f->config,       "--log-level", "info"};
+    size_t n = 9;
+    for (size_t k = 0; extra_args && extra_args[k] && n < 39; k++) {
+        argv[n++] = (char *) extra_args[k];
+    }
+    argv[n] = NULL;
+    return jft_proc_start(&f->agents[i], log, argv, NULL);
+}
+
 static sqlite3_stmt *s_sql_row(jft_fleet_t *f, const char *sql, sqlite3 **ret_db)
 {
     char path[PATH_MAX + 16];

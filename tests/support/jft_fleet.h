@@ -36,6 +36,11 @@ int jft_fleet_start_agent(jft_fleet_t *f, size_t i, char *const env_extra[]);
 int jft_fleet_start_agent_at(jft_fleet_t *f, size_t i, const char *endpoint,
                              char *const env_extra[]);
 
+// Starts the agent of a board named name (slot i of agents[]) with --config and extra
+// arguments (NULL-terminated, may be NULL), e.g. a platform and its fixture roots. 0 or -errno.
+int jft_fleet_start_agent_named(jft_fleet_t *f, size_t i, const char *name,
+                                const char *const *extra_args);
+
 // Waits until n boards are online in the store. True if they are.
 bool jft_fleet_wait_online(jft_fleet_t *f, size_t n, int timeout_ms);
 

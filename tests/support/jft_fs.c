@@ -1,11 +1,13 @@
 /* Test support: files and waiting. */
 #include "jft_fs.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -45,6 +47,66 @@ void jft_tmpdir_remove(const char *path)
         return;
     }
     (void) nftw(path, s_rm, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static int s_copy_file(const char *src, const char *dst, mode_t mode)
+{
+    size_t len = 0;
+    char *data = jft_read_file(src, &len);
+    FILE *f = data ? fopen(dst, "wb") : NULL;
+    int rc = f && fwrite(data, 1, len, f) == len ? 0 : -EIO;
+    if (f && fclose(f) != 0) {
+        rc = -EIO;
+    }
+    free(data);
+    return rc == 0 && chmod(dst, mode & 07777) != 0 ? -errno : rc;
+}
+
+static int s_copy_entry(const char *src, const char *dst)
+{
+    struct stat st;
+    char target[PATH_MAX];
+    if (lstat(src, &st) != 0) {
+        return -errno;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        return jft_copy_tree(src, dst);
+    }
+    if (S_ISLNK(st.st_mode)) {
+        ssize_t n = readlink(src, target, sizeof target - 1);
+        if (n < 0) {
+            return -errno;
+        }
+        target[n] = '\0';
+        (void) unlink(dst); // replaced if there
+        return symlink(target, dst) == 0 ? 0 : -errno;
+    }
+    return s_copy_file(src, dst, st.st_mode);
+}
+
+int jft_copy_tree(const char *src, const char *dst)
+{
+    if (mkdir(dst, 0755) != 0 && errno != EEXIST) {
+        return -errno;
+    }
+    DIR *d = opendir(src);
+    if (!d) {
+        return -errno;
+    }
+    int rc = 0;
+    for (struct dirent *e = readdir(d); rc == 0 && e; e = readdir(d)) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) {
+            continue;
+        }
+        char s_path[PATH_MAX], d_path[PATH_MAX];
+        int a = snprintf(s_path, sizeof s_path, "%s/%s", src, e->d_name);
+        int b = snprintf(d_path, sizeof d_path, "%s/%s", dst, e->d_name);
+        rc = a < 0 || b < 0 || (size_t) a >= sizeof s_path || (size_t) b >= sizeof d_path
+                 ? -ENAMETOOLONG
+                 : s_copy_entry(s_path, d_path);
+    }
+    (void) closedir(d); // read-only
+    return rc;
 }
 
 char *jft_read_file(const char *path, size_t *ret_len)

@@ -21,6 +21,11 @@ char *jft_read_file(const char *path, size_t *ret_len);
 // Writes text to path (truncating). 0 or -errno.
 int jft_write_file(const char *path, const char *text);
 
+// Copies the tree src into dst (created if missing; an existing dst is merged into, files of the
+// same name overwritten, so that trees can be laid over each other). Symlinks are copied as
+// symlinks. 0 or -errno.
+int jft_copy_tree(const char *src, const char *dst);
+
 // Path of one of our executables: $JF_BIN_DIR/name, into out (PATH_MAX).
 void jft_bin(const char *name, char *out);
 

@@ -32,4 +32,14 @@ if(JF_PRIVHELPER_TEST_HOOKS)
             ${PROJECT_SOURCE_DIR}/tests/unit/agent/power_tree.c
     LIBS jf_agent jft_support)
   add_dependencies(power_test jetfleet-privhelper jft-fake-nvpmodel)
+  # The run worker actor: preparing a run (storage, power mode, cache drop), restoring after it.
+  jf_add_unit_test(worker
+    SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/worker_test.c
+            ${PROJECT_SOURCE_DIR}/tests/unit/agent/power_tree.c
+    LIBS jf_agent jft_support)
+  add_dependencies(worker_test jetfleet-privhelper jft-fake-nvpmodel)
 endif()
+# The run's measurements in the agent: energy per epoch and the measure record (agent_measure),
+# and the sampler actor against the Xavier NX fixture tree.
+jf_add_unit_test(measure
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/measure_test.c LIBS jf_agent jft_support)

@@ -4,6 +4,7 @@
  * unknown); --sample-once in process; and `jetfleet-agent --sample-once` run from the build tree
  * ($JF_BIN_DIR) against each fixture and this host, with its error exits. */
 #include "agent_detect.h"
+#include "agent_options.h"
 #include "agent_platform.h"
 #include "jf_fs.h"
 
@@ -387,7 +388,16 @@ static void test_jetson_platforms(void **state)
             assert_int_equal(n, fam->n_modes);
             assert_memory_equal(modes, fam->modes, n * sizeof *modes);
             assert_int_equal(agent_platform_set_mode(p, modes[0].id, &err), -ENOTSUP);
-            assert_non_null(strstr(err.msg, "issue #4"));
+            assert_non_null(strstr(err.msg, "through its power handle"));
+            // The fixture trees hold no nvpmodel.conf: no power handle, and the error says why.
+            agent_power_t *power = (agent_power_t *) &err; // must be reset to NULL
+            assert_true(agent_platform_power_new(p, NULL, &power, &err) < 0);
+            assert_null(power);
+            assert_non_null(strstr(err.msg, "nvpmodel.conf"));
+            // AGX Xavier and AGX Orin have no board input rail (agent_board_table.c).
+            const char *rail = agent_platform_input_rail(p);
+            bool agx = rows[i].type == JF_BOARD_AGX_XAVIER || rows[i].type == JF_BOARD_ORIN_AGX;
+            assert_true(agx ? rail == NULL : rail != NULL);
             assert_int_equal(agent_platform_set_mode(p, 255, &err), -EINVAL);
             assert_non_null(strstr(err.msg, "has no power mode 255"));
             json_t *sw = agent_platform_software(p);
@@ -422,6 +432,19 @@ static void test_host_platform(void **state)
         assert_string_equal(modes[0].name, "DEFAULT");
         assert_int_equal(agent_platform_set_mode(p, 0, &err), 0);
         assert_int_equal(agent_platform_set_mode(p, 1, &err), -EINVAL);
+        agent_power_t *power = (agent_power_t *) &err;
+        assert_int_equal(agent_platform_power_new(p, NULL, &power, &err), 0);
+        assert_null(power); // DEFAULT only: nothing to switch
+        assert_null(agent_platform_input_rail(p));
+        // The reader can be handed over once; sampling through the platform then fails.
+        agent_sysfs_t *reader = agent_platform_take_reader(p);
+        assert_non_null(reader);
+        assert_null(agent_platform_take_reader(p));
+        json_t *sample = json_object();
+        assert_int_equal(agent_sysfs_sample(reader, sample, &err), 0);
+        assert_int_equal(agent_platform_sample(p, sample, &err), -ENODEV);
+        json_decref(sample);
+        agent_sysfs_destroy(&reader);
         json_t *sw = agent_platform_software(p);
         assert_null(json_object_get(sw, "l4t"));
         assert_non_null(json_object_get(sw, "kernel"));
@@ -601,6 +624,30 @@ static void test_sample_once_binary_host(void **state)
     free(run.output);
 }
 
+// --privhelper's command line: words at spaces, the first an absolute path, at most 12.
+static void test_split_command(void **state)
+{
+    (void)state;
+    char buf[256];
+    const char *argv[AGENT_OPTIONS_HELPER_WORDS_MAX + 1];
+    jf_err_t err = {0};
+    int n = agent_options_split_command("  /usr/bin/sudo -n   /usr/local/libexec/x ", buf,
+                                        sizeof buf, argv, AGENT_OPTIONS_HELPER_WORDS_MAX, &err);
+    assert_int_equal(n, 3);
+    assert_string_equal(argv[0], "/usr/bin/sudo");
+    assert_string_equal(argv[1], "-n");
+    assert_string_equal(argv[2], "/usr/local/libexec/x");
+    assert_null(argv[3]);
+    assert_int_equal(agent_options_split_command("", buf, sizeof buf, argv, 4, &err), -EINVAL);
+    assert_int_equal(agent_options_split_command("helper", buf, sizeof buf, argv, 4, &err),
+                     -EINVAL);
+    assert_non_null(strstr(err.msg, "absolute path"));
+    assert_int_equal(agent_options_split_command("/a b c d e", buf, sizeof buf, argv, 4, &err),
+                     -EINVAL);
+    assert_non_null(strstr(err.msg, "more than 4 words"));
+    assert_int_equal(agent_options_split_command("/a b", buf, 3, argv, 4, &err), -EINVAL);
+}
+
 static void test_sample_once_binary_errors(void **state)
 {
     (void)state;
@@ -626,6 +673,10 @@ static void test_sample_once_binary_errors(void **state)
         {{"--sample-once", "--name", "nx-01", NULL}, 2, "--sample-once takes no daemon options"},
         {{"--sample-once", "--parse-tegrastats", nonexistent, NULL}, 2, "exclude each other"},
         {{"--sample-once", "extra", NULL}, 2, "unexpected argument 'extra'"},
+        {{"--sample-once", "--privhelper", "/usr/bin/true", NULL}, 2,
+         "--sample-once takes no daemon options"},
+        {{"--privhelper", "sudo -n jetfleet-privhelper", "--sample-once", NULL}, 2,
+         "expected a command whose first word is an absolute path"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         t_run_t run;
@@ -655,6 +706,7 @@ int main(void)
         cmocka_unit_test(test_sample_once_binary_fixtures),
         cmocka_unit_test(test_sample_once_binary_host),
         cmocka_unit_test(test_sample_once_binary_errors),
+        cmocka_unit_test(test_split_command),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
@@ -261,6 +262,52 @@ static void test_drop_caches(void **state)
     t_file(c, "proc/sys/vm/drop_caches", "3\n");
 }
 
+// Reading back whether a mode is in force needs no helper; a read-only object changes nothing.
+static void test_mode_in_force(void **state)
+{
+    t_ctx_t *c = *state;
+    agent_power_opts_t o = {.conf_path = c->tree.conf, .sysfs_root = c->tree.sys};
+    jf_err_t err = {0};
+    agent_power_t *ro = agent_power_new(&o, &err);
+    assert_non_null(ro);
+    assert_false(agent_power_has_helper(ro));
+    assert_true(agent_power_has_helper(c->power));
+    agent_power_state_t st;
+    // The fixture is in its default mode 2: every core online, clusters at 1190.4-1420.8 MHz,
+    // EMC capped at 1600 MHz.
+    assert_int_equal(agent_power_mode_in_force(ro, 2, &st, &err), 0);
+    assert_int_equal(st.mode_id, 2);
+    assert_string_equal(st.mode_name, "MODE_15W_6CORE");
+    assert_int_equal(agent_power_mode_in_force(ro, 8, &st, &err), -EIO);
+    // Mode 8 has mode 2's cores and CPU/GPU limits; only its EMC cap tells them apart.
+    assert_non_null(strstr(err.msg,
+                           "mode 8 (MODE_20W_6CORE): the EMC cap is 1600000000 Hz, the conf sets "
+                           "1866000000 Hz"));
+    assert_int_equal(agent_power_mode_in_force(ro, 0, NULL, &err), -EIO);
+    assert_non_null(strstr(err.msg, "cpu2 is online, the conf sets it offline"));
+    assert_int_equal(agent_power_mode_in_force(ro, 42, NULL, &err), -EINVAL);
+    uint64_t before = jft_power_tree_hash(&c->tree, NULL);
+    assert_int_equal(agent_power_set_mode(ro, 8, NULL, &err), -ENOENT);
+    assert_non_null(strstr(err.msg, "no privileged helper configured"));
+    assert_int_equal(agent_power_store(ro, &err), -ENOENT);
+    assert_int_equal(agent_power_drop_caches(ro, &err), -ENOENT);
+    assert_int_equal(jft_power_tree_hash(&c->tree, NULL), before);
+    // Once the helper has set mode 8, it reads as in force.
+    assert_int_equal(agent_power_set_mode(c->power, 8, NULL, &err), 0);
+    assert_int_equal(agent_power_mode_in_force(ro, 8, &st, &err), 0);
+    assert_int_equal(agent_power_mode_in_force(ro, 2, NULL, &err), -EIO);
+    // Nothing readable to verify against: no claim.
+    char empty[PATH_MAX];
+    jft_power_path(empty, "%s/empty-sys", c->tree.top);
+    assert_int_equal(mkdir(empty, 0755), 0);
+    o.sysfs_root = empty;
+    agent_power_t *blind = agent_power_new(&o, &err);
+    assert_non_null(blind);
+    assert_int_equal(agent_power_mode_in_force(blind, 2, NULL, &err), -ENODATA);
+    agent_power_destroy(&blind);
+    agent_power_destroy(&ro);
+}
+
 static void test_new_errors(void **state)
 {
     t_ctx_t *c = *state;
@@ -303,6 +350,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_store_restore, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_nvpmodel_status, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_drop_caches, t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_mode_in_force, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_new_errors, t_setup, t_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -838,6 +838,32 @@ static void test_drop_caches(void **state)
     assert_int_equal(failed, 0);
 }
 
+// The helper as a command line (sudo -n HELPER on a board): its arguments reach it as given.
+static void test_drop_caches_argv(void **state)
+{
+    (void) state;
+    char dir[PATH_MAX], helper[PATH_MAX];
+    t_tmpdir(dir);
+    t_script(dir, "args",
+             "#!/bin/sh\nread line\n[ \"$line|$#|$1|$2\" = 'drop-caches|2|--root|/x y' ] || "
+             "{ echo \"got $line|$#|$1|$2\"; exit 9; }\n",
+             0755);
+    t_path(helper, dir, "args");
+    const char *const argv[] = {helper, "--root", "/x y", NULL};
+    jf_err_t err = {0};
+    if (agent_storage_drop_caches_argv(argv, INT64_C(5) * 1000000, &err) != 0) {
+        fail_msg("%s", err.msg);
+    }
+    const char *const wrong[] = {helper, "--root", "/elsewhere", NULL};
+    assert_int_equal(agent_storage_drop_caches_argv(wrong, INT64_C(5) * 1000000, &err), -EIO);
+    assert_non_null(strstr(err.msg, "got drop-caches|2|--root|/elsewhere"));
+    const char *const relative[] = {"args", NULL};
+    assert_int_equal(agent_storage_drop_caches_argv(relative, 1000000, &err), -EINVAL);
+    assert_int_equal(agent_storage_drop_caches_argv(NULL, 1000000, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "needs an absolute path"));
+    t_rmtree(dir);
+}
+
 // ---------------------------------------------------------------------------------------------
 // agent_residency
 
@@ -978,6 +1004,7 @@ int main(void)
         cmocka_unit_test(test_check),
         cmocka_unit_test(test_locate_real),
         cmocka_unit_test(test_drop_caches),
+        cmocka_unit_test(test_drop_caches_argv),
         cmocka_unit_test(test_residency_walk),
         cmocka_unit_test(test_residency_values),
         cmocka_unit_test(test_residency_errors),

@@ -3,11 +3,11 @@
  * full decode, bad regions), and the torchvision transforms (crop parameters as
  * RandomResizedCrop.get_params draws them, resize, flip and normalisation). The dataset as a whole
  * is tested in train_dataset_test. */
+#include "jf_rng.h"
 #include "train_datagen.h"
 #include "train_gld.h"
 #include "train_gld_csv.h"
 #include "train_jpeg.h"
-#include "train_rng.h"
 #include "train_transform.h"
 
 #include <errno.h>
@@ -262,8 +262,8 @@ static void test_dct_scaled_decode_is_close_to_full(void **state)
 static void test_transform_draw_follows_torchvision(void **state)
 {
     (void)state;
-    train_rng_t rng;
-    train_rng_seed(&rng, 5, 0);
+    jf_rng_t rng;
+    jf_rng_seed(&rng, 5, 0);
     int flips = 0, moved = 0;
     train_transform_crop_t prev = {0};
     for (int i = 0; i < 2000; i++) {

@@ -1,5 +1,6 @@
-/* Unit tests for train_options: defaults, every option, --help, and a table of bad command lines
- * and JF_TRAIN_FAULT values with the message each must give. */
+/* Unit tests for train_options: defaults, every option, --help, a simulated run's options, and
+ * tables of bad command lines (real and simulated) and JF_TRAIN_FAULT values with the message
+ * each must give. */
 #include "train_options.h"
 
 #include <errno.h>
@@ -13,7 +14,7 @@
 
 #include <cmocka.h>
 
-#define T_ARGS_MAX 32
+#define T_ARGS_MAX 64
 
 // Splits a space-separated command line (no quoting needed here) and parses it.
 static int t_parse(const char *line, train_run_opts_t *opts, bool *help, jf_err_t *err)
@@ -89,6 +90,92 @@ static void test_loader_only(void **state)
     assert_non_null(strstr(err.msg, "missing required option --model"));
 }
 
+#define T_SIM                                                                                      \
+    "--simulate --sim-params /p.yaml --sim-board-type xavier-nx --sim-board sim-nx-01 "            \
+    "--sim-seed 7 --sim-mode MODE_15W_6CORE --sim-medium nvme --model mobilenetv3 --workers 1 "    \
+    "--batch 16 --epochs 3"
+
+static void test_simulate_options(void **state)
+{
+    (void)state;
+    train_run_opts_t o = {0};
+    bool help = false;
+    jf_err_t err = {0};
+    assert_int_equal(t_parse(T_SIM, &o, &help, &err), 0);
+    assert_true(o.simulate);
+    assert_null(o.data_dir);
+    assert_string_equal(o.sim.params_path, "/p.yaml");
+    assert_string_equal(o.sim.board_type, "xavier-nx");
+    assert_string_equal(o.sim.board, "sim-nx-01");
+    assert_int_equal(o.sim.fleet_seed, 7);
+    assert_string_equal(o.sim.mode, "MODE_15W_6CORE");
+    assert_string_equal(o.sim.medium, "nvme");
+    assert_float_equal(o.sim.scale, 1.0, 0.0);
+    assert_float_equal(o.sim.speed, 1.0, 0.0);
+    assert_int_equal(t_parse(T_SIM " --sim-scale 0.25 --sim-speed 600 --seed 5 --max-batches 4 "
+                                   "--json-out /o.json --prefetch 3 --no-drop-last",
+                             &o, &help, &err),
+                     0);
+    assert_float_equal(o.sim.scale, 0.25, 0.0);
+    assert_float_equal(o.sim.speed, 600.0, 0.0);
+    assert_int_equal(o.seed * 100 + o.max_batches * 10 + (uint64_t)o.prefetch, 543);
+    assert_string_equal(o.json_out, "/o.json");
+    // A real run's command line leaves the simulation off.
+    assert_int_equal(t_parse(T_REQUIRED, &o, &help, &err), 0);
+    assert_false(o.simulate);
+}
+
+static void test_bad_simulate_command_lines(void **state)
+{
+    (void)state;
+    const struct {
+        const char *line;
+        const char *fragment;
+    } rows[] = {
+        {"--simulate --model lenet5 --workers 0 --batch 16 --epochs 2",
+         "missing required option --sim-params for --simulate"},
+        {"--simulate --sim-params /p --model lenet5 --workers 0 --batch 16 --epochs 2",
+         "missing required option --sim-board-type for --simulate"},
+        {"--simulate --sim-params /p --sim-board-type nano --model lenet5 --workers 0 --batch 16 "
+         "--epochs 2",
+         "missing required option --sim-board for --simulate"},
+        {"--simulate --sim-params /p --sim-board-type nano --sim-board b --model lenet5 "
+         "--workers 0 --batch 16 --epochs 2",
+         "missing required option --sim-seed for --simulate"},
+        {"--simulate --sim-params /p --sim-board-type nano --sim-board b --sim-seed 0 "
+         "--model lenet5 --workers 0 --batch 16 --epochs 2",
+         "missing required option --sim-mode for --simulate"},
+        {"--simulate --sim-params /p --sim-board-type nano --sim-board b --sim-seed 0 --sim-mode 0 "
+         "--model lenet5 --workers 0 --batch 16 --epochs 2",
+         "missing required option --sim-medium for --simulate"},
+        {"--simulate --sim-params /p --sim-board-type nano --sim-board b --sim-seed 0 --sim-mode 0 "
+         "--sim-medium sd --workers 0 --batch 16 --epochs 2",
+         "missing required option --model for --simulate"},
+        {T_SIM " --data /d", "--data does not apply to --simulate"},
+        {T_SIM " --device cuda", "--device does not apply to --simulate"},
+        {T_SIM " --threads 2", "--threads does not apply to --simulate"},
+        {T_SIM " --drop-last", "--drop-last does not apply to --simulate"},
+        {"--loader-only " T_SIM, "--loader-only does not apply to --simulate"},
+        {T_REQUIRED " --sim-board nx-01", "--sim-board needs --simulate"},
+        {T_REQUIRED " --sim-speed 10", "--sim-speed needs --simulate"},
+        {T_SIM " --sim-speed 0.5", "--sim-speed"},
+        {T_SIM " --sim-speed 100001", "--sim-speed"},
+        {T_SIM " --sim-speed fast", "--sim-speed"},
+        {T_SIM " --sim-scale 0", "--sim-scale"},
+        {T_SIM " --sim-scale 1001", "--sim-scale"},
+        {T_SIM " --sim-seed -1", "--sim-seed"},
+        {T_SIM " --sim-mode", "missing value for '--sim-mode'"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        train_run_opts_t o = {0};
+        bool help = false;
+        jf_err_t err = {0};
+        assert_int_equal(t_parse(rows[i].line, &o, &help, &err), -EINVAL);
+        print_message("row %zu: %s\n", i, err.msg);
+        assert_non_null(strstr(err.msg, rows[i].fragment));
+    }
+}
+
 static void test_fault_hook(void **state)
 {
     (void)state;
@@ -150,6 +237,8 @@ static void test_usage_documents_the_test_hook(void **state)
     assert_int_equal(fclose(out), 0);
     assert_non_null(strstr(text, "JF_TRAIN_FAULT=crash"));
     assert_non_null(strstr(text, "--max-batches"));
+    assert_non_null(strstr(text, "--simulate --sim-params FILE"));
+    assert_non_null(strstr(text, "--sim-speed X"));
     free(text);
 }
 
@@ -158,6 +247,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults_and_all_options),
         cmocka_unit_test(test_loader_only),
+        cmocka_unit_test(test_simulate_options),
+        cmocka_unit_test(test_bad_simulate_command_lines),
         cmocka_unit_test(test_fault_hook),
         cmocka_unit_test(test_bad_command_lines),
         cmocka_unit_test(test_usage_documents_the_test_hook),

@@ -1,5 +1,6 @@
 /* Unit tests for train_records: the exact line shapes of the output contract (start, minibatch,
- * epoch with sums, done, error), the final document, and write failures. */
+ * epoch with sums, done, error), a simulated run's additions, the final document, and write
+ * failures. */
 #include "train_records.h"
 
 #include <errno.h>
@@ -206,12 +207,161 @@ static void test_error_line_and_failures(void **state)
     train_records_destroy(NULL);
 }
 
+static const train_records_power_t t_power = {
+    .n_rails = 2, .names = {"VDD_IN", "VDD_SOC"}, .power_mw = {11200, 780}};
+
+// A simulated run of one epoch of one minibatch, its lines parsed into lines (4).
+static train_records_t *t_record_sim(FILE *out, train_records_sim_t *sim)
+{
+    *sim = (train_records_sim_t){.speed = 500.0,
+                                 .board_type = "xavier-nx",
+                                 .board = "sim-nx-01",
+                                 .fleet_seed = 7,
+                                 .power_mode_id = 2,
+                                 .power_mode = "MODE_15W_6CORE",
+                                 .medium = "nvme",
+                                 .scale = 0.5,
+                                 .power = t_power};
+    train_records_params_t p = t_params;
+    p.device = p.blas = p.torch_version = NULL; // no torch in a simulation
+    p.sim = sim;
+    train_records_t *r = train_records_new(&p, out, NULL);
+    assert_non_null(r);
+    train_minibatch_rec_t m = {
+        .samples = 16, .fetch_stall_us = 1000, .compute_us = 3000, .loss = NAN};
+    train_records_epoch_sim_t es = {.wall_us = 8, .power = &t_power, .next_power = &t_power};
+    assert_int_equal(train_records_start(r, NULL), 0);
+    train_records_epoch_begin(r, 0);
+    assert_int_equal(train_records_minibatch(r, &m, NULL), 0);
+    assert_int_equal(train_records_epoch_end_sim(r, 4000, &es, NULL), 0);
+    assert_int_equal(train_records_done(r, NULL), 0);
+    return r;
+}
+
+static void t_check_sim_lines(json_t **lines)
+{
+    static const char *const start[] = {"kind",
+                                        "model",
+                                        "dataset",
+                                        "samples",
+                                        "batches_per_epoch",
+                                        "workers",
+                                        "prefetch",
+                                        "batch",
+                                        "epochs",
+                                        "seed",
+                                        "platform",
+                                        "sim_speed",
+                                        "sim_board_type",
+                                        "sim_board",
+                                        "sim_seed",
+                                        "sim_power_mode_id",
+                                        "sim_power_mode",
+                                        "sim_medium",
+                                        "sim_scale",
+                                        "sim_power_mw"};
+    t_assert_keys(lines[0], start, 20);
+    for (size_t i = 0; i < 4; i++) { // every line is marked
+        assert_string_equal(json_string_value(json_object_get(lines[i], "platform")), "sim");
+        assert_float_equal(t_real(lines[i], "sim_speed"), 500.0, 0.0);
+    }
+    json_t *power = json_object_get(lines[0], "sim_power_mw");
+    assert_int_equal(json_integer_value(json_object_get(power, "VDD_IN")), 11200);
+    assert_int_equal(json_integer_value(json_object_get(power, "VDD_SOC")), 780);
+    assert_true(json_equal(power, json_object_get(lines[2], "sim_power_mw")));
+    assert_true(json_equal(power, json_object_get(lines[2], "sim_next_power_mw")));
+    assert_float_equal(t_real(lines[2], "sim_wall_s"), 8e-6, 1e-15);
+    assert_float_equal(t_real(lines[2], "e2e_s"), 0.004, 1e-12);
+}
+
+static void test_simulated_run_lines(void **state)
+{
+    (void)state;
+    char *text = NULL;
+    size_t size = 0;
+    FILE *out = open_memstream(&text, &size);
+    train_records_sim_t sim;
+    train_records_t *r = t_record_sim(out, &sim);
+    assert_int_equal(fflush(out), 0);
+    json_t *lines[T_LINES_MAX] = {0};
+    assert_int_equal(t_parse_lines(text, lines), 4);
+    t_check_sim_lines(lines);
+    for (size_t i = 0; i < 4; i++) {
+        json_decref(lines[i]);
+    }
+    // The document says it once, in its params, not in every record.
+    json_t *doc = t_write_and_load(r, NULL, NULL);
+    json_t *ep = json_array_get(json_object_get(doc, "epochs"), 0);
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(doc, "params"), "platform")), "sim");
+    assert_null(json_object_get(ep, "platform"));
+    assert_non_null(json_object_get(ep, "sim_power_mw"));
+    assert_null(json_object_get(json_array_get(json_object_get(ep, "minibatches"), 0), "platform"));
+    json_decref(doc);
+    train_records_destroy(&r);
+    assert_int_equal(fclose(out), 0);
+    free(text);
+}
+
+static void test_simulated_run_failures(void **state)
+{
+    (void)state;
+    FILE *out = fopen("/dev/null", "w");
+    train_records_sim_t sim;
+    train_records_t *r = t_record_sim(out, &sim);
+    train_records_power_t many = {.n_rails = TRAIN_RECORDS_RAILS_MAX + 1};
+    train_records_epoch_sim_t es = {.power = &many};
+    jf_err_t err = {0};
+    assert_int_equal(train_records_epoch_end_sim(r, 1, &es, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "power rails"));
+    train_records_destroy(&r);
+    train_records_params_t p = t_params;
+    sim.power = many;
+    p.sim = &sim;
+    assert_null(train_records_new(&p, out, &err));
+    assert_int_equal(err.code, -EINVAL);
+    sim.power = t_power;
+    sim.fleet_seed = UINT64_MAX;
+    assert_null(train_records_new(&p, out, &err));
+    assert_non_null(strstr(err.msg, "seed 18446744073709551615 above"));
+    assert_int_equal(fclose(out), 0);
+}
+
+// The run's failure keeps precedence over a failure to write its document.
+static void test_finish_file(void **state)
+{
+    (void)state;
+    FILE *out = fopen("/dev/null", "w");
+    train_records_t *r = train_records_new(&t_params, out, NULL);
+    jf_err_t err = {0};
+    assert_int_equal(train_records_finish_file(r, "/proc/no/such/file", 0, "crashed", &err), -EIO);
+    assert_non_null(strstr(err.msg, "/proc/no/such/file"));
+    (void)jf_err_set(&err, -ENOMEM, "out of memory");
+    assert_int_equal(train_records_finish_file(r, "/proc/no/such/file", -ENOMEM, "oom", &err),
+                     -ENOMEM);
+    assert_string_equal(err.msg, "out of memory");
+    char path[] = "/tmp/jf-train-records-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0 && close(fd) == 0);
+    assert_int_equal(train_records_finish_file(r, path, -ENOMEM, "oom", &err), -ENOMEM);
+    json_t *doc = json_load_file(path, 0, NULL);
+    json_t *e = json_object_get(doc, "error");
+    assert_string_equal(json_string_value(json_object_get(e, "detail")), "out of memory");
+    json_decref(doc);
+    assert_int_equal(unlink(path), 0);
+    train_records_destroy(&r);
+    assert_int_equal(fclose(out), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_lines_follow_the_contract),
         cmocka_unit_test(test_document_holds_params_epochs_and_error),
         cmocka_unit_test(test_error_line_and_failures),
+        cmocka_unit_test(test_simulated_run_lines),
+        cmocka_unit_test(test_simulated_run_failures),
+        cmocka_unit_test(test_finish_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

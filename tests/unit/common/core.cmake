@@ -1,9 +1,10 @@
-# Unit tests of the core common modules: checked parsing, the run spec, the wire protocol and
-# energy integration (STYLE.md §9). msg_test reads tests/fixtures/messages/{good,bad}/ through
-# JF_FIXTURES.
+# Unit tests of the core common modules: checked parsing, the run spec, the wire protocol,
+# energy integration and the seeded generator (STYLE.md §9). msg_test reads
+# tests/fixtures/messages/{good,bad}/ through JF_FIXTURES.
 jf_add_unit_test(parse SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/parse_test.c LIBS jf_common)
 jf_add_unit_test(run_spec
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/run_spec_test.c LIBS jf_common)
 jf_add_unit_test(msg SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/msg_test.c LIBS jf_common)
 jf_add_unit_test(energy
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/energy_test.c LIBS jf_common)
+jf_add_unit_test(rng SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/rng_test.c LIBS jf_common)

@@ -4,6 +4,7 @@
  * of every builder through encode, decode and the typed parsers. */
 #include "jf_msg.h"
 #include "jf_msg_ctl.h"
+#include "jf_msg_measure.h"
 #include "jf_msg_run.h"
 #include "jf_msg_session.h"
 #include "jf_units.h"
@@ -226,6 +227,27 @@ static const t_bad_t s_bad[] = {
     {"progress-unknown-kind.json", C, P, BF, "records[0]: record kind 'batch' is not start", 4},
     {"progress-epoch-unknown-member.json", C, P, BF, "records[0]: unknown member 'gpu_temp_c'", 4},
     {"progress-epoch-nan-loss.json", C, P, BF, "'loss' must be a number or null", 4},
+    // Energy on epoch records and the measure record
+    {"progress-epoch-energy-partial.json", C, P, BF,
+     "'energy_mj' and 'avg_power_mw' come together, and 'peak_power_mw' only with them", 4},
+    {"progress-epoch-energy-negative.json", C, P, BF, "'energy_mj' must be in [0, 1e+15], got -1",
+     4},
+    {"progress-measure-unknown-member.json", C, P, BF, "records[0]: unknown member 'gpu_temp_c'",
+     4},
+    {"progress-measure-bad-total.json", C, P, BF,
+     "measure.energy: 'total' must be one of input-rail, sum-of-rails, none", 4},
+    {"progress-measure-cache-fraction.json", C, P, BF,
+     "measure.cache[1]: 'resident_after' must be in [0, 1], got 1.5", 4},
+    {"progress-measure-no-power-mode.json", C, P, BF,
+     "measure.power_mode: 'power_mode' must be an object", 4},
+    {"progress-measure-rate-51.json", C, P, BF,
+     "measure.telemetry: 'rate_hz' must be in [1, 50], got 51", 4},
+    {"progress-measure-rail-power.json", C, P, BF,
+     "measure.energy: rails[2]: 'peak_power_mw' must be in [0, 1e+07], got 2e+07", 4},
+    {"progress-measure-relative-mount.json", C, P, BF,
+     "measure.storage: 'mount' must be an absolute path", 4},
+    {"progress-measure-none-with-energy.json", C, P, BF,
+     "measure.energy: unknown member 'energy_mj'", 4},
     {"heartbeat-bad-run.json", C, P, BF, "'run' must be null or a run id", 5},
     // Control endpoint
     {"submit-no-yaml.json", L, P, BF, "ctl.submit: 'yaml' must be a string", 2},
@@ -309,6 +331,7 @@ static const t_good_t s_good[] = {
     {"run-accept.json", JF_MSG_RUN_ACCEPT, JF_MSG_TO_COORD},
     {"run-reject.json", JF_MSG_RUN_REJECT, JF_MSG_TO_COORD},
     {"run-progress.json", JF_MSG_RUN_PROGRESS, JF_MSG_TO_COORD},
+    {"run-progress-measure.json", JF_MSG_RUN_PROGRESS, JF_MSG_TO_COORD},
     {"telemetry.json", JF_MSG_TELEMETRY, JF_MSG_TO_COORD},
     {"run-done.json", JF_MSG_RUN_DONE, JF_MSG_TO_COORD},
     {"run-failed.json", JF_MSG_RUN_FAILED, JF_MSG_TO_COORD},
@@ -927,6 +950,211 @@ static void test_error_detail_hostile_bytes(void **state)
     jf_msg_fini(&m);
 }
 
+// Epoch records: the energy figures travel together, and only when measured.
+static void test_epoch_energy_roundtrip(void **state)
+{
+    (void) state;
+    jf_epoch_rec_t e = {.epoch = 2,
+                        .e2e_us = 1000000,
+                        .samples = 10,
+                        .has_energy = true,
+                        .energy_mj = 9535.25,
+                        .avg_power_mw = 9535.25,
+                        .has_peak = true,
+                        .peak_power_mw = 9600};
+    json_t *rec = jf_record_epoch_to_json(&e);
+    jf_record_t r;
+    jf_err_t err = {0};
+    assert_int_equal(jf_record_parse(rec, &r, &err), 0);
+    assert_true(r.epoch.has_energy);
+    assert_true(r.epoch.energy_mj == 9535.25 && r.epoch.peak_power_mw == 9600);
+    json_decref(rec);
+    e.has_energy = false; // not measured: absent, never 0
+    rec = jf_record_epoch_to_json(&e);
+    assert_null(json_object_get(rec, "energy_mj"));
+    assert_null(json_object_get(rec, "avg_power_mw"));
+    assert_int_equal(jf_record_parse(rec, &r, &err), 0);
+    assert_false(r.epoch.has_energy);
+    // Added afterwards, as the agent does once the epoch's closing sample is in. An epoch
+    // shorter than a sampling period has no sample inside it, so no peak.
+    e.energy_mj = 1;
+    e.has_peak = false;
+    assert_int_equal(jf_record_epoch_set_energy(rec, &e), 0);
+    assert_int_equal(jf_record_parse(rec, &r, &err), 0);
+    assert_true(r.epoch.has_energy && r.epoch.energy_mj == 1 && !r.epoch.has_peak);
+    assert_null(json_object_get(rec, "peak_power_mw"));
+    (void) json_object_set_new(rec, "peak_power_mw", json_real(3));
+    assert_int_equal(jf_record_parse(rec, &r, &err), 0);
+    assert_true(r.epoch.has_peak && r.epoch.peak_power_mw == 3);
+    (void) json_object_del(rec, "energy_mj");
+    assert_int_equal(jf_record_parse(rec, &r, &err), -EPROTO);
+    assert_non_null(strstr(err.msg, "'energy_mj' and 'avg_power_mw' come together"));
+    (void) json_object_set_new(rec, "energy_mj", json_real(1));
+    (void) json_object_set_new(rec, "avg_power_mw", json_string("high"));
+    assert_int_equal(jf_record_parse(rec, &r, &err), -EPROTO);
+    assert_non_null(strstr(err.msg, "'avg_power_mw' must be a finite number"));
+    json_decref(rec);
+}
+
+static void t_measure_fill(jf_measure_t *m, json_t *power, const jf_measure_cache_t *cache,
+                           size_t n_cache)
+{
+    *m = (jf_measure_t){.source = "sysfs",
+                        .rate_hz = 10,
+                        .achieved_rate_hz = 9.98,
+                        .samples = 120,
+                        .late = 1,
+                        .missed = 2,
+                        .max_gap_us = 250000,
+                        .total = JF_ENERGY_TOTAL_INPUT_RAIL,
+                        .input_rail = "VDD_IN",
+                        .energy_mj = 114420.5,
+                        .avg_power_mw = 9535.0,
+                        .peak_power_mw = 9535.0,
+                        .covered_us = 12000000,
+                        .n_rails = 2,
+                        .power_mode = power,
+                        .has_storage = true,
+                        .medium = "nvme",
+                        .mount = "/mnt/nvme",
+                        .device = "nvme0n1",
+                        .storage_checked = true,
+                        .drop_caches = JF_MEASURE_DROP_FADVISE,
+                        .has_disk = true,
+                        .disk_device = "nvme0n1",
+                        .disk_reads = 12,
+                        .disk_read_bytes = 49152,
+                        .disk_read_time_us = 3000,
+                        .dataset_bytes = 47341568,
+                        .n_cache = n_cache,
+                        .cache = cache};
+    m->rails[0] = (jf_measure_rail_t){"VDD_IN", 114420.5, 9535.0, 9535.0};
+    m->rails[1] = (jf_measure_rail_t){"VDD_SOC", 19200.0, 1600.0, 1600.0};
+}
+
+static void test_measure_roundtrip(void **state)
+{
+    (void) state;
+    json_t *power = json_pack("{s:i, s:s, s:[i, i], s:b}", "mode_id", 8, "mode_name",
+                              "MODE_20W_6CORE", "online_cpus", 0, 1, "dvfs_off", 0);
+    jf_measure_cache_t cache[2] = {
+        {.epoch = 0, .has_before = true, .before = 0.0, .has_after = true, .after = 1.0},
+        {.epoch = 1, .has_after = true, .after = 0.5}};
+    jf_measure_t m;
+    t_measure_fill(&m, power, cache, 2);
+    json_t *items = json_pack("[o]", jf_measure_to_json(&m));
+    assert_non_null(items);
+    jf_msg_run_ref_t ref = {.run = T_RUN, .attempt = 2, .seq = 9};
+    jf_msg_t msg = t_roundtrip(jf_msg_run_progress_new(3, &ref, &items), JF_MSG_TO_COORD);
+    const json_t *rec = json_array_get(json_object_get(msg.body, "records"), 0);
+    jf_record_t r;
+    assert_int_equal(jf_record_parse(rec, &r, NULL), 0);
+    assert_int_equal(r.kind, JF_REC_MEASURE);
+    assert_ptr_equal(r.measure, rec);
+    const json_t *energy = json_object_get(rec, "energy");
+    assert_string_equal(t_str(energy, "total"), "input-rail");
+    assert_string_equal(t_str(energy, "input_rail"), "VDD_IN");
+    assert_int_equal(json_array_size(json_object_get(energy, "rails")), 2);
+    assert_int_equal(t_int(json_object_get(rec, "telemetry"), "missed"), 2);
+    assert_string_equal(t_str(rec, "drop_caches"), "fadvise");
+    assert_string_equal(t_str(json_object_get(rec, "power_mode"), "mode_name"), "MODE_20W_6CORE");
+    assert_int_equal(jf_measure_cache_count(rec), 2);
+    jf_measure_cache_t c;
+    assert_int_equal(jf_measure_cache_at(rec, 1, &c), 0);
+    assert_true(c.epoch == 1 && !c.has_before && c.has_after && c.after == 0.5);
+    assert_int_equal(jf_measure_cache_at(rec, 2, &c), -ENOENT);
+    jf_msg_fini(&msg);
+
+    // No power readable (a host without RAPL): the total says so and no figure is invented.
+    m.total = JF_ENERGY_TOTAL_NONE;
+    m.n_rails = 0;
+    m.has_storage = m.has_disk = false;
+    m.n_cache = 0;
+    json_t *j = jf_measure_to_json(&m);
+    assert_non_null(j);
+    assert_null(json_object_get(json_object_get(j, "energy"), "energy_mj"));
+    assert_null(json_object_get(j, "storage"));
+    assert_null(json_object_get(j, "cache"));
+    assert_int_equal(jf_measure_cache_count(j), 0);
+    json_decref(j);
+    // The builder refuses what the checker would refuse.
+    m.achieved_rate_hz = 1e9;
+    assert_null(jf_measure_to_json(&m));
+    m.achieved_rate_hz = 1;
+    m.power_mode = NULL;
+    assert_null(jf_measure_to_json(&m));
+    json_decref(power);
+}
+
+// The measure record's checker, member by member (the fixtures cover one failure each too).
+static void test_measure_check_failures(void **state)
+{
+    (void) state;
+    static const struct {
+        const char *path; // member to replace, "a" or "a.b"
+        const char *json; // its new value; NULL removes it
+        const char *frag;
+    } rows[] = {
+        {"telemetry.source", NULL, "measure.telemetry: 'source' must be a string"},
+        {"telemetry.samples", "-1", "'samples' must be in [0, 1099511627776], got -1"},
+        {"telemetry.achieved_rate_hz", "\"fast\"", "'achieved_rate_hz' must be a finite number"},
+        {"telemetry.extra", "1", "measure.telemetry: unknown member 'extra'"},
+        {"energy.covered_us", NULL, "'covered_us' must be an integer"},
+        {"energy.rails",
+         "[{\"name\":\"\",\"energy_mj\":1,\"avg_power_mw\":1,"
+         "\"peak_power_mw\":1}]",
+         "rails[0]: 'name' must not be empty"},
+        {"energy.input_rail", "\"\"", "'input_rail' must not be empty"},
+        {"power_mode.mode_name", "\"MODE 20W\"", "'mode_name' must be a mode name"},
+        {"power_mode.mode_id", "256", "'mode_id' must be in [0, 255], got 256"},
+        {"power_mode.online_cpus", "[64]", "'online_cpus[0]' must be an integer in [0, 63]"},
+        {"power_mode.cpu_clusters", "[{\"first_core\":0,\"min_hz\":1}]",
+         "cpu_clusters[0]: 'max_hz' must be an integer"},
+        {"power_mode.gpu_max_hz", "-5", "'gpu_max_hz' must be in [0, 100000000000], got -5"},
+        {"power_mode.shell", "\"rm\"", "measure.power_mode: unknown member 'shell'"},
+        {"storage.medium", "\"tape\"", "measure.storage: 'medium' must be one of sd"},
+        {"storage.checked", "1", "'checked' must be a boolean"},
+        {"drop_caches", "\"sudo\"", "'drop_caches' must be one of none, helper, fadvise"},
+        {"drop_caches", NULL, "'drop_caches' must be one of none, helper, fadvise"},
+        {"disk.device", "\"\"", "measure.disk: 'device' must not be empty"},
+        {"disk.read_bytes", "1.5", "'read_bytes' must be an integer"},
+        {"dataset_bytes", "-1", "'dataset_bytes' must be in [0, "},
+        {"cache", "{}", "measure: 'cache' must be an array of at most 1000 items"},
+        {"telemetry", NULL, "measure.telemetry: 'telemetry' must be an object"},
+    };
+    size_t len = 0;
+    char *data = t_read_fixture("good", "run-progress-measure.json", &len);
+    json_t *msg = json_loadb(data, len, 0, NULL);
+    free(data);
+    const json_t *good = json_array_get(json_object_get(msg, "records"), 1);
+    assert_int_equal(jf_measure_check(good, NULL), 0);
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        json_t *rec = json_deep_copy(good);
+        char key[64];
+        (void) snprintf(key, sizeof key, "%s", rows[i].path);
+        char *dot = strchr(key, '.');
+        json_t *parent = rec;
+        if (dot) {
+            *dot = '\0';
+            parent = json_object_get(rec, key);
+        }
+        const char *member = dot ? dot + 1 : key;
+        if (rows[i].json) {
+            (void) json_object_set_new(parent, member,
+                                       json_loads(rows[i].json, JSON_DECODE_ANY, NULL));
+        } else {
+            (void) json_object_del(parent, member);
+        }
+        jf_err_t err = {0};
+        int rc = jf_measure_check(rec, &err);
+        if (rc >= 0 || !strstr(err.msg, rows[i].frag)) {
+            fail_msg("%s: rc %d msg '%s'", rows[i].path, rc, err.msg);
+        }
+        json_decref(rec);
+    }
+    json_decref(msg);
+}
+
 static void test_ctl_roundtrip(void **state)
 {
     (void) state;
@@ -974,6 +1202,9 @@ int main(void)
         cmocka_unit_test(test_error_roundtrip),
         cmocka_unit_test(test_error_detail_hostile_bytes),
         cmocka_unit_test(test_ctl_roundtrip),
+        cmocka_unit_test(test_epoch_energy_roundtrip),
+        cmocka_unit_test(test_measure_roundtrip),
+        cmocka_unit_test(test_measure_check_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -591,8 +591,16 @@ static void test_migrates_version_1(void **state)
     coord_store_destroy(&c->store);
     sqlite3 *db = NULL;
     assert_int_equal(sqlite3_open(c->path, &db), SQLITE_OK);
-    assert_int_equal(sqlite3_exec(db, "ALTER TABLE runs DROP COLUMN attempt_base; "
-                                      "PRAGMA user_version = 1",
+    // Version 1 had neither attempt_base (migration 2) nor the measurement columns (3).
+    assert_int_equal(sqlite3_exec(db,
+                                  "ALTER TABLE runs DROP COLUMN attempt_base; "
+                                  "ALTER TABLE runs DROP COLUMN measure; "
+                                  "ALTER TABLE epochs DROP COLUMN energy_mj; "
+                                  "ALTER TABLE epochs DROP COLUMN avg_power_mw; "
+                                  "ALTER TABLE epochs DROP COLUMN peak_power_mw; "
+                                  "ALTER TABLE epochs DROP COLUMN cache_resident_before; "
+                                  "ALTER TABLE epochs DROP COLUMN cache_resident_after; "
+                                  "PRAGMA user_version = 1",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
     assert_int_equal(sqlite3_close(db), SQLITE_OK);
@@ -602,6 +610,9 @@ static void test_migrates_version_1(void **state)
     assert_int_equal(coord_store_schema_version(c->store), coord_store_schema_latest());
     assert_int_equal(t_row(c->store, runs[0].run_id).state, COORD_RUN_PENDING);
     assert_int_equal(t_assign(c->store, runs[0].run_id), 1);
+    // The measurement columns exist after the migration.
+    jf_epoch_rec_t e = {.warmup = true, .e2e_us = JF_US_PER_S, .has_energy = true, .energy_mj = 5};
+    assert_int_equal(coord_store_add_epoch(c->store, runs[0].run_id, 1, &e, NULL), 0);
 }
 
 typedef struct t_active {
@@ -847,11 +858,53 @@ static void test_select_runs_table(void **state)
     t_select(c->store, COORD_TABLE_RUNS, NULL, NULL, &t);
     assert_int_equal(t.nrows, 2);
     static const char *const cols[] = {
-        "run",          "board",         "board_type",  "platform",    "workload",    "model",
-        "dataset",      "power_mode_id", "power_mode",  "storage",     "workers",     "prefetch",
-        "batch_size",   "repeat",        "threads",     "epochs",      "seed",        "drop_caches",
-        "telemetry_hz", "state",         "attempt",     "fail_reason", "fail_detail", "created_us",
-        "assigned_us",  "started_us",    "finished_us", "duration_s",  "info",
+        "run",
+        "board",
+        "board_type",
+        "platform",
+        "workload",
+        "model",
+        "dataset",
+        "power_mode_id",
+        "power_mode",
+        "storage",
+        "workers",
+        "prefetch",
+        "batch_size",
+        "repeat",
+        "threads",
+        "epochs",
+        "seed",
+        "drop_caches",
+        "telemetry_hz",
+        "state",
+        "attempt",
+        "fail_reason",
+        "fail_detail",
+        "created_us",
+        "assigned_us",
+        "started_us",
+        "finished_us",
+        "duration_s",
+        "telemetry_source",
+        "telemetry_achieved_hz",
+        "telemetry_samples",
+        "telemetry_late",
+        "telemetry_missed",
+        "energy_total",
+        "run_energy_mj",
+        "run_avg_power_mw",
+        "run_peak_power_mw",
+        "mode_in_force_id",
+        "mode_in_force",
+        "dataset_mount",
+        "dataset_device",
+        "cache_drop",
+        "disk_reads",
+        "disk_read_bytes",
+        "dataset_bytes",
+        "info",
+        "measure",
     };
     assert_int_equal(t.ncols, sizeof cols / sizeof cols[0]);
     for (size_t i = 0; i < sizeof cols / sizeof cols[0]; i++) {
@@ -939,6 +992,65 @@ static int t_stop(int ncols, const char *const *names, const char *const *values
     return -ECANCELED;
 }
 
+// Measurements: energy per epoch (NULL where not measured, never 0), the measure record with the
+// run and exported as columns, and the residency figures it carries put on the epochs.
+static void test_measurements(void **state)
+{
+    t_ctx_t *c = *state;
+    jf_run_spec_t runs[1] = {t_spec(T_BOARD, 0)};
+    t_put(c->store, runs, 1);
+    const char *id = runs[0].run_id;
+    int64_t a = t_assign(c->store, id);
+    jf_epoch_rec_t e[3] = {t_epoch(0, 10 * JF_US_PER_S, 2.0), t_epoch(1, 2 * JF_US_PER_S, 1.0),
+                           t_epoch(2, 2 * JF_US_PER_S, 1.0)};
+    e[1].has_energy = e[2].has_energy = e[1].has_peak = true; // epoch 2: no sample inside
+    e[1].energy_mj = 20000;
+    e[1].avg_power_mw = e[1].peak_power_mw = 10000;
+    e[2].energy_mj = 10000;
+    e[2].avg_power_mw = e[2].peak_power_mw = 5000;
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(coord_store_add_epoch(c->store, id, a, &e[i], NULL), 0);
+    }
+    assert_int_equal(coord_store_run_set_measure(
+                         c->store, id, a,
+                         "{\"drop_caches\":\"fadvise\",\"energy\":{\"total\":\"input-rail\","
+                         "\"energy_mj\":40000.5},\"power_mode\":{\"mode_name\":\"DEFAULT\"},"
+                         "\"telemetry\":{\"source\":\"sysfs\",\"missed\":0}}",
+                         NULL),
+                     0);
+    jf_measure_cache_t cache = {.epoch = 1, .has_before = true, .before = 0.25, .has_after = false};
+    assert_int_equal(coord_store_epoch_set_cache(c->store, id, a, &cache, NULL), 0);
+    cache.epoch = 7; // an epoch that is not stored: nothing happens
+    assert_int_equal(coord_store_epoch_set_cache(c->store, id, a, &cache, NULL), 0);
+    assert_int_equal(coord_store_run_finish(c->store, id, a, true, NULL, NULL, NULL), 0);
+
+    t_table_t t;
+    t_select(c->store, COORD_TABLE_EPOCHS, NULL, NULL, &t);
+    assert_int_equal(t.nrows, 3);
+    assert_null(t_val(&t, 0, "energy_mj")); // not measured: NULL, not 0
+    assert_null(t_val(&t, 0, "avg_power_mw"));
+    t_expect_real(&t, 1, "energy_mj", 20000.0);
+    t_expect_real(&t, 1, "peak_power_mw", 10000.0);
+    assert_null(t_val(&t, 2, "peak_power_mw"));
+    t_expect_real(&t, 1, "cache_resident_before", 0.25);
+    assert_null(t_val(&t, 1, "cache_resident_after"));
+    assert_null(t_val(&t, 2, "cache_resident_before"));
+    t_table_free(&t);
+    t_select(c->store, COORD_TABLE_RUNS, NULL, NULL, &t);
+    assert_string_equal(t_val(&t, 0, "telemetry_source"), "sysfs");
+    assert_string_equal(t_val(&t, 0, "energy_total"), "input-rail");
+    t_expect_real(&t, 0, "run_energy_mj", 40000.5);
+    assert_string_equal(t_val(&t, 0, "mode_in_force"), "DEFAULT");
+    assert_string_equal(t_val(&t, 0, "cache_drop"), "fadvise");
+    assert_string_equal(t_val(&t, 0, "telemetry_missed"), "0");
+    assert_null(t_val(&t, 0, "disk_reads")); // the record has no disk: NULL
+    t_table_free(&t);
+    t_select(c->store, COORD_TABLE_RESULTS, NULL, NULL, &t);
+    t_expect_real(&t, 0, "energy_mj", 15000.0); // epochs 1 and 2; warm-up left out
+    t_expect_real(&t, 0, "avg_power_mw", 7500.0);
+    t_table_free(&t);
+}
+
 static void test_select_callback_stops_and_bad_table(void **state)
 {
     t_ctx_t *c = *state;
@@ -1001,6 +1113,7 @@ int main(void)
         T_TEST(test_transaction_rollback_and_commit),
         T_TEST(test_select_runs_table),
         T_TEST(test_select_epochs_and_results),
+        T_TEST(test_measurements),
         T_TEST(test_select_callback_stops_and_bad_table),
         cmocka_unit_test(test_state_names),
     };

@@ -1,0 +1,348 @@
+/* One run's measurements in the loop: energy intervals per epoch, held epoch records, residency
+ * per epoch, disk counters, and the measure record. */
+#include "agent_measure.h"
+
+#include "jf_msg_run.h"
+#include "jf_run_spec.h"
+#include "jf_units.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define S_HELD_MAX 64 // records held at once; only AGENT_MEASURE_PENDING_MAX get an interval
+
+typedef struct s_held {
+    json_t *rec;         // owned: the epoch record
+    int interval;        // its jf_energy interval, or -1
+    int64_t deadline_us; // monotonic: give up waiting for its closing sample after this
+} s_held_t;
+
+// The dataset device's counters in one sample.
+typedef struct s_disk {
+    bool has;
+    char device[JF_MEASURE_DEVICE_MAX + 1];
+    int64_t reads, read_bytes, read_time_us;
+} s_disk_t;
+
+struct agent_measure {
+    jf_energy_t *energy;                          // owned
+    char input_rail[JF_ENERGY_RAIL_NAME_MAX + 1]; // "" if none
+    int rate_hz;
+    int64_t period_us;
+    int epochs;
+    int since; // fallback interval from the last epoch read
+    size_t n_held;
+    s_held_t held[S_HELD_MAX];            // oldest first
+    char source[JF_MEASURE_WORD_MAX + 1]; // the first sample's source
+    s_disk_t disk_first, disk_last;
+    bool *has_after; // owned; per epoch
+    double *after;   // owned; per epoch, fraction resident
+    bool has_before0;
+    double before0;
+    int last_epoch; // highest epoch with a record or residency
+    int64_t dataset_bytes;
+    bool seen_power; // a sample carried a power reading
+};
+
+agent_measure_t *agent_measure_new(const agent_measure_opts_t *opts, jf_err_t *err)
+{
+    if (opts->rate_hz < 1 || opts->rate_hz > JF_TELEMETRY_HZ_MAX || opts->epochs < 1 ||
+        opts->epochs > JF_EPOCHS_MAX) {
+        jf_err_set(err, -EINVAL, "measure: rate %d Hz or %d epochs out of range", opts->rate_hz,
+                   opts->epochs);
+        return NULL;
+    }
+    agent_measure_t *self = calloc(1, sizeof *self);
+    if (!self) {
+        jf_err_set(err, -ENOMEM, "measure: out of memory");
+        return NULL;
+    }
+    size_t history = (size_t) opts->rate_hz * AGENT_MEASURE_HISTORY_S;
+    history = history < JF_ENERGY_HISTORY_DEFAULT ? JF_ENERGY_HISTORY_DEFAULT : history;
+    history = history > JF_ENERGY_HISTORY_MAX ? JF_ENERGY_HISTORY_MAX : history;
+    jf_energy_opts_t eo = {
+        .input_rail = opts->input_rail, .rate_hz = opts->rate_hz, .history_max = history};
+    (void) snprintf(self->input_rail, sizeof self->input_rail, "%s",
+                    opts->input_rail ? opts->input_rail : "");
+    self->rate_hz = opts->rate_hz;
+    self->period_us = JF_US_PER_S / opts->rate_hz;
+    self->epochs = opts->epochs;
+    self->last_epoch = -1;
+    self->energy = jf_energy_new(&eo, err);
+    self->has_after = calloc((size_t) opts->epochs, sizeof *self->has_after);
+    self->after = calloc((size_t) opts->epochs, sizeof *self->after);
+    if (!self->energy || !self->has_after || !self->after ||
+        jf_energy_interval_open(self->energy, opts->start_us, &self->since, err) != 0) {
+        agent_measure_destroy(&self);
+    }
+    return self;
+}
+
+void agent_measure_destroy(agent_measure_t **self_p)
+{
+    if (!self_p || !*self_p) {
+        return;
+    }
+    agent_measure_t *self = *self_p;
+    for (size_t i = 0; i < self->n_held; i++) {
+        json_decref(self->held[i].rec);
+    }
+    jf_energy_destroy(&self->energy);
+    free(self->has_after);
+    free(self->after);
+    free(self);
+    *self_p = NULL;
+}
+
+static void s_read_disk(const json_t *sample, s_disk_t *d)
+{
+    const json_t *o = json_object_get(sample, "disk");
+    const char *device = json_string_value(json_object_get(o, "device"));
+    if (!device || strlen(device) > JF_MEASURE_DEVICE_MAX) {
+        return;
+    }
+    *d = (s_disk_t){.has = true,
+                    .reads = json_integer_value(json_object_get(o, "reads")),
+                    .read_bytes = json_integer_value(json_object_get(o, "read_bytes")),
+                    .read_time_us = json_integer_value(json_object_get(o, "read_time_us"))};
+    memcpy(d->device, device, strlen(device) + 1);
+}
+
+// Whether the energy accumulator got a power reading from this sample (the rules of
+// jf_energy_add_json: input_power_mw, or a rail's power_mw).
+static bool s_has_power(const json_t *sample)
+{
+    size_t i = 0;
+    json_t *rail = NULL;
+    if (json_is_number(json_object_get(sample, "input_power_mw"))) {
+        return true;
+    }
+    json_array_foreach(json_object_get(sample, "rails"), i, rail) {
+        if (json_is_number(json_object_get(rail, "power_mw"))) {
+            return true;
+        }
+    }
+    return false;
+}
+
+int agent_measure_add_sample(agent_measure_t *self, const json_t *sample, jf_err_t *err)
+{
+    const char *source = json_string_value(json_object_get(sample, "source"));
+    if (!self->source[0] && source && strlen(source) <= JF_MEASURE_WORD_MAX) {
+        memcpy(self->source, source, strlen(source) + 1);
+    }
+    s_read_disk(sample, self->disk_first.has ? &self->disk_last : &self->disk_first);
+    int rc = jf_energy_add_json(self->energy, sample, err);
+    if (rc == 0 && !self->seen_power) {
+        self->seen_power = s_has_power(sample);
+    }
+    return rc;
+}
+
+// The epoch's interval [read - e2e, read], or the fallback from the previous read when that
+// start is older than the history; then a new fallback from this read. Returns the interval or -1.
+static int s_epoch_interval(agent_measure_t *self, int64_t e2e_us, int64_t read_us)
+{
+    int64_t start_us = read_us > e2e_us ? read_us - e2e_us : 0;
+    int id = -1;
+    int rc = jf_energy_interval_open(self->energy, start_us, &id, NULL);
+    if (rc == 0 && jf_energy_interval_close(self->energy, id, read_us, NULL) != 0) {
+        (void) jf_energy_interval_drop(self->energy, id, NULL);
+        id = -1;
+    }
+    if (rc == -ERANGE && self->since >= 0 &&
+        jf_energy_interval_close(self->energy, self->since, read_us, NULL) == 0) {
+        id = self->since;
+        self->since = -1;
+    }
+    if (self->since >= 0) {
+        (void) jf_energy_interval_drop(self->energy, self->since, NULL);
+        self->since = -1;
+    }
+    if (jf_energy_interval_open(self->energy, read_us, &self->since, NULL) != 0) {
+        self->since = -1; // no slot: the next long epoch goes without the fallback
+    }
+    return id;
+}
+
+int agent_measure_add_epoch(agent_measure_t *self, json_t *rec, int64_t read_us, jf_err_t *err)
+{
+    const json_t *epoch = json_object_get(rec, "epoch");
+    const json_t *e2e = json_object_get(rec, "e2e_us");
+    int rc = json_is_integer(epoch) && json_is_integer(e2e)
+                 ? 0
+                 : jf_err_set(err, -EINVAL, "measure: an epoch record without epoch or e2e_us");
+    if (self->n_held == S_HELD_MAX) {
+        json_decref(rec); // cannot happen while the loop pops: records wait a second or two
+        return jf_err_set(err, -ENOSPC, "measure: %d epoch records waiting", S_HELD_MAX);
+    }
+    int64_t n = json_integer_value(epoch);
+    if (rc == 0 && n >= 0 && n < self->epochs && n > self->last_epoch) {
+        self->last_epoch = (int) n;
+    }
+    s_held_t *h = &self->held[self->n_held++];
+    *h = (s_held_t){.rec = rec,
+                    .interval =
+                        rc == 0 ? s_epoch_interval(self, json_integer_value(e2e), read_us) : -1,
+                    .deadline_us = read_us + 2 * self->period_us + AGENT_MEASURE_WAIT_US};
+    return rc;
+}
+
+size_t agent_measure_held(const agent_measure_t *self)
+{
+    return self->n_held;
+}
+
+static agent_measure_energy_t s_attach(agent_measure_t *self, const s_held_t *h)
+{
+    jf_energy_result_t r;
+    if (jf_energy_interval_result(self->energy, h->interval, &r, NULL) != 0 ||
+        r.total == JF_ENERGY_TOTAL_NONE || r.covered_us <= 0) {
+        return AGENT_MEASURE_NOT_CLOSED;
+    }
+    jf_epoch_rec_t e = {.energy_mj = r.energy_mj,
+                        .avg_power_mw = r.avg_power_mw,
+                        .has_peak = r.n_samples > 0, // a short epoch may hold no sample
+                        .peak_power_mw = r.peak_power_mw};
+    return jf_record_epoch_set_energy(h->rec, &e) == 0 ? AGENT_MEASURE_MEASURED
+                                                       : AGENT_MEASURE_NOT_CLOSED;
+}
+
+json_t *agent_measure_pop_epoch(agent_measure_t *self, int64_t now_us, bool force,
+                                agent_measure_energy_t *ret_energy)
+{
+    if (self->n_held == 0) {
+        return NULL;
+    }
+    s_held_t h = self->held[0];
+    bool power = self->seen_power;
+    bool closed = h.interval >= 0 && jf_energy_interval_is_complete(self->energy, h.interval);
+    if (power && !closed && h.interval >= 0 && !force && now_us < h.deadline_us) {
+        return NULL; // its closing sample is due
+    }
+    agent_measure_energy_t how = !power   ? AGENT_MEASURE_NO_POWER
+                                 : closed ? s_attach(self, &h)
+                                          : AGENT_MEASURE_NOT_CLOSED;
+    if (h.interval >= 0) {
+        (void) jf_energy_interval_drop(self->energy, h.interval, NULL);
+    }
+    memmove(&self->held[0], &self->held[1], (self->n_held - 1) * sizeof self->held[0]);
+    self->n_held--;
+    if (ret_energy) {
+        *ret_energy = how;
+    }
+    return h.rec;
+}
+
+void agent_measure_set_residency(agent_measure_t *self, int epoch, const agent_residency_t *r)
+{
+    double f = 0;
+    if (epoch < -1 || epoch >= self->epochs || !agent_residency_fraction(r, &f)) {
+        return;
+    }
+    self->dataset_bytes = r->total_bytes;
+    if (epoch < 0) {
+        self->has_before0 = true;
+        self->before0 = f;
+        return;
+    }
+    self->has_after[epoch] = true;
+    self->after[epoch] = f;
+    self->last_epoch = epoch > self->last_epoch ? epoch : self->last_epoch;
+}
+
+// Residency per epoch: before epoch 0 as measured before the run; before epoch N > 0 is the
+// measurement after epoch N - 1 (taken at the boundary, while epoch N already runs).
+static size_t s_cache(const agent_measure_t *self, jf_measure_cache_t *out)
+{
+    size_t n = 0;
+    for (int e = 0; e <= self->last_epoch; e++) {
+        bool has_before = e == 0 ? self->has_before0 : self->has_after[e - 1];
+        double before = e == 0 ? self->before0 : self->after[e - 1];
+        if (has_before || self->has_after[e]) {
+            out[n++] = (jf_measure_cache_t){.epoch = e,
+                                            .has_before = has_before,
+                                            .before = before,
+                                            .has_after = self->has_after[e],
+                                            .after = self->after[e]};
+        }
+    }
+    return n;
+}
+
+static void s_energy(const agent_measure_t *self, jf_measure_t *m)
+{
+    jf_energy_result_t r;
+    jf_energy_result(self->energy, &r);
+    m->achieved_rate_hz = r.achieved_rate_hz;
+    m->samples = r.n_samples;
+    m->late = r.n_late;
+    m->missed = r.n_missed;
+    m->max_gap_us = r.max_gap_us;
+    m->total = r.covered_us > 0 ? r.total : JF_ENERGY_TOTAL_NONE;
+    m->energy_mj = r.energy_mj;
+    m->avg_power_mw = r.avg_power_mw;
+    m->peak_power_mw = r.peak_power_mw;
+    m->covered_us = r.covered_us;
+    if (m->total == JF_ENERGY_TOTAL_INPUT_RAIL) {
+        memcpy(m->input_rail, self->input_rail, sizeof m->input_rail);
+    }
+    for (size_t i = 0; m->total != JF_ENERGY_TOTAL_NONE && i < r.n_rails; i++) {
+        const jf_energy_rail_t *x = &r.rails[i];
+        jf_measure_rail_t *y = &m->rails[m->n_rails++];
+        memcpy(y->name, x->name, sizeof y->name);
+        y->energy_mj = x->energy_mj;
+        y->avg_power_mw = x->avg_power_mw;
+        y->peak_power_mw = x->peak_power_mw;
+    }
+}
+
+static void s_facts(const agent_measure_t *self, const agent_measure_facts_t *f, jf_measure_t *m)
+{
+    m->power_mode = f->power_mode;
+    m->drop_caches = f->drop;
+    if (f->sampling) {
+        // The sampler knows its deadlines: its late and missed counts are the exact ones.
+        m->samples = f->sampling->samples;
+        m->late = f->sampling->late;
+        m->missed = f->sampling->missed;
+        m->achieved_rate_hz = f->sampling->achieved_rate_hz;
+    }
+    if (f->mount && f->medium) {
+        m->has_storage = true;
+        m->storage_checked = f->storage_checked;
+        (void) snprintf(m->medium, sizeof m->medium, "%s", f->medium);
+        (void) snprintf(m->mount, sizeof m->mount, "%s", f->mount->mount_point);
+        (void) snprintf(m->device, sizeof m->device, "%s", f->mount->disk);
+    }
+    const s_disk_t *a = &self->disk_first, *b = &self->disk_last;
+    if (a->has && b->has && strcmp(a->device, b->device) == 0 && b->reads >= a->reads &&
+        b->read_bytes >= a->read_bytes && b->read_time_us >= a->read_time_us) {
+        m->has_disk = true;
+        memcpy(m->disk_device, a->device, sizeof m->disk_device);
+        m->disk_reads = b->reads - a->reads;
+        m->disk_read_bytes = b->read_bytes - a->read_bytes;
+        m->disk_read_time_us = b->read_time_us - a->read_time_us;
+    }
+}
+
+json_t *agent_measure_record(const agent_measure_t *self, const agent_measure_facts_t *facts)
+{
+    jf_measure_t *m = calloc(1, sizeof *m);
+    jf_measure_cache_t *cache = calloc((size_t) self->epochs, sizeof *cache);
+    json_t *rec = NULL;
+    if (m && cache) {
+        (void) snprintf(m->source, sizeof m->source, "%s", self->source);
+        m->rate_hz = self->rate_hz;
+        s_energy(self, m);
+        s_facts(self, facts, m);
+        m->dataset_bytes = self->dataset_bytes;
+        m->n_cache = s_cache(self, cache);
+        m->cache = cache;
+        rec = jf_measure_to_json(m);
+    }
+    free(cache);
+    free(m);
+    return rec;
+}

@@ -1,0 +1,75 @@
+/* The telemetry sampler: a czmq actor (its own thread) that owns the platform's telemetry reader
+ * and, while a run is measured, samples it at the run's rate on CLOCK_MONOTONIC deadlines, adds
+ * the dataset device's /proc/diskstats counters, and sends every sample to the event loop
+ * through its pipe. It counts late and missed samples. It talks to the loop only through that
+ * pipe (STYLE.md §7) and never logs: problems come back as warning events. Implements the
+ * sampling rules of docs/telemetry.md. Not for energy (agent_measure.h). */
+#ifndef AGENT_SAMPLER_H
+#define AGENT_SAMPLER_H
+
+#include "agent_sysfs.h"
+#include "jf_err.h"
+
+#include <jansson.h>
+#include <stdint.h>
+
+#define AGENT_SAMPLER_RATE_MAX_HZ 50 // JF_TELEMETRY_HZ_MAX
+#define AGENT_SAMPLER_DEVICE_MAX  31 // a disk name as /proc/diskstats prints it
+#define AGENT_SAMPLER_TEXT_MAX    255
+
+typedef struct agent_sampler agent_sampler_t;
+
+typedef struct agent_sampler_opts {
+    agent_sysfs_t **reader_p; // the telemetry reader; taken over (*reader_p set to NULL) on
+                              // success, so that only the sampler's thread ever reads it
+    const char *proc_root;    // where diskstats is: "/proc"; copied
+} agent_sampler_opts_t;
+
+// Counts over one measured run (a plain value record).
+typedef struct agent_sampler_stats {
+    int64_t samples; // samples sent
+    int64_t late;    // taken more than half a period after their deadline
+    int64_t missed;  // deadlines without a sample: skipped because the sampler fell more than
+                     // half a period behind, or nothing could be read
+    double achieved_rate_hz; // (scheduled samples - 1) / (last - first of them); the final
+                             // sample at stop is not on a deadline and does not count; 0 if < 2
+} agent_sampler_stats_t;
+
+typedef enum agent_sampler_event_kind {
+    AGENT_SAMPLER_SAMPLE = 0, // one sample
+    AGENT_SAMPLER_STOPPED,    // the answer to agent_sampler_stop, after the final sample
+    AGENT_SAMPLER_WARNING,    // something could not be read; sampling goes on
+} agent_sampler_event_kind_t;
+
+// What the sampler sent (a plain value record).
+typedef struct agent_sampler_event {
+    agent_sampler_event_kind_t kind;
+    json_t *sample;                        // SAMPLE: the sample (docs/telemetry.md); caller owns it
+    agent_sampler_stats_t stats;           // STOPPED: the run's counts
+    char text[AGENT_SAMPLER_TEXT_MAX + 1]; // WARNING: what failed and what happens instead
+} agent_sampler_event_t;
+
+// Starts the actor, idle (not sampling). Caller owns the result; release with
+// agent_sampler_destroy. NULL with err (-ENOMEM, or -EINVAL without a reader).
+agent_sampler_t *agent_sampler_new(const agent_sampler_opts_t *opts, jf_err_t *err);
+
+// Stops the actor and frees everything, the reader included. Accepts NULL and *self_p == NULL.
+void agent_sampler_destroy(agent_sampler_t **self_p);
+
+// The pipe's ZeroMQ socket handle, for zmq_poll in the loop (borrowed).
+void *agent_sampler_handle(agent_sampler_t *self);
+
+// Starts sampling at rate_hz (1..AGENT_SAMPLER_RATE_MAX_HZ), the first sample at once, with the
+// `disk` object of device ("" or NULL: none). Counts start from zero. Returns 0, -EINVAL for a
+// rate out of range, or -EIO if the command could not be sent.
+int agent_sampler_start(agent_sampler_t *self, int rate_hz, const char *device);
+
+// Asks for one final sample and the end of sampling; a STOPPED event answers (also when it was
+// not sampling). Returns 0 or -EIO.
+int agent_sampler_stop(agent_sampler_t *self);
+
+// Reads one event without blocking. Returns 0 with *ret_event filled, -EAGAIN when none is
+// waiting, or -EPROTO for a message that is not one (dropped).
+int agent_sampler_recv(agent_sampler_t *self, agent_sampler_event_t *ret_event);
+
+#endif

@@ -1,0 +1,109 @@
+/* The measure record of run.progress (docs/protocol.md §5.4.1): how one run attempt was measured.
+ * Telemetry source and sampling quality, the energy of the run in total and per rail and how the
+ * total was formed, the power mode in force, where the dataset lives, how the page cache was
+ * dropped, the dataset device's reads and the dataset's page-cache residency per epoch. The agent
+ * builds it once, before the final message; every decoder checks it strictly; the coordinator
+ * stores it. Not for the per-epoch energy figures, which travel on the epoch records. */
+#ifndef JF_MSG_MEASURE_H
+#define JF_MSG_MEASURE_H
+
+#include "jf_energy.h"
+#include "jf_err.h"
+#include "jf_msg_session.h"
+
+#include <jansson.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define JF_MEASURE_WORD_MAX     15                 // telemetry source, drop method
+#define JF_MEASURE_DEVICE_MAX   31                 // a disk name as /proc/diskstats prints it
+#define JF_MEASURE_MOUNT_MAX    4095               // a mount point
+#define JF_MEASURE_NOTE_MAX     200                // power_mode.note
+#define JF_MEASURE_RATE_MAX_HZ  1000.0             // achieved rates above this are not believable
+#define JF_MEASURE_COUNT_MAX    (INT64_C(1) << 40) // samples, late, missed, disk reads
+#define JF_MEASURE_BYTES_MAX    (INT64_C(1) << 62)
+#define JF_MEASURE_US_MAX       (INT64_C(1) << 50)
+#define JF_MEASURE_CPUS_MAX     64
+#define JF_MEASURE_CLUSTERS_MAX 16
+#define JF_MEASURE_HZ_MAX       INT64_C(100000000000) // 100 GHz
+#define JF_MEASURE_CACHE_MAX    1000                  // one entry per epoch (JF_EPOCHS_MAX)
+
+// How the page cache was dropped before the run.
+typedef enum jf_measure_drop {
+    JF_MEASURE_DROP_NONE = 0, // not asked for (params.drop_caches false)
+    JF_MEASURE_DROP_HELPER,   // the whole page cache, through jetfleet-privhelper
+    JF_MEASURE_DROP_FADVISE,  // the dataset's files only, posix_fadvise DONTNEED, unprivileged
+} jf_measure_drop_t;
+
+// One rail's share of the run (a plain value record).
+typedef struct jf_measure_rail {
+    char name[JF_ENERGY_RAIL_NAME_MAX + 1]; // rail name as the board labels it
+    double energy_mj;                       // over the run, mJ
+    double avg_power_mw;                    // over the time the rail was read, mW
+    double peak_power_mw;                   // highest reading, mW
+} jf_measure_rail_t;
+
+// Page-cache residency of the dataset around one epoch (a plain value record).
+typedef struct jf_measure_cache {
+    int epoch;       // 0-based
+    bool has_before; // measured before the epoch (epoch 0), or at the previous epoch's end
+    double before;   // resident bytes / dataset bytes, 0..1
+    bool has_after;  // measured when the agent read the epoch's record
+    double after;    // 0..1
+} jf_measure_cache_t;
+
+// Everything a measure record says (a plain value record). Strings are NUL-terminated.
+typedef struct jf_measure {
+    char source[JF_MEASURE_WORD_MAX + 1]; // samples' "source" (sysfs, proc, ...); "" if none
+    int rate_hz;                          // requested sampling rate, 1..50
+    double achieved_rate_hz;              // (samples - 1) / (last - first sample time); 0 if < 2
+    int64_t samples;                      // samples taken
+    int64_t late;                         // taken more than half a period after their deadline
+    int64_t missed;                       // deadlines skipped because the sampler fell behind
+    int64_t max_gap_us;                   // longest time between two samples, us
+    jf_energy_total_t total;              // how energy_mj was formed; NONE: no power readable
+    char input_rail[JF_ENERGY_RAIL_NAME_MAX + 1]; // the input rail's name ("" if unnamed/none)
+    double energy_mj;                             // run energy (total != NONE), mJ
+    double avg_power_mw;                          // energy / covered time, mW
+    double peak_power_mw;                         // highest total reading, mW
+    int64_t covered_us;                           // time the total was known, us
+    size_t n_rails;                               // entries used in rails
+    jf_measure_rail_t rails[JF_ENERGY_RAILS_MAX]; // per rail, in the board's order
+    const json_t *power_mode;               // borrowed: the power state in force (an object, see
+                                            // docs/protocol.md); NULL is not allowed
+    bool has_storage;                       // the fields below were found
+    char medium[JF_IDENT_MAX + 1];          // the run's medium
+    char mount[JF_MEASURE_MOUNT_MAX + 1];   // mount point holding the dataset
+    char device[JF_MEASURE_DEVICE_MAX + 1]; // its whole disk ("" on tmpfs, overlay, nfs)
+    bool storage_checked;                   // the mount was checked against the medium's mount
+    jf_measure_drop_t drop_caches;          // how the cache was dropped
+    bool has_disk;                          // the dataset device's reads over the run
+    char disk_device[JF_MEASURE_DEVICE_MAX + 1];
+    int64_t disk_reads;              // reads completed during the run
+    int64_t disk_read_bytes;         // bytes read
+    int64_t disk_read_time_us;       // time spent reading, us
+    int64_t dataset_bytes;           // size of the dataset's files; 0 if not measured
+    size_t n_cache;                  // entries in cache
+    const jf_measure_cache_t *cache; // borrowed; by ascending epoch
+} jf_measure_t;
+
+// "none", "helper", "fadvise"; "?" out of range.
+const char *jf_measure_drop_name(jf_measure_drop_t drop);
+
+// Builds the record {"kind":"measure", ...}. Caller owns the result (json_decref); NULL when out
+// of memory or when m holds a value the checker would refuse (a non-finite number).
+json_t *jf_measure_to_json(const jf_measure_t *m);
+
+// Checks a measure record: the closed member sets of docs/protocol.md §5.4.1, types, ranges and
+// lengths. Returns 0, or -EPROTO/-EINVAL with err naming the member ("energy.rails[2]: ...").
+int jf_measure_check(const json_t *rec, jf_err_t *err);
+
+// Number of cache entries of a checked record (0 when it has none).
+size_t jf_measure_cache_count(const json_t *rec);
+
+// Entry i of a checked record's cache into *ret_cache. Returns 0, or -ENOENT past the end.
+int jf_measure_cache_at(const json_t *rec, size_t i, jf_measure_cache_t *ret_cache);
+
+#endif

@@ -1,0 +1,340 @@
+/* Integration: runs measured end to end. A host agent and three "Xavier NX" agents — the real
+ * jetfleet-agent with --platform jetson on copies of the sysfs and privhelper fixture trees, so
+ * that training runs on this machine while telemetry, power modes and the helper see a Jetson —
+ * run one LeNet-5 sweep with drop_caches at 10 Hz. nx-1 has the helper (test build, on its own
+ * tree): its mode is stored, set, read back and restored, its cache dropped, and the fixture's
+ * static power gives epoch energy = power x e2e. nx-2's dataset is not on its medium's mount and
+ * nx-3 has no helper while its mode is not in force: both are refused as infeasible. The host's
+ * epochs carry no energy (no power readable) and its cache is dropped per file. */
+#include "agent_storage.h"
+#include "jft_fleet.h"
+#include "jft_fs.h"
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#define S_POWER_MW 9535.0 // VDD_IN of tests/fixtures/sysfs/xavier-nx: 5008 mV x 1904 mA
+#define S_NX       3
+
+static const char s_sweep[] = "name: measured\n"
+                              "target:\n  boards: [host-1, nx-1, nx-2, nx-3]\n"
+                              "workloads:\n  - model: lenet5\n    dataset: mnist\n    epochs: 2\n"
+                              "power_modes: [DEFAULT, MODE_20W_6CORE]\n"
+                              "storage: [local, nvme]\nbatch_sizes: [32]\n"
+                              "drop_caches: true\ntelemetry_hz: 10\n";
+
+typedef struct t_ctx {
+    jft_fleet_t fleet;
+    char tree[S_NX][PATH_MAX]; // nx-<i+1>'s fixture root
+} t_ctx_t;
+
+// dir/rel into out (PATH_MAX).
+static void t_path(char *out, const char *dir, const char *rel)
+{
+    int n = snprintf(out, PATH_MAX, "%s/%s", dir, rel);
+    assert_true(n > 0 && n < PATH_MAX);
+}
+
+// A Jetson's filesystem as the agent and the helper see it: the privhelper tree (power files,
+// state directory, nvpmodel status), the telemetry tree laid over it, the board's nvpmodel conf,
+// and this machine's mount table and disk counters (the dataset really is here).
+static void t_make_tree(const char *root)
+{
+    char fix[PATH_MAX], dst[PATH_MAX];
+    jft_fixture("privhelper/xavier-nx", fix);
+    assert_int_equal(jft_copy_tree(fix, root), 0);
+    jft_fixture("sysfs/xavier-nx", fix);
+    assert_int_equal(jft_copy_tree(fix, root), 0);
+    jft_fixture("nvpmodel/xavier-nx.conf", fix);
+    char *conf = jft_read_file(fix, NULL);
+    assert_non_null(conf);
+    t_path(dst, root, "etc/nvpmodel.conf");
+    assert_int_equal(jft_write_file(dst, conf), 0);
+    free(conf);
+    t_path(dst, root, "proc/self");
+    assert_int_equal(mkdir(dst, 0755), 0);
+    static const char *const copies[][2] = {{"/proc/self/mountinfo", "proc/self/mountinfo"},
+                                            {"/proc/diskstats", "proc/diskstats"}};
+    for (size_t i = 0; i < 2; i++) {
+        char *text = jft_read_file(copies[i][0], NULL);
+        assert_non_null(text);
+        t_path(dst, root, copies[i][1]);
+        assert_int_equal(jft_write_file(dst, text), 0);
+        free(text);
+    }
+}
+
+static void t_write_fleet(jft_fleet_t *f)
+{
+    char data[PATH_MAX];
+    t_path(data, f->dir, "data");
+    agent_storage_roots_t roots = {.proc_root = "/proc", .sysfs_root = "/sys"};
+    agent_storage_mount_t m = {0};
+    jf_err_t err = {0};
+    if (agent_storage_locate(&roots, data, &m, &err) != 0) {
+        fail_msg("%s", err.msg);
+    }
+    char *yaml = malloc(16384);
+    assert_non_null(yaml);
+    int n = snprintf(yaml, 16384,
+                     "coordinator:\n  agent_endpoint: tcp://127.0.0.1:*\n  data_dir: state\n"
+                     "  heartbeat_interval: 500ms\n  heartbeat_timeout: 3s\n  run_timeout: 5m\n"
+                     "boards:\n  - name: host-1\n    type: host\n    storage:\n"
+                     "      - {medium: local, mount: /, dataset_root: %s}\n",
+                     data);
+    for (int i = 1; i <= S_NX; i++) {
+        // nx-2's medium is configured on a mount the dataset is not on.
+        n += snprintf(yaml + n, 16384 - (size_t) n,
+                      "  - name: nx-%d\n    type: xavier-nx\n    storage:\n"
+                      "      - {medium: nvme, mount: %s, dataset_root: %s}\n",
+                      i, i == 2 ? "/mnt/jetfleet-no-such-nvme" : m.mount_point, data);
+    }
+    assert_true(n > 0 && n < 16384);
+    assert_int_equal(jft_write_file(f->config, yaml), 0);
+    free(yaml);
+}
+
+static int s_setup(void **state)
+{
+    t_ctx_t *c = calloc(1, sizeof *c);
+    *state = c;
+    if (!c || jft_fleet_setup(&c->fleet, 1) != 0) {
+        return -1;
+    }
+    t_write_fleet(&c->fleet);
+    for (int i = 0; i < S_NX; i++) {
+        char name[16];
+        (void) snprintf(name, sizeof name, "nx-%d", i + 1);
+        t_path(c->tree[i], c->fleet.dir, name);
+        t_make_tree(c->tree[i]);
+    }
+    sync(); // the generated dataset is written back, so that dropping its pages can work
+    return 0;
+}
+
+static int s_teardown(void **state)
+{
+    t_ctx_t *c = *state;
+    int rc = jft_fleet_teardown(&c->fleet);
+    free(c);
+    return rc;
+}
+
+static void t_start_nx(t_ctx_t *c, int i, bool helper)
+{
+    char name[16], sys[PATH_MAX], proc[PATH_MAX], etc[PATH_MAX], cmd[4 * PATH_MAX];
+    char bin[PATH_MAX], fake[PATH_MAX];
+    (void) snprintf(name, sizeof name, "nx-%d", i + 1);
+    t_path(sys, c->tree[i], "sys");
+    t_path(proc, c->tree[i], "proc");
+    t_path(etc, c->tree[i], "etc");
+    jft_bin("jetfleet-privhelper", bin);
+    jft_bin("jft-fake-nvpmodel", fake);
+    (void) snprintf(cmd, sizeof cmd, "%s --root %s --nvpmodel %s --allow-uid %u", bin, c->tree[i],
+                    fake, (unsigned) getuid());
+    const char *args[] = {"--platform", "jetson",      "--sysfs-root",
+                          sys,          "--proc-root", proc,
+                          "--etc-root", etc,           helper ? "--privhelper" : NULL,
+                          cmd,          NULL};
+    assert_int_equal(jft_fleet_start_agent_named(&c->fleet, (size_t) i + 1, name, args), 0);
+}
+
+static char *t_cli(jft_fleet_t *f, int expect_rc, const char *const *args)
+{
+    char out[PATH_MAX + 16];
+    (void) snprintf(out, sizeof out, "%s/cli.out", f->dir);
+    int rc = jft_fleet_cli(f, out, 120000, args);
+    char *text = jft_read_file(out, NULL);
+    if (rc != expect_rc) {
+        fprintf(stderr, "jetfleet %s exited %d:\n%s\n", args[0], rc, text ? text : "");
+    }
+    assert_int_equal(rc, expect_rc);
+    assert_non_null(text);
+    return text;
+}
+
+static long long t_int(jft_fleet_t *f, const char *sql)
+{
+    long long v = jft_fleet_sql_int(f, sql);
+    if (v < 0) {
+        fail_msg("no integer from: %s", sql);
+    }
+    return v;
+}
+
+static void t_text_has(jft_fleet_t *f, const char *sql, const char *frag)
+{
+    char *text = jft_fleet_sql_text(f, sql);
+    if (!text || !strstr(text, frag)) {
+        fail_msg("'%s' gave '%s', expected it to hold '%s'", sql, text ? text : "(nothing)", frag);
+    }
+    free(text);
+}
+
+#define S_RUN_OF(board) "(SELECT id FROM runs WHERE board = '" board "')"
+#define S_MEASURE(board, path)                                                                     \
+    "SELECT json_extract(measure, '" path "') FROM runs WHERE board = '" board "'"
+
+// nx-1: energy per epoch = static power x e2e, and the measure record says how it was measured.
+static void t_check_nx1(jft_fleet_t *f)
+{
+    assert_int_equal(t_int(f, "SELECT count(*) FROM runs WHERE board = 'nx-1' AND state = "
+                              "'done'"),
+                     1);
+    assert_int_equal(
+        t_int(f, "SELECT count(*) FROM epochs WHERE run = " S_RUN_OF(
+                     "nx-1") " AND abs(energy_mj - 9535.0 * e2e_us / 1e6) <= 0.03 * 9535.0 * "
+                             "e2e_us / 1e6 AND abs(avg_power_mw - 9535.0) < 1"),
+        2);
+    t_text_has(f, S_MEASURE("nx-1", "$.telemetry.source"), "sysfs");
+    t_text_has(f, S_MEASURE("nx-1", "$.energy.total"), "input-rail");
+    t_text_has(f, S_MEASURE("nx-1", "$.energy.input_rail"), "VDD_IN");
+    assert_int_equal(t_int(f, S_MEASURE("nx-1", "$.telemetry.rate_hz")), 10);
+    assert_true(t_int(f, S_MEASURE("nx-1", "$.telemetry.samples")) >= 2);
+    t_text_has(f, S_MEASURE("nx-1", "$.power_mode.mode_name"), "MODE_20W_6CORE");
+    assert_int_equal(t_int(f, S_MEASURE("nx-1", "$.power_mode.mode_id")), 8);
+    assert_int_equal(t_int(f, S_MEASURE("nx-1", "$.power_mode.emc_cap_hz")), 1866000000);
+    t_text_has(f, S_MEASURE("nx-1", "$.drop_caches"), "helper");
+    assert_int_equal(t_int(f, S_MEASURE("nx-1", "$.storage.checked")), 1);
+    assert_int_equal(t_int(f, "SELECT count(*) FROM epochs WHERE run = " S_RUN_OF(
+                                  "nx-1") " AND cache_resident_after IS NOT NULL"),
+                     2);
+    // The run's energy: input power over the sampled time.
+    assert_int_equal(t_int(f, "SELECT abs(json_extract(measure, '$.energy.avg_power_mw') - 9535) "
+                              "< 1 FROM runs WHERE board = 'nx-1'"),
+                     1);
+}
+
+// The helper's effects on nx-1's tree: mode 8 through (fake) nvpmodel, the cache dropped, and
+// the clock state written back after the run (the EMC cap is mode 2's again).
+static bool s_restored(void *arg)
+{
+    char path[PATH_MAX];
+    t_path(path, arg, "sys/kernel/nvpmodel_emc_cap/emc_iso_cap");
+    char *cap = jft_read_file(path, NULL);
+    bool ok = cap && strcmp(cap, "1600000000\n") == 0;
+    free(cap);
+    return ok;
+}
+
+static void t_check_tree(t_ctx_t *c)
+{
+    char path[PATH_MAX];
+    t_path(path, c->tree[0], "var/lib/nvpmodel/fake-calls");
+    char *calls = jft_read_file(path, NULL);
+    assert_non_null(calls);
+    assert_string_equal(calls, "-m 8\n");
+    free(calls);
+    t_path(path, c->tree[0], "proc/sys/vm/drop_caches");
+    char *drop = jft_read_file(path, NULL);
+    assert_non_null(drop);
+    assert_string_equal(drop, "3\n");
+    free(drop);
+    assert_true(jft_wait_until(s_restored, c->tree[0], 10000));
+    // nx-3 changed nothing: no helper ran there.
+    t_path(path, c->tree[2], "var/lib/nvpmodel/fake-calls");
+    calls = jft_read_file(path, NULL);
+    assert_non_null(calls);
+    assert_string_equal(calls, "");
+    free(calls);
+}
+
+static void t_check_refusals_and_host(jft_fleet_t *f)
+{
+    t_text_has(f, "SELECT fail_reason FROM runs WHERE board = 'nx-2'", "infeasible");
+    t_text_has(f, "SELECT fail_detail FROM runs WHERE board = 'nx-2'", "storage: dataset '");
+    t_text_has(f, "SELECT fail_detail FROM runs WHERE board = 'nx-2'",
+               "/mnt/jetfleet-no-such-nvme");
+    t_text_has(f, "SELECT fail_reason FROM runs WHERE board = 'nx-3'", "infeasible");
+    t_text_has(f, "SELECT fail_detail FROM runs WHERE board = 'nx-3'",
+               "no privileged helper configured");
+    t_text_has(f, "SELECT fail_detail FROM runs WHERE board = 'nx-3'", "the EMC cap is");
+    // The host: no power readable, so no energy at all — NULL, never 0.
+    assert_int_equal(t_int(f, "SELECT count(*) FROM runs WHERE board = 'host-1' AND state = "
+                              "'done'"),
+                     1);
+    assert_int_equal(t_int(f, "SELECT count(*) FROM epochs WHERE run = " S_RUN_OF(
+                                  "host-1") " AND energy_mj IS NULL AND avg_power_mw IS NULL AND "
+                                            "peak_power_mw IS NULL"),
+                     2);
+    assert_int_equal(t_int(f,
+                           "SELECT count(*) FROM telemetry WHERE run = " S_RUN_OF(
+                               "host-1") " AND (json_extract(sample, '$.rails') IS NOT NULL OR "
+                                         "json_extract(sample, '$.input_power_mw') IS NOT NULL)"),
+                     0);
+    t_text_has(f, S_MEASURE("host-1", "$.energy.total"), "none");
+    t_text_has(f, S_MEASURE("host-1", "$.telemetry.source"), "proc");
+    t_text_has(f, S_MEASURE("host-1", "$.power_mode.mode_name"), "DEFAULT");
+    t_text_has(f, S_MEASURE("host-1", "$.drop_caches"), "fadvise");
+    assert_int_equal(t_int(f, "SELECT count(*) FROM epochs WHERE run = " S_RUN_OF(
+                                  "host-1") " AND epoch = 0 AND cache_resident_before IS NOT NULL"),
+                     1);
+}
+
+static size_t t_lines(const char *text)
+{
+    size_t n = 0;
+    for (const char *p = text; *p; p++) {
+        n += *p == '\n';
+    }
+    return n;
+}
+
+static void t_check_exports(jft_fleet_t *f)
+{
+    char *out =
+        t_cli(f, 0,
+              (const char *const[]){"export", "--sweep", "measured", "--what", "epochs", NULL});
+    assert_non_null(strstr(out, ",energy_mj,avg_power_mw,peak_power_mw,cache_resident_before,"
+                                "cache_resident_after"));
+    assert_int_equal(t_lines(out), 1 + 2 * 2); // two done runs of two epochs
+    free(out);
+    out = t_cli(f, 0,
+                (const char *const[]){"export", "--sweep", "measured", "--what", "runs", NULL});
+    assert_non_null(strstr(out, "telemetry_source"));
+    assert_non_null(strstr(out, "input-rail"));
+    assert_non_null(strstr(out, "MODE_20W_6CORE"));
+    free(out);
+    out = t_cli(f, 0, (const char *const[]){"results", "--sweep", "measured", NULL});
+    assert_non_null(strstr(out, "energy_mj"));
+    free(out);
+}
+
+static void test_measured_runs(void **state)
+{
+    t_ctx_t *c = *state;
+    jft_fleet_t *f = &c->fleet;
+    assert_int_equal(jft_fleet_start_coordinator(f), 0);
+    assert_int_equal(jft_fleet_start_agent(f, 0, NULL), 0);
+    t_start_nx(c, 0, true);
+    t_start_nx(c, 1, true);
+    t_start_nx(c, 2, false);
+    assert_true(jft_fleet_wait_online(f, 1 + S_NX, 20000));
+    char sweep[PATH_MAX];
+    assert_int_equal(jft_fleet_write(f, "measured.yaml", s_sweep, sweep), 0);
+    // Some runs fail (as they should), so the CLI exits 1.
+    char *out = t_cli(f, 1, (const char *const[]){"sweep", "submit", sweep, "--wait", NULL});
+    assert_non_null(strstr(out, "2 done, 2 failed"));
+    free(out);
+    t_check_nx1(f);
+    t_check_tree(c);
+    t_check_refusals_and_host(f);
+    t_check_exports(f);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_measured_runs, s_setup, s_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,332 @@
+/* Unit tests for agent_measure (energy per epoch from samples, epoch records held until their
+ * closing sample, the fallback interval for epochs longer than the history, residency per epoch,
+ * the measure record) and for the sampler actor against the Xavier NX fixture tree (rate,
+ * deadlines, the final sample on stop). */
+#include "agent_measure.h"
+#include "agent_platform.h"
+#include "agent_sampler.h"
+#include "jf_msg_run.h"
+#include "jft_fs.h"
+
+#include <czmq.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#define T_S        INT64_C(1000000)
+#define T_POWER_MW 9535.0
+#define T_T0_US    (INT64_C(1000) * T_S) // a monotonic time far from 0
+
+// A sample at mono_us with the input rail and one more rail at static power.
+static json_t *t_sample(int64_t mono_us, bool power)
+{
+    json_t *s = json_pack("{s:I, s:I, s:s}", "t_us", (json_int_t) 1700000000000000, "mono_us",
+                          (json_int_t) mono_us, "source", "sysfs");
+    if (power) {
+        (void) json_object_set_new(s, "input_power_mw", json_integer((json_int_t) T_POWER_MW));
+        (void) json_object_set_new(s, "rails",
+                                   json_pack("[{s:s, s:f}, {s:s, s:i}]", "name", "VDD_IN",
+                                             "power_mw", T_POWER_MW, "name", "VDD_SOC", "power_mw",
+                                             1600));
+    }
+    return s;
+}
+
+static json_t *t_epoch(int epoch, int64_t e2e_us)
+{
+    jf_epoch_rec_t e = {.epoch = epoch, .warmup = epoch == 0, .e2e_us = e2e_us, .samples = 64};
+    return jf_record_epoch_to_json(&e);
+}
+
+static void t_feed(agent_measure_t *m, int64_t from_us, int64_t to_us, int64_t step_us, bool power)
+{
+    for (int64_t t = from_us; t <= to_us; t += step_us) {
+        json_t *s = t_sample(t, power);
+        jf_err_t err = {0};
+        if (agent_measure_add_sample(m, s, &err) != 0) {
+            fail_msg("sample at %lld: %s", (long long) t, err.msg);
+        }
+        json_decref(s);
+    }
+}
+
+static double t_num(const json_t *o, const char *key)
+{
+    const json_t *v = json_object_get(o, key);
+    if (!json_is_number(v)) {
+        fail_msg("'%s' is missing", key);
+    }
+    return json_number_value(v);
+}
+
+// Static power: an epoch's energy is power x e2e, even for an epoch shorter than a period; the
+// record waits for the sample after its end.
+static void test_epoch_energy(void **state)
+{
+    (void) state;
+    agent_measure_opts_t o = {
+        .rate_hz = 10, .input_rail = "VDD_IN", .epochs = 3, .start_us = T_T0_US};
+    jf_err_t err = {0};
+    agent_measure_t *m = agent_measure_new(&o, &err);
+    assert_non_null(m);
+    t_feed(m, T_T0_US, T_T0_US + 2 * T_S, T_S / 10, true);
+    // Epoch 0 read at 2.05 s after 1.5 s; epoch 1 only 30 ms long, between two samples.
+    int64_t read0 = T_T0_US + 2 * T_S + T_S / 20;
+    assert_int_equal(agent_measure_add_epoch(m, t_epoch(0, 3 * T_S / 2), read0, &err), 0);
+    assert_int_equal(agent_measure_add_epoch(m, t_epoch(1, 30000), read0 + 30000, &err), 0);
+    assert_null(agent_measure_pop_epoch(m, read0 + 40000, false, NULL)); // closing sample due
+    assert_int_equal(agent_measure_held(m), 2);
+    t_feed(m, T_T0_US + 2 * T_S + T_S / 10, T_T0_US + 2 * T_S + T_S / 10, T_S, true);
+    agent_measure_energy_t how = AGENT_MEASURE_NO_POWER;
+    json_t *r0 = agent_measure_pop_epoch(m, read0 + 60000, false, &how);
+    assert_non_null(r0);
+    assert_int_equal(how, AGENT_MEASURE_MEASURED);
+    assert_true(fabs(t_num(r0, "energy_mj") - T_POWER_MW * 1.5) < 1e-6);
+    assert_true(fabs(t_num(r0, "avg_power_mw") - T_POWER_MW) < 1e-9);
+    assert_true(fabs(t_num(r0, "peak_power_mw") - T_POWER_MW) < 1e-9);
+    json_t *r1 = agent_measure_pop_epoch(m, read0 + 60000, false, &how);
+    assert_int_equal(how, AGENT_MEASURE_MEASURED);
+    assert_true(fabs(t_num(r1, "energy_mj") - T_POWER_MW * 0.03) < 1e-6);
+    assert_null(json_object_get(r1, "peak_power_mw")); // no sample inside 30 ms
+    jf_record_t parsed;
+    assert_int_equal(jf_record_parse(r1, &parsed, NULL), 0); // still a valid wire record
+    json_decref(r0);
+    json_decref(r1);
+    // An epoch whose closing sample never comes goes out without energy at its deadline.
+    int64_t read2 = T_T0_US + 3 * T_S;
+    assert_int_equal(agent_measure_add_epoch(m, t_epoch(2, T_S / 2), read2, &err), 0);
+    assert_null(agent_measure_pop_epoch(m, read2 + 1000, false, NULL));
+    json_t *r2 =
+        agent_measure_pop_epoch(m, read2 + 2 * T_S / 10 + AGENT_MEASURE_WAIT_US, false, &how);
+    assert_int_equal(how, AGENT_MEASURE_NOT_CLOSED);
+    assert_null(json_object_get(r2, "energy_mj"));
+    json_decref(r2);
+    assert_int_equal(agent_measure_held(m), 0);
+    agent_measure_destroy(&m);
+    assert_null(m);
+}
+
+// No power in any sample (a host without readable rails): records go at once, without energy.
+static void test_no_power(void **state)
+{
+    (void) state;
+    agent_measure_opts_t o = {.rate_hz = 1, .epochs = 2, .start_us = T_T0_US};
+    agent_measure_t *m = agent_measure_new(&o, NULL);
+    assert_non_null(m);
+    t_feed(m, T_T0_US, T_T0_US + 3 * T_S, T_S, false);
+    assert_int_equal(agent_measure_add_epoch(m, t_epoch(0, T_S), T_T0_US + 3 * T_S, NULL), 0);
+    agent_measure_energy_t how = AGENT_MEASURE_MEASURED;
+    json_t *r = agent_measure_pop_epoch(m, T_T0_US + 3 * T_S, false, &how);
+    assert_non_null(r);
+    assert_int_equal(how, AGENT_MEASURE_NO_POWER);
+    assert_null(json_object_get(r, "energy_mj"));
+    json_decref(r);
+    json_t *power = json_pack("{s:i, s:s}", "mode_id", 0, "mode_name", "DEFAULT");
+    agent_measure_facts_t f = {.power_mode = power, .drop = JF_MEASURE_DROP_NONE};
+    json_t *rec = agent_measure_record(m, &f);
+    assert_non_null(rec);
+    const json_t *energy = json_object_get(rec, "energy");
+    assert_string_equal(json_string_value(json_object_get(energy, "total")), "none");
+    assert_null(json_object_get(energy, "energy_mj"));
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(rec, "telemetry"), "samples")), 4);
+    json_decref(rec);
+    json_decref(power);
+    agent_measure_destroy(&m);
+}
+
+// An epoch longer than the kept history (600 samples at 1 Hz): the interval from the previous
+// epoch's read stands in, so the energy is still power x time.
+static void test_long_epoch_fallback(void **state)
+{
+    (void) state;
+    agent_measure_opts_t o = {
+        .rate_hz = 1, .input_rail = "VDD_IN", .epochs = 2, .start_us = T_T0_US};
+    agent_measure_t *m = agent_measure_new(&o, NULL);
+    assert_non_null(m);
+    int64_t end = T_T0_US + 900 * T_S;
+    t_feed(m, T_T0_US, end, T_S, true);
+    assert_int_equal(agent_measure_add_epoch(m, t_epoch(0, 900 * T_S), end, NULL), 0);
+    t_feed(m, end + T_S, end + T_S, T_S, true);
+    agent_measure_energy_t how = AGENT_MEASURE_NO_POWER;
+    json_t *r = agent_measure_pop_epoch(m, end + T_S, false, &how);
+    assert_int_equal(how, AGENT_MEASURE_MEASURED);
+    assert_true(fabs(t_num(r, "energy_mj") - T_POWER_MW * 900) < 1e-3);
+    json_decref(r);
+    agent_measure_destroy(&m);
+}
+
+// The measure record: run energy per rail, residency per epoch (before epoch N > 0 is the
+// measurement after epoch N - 1), storage, disk reads over the run and the sampler's counts.
+static void test_record(void **state)
+{
+    (void) state;
+    agent_measure_opts_t o = {
+        .rate_hz = 10, .input_rail = "VDD_IN", .epochs = 3, .start_us = T_T0_US};
+    agent_measure_t *m = agent_measure_new(&o, NULL);
+    assert_non_null(m);
+    for (int i = 0; i <= 20; i++) {
+        json_t *s = t_sample(T_T0_US + i * T_S / 10, true);
+        (void) json_object_set_new(s, "disk",
+                                   json_pack("{s:s, s:i, s:i, s:i, s:i}", "device", "vda", "reads",
+                                             100 + i, "read_bytes", 4096 * (100 + i),
+                                             "read_time_us", 10 * i, "in_flight", 0));
+        assert_int_equal(agent_measure_add_sample(m, s, NULL), 0);
+        json_decref(s);
+    }
+    agent_residency_t before = {.files = 2, .total_bytes = 1000, .resident_bytes = 0};
+    agent_residency_t full = {.files = 2, .total_bytes = 1000, .resident_bytes = 1000};
+    agent_measure_set_residency(m, -1, &before);
+    agent_measure_set_residency(m, 0, &full);
+    agent_measure_set_residency(m, 1, &full);
+    agent_measure_set_residency(m, 7, &full); // out of range: ignored
+    // Epoch 2's record is in, its residency not yet: it has a before (after epoch 1) only.
+    assert_int_equal(agent_measure_add_epoch(m, t_epoch(2, T_S / 10), T_T0_US + 2 * T_S, NULL), 0);
+    json_decref(agent_measure_pop_epoch(m, T_T0_US + 2 * T_S, true, NULL));
+    json_t *power =
+        json_pack("{s:i, s:s, s:b}", "mode_id", 8, "mode_name", "MODE_20W_6CORE", "dvfs_off", 0);
+    agent_storage_mount_t mount = {.mount_point = "/", .disk = "vda"};
+    agent_sampler_stats_t stats = {.samples = 21, .late = 1, .missed = 0, .achieved_rate_hz = 9.5};
+    agent_measure_facts_t f = {.power_mode = power,
+                               .medium = "nvme",
+                               .mount = &mount,
+                               .storage_checked = true,
+                               .drop = JF_MEASURE_DROP_HELPER,
+                               .sampling = &stats};
+    json_t *rec = agent_measure_record(m, &f);
+    assert_non_null(rec);
+    assert_int_equal(jf_measure_check(rec, NULL), 0);
+    const json_t *energy = json_object_get(rec, "energy");
+    assert_string_equal(json_string_value(json_object_get(energy, "total")), "input-rail");
+    assert_string_equal(json_string_value(json_object_get(energy, "input_rail")), "VDD_IN");
+    assert_true(fabs(t_num(energy, "energy_mj") - T_POWER_MW * 2) < 1e-6);
+    const json_t *soc = json_array_get(json_object_get(energy, "rails"), 1);
+    assert_true(fabs(t_num(soc, "energy_mj") - 1600 * 2) < 1e-6);
+    const json_t *tel = json_object_get(rec, "telemetry");
+    assert_true(fabs(t_num(tel, "achieved_rate_hz") - 9.5) < 1e-9); // the sampler's figure
+    assert_int_equal(json_integer_value(json_object_get(tel, "late")), 1);
+    const json_t *disk = json_object_get(rec, "disk");
+    assert_int_equal(json_integer_value(json_object_get(disk, "reads")), 20);
+    assert_int_equal(json_integer_value(json_object_get(disk, "read_bytes")), 20 * 4096);
+    assert_int_equal(json_integer_value(json_object_get(rec, "dataset_bytes")), 1000);
+    assert_int_equal(jf_measure_cache_count(rec), 3);
+    jf_measure_cache_t c[3];
+    for (size_t i = 0; i < 3; i++) {
+        assert_int_equal(jf_measure_cache_at(rec, i, &c[i]), 0);
+    }
+    assert_true(c[0].has_before && c[0].before == 0.0 && c[0].has_after && c[0].after == 1.0);
+    assert_true(c[1].has_before && c[1].before == 1.0 && c[1].has_after);
+    assert_true(c[2].epoch == 2 && c[2].has_before && !c[2].has_after);
+    assert_string_equal(json_string_value(json_object_get(rec, "drop_caches")), "helper");
+    json_decref(rec);
+    json_decref(power);
+    agent_measure_destroy(&m);
+    o.rate_hz = 51;
+    jf_err_t err = {0};
+    assert_null(agent_measure_new(&o, &err));
+    assert_int_equal(err.code, -EINVAL);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The sampler actor on the Xavier NX fixture tree
+
+static void t_fixture_platform(agent_platform_t **ret)
+{
+    char sys[PATH_MAX], proc[PATH_MAX], etc[PATH_MAX];
+    jft_fixture("sysfs/xavier-nx/sys", sys);
+    jft_fixture("sysfs/xavier-nx/proc", proc);
+    jft_fixture("sysfs/xavier-nx/etc", etc);
+    agent_platform_opts_t o = {
+        .kind = AGENT_PLATFORM_JETSON, .sysfs_root = sys, .proc_root = proc, .etc_root = etc};
+    jf_err_t err = {0};
+    *ret = agent_platform_new(&o, &err);
+    if (!*ret) {
+        fail_msg("%s", err.msg);
+    }
+}
+
+// Waits up to timeout_us for the next event.
+static int t_next(agent_sampler_t *s, agent_sampler_event_t *ev, int64_t timeout_us)
+{
+    zmq_pollitem_t item = {agent_sampler_handle(s), 0, ZMQ_POLLIN, 0};
+    if (zmq_poll(&item, 1, (long) (timeout_us / 1000)) <= 0) {
+        return -ETIMEDOUT;
+    }
+    return agent_sampler_recv(s, ev);
+}
+
+static void test_sampler_actor(void **state)
+{
+    (void) state;
+    agent_platform_t *p = NULL;
+    t_fixture_platform(&p);
+    agent_sysfs_t *reader = agent_platform_take_reader(p);
+    char proc[PATH_MAX];
+    jft_fixture("sysfs/xavier-nx/proc", proc);
+    agent_sampler_opts_t o = {.reader_p = &reader, .proc_root = proc};
+    jf_err_t err = {0};
+    agent_sampler_t *s = agent_sampler_new(&o, &err);
+    assert_non_null(s);
+    assert_null(reader); // the actor owns it now
+    assert_int_equal(agent_sampler_start(s, 0, NULL), -EINVAL);
+    // The fixture has no diskstats: a warning, and samples without the disk object.
+    assert_int_equal(agent_sampler_start(s, 20, "nvme0n1"), 0);
+    agent_sampler_event_t ev;
+    int64_t first = -1, last = -1;
+    int samples = 0, warnings = 0;
+    while (samples < 6 && t_next(s, &ev, 2 * T_S) == 0) {
+        if (ev.kind == AGENT_SAMPLER_WARNING) {
+            assert_non_null(strstr(ev.text, "diskstats"));
+            warnings++;
+            continue;
+        }
+        assert_int_equal(ev.kind, AGENT_SAMPLER_SAMPLE);
+        int64_t mono = json_integer_value(json_object_get(ev.sample, "mono_us"));
+        assert_true(mono > last);
+        first = first < 0 ? mono : first;
+        last = mono;
+        assert_non_null(json_object_get(ev.sample, "input_power_mw"));
+        assert_null(json_object_get(ev.sample, "disk"));
+        json_decref(ev.sample);
+        samples++;
+    }
+    assert_int_equal(samples, 6);
+    assert_int_equal(warnings, 1);
+    // Deadlines 50 ms apart: 5 periods, give or take a scheduler's delay.
+    assert_true(last - first >= 5 * 50000 - 2000 && last - first < 5 * 50000 + 40000);
+    assert_int_equal(agent_sampler_stop(s), 0);
+    int final = 0;
+    while (t_next(s, &ev, 2 * T_S) == 0 && ev.kind != AGENT_SAMPLER_STOPPED) {
+        final += ev.kind == AGENT_SAMPLER_SAMPLE;
+        json_decref(ev.sample);
+    }
+    assert_int_equal(ev.kind, AGENT_SAMPLER_STOPPED);
+    assert_true(final >= 1); // the final sample at stop
+    assert_int_equal(ev.stats.samples, samples + final);
+    assert_true(ev.stats.missed <= 1);
+    assert_true(ev.stats.achieved_rate_hz > 15 && ev.stats.achieved_rate_hz < 21);
+    // Idle: nothing more comes.
+    assert_int_equal(t_next(s, &ev, 200000), -ETIMEDOUT);
+    agent_sampler_destroy(&s);
+    assert_null(s);
+    agent_platform_destroy(&p);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_epoch_energy),        cmocka_unit_test(test_no_power),
+        cmocka_unit_test(test_long_epoch_fallback), cmocka_unit_test(test_record),
+        cmocka_unit_test(test_sampler_actor),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
