@@ -38,7 +38,7 @@ trap cleanup EXIT INT TERM
 
 echo "== datasets: synthetic, in the real on-disk formats ($run/data)"
 "$bin/jetfleet-datagen" --kind mnist --scale 0.05 --seed 1 --out "$run/data/mnist"
-"$bin/jetfleet-datagen" --kind cifar10 --scale 0.01 --seed 1 --out "$run/data/cifar10"
+"$bin/jetfleet-datagen" --kind cifar10 --scale 0.004 --seed 1 --out "$run/data/cifar10"
 "$bin/jetfleet-datagen" --kind gld23k --scale 0.002 --seed 1 --out "$run/data/gld23k"
 
 {
