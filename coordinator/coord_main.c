@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/stat.h>
 
 static volatile sig_atomic_t s_stop = 0;
 
@@ -47,6 +48,9 @@ int main(int argc, char **argv)
         return s_usage(config ? "unexpected argument" : "--config is required");
     }
     jf_log_open("jetfleet-coordinator", sink, level);
+    // Everything the coordinator creates (store, control socket, lock, endpoint file) is its
+    // user's alone, from the moment it exists: no window before a chmod.
+    (void) umask(S_IRWXG | S_IRWXO);
     zsys_handler_set(NULL); // our own handlers: SIGINT/SIGTERM only set a flag
     struct sigaction sa = {.sa_handler = s_on_signal};
     (void) sigaction(SIGINT, &sa, NULL);
