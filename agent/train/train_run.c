@@ -261,21 +261,33 @@ int train_run_fault(train_fault_t fault, FILE *out, jf_err_t *err)
     return 0;
 }
 
-int train_run_exec(train_run_t *self, jf_err_t *err)
+int train_run_drive(const train_run_driver_t *d, jf_err_t *err)
 {
     jf_err_t local = {0};
     err = err ? err : &local;
-    int rc = train_records_start(self->records, err);
-    for (int epoch = 0; rc == 0 && epoch < self->opts.epochs; epoch++) {
-        rc = s_run_epoch(self, epoch, err);
+    int rc = train_records_start(d->records, err);
+    for (int epoch = 0; rc == 0 && epoch < d->opts->epochs; epoch++) {
+        rc = d->epoch(d->ctx, epoch, err);
         if (rc == 0 && epoch == 0) {
-            rc = train_run_fault(self->opts.fault, self->out, err);
+            rc = train_run_fault(d->opts->fault, d->out, err);
         }
     }
-    rc = rc < 0 ? rc : train_records_done(self->records, err);
-    if (self->opts.json_out) {
-        rc = train_records_finish_file(self->records, self->opts.json_out, rc,
+    rc = rc < 0 ? rc : train_records_done(d->records, err);
+    if (d->opts->json_out) {
+        rc = train_records_finish_file(d->records, d->opts->json_out, rc,
                                        train_run_failure_reason(rc), err);
     }
     return rc;
+}
+
+static int s_epoch_cb(void *ctx, int epoch, jf_err_t *err)
+{
+    return s_run_epoch(ctx, epoch, err);
+}
+
+int train_run_exec(train_run_t *self, jf_err_t *err)
+{
+    train_run_driver_t d = {.opts = &self->opts, .out = self->out, .records = self->records,
+                            .epoch = s_epoch_cb, .ctx = self};
+    return train_run_drive(&d, err);
 }

@@ -6,6 +6,7 @@
 #define TRAIN_RUN_H
 
 #include "jf_err.h"
+#include "train_records.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -72,6 +73,19 @@ int train_run_exec(train_run_t *self, jf_err_t *err);
 // record: TRAIN_FAULT_CRASH flushes out (the record stream) and dies by SIGSEGV; TRAIN_FAULT_OOM
 // returns -ENOMEM "out of memory (test hook ...)"; TRAIN_FAULT_NONE returns 0.
 int train_run_fault(train_fault_t fault, FILE *out, jf_err_t *err);
+
+// What runs the epochs of a run, real or simulated. All pointers borrowed.
+typedef struct train_run_driver {
+    const train_run_opts_t *opts;                       // epochs, fault hook, json_out
+    FILE *out;                                          // record lines
+    train_records_t *records;                           // the run's records
+    int (*epoch)(void *ctx, int epoch, jf_err_t *err); // runs one epoch and writes its lines
+    void *ctx;                                          // for epoch
+} train_run_driver_t;
+
+// Writes the start line, runs every epoch (the fault hook after epoch 0), the done line, and the
+// final document when opts->json_out is set. Returns 0 or the first failure.
+int train_run_drive(const train_run_driver_t *driver, jf_err_t *err);
 
 // The error line's reason for a failure code: "oom" for -ENOMEM, "invalid" for bad input
 // (-EINVAL, -EPROTO, -ENOENT, -ENOTSUP, -ENODEV), "crashed" for anything else.

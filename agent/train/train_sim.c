@@ -222,25 +222,18 @@ static int s_run_epoch(train_sim_t *self, int epoch, jf_err_t *err)
     return rc < 0 ? rc : s_epoch_line(self, epoch, e2e_us, wall0_us, err);
 }
 
+static int s_epoch_cb(void *ctx, int epoch, jf_err_t *err)
+{
+    return s_run_epoch(ctx, epoch, err);
+}
+
 int train_sim_exec(train_sim_t *self, jf_err_t *err)
 {
-    jf_err_t local = {0};
-    err = err ? err : &local;
     self->start_us = jf_clock_mono_us();
     self->modelled_us = 0;
-    int rc = train_records_start(self->records, err);
-    for (int epoch = 0; rc == 0 && epoch < self->opts.epochs; epoch++) {
-        rc = s_run_epoch(self, epoch, err);
-        if (rc == 0 && epoch == 0) {
-            rc = train_run_fault(self->opts.fault, self->out, err);
-        }
-    }
-    rc = rc < 0 ? rc : train_records_done(self->records, err);
-    if (self->opts.json_out) {
-        rc = train_records_finish_file(self->records, self->opts.json_out, rc,
-                                       train_run_failure_reason(rc), err);
-    }
-    return rc;
+    train_run_driver_t d = {.opts = &self->opts, .out = self->out, .records = self->records,
+                            .epoch = s_epoch_cb, .ctx = self};
+    return train_run_drive(&d, err);
 }
 
 static int s_resolve_board(train_sim_t *self, jf_err_t *err)
