@@ -2,6 +2,7 @@
 #include "agent_options.h"
 
 #include "jf_fleet_config.h"
+#include "jf_parse.h"
 #include "jf_run_spec.h"
 
 #include <errno.h>
@@ -36,7 +37,15 @@ const char *agent_options_usage(void)
            "              names a supported Jetson, else host)\n"
            "  --sysfs-root DIR  sysfs mount (default /sys)\n"
            "  --proc-root DIR   procfs mount (default /proc)\n"
-           "  --etc-root DIR    where nv_tegra_release is (default /etc)\n";
+           "  --etc-root DIR    where nv_tegra_release is (default /etc)\n"
+           "simulated boards (--platform sim:TYPE, docs/simulator.md; runs use\n"
+           "jetfleet-train --simulate; the platform writes its own fake sysfs tree):\n"
+           "  --sim-params FILE  the model's parameters (default: sim_params.yaml beside the\n"
+           "              agent, in ../share/jetfleet, or in the source tree)\n"
+           "  --sim-seed N      the fleet's seed of board factors (default 1)\n"
+           "  --sim-speed X     modelled seconds per wall-clock second, 1..100000 (default 1)\n"
+           "  --sim-scale F     dataset size of the runs relative to the real one,\n"
+           "              0.0001..1000 (default 1)\n";
 }
 
 static int s_add_storage(agent_options_t *o, const char *arg, jf_err_t *err)
@@ -124,11 +133,55 @@ static void s_default_train_bin(char *out, size_t size)
     (void) snprintf(out, size, "%s/jetfleet-train", n > 0 ? dirname(self) : ".");
 }
 
+// The first readable of: beside the agent (a build tree), ../share/jetfleet (an install), the
+// source tree's copy (JF_SIM_PARAMS_SOURCE, a compile definition).
+static void s_default_sim_params(char *out, size_t size)
+{
+    char self[PATH_MAX] = {0};
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    const char *dir = n > 0 ? dirname(self) : ".";
+    (void) snprintf(out, size, "%s/" AGENT_OPTIONS_SIM_PARAMS_NAME, dir);
+    if (access(out, R_OK) != 0) {
+        (void) snprintf(out, size, "%s/../share/jetfleet/" AGENT_OPTIONS_SIM_PARAMS_NAME, dir);
+    }
+    if (access(out, R_OK) != 0) {
+        (void) snprintf(out, size, "%s", JF_SIM_PARAMS_SOURCE);
+    }
+}
+
+static int s_sim_option(agent_options_t *o, int c, const char *arg, jf_err_t *err)
+{
+    int64_t seed = 0;
+    int rc = 0;
+    switch (c) {
+    case 'm': (void) snprintf(o->sim_params, sizeof o->sim_params, "%s", arg); break;
+    case 'd':
+        rc = jf_parse_i64(arg, 0, AGENT_OPTIONS_SIM_SEED_MAX, &seed, err);
+        o->sim_seed = (uint64_t) seed;
+        break;
+    case 'g':
+        rc = jf_parse_double(arg, AGENT_OPTIONS_SIM_SCALE_MIN, AGENT_OPTIONS_SIM_SCALE_MAX,
+                             &o->sim_scale, err);
+        break;
+    default:
+        rc = jf_parse_double(arg, AGENT_OPTIONS_SIM_SPEED_MIN, AGENT_OPTIONS_SIM_SPEED_MAX,
+                             &o->sim_speed, err);
+        break;
+    }
+    return rc ? jf_err_prefix(err, "--%s", c == 'd' ? "sim-seed" : c == 'g' ? "sim-scale"
+                                                                            : "sim-speed")
+              : 0;
+}
+
 // Import mode and --sample-once take no daemon option; the daemon needs a coordinator and a
 // name.
 static int s_check(const agent_options_t *o, const char *config, jf_err_t *err)
 {
     bool daemon = o->endpoint[0] || o->name[0] || o->n_storage > 0 || config || o->privhelper[0];
+    if (o->sim_option && o->platform != AGENT_PLATFORM_SIM) {
+        return jf_err_set(err, -EINVAL, "--sim-params, --sim-seed, --sim-speed and --sim-scale need "
+                          "--platform sim:TYPE");
+    }
     if (o->parse_tegrastats[0] && o->sample_once) {
         return jf_err_set(err, -EINVAL, "--parse-tegrastats and --sample-once exclude each other");
     }
@@ -158,12 +211,20 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, jf_err_t *err
                                          {"etc-root", required_argument, NULL, 'E'},
                                          {"sample-once", no_argument, NULL, 'O'},
                                          {"privhelper", required_argument, NULL, 'H'},
+                                         {"sim-params", required_argument, NULL, 'm'},
+                                         {"sim-seed", required_argument, NULL, 'd'},
+                                         {"sim-speed", required_argument, NULL, 'x'},
+                                         {"sim-scale", required_argument, NULL, 'g'},
                                          {NULL, 0, NULL, 0}};
     *o = (agent_options_t){.log_level = JF_LOG_NOTICE, .platform = AGENT_PLATFORM_AUTO,
                            .sim_type = JF_BOARD_SIM, .sysfs_root = AGENT_PLATFORM_SYSFS_ROOT,
                            .proc_root = AGENT_PLATFORM_PROC_ROOT,
-                           .etc_root = AGENT_PLATFORM_ETC_ROOT};
+                           .etc_root = AGENT_PLATFORM_ETC_ROOT,
+                           .sim_seed = AGENT_PLATFORM_SIM_SEED_DEFAULT,
+                           .sim_speed = AGENT_PLATFORM_SIM_SPEED_DEFAULT,
+                           .sim_scale = AGENT_PLATFORM_SIM_SCALE_DEFAULT};
     s_default_train_bin(o->train_bin, sizeof o->train_bin);
+    s_default_sim_params(o->sim_params, sizeof o->sim_params);
     const char *config = NULL;
     int rc = 0;
     for (int c; rc == 0 && (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
@@ -178,6 +239,10 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, jf_err_t *err
         case 'E': (void) snprintf(o->etc_root, sizeof o->etc_root, "%s", optarg); break;
         case 'P': rc = agent_platform_kind_parse(optarg, &o->platform, &o->sim_type, err); break;
         case 'O': o->sample_once = true; break;
+        case 'm': case 'd': case 'x': case 'g':
+            o->sim_option = true;
+            rc = s_sim_option(o, c, optarg, err);
+            break;
         case 'H':
             (void) snprintf(o->privhelper, sizeof o->privhelper, "%s", optarg);
             rc = s_check_privhelper(o->privhelper, err);

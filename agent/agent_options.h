@@ -8,6 +8,7 @@
 #include "jf_msg_session.h"
 
 #include <limits.h>
+#include <stdint.h>
 
 typedef struct agent_options {
     char endpoint[256];                             // --coordinator
@@ -27,11 +28,24 @@ typedef struct agent_options {
     jf_log_level_t log_level;                       // --log-level
     char parse_tegrastats[PATH_MAX];                // --parse-tegrastats FILE: import mode if set
     bool sample_once;                               // --sample-once: print one sample and exit
+    char sim_params[PATH_MAX];                      // --sim-params, default: the installed or
+                                                    // build tree's sim_params.yaml
+    uint64_t sim_seed;                              // --sim-seed, default 1
+    double sim_speed;                               // --sim-speed, default 1
+    double sim_scale;                               // --sim-scale, default 1
+    bool sim_option;                                // one of the three was given
 } agent_options_t;
+
+#define AGENT_OPTIONS_SIM_PARAMS_NAME "sim_params.yaml"
+#define AGENT_OPTIONS_SIM_SEED_MAX    INT64_MAX // as jetfleet-train's --sim-seed
+#define AGENT_OPTIONS_SIM_SPEED_MIN   1.0       // and its --sim-speed range (train_sim.h)
+#define AGENT_OPTIONS_SIM_SPEED_MAX   100000.0
+#define AGENT_OPTIONS_SIM_SCALE_MIN   0.0001    // and its --sim-scale range
+#define AGENT_OPTIONS_SIM_SCALE_MAX   1000.0
 
 #define AGENT_OPTIONS_HELPER_WORDS_MAX 12 // words of --privhelper (AGENT_POWER_HELPER_ARGS_MAX)
 
-// Parses argv. With --parse-tegrastats FILE only --log-level may accompany it (import mode, no
+// Parses argv. --sim-params, --sim-seed, --sim-speed and --sim-scale need --platform sim:TYPE. With --parse-tegrastats FILE only --log-level may accompany it (import mode, no
 // coordinator). --sample-once takes the platform options (--platform, --sysfs-root, --proc-root,
 // --etc-root) and --log-level but no coordinator. Otherwise --coordinator and --name are
 // required. Returns 0, or -EINVAL with err saying what is wrong (main prints usage, exit 2).

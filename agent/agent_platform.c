@@ -54,10 +54,7 @@ agent_platform_t *agent_platform_new(const agent_platform_opts_t *opts, jf_err_t
     switch (opts->kind) {
     case AGENT_PLATFORM_JETSON: return agent_platform_jetson_new(opts, err);
     case AGENT_PLATFORM_HOST: return agent_platform_host_new(opts, err);
-    case AGENT_PLATFORM_SIM:
-        jf_err_set(err, -ENOTSUP, "--platform sim:%s: the sim platform is not implemented yet "
-                   "(issue #5)", jf_board_type_name(opts->sim_type));
-        return NULL;
+    case AGENT_PLATFORM_SIM: return agent_platform_sim_new(opts, err);
     case AGENT_PLATFORM_AUTO:
     default:
         // A Jetson without a board type is an error, not a silent fallback to host.
@@ -98,6 +95,8 @@ void agent_platform_destroy(agent_platform_t **self_p)
         return;
     }
     agent_sysfs_destroy(&(*self_p)->sysfs);
+    agent_sim_tree_destroy(&(*self_p)->sim_tree); // after the reader: it closed its files
+    sim_model_destroy(&(*self_p)->sim_model);
     free(*self_p);
     *self_p = NULL;
 }

@@ -1,8 +1,8 @@
 /* The platform interface: what the agent knows about its board and how it samples it. Board
  * differences live behind it. Implementations: host (agent_platform_host.c: any Linux machine),
- * jetson (agent_platform_jetson.c: a detected Jetson family, issue #4) and, later, sim (issue
- * #5: it will write a fake sysfs tree and read it through the same agent_sysfs reader as
- * jetson). Every sysfs, /proc and /etc path is built from the roots in agent_platform_opts_t.
+ * jetson (agent_platform_jetson.c: a detected Jetson family, issue #4) and sim
+ * (agent_platform_sim.c, issue #5: it writes a fake board's sysfs tree, agent_sim_tree.h, and
+ * reads it through the jetson platform's own detection and reader). Every sysfs, /proc and /etc path is built from the roots in agent_platform_opts_t.
  * A quantity the platform cannot read is left out of the sample, never reported as zero. */
 #ifndef AGENT_PLATFORM_H
 #define AGENT_PLATFORM_H
@@ -11,8 +11,10 @@
 #include "agent_sysfs.h"
 #include "jf_board.h"
 #include "jf_err.h"
+#include "jf_parse.h"
 
 #include <jansson.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,6 +23,10 @@
 #define AGENT_PLATFORM_PROC_ROOT    "/proc"
 #define AGENT_PLATFORM_ETC_ROOT     "/etc"
 #define AGENT_PLATFORM_DESCRIBE_MAX 3071              // longest agent_platform_describe text
+#define AGENT_PLATFORM_SIM_SEED_DEFAULT  1   // --sim-seed
+#define AGENT_PLATFORM_SIM_SPEED_DEFAULT 1.0 // --sim-speed
+#define AGENT_PLATFORM_SIM_SCALE_DEFAULT 1.0 // --sim-scale: the datasets' real size
+#define AGENT_PLATFORM_SIM_BOARD_DEFAULT "sim" // board name for factors without --name
 #define AGENT_PLATFORM_SAMPLE_GAP_US (INT64_C(100) * 1000) // between sample_once's readings
 
 typedef struct agent_platform agent_platform_t;
@@ -30,7 +36,7 @@ typedef enum agent_platform_kind {
     AGENT_PLATFORM_AUTO = 0, // jetson when the device tree names a supported Jetson, else host
     AGENT_PLATFORM_JETSON,
     AGENT_PLATFORM_HOST,
-    AGENT_PLATFORM_SIM,      // a simulated board of opts.sim_type (not implemented yet, issue #5)
+    AGENT_PLATFORM_SIM,      // a simulated board of opts.sim_type
 } agent_platform_kind_t;
 
 typedef struct agent_platform_opts {
@@ -39,7 +45,23 @@ typedef struct agent_platform_opts {
     const char *sysfs_root;   // sysfs mount: "/sys" unless testing against a fixture tree
     const char *proc_root;    // procfs mount: "/proc"
     const char *etc_root;     // /etc, for nv_tegra_release: "/etc"
+    // sim only (the roots above are then ignored: the platform writes its own tree):
+    const char *sim_params;   // the model's parameter file (sim_params.yaml); copied
+    const char *sim_board;    // the board's name, for its factors; NULL: SIM_BOARD_DEFAULT
+    uint64_t sim_seed;        // the fleet's seed of board factors
+    double sim_speed;         // modelled seconds per wall-clock second for its runs
+    double sim_scale;         // dataset size of its runs relative to the real one
 } agent_platform_opts_t;
+
+// What a sim platform simulates, for the simulated trainer's argv (plain value record).
+typedef struct agent_platform_sim {
+    jf_board_type_t type;        // the Jetson type simulated
+    char params[PATH_MAX];       // the parameter file
+    char board[JF_IDENT_MAX + 1]; // the board name its factors come from
+    uint64_t seed;               // the fleet's seed
+    double speed;                // --sim-speed
+    double scale;                // --sim-scale
+} agent_platform_sim_t;
 
 // Parses a --platform value: "auto", "jetson", "host" or "sim:<type>" with a Jetson board type
 // ("sim:xavier-nx"). Returns 0, or -EINVAL with err listing the accepted values.
@@ -47,9 +69,9 @@ int agent_platform_kind_parse(const char *text, agent_platform_kind_t *ret_kind,
                               jf_board_type_t *ret_sim_type, jf_err_t *err);
 
 // Creates the platform opts->kind names (auto: detects). Returns NULL with err: -ENOENT when
-// --platform jetson finds no Jetson device tree, -ENOTSUP for a Jetson without a board type or
-// for sim (issue #5), or an agent_sysfs_new failure (-ENOENT for a wrong --proc-root). Caller
-// owns the result; release with agent_platform_destroy.
+// --platform jetson finds no Jetson device tree, -ENOTSUP for a Jetson without a board type,
+// a sim failure (agent_platform_sim_new), or an agent_sysfs_new failure (-ENOENT for a wrong
+// --proc-root). Caller owns the result; release with agent_platform_destroy.
 agent_platform_t *agent_platform_new(const agent_platform_opts_t *opts, jf_err_t *err);
 
 // The host platform: any Linux machine; board type host, one power mode DEFAULT; telemetry from
@@ -60,6 +82,20 @@ agent_platform_t *agent_platform_host_new(const agent_platform_opts_t *opts, jf_
 // family's sysfs layout (agent_board_table.h). NULL with err (-ENOENT: not a Jetson; -ENOTSUP:
 // a Jetson without a board type). Caller owns the result; release with agent_platform_destroy.
 agent_platform_t *agent_platform_jetson_new(const agent_platform_opts_t *opts, jf_err_t *err);
+
+// The sim platform: loads the model's parameters, writes the fake board's tree in a private
+// temporary directory (removed by agent_platform_destroy) and creates the jetson platform's
+// detection and reader over it; name "sim", board type opts->sim_type. NULL with err: the
+// parameter file's error, -EINVAL for a type without parameters, a write error, or the jetson
+// platform's. Caller owns the result; release with agent_platform_destroy.
+agent_platform_t *agent_platform_sim_new(const agent_platform_opts_t *opts, jf_err_t *err);
+
+// What the platform simulates; NULL unless it is a sim platform. Borrowed.
+const agent_platform_sim_t *agent_platform_sim(const agent_platform_t *self);
+
+// Sim: writes rail powers into the fake power monitor (agent_sim_tree_set_power: an object
+// {rail: mW}, NULL for idle). Returns 0, -ENOTSUP on other platforms, or a write error.
+int agent_platform_sim_set_power(agent_platform_t *self, const json_t *power_mw, jf_err_t *err);
 
 // Closes every file and frees self. Accepts NULL and *self_p == NULL; sets *self_p to NULL.
 void agent_platform_destroy(agent_platform_t **self_p);

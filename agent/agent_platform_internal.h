@@ -6,7 +6,9 @@
 
 #include "agent_detect.h"
 #include "agent_platform.h"
+#include "agent_sim_tree.h"
 #include "agent_sysfs.h"
+#include "sim_model.h"
 
 #include <limits.h>
 
@@ -33,6 +35,10 @@ struct agent_platform {
     char etc_root[PATH_MAX];                    // power handle ("" on other platforms)
     agent_detect_t detect;                      // jetson: what detection found
     char describe[AGENT_PLATFORM_DESCRIBE_MAX + 1];
+    bool is_sim;                                // sim: the fields below are set
+    agent_platform_sim_t sim;
+    sim_model_t *sim_model;                     // owned (sim)
+    agent_sim_tree_t *sim_tree;                 // owned (sim): removed with the platform
 };
 
 // A zeroed platform with ops and board type set. NULL with err on -ENOMEM.

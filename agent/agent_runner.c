@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #define S_ARGV_MAX 32
+#define S_NUM_BUFS 8  // numbers formatted for an argv
+#define S_NUM_LEN  32
 #define S_ENV_KEEP_MAX 8
 
 struct agent_runner {
@@ -36,6 +38,8 @@ struct agent_runner {
     char error_detail[200];
     int64_t epochs;
     int64_t bad_lines;
+    agent_runner_power_fn power_fn; // sim: rail powers of the trainer's lines; NULL: none
+    void *power_arg;
 };
 
 static void s_env_keep(char **env, size_t *n, char bufs[][512], const char *name)
@@ -76,22 +80,52 @@ static int s_spawn(agent_runner_t *self, char *const argv[], int out_fd, jf_err_
     return 0;
 }
 
-static void s_build_argv(const agent_runner_opts_t *o, char bufs[][32], char *argv[])
+static void s_copy_argv(const char *const *args, size_t n, char *argv[])
+{
+    for (size_t i = 0; i < n && i < S_ARGV_MAX; i++) {
+        argv[i] = (char *) args[i];
+    }
+}
+
+// The simulated trainer's argv (docs/simulator.md "The simulated trainer"): the board, mode and
+// medium from the platform and the spec, the workload's knobs as for a real run.
+static void s_build_sim_argv(const agent_runner_opts_t *o, char bufs[][S_NUM_LEN], char *argv[])
 {
     const jf_run_spec_t *s = o->spec;
-    (void) snprintf(bufs[0], 32, "%d", s->workers);
-    (void) snprintf(bufs[1], 32, "%d", s->prefetch);
-    (void) snprintf(bufs[2], 32, "%d", s->batch_size);
-    (void) snprintf(bufs[3], 32, "%d", s->epochs);
-    (void) snprintf(bufs[4], 32, "%d", s->threads);
-    (void) snprintf(bufs[5], 32, "%llu", (unsigned long long) s->seed);
+    const agent_platform_sim_t *sim = o->sim;
+    (void) snprintf(bufs[6], S_NUM_LEN, "%llu", (unsigned long long) sim->seed);
+    (void) snprintf(bufs[7], S_NUM_LEN, "%d", s->power_mode_id);
+    (void) snprintf(bufs[4], S_NUM_LEN, "%.17g", sim->speed);
+    char scale[S_NUM_LEN];
+    (void) snprintf(scale, sizeof scale, "%.17g", sim->scale);
+    const char *args[] = {o->train_bin, "--simulate", "--sim-params", sim->params,
+                          "--sim-board-type", jf_board_type_name(sim->type), "--sim-board",
+                          sim->board, "--sim-seed", bufs[6], "--sim-mode", bufs[7],
+                          "--sim-medium", s->storage, "--sim-speed", bufs[4], "--sim-scale",
+                          scale, "--model", s->model,
+                          "--workers", bufs[0], "--prefetch", bufs[1], "--batch", bufs[2],
+                          "--epochs", bufs[3], "--seed", bufs[5], NULL};
+    s_copy_argv(args, sizeof args / sizeof args[0], argv);
+}
+
+static void s_build_argv(const agent_runner_opts_t *o, char bufs[][S_NUM_LEN], char *argv[])
+{
+    const jf_run_spec_t *s = o->spec;
+    (void) snprintf(bufs[0], S_NUM_LEN, "%d", s->workers);
+    (void) snprintf(bufs[1], S_NUM_LEN, "%d", s->prefetch);
+    (void) snprintf(bufs[2], S_NUM_LEN, "%d", s->batch_size);
+    (void) snprintf(bufs[3], S_NUM_LEN, "%d", s->epochs);
+    (void) snprintf(bufs[4], S_NUM_LEN, "%d", s->threads);
+    (void) snprintf(bufs[5], S_NUM_LEN, "%llu", (unsigned long long) s->seed);
+    if (o->sim) {
+        s_build_sim_argv(o, bufs, argv);
+        return;
+    }
     const char *args[] = {o->train_bin, "--model", s->model, "--data", o->dataset_dir,
                           "--workers", bufs[0], "--prefetch", bufs[1], "--batch", bufs[2],
                           "--epochs", bufs[3], "--threads", bufs[4], "--seed", bufs[5],
                           "--device", "auto", NULL};
-    for (size_t i = 0; i < sizeof args / sizeof args[0]; i++) {
-        argv[i] = (char *) args[i];
-    }
+    s_copy_argv(args, sizeof args / sizeof args[0], argv);
 }
 
 agent_runner_t *agent_runner_start(const agent_runner_opts_t *opts, jf_err_t *err)
@@ -108,7 +142,9 @@ agent_runner_t *agent_runner_start(const agent_runner_opts_t *opts, jf_err_t *er
         goto fail_destroy;
     }
     self->fd = fds[0];
-    char bufs[6][32];
+    self->power_fn = opts->sim ? opts->power_fn : NULL;
+    self->power_arg = opts->power_arg;
+    char bufs[S_NUM_BUFS][S_NUM_LEN];
     char *argv[S_ARGV_MAX] = {0};
     s_build_argv(opts, bufs, argv);
     int rc = s_spawn(self, argv, fds[1], err);
@@ -192,6 +228,15 @@ static void s_note_error(agent_runner_t *self, const json_t *line)
                     detail ? detail : "the trainer reported an error");
 }
 
+// A simulated trainer's rail powers to the power callback (an object only; else nothing).
+static void s_sim_power(const agent_runner_t *self, const json_t *line, const char *key)
+{
+    const json_t *p = json_object_get(line, key);
+    if (self->power_fn && json_is_object(p)) {
+        self->power_fn(p, self->power_arg);
+    }
+}
+
 // Converts one line into a wire record (validated with the wire decoder's own rules), or
 // records its effect (done, error). Returns the record or NULL.
 static json_t *s_line_record(agent_runner_t *self, const char *text)
@@ -202,8 +247,12 @@ static json_t *s_line_record(agent_runner_t *self, const char *text)
     json_t *rec = NULL;
     if (kind && strcmp(kind, "start") == 0) {
         rec = s_start_record(line);
+        s_sim_power(self, line, "sim_power_mw");
     } else if (kind && (strcmp(kind, "epoch") == 0 || strcmp(kind, "minibatch") == 0)) {
         rec = s_timed_record(line, kind[0] == 'e');
+        if (kind[0] == 'e') {
+            s_sim_power(self, line, "sim_next_power_mw");
+        }
     } else if (kind && strcmp(kind, "done") == 0) {
         self->done_seen = true;
     } else if (kind && strcmp(kind, "error") == 0) {

@@ -5,6 +5,7 @@
 #ifndef AGENT_RUNNER_H
 #define AGENT_RUNNER_H
 
+#include "agent_platform.h"
 #include "jf_err.h"
 #include "jf_msg_run.h"
 #include "jf_run_spec.h"
@@ -18,10 +19,19 @@
 
 typedef struct agent_runner agent_runner_t;
 
+// Called with a simulated trainer's rail powers {rail: mW}: the start line's sim_power_mw (the
+// first epoch) and each epoch line's sim_next_power_mw (the next one). power_mw is borrowed for
+// the call.
+typedef void (*agent_runner_power_fn)(const json_t *power_mw, void *arg);
+
 typedef struct agent_runner_opts {
     const char *train_bin;      // absolute path of jetfleet-train
-    const char *dataset_dir;    // <dataset_root>/<dataset>
+    const char *dataset_dir;    // <dataset_root>/<dataset>; unused when sim is set
     const jf_run_spec_t *spec;  // borrowed for the call
+    const agent_platform_sim_t *sim; // NULL: a real run; else the simulated trainer's argv
+                                // (--simulate ..., no --data, --threads, --device); borrowed
+    agent_runner_power_fn power_fn; // sim: where the trainer's rail powers go (may be NULL)
+    void *power_arg;            // passed to power_fn
 } agent_runner_opts_t;
 
 typedef struct agent_runner_outcome {

@@ -13,6 +13,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#define S_SIM_POWER_NOTE                                                                           \
+    "simulated: the mode's clocks and online cores were written into the sim board's fake "      \
+    "sysfs tree, no hardware was switched; the simulated trainer starts from a cold page cache"
+#define S_SIM_PREPARED_DETAIL                                                                      \
+    "simulated board: storage check, power-mode helper and cache drop skipped"
+
 static const struct {
     const char *model;
     const char *dataset;
@@ -86,7 +92,8 @@ static int s_check_run(const agent_session_t *self, const jf_run_spec_t *s, char
         return JF_FAIL_INFEASIBLE;
     }
     (void) snprintf(dataset_dir, size, "%s/%s", st->dataset_root, s->dataset);
-    if (stat(dataset_dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+    bool sim = agent_platform_sim(self->platform) != NULL; // the model has the dataset
+    if (!sim && (stat(dataset_dir, &sb) != 0 || !S_ISDIR(sb.st_mode))) {
         (void) snprintf(why, why_size, "dataset directory '%.200s' is missing", dataset_dir);
         return JF_FAIL_INFEASIBLE;
     }
@@ -121,7 +128,22 @@ static json_t *s_power_mode(const agent_session_t *self, const agent_worker_repl
     if (p->has_power) {
         return json_loads(p->power_json, 0, NULL);
     }
+    if (agent_platform_sim(self->platform)) {
+        return json_pack("{s:i, s:s, s:s}", "mode_id", s->power_mode_id, "mode_name",
+                         s->power_mode, "note", S_SIM_POWER_NOTE);
+    }
     return json_pack("{s:i, s:s}", "mode_id", s->power_mode_id, "mode_name", s->power_mode);
+}
+
+// A simulated trainer's rail powers into the sim board's fake power monitor, where the sampler
+// and the energy code read them as on a real board.
+static void s_on_sim_power(const json_t *power_mw, void *arg)
+{
+    agent_session_t *self = arg;
+    jf_err_t err = {0};
+    if (agent_platform_sim_set_power(self->platform, power_mw, &err) != 0) {
+        jf_log_warn("run: %s", err.msg);
+    }
 }
 
 // Starts what the run needs once prepared: the mode (platforms without a power handle), the
@@ -145,8 +167,9 @@ static int s_start(agent_session_t *self, jf_err_t *err)
     const char *disk = r->prepared->has_mount ? r->prepared->mount.disk : "";
     r->sampling = r->measure && r->power_mode &&
                   agent_sampler_start(self->sampler, s->telemetry_hz, disk) == 0;
-    agent_runner_opts_t o = {
-        .train_bin = self->train_bin, .dataset_dir = r->dataset_dir, .spec = s};
+    agent_runner_opts_t o = {.train_bin = self->train_bin, .dataset_dir = r->dataset_dir,
+                             .spec = s, .sim = agent_platform_sim(self->platform),
+                             .power_fn = s_on_sim_power, .power_arg = self};
     r->runner = r->sampling ? agent_runner_start(&o, err) : NULL;
     if (!r->runner) {
         agent_spool_drop(self->spool, s->run_id, r->attempt);
@@ -246,11 +269,39 @@ void agent_session_on_worker(agent_session_t *self)
     free(reply);
 }
 
+// A sim board has nothing to prepare: no disk, no helper, no page cache of its own. Answers as
+// the worker would, at once.
+static void s_prepare_sim(agent_session_t *self, const jf_run_spec_t *s, int64_t attempt,
+                          const char *dataset_dir)
+{
+    agent_run_t *r = &self->run;
+    agent_worker_reply_t *reply = calloc(1, sizeof *reply);
+    if (!reply) {
+        s_reject(self, s, attempt, JF_FAIL_CRASHED, "out of memory");
+        return;
+    }
+    *r = (agent_run_t){.active = true, .phase = AGENT_RUN_PREPARING, .spec = *s,
+                       .attempt = attempt};
+    (void) snprintf(r->dataset_dir, sizeof r->dataset_dir, "%s", dataset_dir);
+    reply->kind = AGENT_WORKER_PREPARED;
+    memcpy(reply->run, s->run_id, sizeof reply->run);
+    reply->attempt = attempt;
+    reply->ok = true;
+    reply->drop = JF_MEASURE_DROP_NONE;
+    (void) snprintf(reply->detail, sizeof reply->detail, "%s", S_SIM_PREPARED_DETAIL);
+    s_on_prepared(self, reply);
+    free(reply);
+}
+
 // Hands a checked run to the worker; the answer to the coordinator comes with its reply.
 static void s_prepare(agent_session_t *self, const jf_run_spec_t *s, int64_t attempt,
                       const char *dataset_dir)
 {
     agent_run_t *r = &self->run;
+    if (agent_platform_sim(self->platform)) {
+        s_prepare_sim(self, s, attempt, dataset_dir);
+        return;
+    }
     agent_worker_prepare_t *job = calloc(1, sizeof *job);
     if (!job) {
         s_reject(self, s, attempt, JF_FAIL_CRASHED, "out of memory");
@@ -384,6 +435,9 @@ void agent_session_drop_run(agent_session_t *self, const char *run, int64_t atte
 void agent_session_run_fini(agent_session_t *self)
 {
     agent_run_t *r = &self->run;
+    if (r->active && agent_platform_sim(self->platform)) {
+        s_on_sim_power(NULL, self); // the simulated board is idle again
+    }
     if (r->sampling && !r->stop_sent && agent_sampler_stop(self->sampler) == 0) {
         self->sampler_stops++; // its answer is dropped when it comes
     }

@@ -64,9 +64,29 @@ static void s_flush_samples(agent_session_t *self)
     }
 }
 
+// A sim board's trainer runs compressed in time (--sim-speed) while its rails are sampled in
+// wall-clock time, so an energy integrated here would be the modelled one divided by the speed:
+// a number that measures nothing. Sim records therefore carry no energy (total "none").
+static void s_sim_strip_energy(const agent_session_t *self, json_t *rec)
+{
+    const char *kind = json_string_value(json_object_get(rec, "kind"));
+    if (!kind || strcmp(agent_platform_name(self->platform), "sim") != 0) {
+        return;
+    }
+    if (strcmp(kind, "epoch") == 0) {
+        (void) json_object_del(rec, "energy_mj");
+        (void) json_object_del(rec, "avg_power_mw");
+        (void) json_object_del(rec, "peak_power_mw");
+    } else if (strcmp(kind, "measure") == 0) {
+        (void) json_object_set_new(rec, "energy",
+                                   json_pack("{s:s, s:[]}", "total", "none", "rails"));
+    }
+}
+
 static void s_add_record(agent_session_t *self, json_t *rec)
 {
     agent_run_t *r = &self->run;
+    s_sim_strip_energy(self, rec);
     if (json_array_size(r->records) == 0) {
         r->records_since_us = jf_clock_mono_us();
     }

@@ -141,6 +141,15 @@ int jf_msg_hello_parse(const json_t *body, jf_hello_t *ret_hello, jf_err_t *err)
     if (!s_is_platform(h.platform)) {
         return jf_err_set(err, -EINVAL, "'platform' must be one of jetson, host, sim");
     }
+    // A simulated board reports the Jetson type it simulates with platform sim: "sim" is
+    // fleet.yaml's type, never a hello's, and a sim platform never simulates a host.
+    bool sim = strcmp(h.platform, "sim") == 0;
+    if (h.board_type == JF_BOARD_SIM || (sim && h.board_type == JF_BOARD_HOST)) {
+        return jf_err_set(err, -EINVAL,
+                          "'board_type' %s with platform %s: a simulated board reports the "
+                          "Jetson type it simulates, with platform sim",
+                          jf_board_type_name(h.board_type), h.platform);
+    }
     *ret_hello = h;
     return 0;
 }

@@ -1,14 +1,23 @@
 #!/usr/bin/env bash
-# Set-up plus the main job: installs the Debian packages, builds, generates small datasets in
-# their real formats (MNIST idx, CIFAR-10 binary, GLD-23k JPEG + CSV), starts a coordinator
-# (embedded SQLite store) and three local agents on 127.0.0.1, runs the demo sweep
-# (sweeps/demo.yaml: LeNet-5, ResNet-18 and MobileNetV3 trained for real with libtorch on this
-# machine's CPU, 0 and 1 loader workers) and prints the results table. Everything it makes stays
-# in ./demo-run; the processes are stopped when it ends, whatever happens.
-#   ./scripts/demo.sh              JF_DEMO_AGENTS=N (default 3)
+# Set-up plus the main job: installs the Debian packages, builds, generates a small MNIST
+# dataset in its real format (idx) for the real host, starts a coordinator
+# (embedded SQLite store), 15 simulated boards as in the study (5 AGX Xavier, 5 Xavier NX,
+# 5 Nano: agents with --platform sim:<type>, whose runs are jetfleet-train --simulate on the
+# performance model of docs/simulator.md) and one real host agent on 127.0.0.1, runs the demo
+# sweep (sweeps/demo.yaml: LeNet-5, ResNet-18 and MobileNetV3, 0 and 1 loader workers; the host
+# trains LeNet-5 for real with libtorch on this machine's CPU) and prints the results table and
+# the wall time. Everything it makes stays in ./demo-run; the processes are stopped when it
+# ends, whatever happens.
+#   ./scripts/demo.sh    JF_DEMO_SIM_SPEED=X (default 2000: modelled seconds per wall second)
 set -euo pipefail
+SECONDS=0
 top=$(cd "$(dirname "$0")/.." && pwd)
-agents=${JF_DEMO_AGENTS:-3}
+sim_types=(agx-xavier xavier-nx nano)
+sim_short=(agx nx nano)
+sim_per_type=5
+sim_speed=${JF_DEMO_SIM_SPEED:-2000}
+sims=$((${#sim_types[@]} * sim_per_type))
+agents=$((1 + sims))
 run=$top/demo-run
 build=${JF_BUILD_DIR:-$top/build}
 bin=$build/bin
@@ -36,26 +45,31 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-echo "== datasets: synthetic, in the real on-disk formats ($run/data)"
+echo "== dataset for the real host: synthetic MNIST in its real on-disk format ($run/data)"
 "$bin/jetfleet-datagen" --kind mnist --scale 0.05 --seed 1 --out "$run/data/mnist"
-"$bin/jetfleet-datagen" --kind cifar10 --scale 0.004 --seed 1 --out "$run/data/cifar10"
-"$bin/jetfleet-datagen" --kind gld23k --scale 0.002 --seed 1 --out "$run/data/gld23k"
 
 {
-  echo "# Demo fleet written by scripts/demo.sh: $agents plain Linux hosts on this machine."
+  echo "# Demo fleet written by scripts/demo.sh: one plain Linux host on this machine and"
+  echo "# $sims simulated Jetsons (type sim; their agents run --platform sim:<type>)."
   echo "coordinator:"
   echo "  agent_endpoint: tcp://127.0.0.1:*"
   echo "  data_dir: state"
   echo "  heartbeat_interval: 1s"
-  echo "  heartbeat_timeout: 5s"
+  echo "  heartbeat_timeout: 20s  # $agents agents and their trainers share this machine's cores"
+  echo "  telemetry_hz: 5"
   echo "boards:"
-  for i in $(seq "$agents"); do
-    echo "  - name: host-$i"
-    echo "    type: host"
-    echo "    storage:"
-    echo "      - medium: local"
-    echo "        mount: /"
-    echo "        dataset_root: $run/data"
+  echo "  - name: host-1"
+  echo "    type: host"
+  echo "    storage:"
+  echo "      - {medium: local, mount: /, dataset_root: $run/data}"
+  for t in "${!sim_types[@]}"; do
+    for i in $(seq -w 1 "$sim_per_type"); do
+      echo "  - name: sim-${sim_short[$t]}-0$i"
+      echo "    type: sim"
+      echo "    simulates: ${sim_types[$t]}"
+      echo "    storage:"
+      echo "      - {medium: nvme, mount: /, dataset_root: $run/data}"
+    done
   done
 } > "$run/fleet.yaml"
 export JETFLEET_CONFIG=$run/fleet.yaml
@@ -72,11 +86,18 @@ fi
 endpoint=$(cat "$run/state/endpoint")
 echo "   listening for agents on $endpoint"
 
-echo "== $agents agents"
-for i in $(seq "$agents"); do
-  "$bin/jetfleet-agent" --coordinator "$endpoint" --name "host-$i" --config "$run/fleet.yaml" \
-    > "$run/agent-host-$i.log" 2>&1 &
-  pids+=($!)
+echo "== $agents agents: host-1 (real) and $sims simulated boards (sim speed $sim_speed)"
+"$bin/jetfleet-agent" --coordinator "$endpoint" --name host-1 --config "$run/fleet.yaml" \
+  > "$run/agent-host-1.log" 2>&1 &
+pids+=($!)
+for t in "${!sim_types[@]}"; do
+  for i in $(seq -w 1 "$sim_per_type"); do
+    name=sim-${sim_short[$t]}-0$i
+    "$bin/jetfleet-agent" --coordinator "$endpoint" --name "$name" --config "$run/fleet.yaml" \
+      --platform "sim:${sim_types[$t]}" --sim-speed "$sim_speed" --sim-seed 1 \
+      > "$run/agent-$name.log" 2>&1 &
+    pids+=($!)
+  done
 done
 online=0
 for _ in $(seq 100); do
@@ -89,8 +110,14 @@ done
 echo "== sweep plan"
 "$bin/jetfleet" sweep plan "$top/sweeps/demo.yaml"
 echo "== sweep submit --wait"
-"$bin/jetfleet" sweep submit "$top/sweeps/demo.yaml" --wait
-echo "== results (mean of the epochs after the warm-up, per run; measured on this machine)"
+# Exit 1 when runs failed: the simulated Nanos run out of memory for ResNet-18 and MobileNetV3
+# at batch 16, as the model says (docs/simulator.md); the results below show the rest.
+if ! "$bin/jetfleet" sweep submit "$top/sweeps/demo.yaml" --wait; then
+  echo "demo: some runs failed (see 'jetfleet runs --sweep demo --state failed')"
+fi
+echo "== results (mean of the epochs after the warm-up, per run; host-1 measured on this"
+echo "   machine, the sim-* boards simulated)"
 "$bin/jetfleet" results --sweep demo
 echo
 echo "Store: $run/state/jetfleet.db   Export: $bin/jetfleet export --sweep demo --what epochs"
+echo "demo: finished in ${SECONDS} s (wall time, build and datasets included)"

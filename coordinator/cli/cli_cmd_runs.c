@@ -35,19 +35,42 @@ static int s_parse_filter(int argc, char **argv, s_filter_t *f)
     return optind == nargc && (!f->state || coord_run_state_parse(f->state, &st)) ? 0 : -1;
 }
 
+#define S_SIM_FOOTER "rows marked sim are simulated (model: docs/simulator.md), not measured"
+
+// The table being filled, and how many of its rows came from simulated boards.
+typedef struct s_rows {
+    cli_table_t *table;
+    size_t n_sim;
+} s_rows_t;
+
+static int s_add_row(int ncols, const char *const *names, const char *const *values,
+                     const coord_value_kind_t *kinds, void *arg)
+{
+    s_rows_t *rows = arg;
+    for (int i = 0; i < ncols; i++) {
+        rows->n_sim += strcmp(names[i], "platform") == 0 && values[i] &&
+                       strcmp(values[i], "sim") == 0;
+    }
+    return cli_table_add_row(ncols, names, values, kinds, rows->table);
+}
+
 static int s_print(cli_ctx_t *ctx, coord_table_t table, const s_filter_t *f,
                    const char *const *columns)
 {
     jf_err_t err = {0};
     coord_store_t *store = cli_ctx_store(ctx, &err);
-    cli_table_t *t = cli_table_new(columns);
-    int rc = store && t ? coord_store_select(store, table, f->sweep, f->state, cli_table_add_row, t,
+    s_rows_t rows = {.table = cli_table_new(columns)};
+    cli_table_t *t = rows.table;
+    int rc = store && t ? coord_store_select(store, table, f->sweep, f->state, s_add_row, &rows,
                                              &err)
                         : -1;
     if (rc == 0) {
         (void) cli_table_write(t, CLI_FORMAT_TEXT, stdout);
         if (cli_table_rows(t) == 0) {
             printf("(no rows)\n");
+        }
+        if (rows.n_sim > 0) {
+            printf("%s\n", S_SIM_FOOTER);
         }
     }
     cli_table_destroy(&t);
@@ -56,8 +79,8 @@ static int s_print(cli_ctx_t *ctx, coord_table_t table, const s_filter_t *f,
 
 int cli_cmd_runs(cli_ctx_t *ctx, int argc, char **argv)
 {
-    static const char *const cols[] = {"run", "board", "board_type", "workload", "power_mode",
-                                       "storage", "workers", "batch_size", "repeat", "state",
+    static const char *const cols[] = {"run", "board", "board_type", "platform", "workload",
+                                       "power_mode", "storage", "workers", "batch_size", "repeat", "state",
                                        "attempt", "fail_reason", "duration_s", NULL};
     s_filter_t f = {0};
     if (s_parse_filter(argc, argv, &f) != 0) {

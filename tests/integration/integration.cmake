@@ -15,3 +15,9 @@ if(JF_PRIVHELPER_TEST_HOOKS)
                           LIBS jft_support jf_agent jf_common)
   add_dependencies(measure_e2e_itest ${JF_ITEST_DEPS} jetfleet-privhelper jft-fake-nvpmodel)
 endif()
+
+# 50 simulated boards (agent --platform sim:<type>, jetfleet-train --simulate) run a sweep.
+jf_add_integration_test(sim_fleet TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/sim_fleet_test.c
+                        LIBS jft_support jf_common)
+add_dependencies(sim_fleet_itest ${JF_ITEST_DEPS})

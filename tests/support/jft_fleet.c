@@ -24,20 +24,29 @@ static int s_make_dataset(jft_fleet_t *f)
 
 static int s_write_config(jft_fleet_t *f)
 {
-    size_t cap = 4096 + f->n_boards * 512;
+    size_t cap = 4096 + (f->n_boards + f->n_sims) * 512;
     char *yaml = malloc(cap);
     if (!yaml) {
         return -ENOMEM;
     }
+    // Many simulated boards start many trainers at once (each loads libtorch), which can starve
+    // a 2-core machine for seconds: their fleet tolerates longer silences.
     int n = snprintf(yaml, cap,
                      "coordinator:\n  agent_endpoint: tcp://127.0.0.1:*\n  data_dir: state\n"
-                     "  heartbeat_interval: 500ms\n  heartbeat_timeout: 3s\n  run_timeout: 5m\n"
-                     "boards:\n");
+                     "  heartbeat_interval: 500ms\n  heartbeat_timeout: %s\n  run_timeout: 5m\n"
+                     "boards:\n",
+                     f->n_sims > 0 ? JFT_FLEET_SIM_HEARTBEAT_TIMEOUT : "3s");
     for (size_t i = 0; i < f->n_boards && n > 0 && (size_t) n < cap; i++) {
         n += snprintf(yaml + n, cap - (size_t) n,
                       "  - name: host-%zu\n    type: host\n    storage:\n      - medium: local\n"
                       "        mount: /\n        dataset_root: %s/data\n",
                       i + 1, f->dir);
+    }
+    for (size_t i = 0; i < f->n_sims && n > 0 && (size_t) n < cap; i++) {
+        n += snprintf(yaml + n, cap - (size_t) n,
+                      "  - name: sim-%zu\n    type: sim\n    simulates: %s\n    storage:\n"
+                      "      - medium: nvme\n        mount: /\n        dataset_root: %s/data\n",
+                      i + 1, f->sim_types[i], f->dir);
     }
     int rc = jft_write_file(f->config, yaml);
     free(yaml);
@@ -46,8 +55,21 @@ static int s_write_config(jft_fleet_t *f)
 
 int jft_fleet_setup(jft_fleet_t *f, size_t n_boards)
 {
+    return jft_fleet_setup_sims(f, n_boards, NULL, 0);
+}
+
+int jft_fleet_setup_sims(jft_fleet_t *f, size_t n_boards, const char *const *sim_types,
+                         size_t n_sims)
+{
     memset(f, 0, sizeof *f);
+    if (n_boards + n_sims > JFT_FLEET_AGENTS_MAX) {
+        return -EINVAL;
+    }
     f->n_boards = n_boards;
+    f->n_sims = n_sims;
+    for (size_t i = 0; i < n_sims; i++) {
+        f->sim_types[i] = sim_types[i];
+    }
     int rc = jft_tmpdir_new_sized(f->dir, sizeof f->dir);
     if (rc != 0) {
         return rc;
@@ -123,6 +145,23 @@ int jft_fleet_start_agent_named(jft_fleet_t *f, size_t i, const char *name,
     }
     argv[n] = NULL;
     return jft_proc_start(&f->agents[i], log, argv, NULL);
+}
+
+int jft_fleet_start_sim_agent(jft_fleet_t *f, size_t i, const char *const *extra_args)
+{
+    if (i >= f->n_sims) {
+        return -EINVAL;
+    }
+    char name[32], platform[64];
+    (void) snprintf(name, sizeof name, "sim-%zu", i + 1);
+    (void) snprintf(platform, sizeof platform, "sim:%s", f->sim_types[i]);
+    const char *args[32] = {"--platform", platform};
+    size_t n = 2;
+    for (size_t k = 0; extra_args && extra_args[k] && n < 31; k++) {
+        args[n++] = extra_args[k];
+    }
+    args[n] = NULL;
+    return jft_fleet_start_agent_named(f, f->n_boards + i, name, args);
 }
 
 static sqlite3_stmt *s_sql_row(jft_fleet_t *f, const char *sql, sqlite3 **ret_db)

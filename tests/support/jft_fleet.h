@@ -1,5 +1,5 @@
 /* Test support: a whole fleet on 127.0.0.1 — a temporary directory with a tiny generated MNIST
- * dataset, a fleet.yaml of host boards, a coordinator on an ephemeral port, agents, the CLI —
+ * dataset, a fleet.yaml of host boards and simulated boards, a coordinator on an ephemeral port, agents, the CLI —
  * and a teardown that stops every process and removes the directory even after a failure. */
 #ifndef JFT_FLEET_H
 #define JFT_FLEET_H
@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #define JFT_FLEET_AGENTS_MAX 64
+#define JFT_FLEET_SIM_HEARTBEAT_TIMEOUT "30s" // fleets with sim boards (many trainers at once)
 #define JFT_FLEET_DIR_MAX    1024 // short enough that every path built inside it fits PATH_MAX
 
 typedef struct jft_fleet {
@@ -18,12 +19,23 @@ typedef struct jft_fleet {
     char data_dir[PATH_MAX];  // <dir>/state: the coordinator's data directory
     char endpoint[256];       // the coordinator's bound agent endpoint
     size_t n_boards;          // host-1 .. host-N in fleet.yaml
+    size_t n_sims;            // then sim-1 .. sim-M (type sim, medium nvme)
+    const char *sim_types[JFT_FLEET_AGENTS_MAX]; // what each simulates ("xavier-nx"); borrowed
     jft_proc_t coord;
     jft_proc_t agents[JFT_FLEET_AGENTS_MAX];
 } jft_fleet_t;
 
 // Creates the directory, the dataset and fleet.yaml with n_boards host boards. 0 or -errno.
 int jft_fleet_setup(jft_fleet_t *f, size_t n_boards);
+
+// The same with n_sims simulated boards sim-1.. after the hosts, sim-<i+1> simulating
+// sim_types[i] (static strings, borrowed) with storage medium nvme. 0 or -errno.
+int jft_fleet_setup_sims(jft_fleet_t *f, size_t n_boards, const char *const *sim_types,
+                         size_t n_sims);
+
+// Starts the agent of sim-<i+1> in slot n_boards + i with --platform sim:<type> and extra
+// arguments (NULL-terminated, may be NULL: --sim-speed and the like). 0 or -errno.
+int jft_fleet_start_sim_agent(jft_fleet_t *f, size_t i, const char *const *extra_args);
 
 // Starts the coordinator and waits for its endpoint file. 0 or -errno.
 int jft_fleet_start_coordinator(jft_fleet_t *f);

@@ -17,6 +17,8 @@ jf_add_unit_test(sysfs
 jf_add_unit_test(platform
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/platform_test.c LIBS jf_agent jft_support)
 add_dependencies(platform_test jetfleet-agent)
+target_compile_definitions(platform_test PRIVATE
+  SIM_PARAMS_PATH="${PROJECT_SOURCE_DIR}/agent/sim/sim_params.yaml")
 # The root helper as a real process with its test options (JF_PRIVHELPER_TEST_HOOKS) on a copy of
 # tests/fixtures/privhelper/, and the fake nvpmodel it runs there.
 add_executable(jft-fake-nvpmodel ${PROJECT_SOURCE_DIR}/tests/unit/agent/nvpmodel_fake.c)

@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
@@ -467,10 +468,11 @@ static void test_platform_errors(void **state)
     assert_non_null(strstr(err.msg, "/device-tree does not name a Jetson"));
     o.kind = AGENT_PLATFORM_SIM;
     o.sim_type = JF_BOARD_XAVIER_NX;
+    o.sim_params = "/nonexistent/sim_params.yaml";
     assert_null(agent_platform_new(&o, &err));
-    assert_int_equal(err.code, -ENOTSUP);
-    assert_non_null(strstr(err.msg, "sim:xavier-nx: the sim platform is not implemented yet "
-                                    "(issue #5)"));
+    assert_true(err.code < 0);
+    assert_non_null(strstr(err.msg, "--platform sim:xavier-nx"));
+    assert_non_null(strstr(err.msg, "/nonexistent/sim_params.yaml"));
     o.kind = AGENT_PLATFORM_HOST;
     o.proc_root = "/nonexistent";
     assert_null(agent_platform_new(&o, &err));
@@ -624,6 +626,76 @@ static void test_sample_once_binary_host(void **state)
     free(run.output);
 }
 
+// A sim board: the fake tree read by the jetson readers, rails from the model's idle power,
+// modes and rail powers written into the tree, and the tree gone with the platform.
+static void test_platform_sim(void **state)
+{
+    (void)state;
+    agent_platform_opts_t o = {.kind = AGENT_PLATFORM_SIM, .sim_type = JF_BOARD_XAVIER_NX,
+                               .sim_params = SIM_PARAMS_PATH, .sim_board = "sim-nx-01",
+                               .sim_seed = 7, .sim_speed = 100};
+    jf_err_t err = {0};
+    agent_platform_t *p = agent_platform_new(&o, &err);
+    if (!p) {
+        fail_msg("%s", err.msg);
+    }
+    assert_string_equal(agent_platform_name(p), "sim");
+    assert_int_equal(agent_platform_board_type(p), JF_BOARD_XAVIER_NX);
+    assert_string_equal(agent_platform_input_rail(p), "VDD_IN");
+    const agent_platform_sim_t *sim = agent_platform_sim(p);
+    assert_non_null(sim);
+    assert_string_equal(sim->board, "sim-nx-01");
+    assert_true(sim->seed == 7 && sim->speed == 100);
+    json_t *s = json_object();
+    assert_int_equal(agent_platform_sample(p, s, &err), 0);
+    json_int_t idle = json_integer_value(json_object_get(s, "input_power_mw"));
+    assert_true(idle > 1000 && idle < 10000);
+    assert_int_equal(json_array_size(json_object_get(s, "rails")), 3);
+    json_decref(s);
+    json_t *pw = json_pack("{s:i}", "VDD_IN", 12345);
+    assert_int_equal(agent_platform_sim_set_power(p, pw, &err), 0);
+    json_decref(pw);
+    assert_int_equal(agent_platform_set_mode(p, 2, &err), 0); // MODE_15W_6CORE
+    s = json_object();
+    assert_int_equal(agent_platform_sample(p, s, &err), 0);
+    json_int_t mw = json_integer_value(json_object_get(s, "input_power_mw"));
+    assert_true(mw >= 12340 && mw <= 12350); // V x I to the mA
+    assert_int_equal(json_array_size(json_object_get(s, "cpu_online")), 6);
+    assert_true(json_is_true(json_array_get(json_object_get(s, "cpu_online"), 5)));
+    json_decref(s);
+    assert_int_equal(agent_platform_set_mode(p, 99, &err), -EINVAL);
+    // The tree is where the description says; it is removed with the platform.
+    const char *at = strstr(agent_platform_describe(p), "fake tree ");
+    assert_non_null(at);
+    char tree[PATH_MAX] = {0};
+    (void) snprintf(tree, sizeof tree, "%.*s", (int) strcspn(at + 10, " "), at + 10);
+    struct stat sb;
+    assert_int_equal(stat(tree, &sb), 0);
+    agent_platform_destroy(&p);
+    assert_int_not_equal(stat(tree, &sb), 0);
+}
+
+static void test_sample_once_binary_sim(void **state)
+{
+    (void)state;
+    char *args[] = {"--platform", "sim:xavier-nx", "--sample-once", NULL};
+    t_run_t run;
+    t_run_agent(args, &run);
+    if (run.status != 0 || !run.sample) {
+        fail_msg("exit %d: %s", run.status, run.output);
+    }
+    assert_string_equal(json_string_value(json_object_get(run.sample, "board_type")),
+                        "xavier-nx");
+    json_t *rails = json_object_get(run.sample, "rails");
+    assert_int_equal(json_array_size(rails), 3);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(rails, 0), "name")),
+                        "VDD_IN");
+    assert_true(json_integer_value(json_object_get(run.sample, "input_power_mw")) > 0);
+    assert_non_null(strstr(run.output, "platform: sim: simulated xavier-nx"));
+    json_decref(run.sample);
+    free(run.output);
+}
+
 // --privhelper's command line: words at spaces, the first an absolute path, at most 12.
 static void test_split_command(void **state)
 {
@@ -663,7 +735,12 @@ static void test_sample_once_binary_errors(void **state)
         {{"--platform", "jetson", "--sysfs-root", host.sys, "--proc-root", host.proc,
           "--etc-root", host.etc, "--sample-once", NULL},
          1, "does not name a Jetson"},
-        {{"--platform", "sim:nano", "--sample-once", NULL}, 1, "not implemented yet (issue #5)"},
+        {{"--platform", "sim:nano", "--sim-params", nonexistent, "--sample-once", NULL}, 1,
+         "--platform sim:nano"},
+        {{"--platform", "sim:nano", "--sim-speed", "0.5", "--sample-once", NULL}, 2,
+         "--sim-speed"},
+        {{"--platform", "host", "--sim-seed", "3", "--sample-once", NULL}, 2,
+         "need --platform sim:TYPE"},
         {{"--platform", "host", "--proc-root", nonexistent, "--sample-once", NULL}, 1,
          "/nonexistent/stat: No such file or directory"},
         {{"--platform", "jetson", "--sysfs-root", nano.sys, "--proc-root", nonexistent,
@@ -706,6 +783,8 @@ int main(void)
         cmocka_unit_test(test_sample_once_binary_fixtures),
         cmocka_unit_test(test_sample_once_binary_host),
         cmocka_unit_test(test_sample_once_binary_errors),
+        cmocka_unit_test(test_platform_sim),
+        cmocka_unit_test(test_sample_once_binary_sim),
         cmocka_unit_test(test_split_command),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

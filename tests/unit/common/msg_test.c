@@ -198,6 +198,8 @@ static const t_bad_t s_bad[] = {
     {"hello-no-power-modes.json", C, P, BF, "'power_modes' must be an array of 1..32 modes", 1},
     {"hello-storage-medium.json", C, P, BF, "storage[0]: must be", 1},
     {"hello-platform.json", C, P, BF, "'platform' must be one of jetson, host, sim", 1},
+    {"hello-board-type-sim.json", C, P, BF, "'board_type' sim with platform sim: a simulated", 1},
+    {"hello-sim-host.json", C, P, BF, "'board_type' host with platform sim", 1},
     {"hello-inventory-bad-run.json", C, P, BF, "runs[0]: must be {run, attempt", 1},
     // run.assign
     {"assign-params-run-differs.json", A, P, BF, "'params.run' differs from 'run'", 2},

@@ -1,5 +1,5 @@
 /* Unit tests for jf_sweep: the sweeps in sweeps/ expand against fleet.yaml.example (demo.yaml
- * against three host boards), rules and defaults work, expansion order and run ids are stable,
+ * against the demo's fleet: one host and 15 simulated boards), rules and defaults work, expansion order and run ids are stable,
  * and every tests/fixtures/yaml/bad/sweep-* file fails with its file:line:col (table-driven). */
 #include "jf_sweep.h"
 
@@ -22,7 +22,7 @@
 typedef struct t_fleets {
     jf_fleet_config_t *example; // fleet.yaml.example
     jf_fleet_config_t *lab;     // tests/fixtures/yaml/good/fleet-lab.yaml
-    jf_fleet_config_t *hosts;   // tests/fixtures/yaml/good/fleet-hosts.yaml
+    jf_fleet_config_t *demo;    // tests/fixtures/yaml/good/fleet-demo.yaml (scripts/demo.sh's)
 } t_fleets_t;
 
 static jf_fleet_config_t *t_fleet(const char *rel)
@@ -43,7 +43,7 @@ static int t_setup(void **state)
     assert_non_null(f);
     f->example = t_fleet("../../fleet.yaml.example");
     f->lab = t_fleet("yaml/good/fleet-lab.yaml");
-    f->hosts = t_fleet("yaml/good/fleet-hosts.yaml");
+    f->demo = t_fleet("yaml/good/fleet-demo.yaml");
     *state = f;
     return 0;
 }
@@ -53,7 +53,7 @@ static int t_teardown(void **state)
     t_fleets_t *f = *state;
     jf_fleet_config_destroy(&f->example);
     jf_fleet_config_destroy(&f->lab);
-    jf_fleet_config_destroy(&f->hosts);
+    jf_fleet_config_destroy(&f->demo);
     free(f);
     return 0;
 }
@@ -151,28 +151,40 @@ static void test_variability_sweep(void **state)
     jf_sweep_destroy(&sweep);
 }
 
+// sweeps/demo.yaml on the demo's fleet (one host, 5 simulated boards of each study type): the
+// host trains LeNet-5 only, every simulated board all three workloads in its one power mode.
 static void test_demo_sweep(void **state)
 {
     t_fleets_t *f = *state;
-    jf_sweep_t *sweep = t_load("../../sweeps/demo.yaml", f->hosts);
-    assert_int_equal(sweep->n_runs, 18); // 3 boards x 3 workloads x workers 0 and 1
+    jf_sweep_t *sweep = t_load("../../sweeps/demo.yaml", f->demo);
+    assert_int_equal(sweep->n_runs, 2 + 15 * 6); // host: 1 workload; sims: 3; workers 0 and 1
     static const char *const workloads[] = {"lenet5-mnist", "resnet18-cifar10",
                                             "mobilenetv3-gld23k"};
+    static const char *const modes[] = {"MAXN", "MODE_15W_6CORE", "MAXN"}; // agx, nx, nano
     for (size_t i = 0; i < sweep->n_runs; i++) {
         const jf_run_spec_t *r = &sweep->runs[i];
-        char board[32];
-        (void) snprintf(board, sizeof board, "host-%02d", (int) (i / 6 + 1));
-        assert_string_equal(r->board, board);
-        assert_string_equal(r->workload, workloads[(i % 6) / 2]);
-        assert_int_equal(r->workers, (int) (i % 2));
+        bool host = i < 2;
+        size_t k = host ? i : i - 2; // index among the host's or the sims' runs
+        if (host) {
+            assert_string_equal(r->board, "host-1");
+            assert_string_equal(r->workload, "lenet5-mnist");
+            assert_string_equal(r->power_mode, "DEFAULT");
+            assert_string_equal(r->storage, "local");
+        } else {
+            assert_true(strncmp(r->board, "sim-", 4) == 0);
+            assert_string_equal(r->workload, workloads[(k % 6) / 2]);
+            assert_string_equal(r->power_mode, modes[k / 30]);
+            assert_string_equal(r->storage, "nvme");
+        }
+        assert_int_equal(r->workers, (int) (k % 2));
         assert_int_equal(r->batch_size, 16);
         assert_int_equal(r->threads, 1);
-        assert_string_equal(r->power_mode, "DEFAULT");
-        assert_string_equal(r->storage, "local");
         assert_int_equal(r->epochs, 2);
         assert_int_equal(r->telemetry_hz, 5);       // the fleet's default
         assert_int_equal(r->timeout_us, 600 * T_S); // the fleet's run_timeout
     }
+    assert_string_equal(sweep->runs[2].board, "sim-agx-01");
+    assert_string_equal(sweep->runs[91].board, "sim-nano-05");
     t_assert_runs_sound(sweep);
     jf_sweep_destroy(&sweep);
     char path[PATH_MAX] = {0};
@@ -180,7 +192,8 @@ static void test_demo_sweep(void **state)
     jf_err_t err = {0};
     sweep = jf_sweep_load(path, f->example, &err);
     assert_null(sweep);
-    assert_non_null(strstr(err.msg, "demo.yaml:8:18: target device_type 'host' matches no board"));
+    assert_non_null(strstr(err.msg, "demo.yaml:12:18: target device_type 'host' matches no "
+                                    "board"));
 }
 
 typedef struct t_run_row {

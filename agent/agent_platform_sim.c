@@ -1,0 +1,117 @@
+/* Sim platform (issue #5): a simulated Jetson. Writes the family's sysfs/proc/etc tree into a
+ * private directory (agent_sim_tree.h) from the performance model's parameters, then detects and
+ * samples it with the jetson platform's own code (agent_platform_jetson_new over the tree), so
+ * that a sim board exercises the same readers as a real one. Modes are "set" by writing the
+ * mode's clocks and online cores into the tree; nothing real changes. The session writes the
+ * simulated trainer's rail powers into the tree during runs (agent_platform_sim_set_power). */
+#include "agent_platform_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+static int s_set_mode(agent_platform_t *self, int mode_id, jf_err_t *err)
+{
+    sim_op_t op = {0};
+    int rc = sim_model_mode_op(self->sim_model, self->board_type, mode_id, &op, err);
+    return rc ? rc : agent_sim_tree_set_op(self->sim_tree, &op, err);
+}
+
+static void s_add_software(const agent_platform_t *self, json_t *sw)
+{
+    const agent_detect_t *d = &self->detect;
+    (void) json_object_set_new(sw, "model", json_string(d->model));
+    if (d->jetpack[0]) {
+        (void) json_object_set_new(sw, "jetpack", json_string(d->jetpack));
+    }
+    (void) json_object_set_new(sw, "simulator", json_string("jetfleet sim model "
+                                                            "(docs/simulator.md)"));
+}
+
+static const agent_platform_ops_t s_ops = {
+    .name = "sim",
+    .set_mode = s_set_mode,
+    .add_software = s_add_software,
+    .power_new = NULL, // no privileged helper: set_mode writes the tree
+};
+
+static void s_describe(agent_platform_t *self)
+{
+    char was[AGENT_PLATFORM_DESCRIBE_MAX + 1];
+    (void) snprintf(was, sizeof was, "%s", self->describe);
+    (void) snprintf(self->describe, sizeof self->describe,
+                    "sim: simulated %s, board factors of '%s' with seed %llu, speed %g, scale %g, "
+                    "parameters %.300s, fake tree %.300s (temperatures a fixed placeholder, no "
+                    "CPU or GPU load: not modelled); read as %.1500s",
+                    jf_board_type_name(self->board_type), self->sim.board,
+                    (unsigned long long) self->sim.seed, self->sim.speed, self->sim.scale,
+                    self->sim.params,
+                    agent_sim_tree_sysfs_root(self->sim_tree), was);
+}
+
+// The model and the tree, or NULL with err.
+static agent_sim_tree_t *s_tree_new(const agent_platform_opts_t *opts, const char *board,
+                                    sim_model_t **ret_model, jf_err_t *err)
+{
+    *ret_model = sim_model_load(opts->sim_params, err);
+    if (!*ret_model) {
+        return NULL;
+    }
+    agent_sim_tree_opts_t to = {.type = opts->sim_type, .model = *ret_model};
+    sim_model_board_factors(*ret_model, opts->sim_seed, board, &to.factors);
+    agent_sim_tree_t *tree = agent_sim_tree_new(&to, err);
+    if (!tree) {
+        sim_model_destroy(ret_model);
+    }
+    return tree;
+}
+
+agent_platform_t *agent_platform_sim_new(const agent_platform_opts_t *opts, jf_err_t *err)
+{
+    const char *board = opts->sim_board ? opts->sim_board : AGENT_PLATFORM_SIM_BOARD_DEFAULT;
+    sim_model_t *model = NULL;
+    agent_sim_tree_t *tree = s_tree_new(opts, board, &model, err);
+    if (!tree) {
+        (void) jf_err_prefix(err, "--platform sim:%s", jf_board_type_name(opts->sim_type));
+        return NULL;
+    }
+    agent_platform_opts_t jo = {.kind = AGENT_PLATFORM_JETSON,
+                                .sysfs_root = agent_sim_tree_sysfs_root(tree),
+                                .proc_root = agent_sim_tree_proc_root(tree),
+                                .etc_root = agent_sim_tree_etc_root(tree)};
+    agent_platform_t *self = agent_platform_jetson_new(&jo, err);
+    if (!self || self->board_type != opts->sim_type) {
+        if (self) {
+            jf_err_set(err, -EINVAL, "sim: the fake %s tree was detected as %s",
+                       jf_board_type_name(opts->sim_type), jf_board_type_name(self->board_type));
+        }
+        agent_platform_destroy(&self);
+        agent_sim_tree_destroy(&tree);
+        sim_model_destroy(&model);
+        return NULL;
+    }
+    self->ops = &s_ops;
+    self->is_sim = true;
+    self->sim_model = model;
+    self->sim_tree = tree;
+    self->sim = (agent_platform_sim_t){.type = opts->sim_type, .seed = opts->sim_seed,
+                                       .speed = opts->sim_speed, .scale = opts->sim_scale};
+    (void) snprintf(self->sim.params, sizeof self->sim.params, "%s", opts->sim_params);
+    (void) snprintf(self->sim.board, sizeof self->sim.board, "%s", board);
+    s_describe(self);
+    return self;
+}
+
+const agent_platform_sim_t *agent_platform_sim(const agent_platform_t *self)
+{
+    return self->is_sim ? &self->sim : NULL;
+}
+
+int agent_platform_sim_set_power(agent_platform_t *self, const json_t *power_mw, jf_err_t *err)
+{
+    if (!self->is_sim) {
+        return jf_err_set(err, -ENOTSUP, "%s platform: no simulated power monitor",
+                          self->ops->name);
+    }
+    return agent_sim_tree_set_power(self->sim_tree, power_mw, err);
+}

@@ -1,0 +1,328 @@
+/* The fake board of a sim platform: writes the family's sysfs/proc/etc layout into a private
+ * temporary directory and rewrites its clocks and rails (agent_sim_tree.h). */
+#include "agent_sim_tree.h"
+
+#include "agent_board_table.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define S_PATH_MAX  (PATH_MAX + 256)
+#define S_TREE_FDS  16 // nftw's open directories while removing the tree
+
+typedef struct s_rail {
+    char name[SIM_RAIL_NAME_MAX + 1];
+    double idle_mw;
+    char voltage[S_PATH_MAX];
+    char current[S_PATH_MAX];
+    char power[S_PATH_MAX]; // "" when the driver has no power file
+} s_rail_t;
+
+struct agent_sim_tree {
+    char dir[PATH_MAX];
+    char sysfs[PATH_MAX];
+    char proc[PATH_MAX];
+    char etc[PATH_MAX];
+    const agent_board_layout_t *layout; // static
+    int n_cpus;
+    size_t n_rails;
+    s_rail_t rails[SIM_RAILS_MAX];
+};
+
+// The L4T release line written for each JetPack generation of the table's newest layout.
+static const struct {
+    int jetpack;
+    const char *line;
+} s_releases[] = {
+    {4, "# R32 (release), REVISION: 7.4, GCID: 33514132, BOARD: t210ref, EABI: aarch64, "
+        "DATE: Fri Jun  9 04:25:08 UTC 2023\n"},
+    {5, "# R35 (release), REVISION: 4.1, GCID: 33958178, BOARD: t186ref, EABI: aarch64, "
+        "DATE: Tue Aug  1 19:57:35 UTC 2023\n"},
+    {6, "# R36 (release), REVISION: 4.0, GCID: 37537400, BOARD: generic, EABI: aarch64, "
+        "DATE: Fri Sep 13 04:36:44 UTC 2024\n"},
+};
+
+static int s_mkdirs(const char *path, jf_err_t *err)
+{
+    char buf[S_PATH_MAX];
+    (void) snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/') {
+            continue;
+        }
+        *p = '\0';
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST) {
+            return jf_err_set(err, -errno, "sim: cannot create '%.300s': %s", buf, strerror(errno));
+        }
+        *p = '/';
+    }
+    if (mkdir(buf, 0755) != 0 && errno != EEXIST) {
+        return jf_err_set(err, -errno, "sim: cannot create '%.300s': %s", buf, strerror(errno));
+    }
+    return 0;
+}
+
+// Writes len bytes of text at offset 0 of root/rel (creating its directories), without
+// truncating: a value file keeps its inode and its fixed width.
+static int s_write(const char *root, const char *rel, const char *text, size_t len, jf_err_t *err)
+{
+    char path[S_PATH_MAX];
+    (void) snprintf(path, sizeof path, "%s/%s", root, rel);
+    char *slash = strrchr(path, '/');
+    *slash = '\0';
+    int rc = s_mkdirs(path, err);
+    *slash = '/';
+    int fd = rc == 0 ? open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644) : -1;
+    if (rc == 0 && (fd < 0 || pwrite(fd, text, len, 0) != (ssize_t) len)) {
+        rc = jf_err_set(err, -errno, "sim: cannot write '%.300s': %s", path, strerror(errno));
+    }
+    if (fd >= 0 && close(fd) != 0 && rc == 0) {
+        rc = jf_err_set(err, -errno, "sim: cannot write '%.300s': %s", path, strerror(errno));
+    }
+    return rc;
+}
+
+static int s_write_text(const char *root, const char *rel, const char *text, jf_err_t *err)
+{
+    return s_write(root, rel, text, strlen(text), err);
+}
+
+// A value file: the number, blanks, a newline; always AGENT_SIM_TREE_VALUE_LEN bytes.
+static int s_write_value(const char *root, const char *rel, long long value, jf_err_t *err)
+{
+    char text[AGENT_SIM_TREE_VALUE_LEN + 1];
+    (void) snprintf(text, sizeof text, "%-*lld\n", AGENT_SIM_TREE_VALUE_LEN - 1, value);
+    return s_write(root, rel, text, AGENT_SIM_TREE_VALUE_LEN, err);
+}
+
+static int s_write_identity(agent_sim_tree_t *self, jf_board_type_t type, jf_err_t *err)
+{
+    const agent_board_ident_t *id = agent_board_table_ident(type);
+    char model[128], compat[128];
+    (void) snprintf(model, sizeof model, "NVIDIA %s (simulated)", id->label);
+    int n = snprintf(compat, sizeof compat, "nvidia,%s-0000", id->compat[0]);
+    n += 1 + snprintf(compat + n + 1, sizeof compat - (size_t) n - 1, "%s", id->soc);
+    int rc = s_write(self->proc, "device-tree/model", model, strlen(model) + 1, err);
+    rc = rc ? rc : s_write(self->proc, "device-tree/compatible", compat, (size_t) n + 1, err);
+    for (size_t i = 0; rc == 0 && i < sizeof s_releases / sizeof s_releases[0]; i++) {
+        if (s_releases[i].jetpack == self->layout->jetpack_max) {
+            rc = s_write_text(self->etc, "nv_tegra_release", s_releases[i].line, err);
+        }
+    }
+    return rc;
+}
+
+// /proc/stat with constant counters (the model gives no CPU load) and /proc/meminfo of the
+// board's RAM with the OS's share in use.
+static int s_write_proc(agent_sim_tree_t *self, const sim_board_params_t *b, jf_err_t *err)
+{
+    char text[4096];
+    size_t len = (size_t) snprintf(text, sizeof text, "cpu  0 0 0 %d 0 0 0 0 0 0\n",
+                                   100 * self->n_cpus);
+    for (int i = 0; i < self->n_cpus && len < sizeof text; i++) {
+        len += (size_t) snprintf(text + len, sizeof text - len, "cpu%d 0 0 0 100 0 0 0 0 0 0\n", i);
+    }
+    int rc = s_write_text(self->proc, "stat", text, err);
+    long long total_kb = llround(b->ram_bytes / 1024.0);
+    long long avail_kb = llround((b->ram_bytes - b->os_bytes) / 1024.0);
+    (void) snprintf(text, sizeof text,
+                    "MemTotal:       %lld kB\nMemFree:        %lld kB\nMemAvailable:   %lld kB\n"
+                    "Buffers:        0 kB\nCached:         0 kB\nSwapCached:     0 kB\n"
+                    "SwapTotal:      0 kB\nSwapFree:       0 kB\n",
+                    total_kb, avail_kb, avail_kb);
+    return rc ? rc : s_write_text(self->proc, "meminfo", text, err);
+}
+
+
+static const sim_rail_params_t *s_rail_params(const sim_board_params_t *b, const char *name)
+{
+    for (size_t i = 0; i < b->n_rails; i++) {
+        if (strcmp(b->rails[i].name, name) == 0) {
+            return &b->rails[i];
+        }
+    }
+    return NULL;
+}
+
+static void s_file(char *out, const char *dir, const agent_ina_file_t *f, int chan)
+{
+    out[0] = '\0';
+    if (f->prefix) {
+        (void) snprintf(out, S_PATH_MAX, "%s/%s%d%s", dir, f->prefix, chan, f->suffix);
+    }
+}
+
+// One INA3221: its driver directory, and a label and value files for each channel the model
+// has a rail for (a channel it does not know stays absent, as on a board without it).
+static int s_write_ina(agent_sim_tree_t *self, const sim_board_params_t *b,
+                       const agent_board_ina_t *ina, const agent_sim_tree_opts_t *o, jf_err_t *err)
+{
+    const agent_ina_files_t *f = agent_board_table_ina_files(self->layout->ina_driver);
+    char dir[S_PATH_MAX];
+    (void) snprintf(dir, sizeof dir, "bus/i2c/devices/%s%s%s/%s0", ina->i2c_dev,
+                    f->subdir[0] ? "/" : "", f->subdir, f->dir_prefix);
+    int rc = 0;
+    for (int ch = 0; rc == 0 && ch < AGENT_BOARD_INA_CHANNELS; ch++) {
+        const sim_rail_params_t *p = s_rail_params(b, ina->rails[ch]);
+        if (!p || self->n_rails >= SIM_RAILS_MAX) {
+            continue;
+        }
+        s_rail_t *r = &self->rails[self->n_rails++];
+        int chan = f->first_channel + ch;
+        (void) snprintf(r->name, sizeof r->name, "%s", p->name);
+        r->idle_mw = p->idle_mw * o->factors.idle_power;
+        char label[S_PATH_MAX], text[SIM_RAIL_NAME_MAX + 2];
+        s_file(label, dir, &f->label, chan);
+        s_file(r->voltage, dir, &f->voltage_mv, chan);
+        s_file(r->current, dir, &f->current_ma, chan);
+        s_file(r->power, dir, &f->power_mw, chan);
+        (void) snprintf(text, sizeof text, "%s\n", p->name);
+        rc = s_write_text(self->sysfs, label, text, err);
+    }
+    return rc;
+}
+
+static int s_write_layout(agent_sim_tree_t *self, const sim_board_params_t *b,
+                          const agent_sim_tree_opts_t *o, jf_err_t *err)
+{
+    char text[32];
+    (void) snprintf(text, sizeof text, "0-%d\n", self->n_cpus - 1);
+    int rc = s_write_text(self->sysfs, "devices/system/cpu/present", text, err);
+    for (size_t i = 0; rc == 0 && i < self->layout->n_ina; i++) {
+        rc = s_write_ina(self, b, &self->layout->ina[i], o, err);
+    }
+    return rc;
+}
+
+static int s_remove_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+    (void) sb;
+    (void) flag;
+    (void) ftw;
+    (void) remove(path); // best effort: what cannot go stays for the system's tmp cleaner
+    return 0;
+}
+
+void agent_sim_tree_destroy(agent_sim_tree_t **self_p)
+{
+    if (!self_p || !*self_p) {
+        return;
+    }
+    if ((*self_p)->dir[0]) {
+        (void) nftw((*self_p)->dir, s_remove_one, S_TREE_FDS, FTW_DEPTH | FTW_PHYS);
+    }
+    free(*self_p);
+    *self_p = NULL;
+}
+
+static int s_make_dir(agent_sim_tree_t *self, const char *tmp_dir, jf_err_t *err)
+{
+    const char *base = tmp_dir ? tmp_dir : getenv("TMPDIR");
+    (void) snprintf(self->dir, sizeof self->dir, "%.900s/jetfleet-sim-XXXXXX",
+                    base && base[0] ? base : "/tmp");
+    if (!mkdtemp(self->dir)) {
+        int e = errno;
+        self->dir[0] = '\0';
+        return jf_err_set(err, -e, "sim: cannot create a directory in '%.300s': %s",
+                          base && base[0] ? base : "/tmp", strerror(e));
+    }
+    (void) snprintf(self->sysfs, sizeof self->sysfs, "%.1000s/sys", self->dir);
+    (void) snprintf(self->proc, sizeof self->proc, "%.1000s/proc", self->dir);
+    (void) snprintf(self->etc, sizeof self->etc, "%.1000s/etc", self->dir);
+    return 0;
+}
+
+agent_sim_tree_t *agent_sim_tree_new(const agent_sim_tree_opts_t *opts, jf_err_t *err)
+{
+    const sim_board_params_t *b = (unsigned) opts->type < JF_BOARD_TYPE_COUNT
+                                      ? &sim_model_params(opts->model)->boards[opts->type]
+                                      : NULL;
+    const agent_board_layout_t *all[8] = {NULL};
+    const jf_board_family_t *fam = jf_board_family(opts->type);
+    if (!b || !b->present || !fam || fam->n_modes == 0 ||
+        agent_board_table_layouts(opts->type, all, 8) == 0) {
+        jf_err_set(err, -EINVAL, "sim: no parameters or sysfs layout for board type %s",
+                   jf_board_type_name(opts->type));
+        return NULL;
+    }
+    agent_sim_tree_t *self = calloc(1, sizeof *self);
+    if (!self) {
+        jf_err_set(err, -ENOMEM, "sim: out of memory");
+        return NULL;
+    }
+    self->layout = all[0];
+    self->n_cpus = b->cpu_cores;
+    sim_op_t op = {0};
+    int rc = s_make_dir(self, opts->tmp_dir, err);
+    rc = rc ? rc : s_write_identity(self, opts->type, err);
+    rc = rc ? rc : s_write_proc(self, b, err);
+    rc = rc ? rc : s_write_layout(self, b, opts, err);
+    rc = rc ? rc : sim_model_mode_op(opts->model, opts->type, fam->modes[0].id, &op, err);
+    rc = rc ? rc : agent_sim_tree_set_op(self, &op, err);
+    rc = rc ? rc : agent_sim_tree_set_power(self, NULL, err);
+    if (rc != 0) {
+        agent_sim_tree_destroy(&self);
+    }
+    return self;
+}
+
+const char *agent_sim_tree_sysfs_root(const agent_sim_tree_t *self)
+{
+    return self->sysfs;
+}
+
+const char *agent_sim_tree_proc_root(const agent_sim_tree_t *self)
+{
+    return self->proc;
+}
+
+const char *agent_sim_tree_etc_root(const agent_sim_tree_t *self)
+{
+    return self->etc;
+}
+
+int agent_sim_tree_set_op(agent_sim_tree_t *self, const sim_op_t *op, jf_err_t *err)
+{
+    const agent_board_layout_t *l = self->layout;
+    char text[32], rel[PATH_MAX];
+    (void) snprintf(text, sizeof text, op->n_cores > 1 ? "0-%d\n" : "0\n", op->n_cores - 1);
+    int rc = s_write_text(self->sysfs, "devices/system/cpu/online", text, err);
+    for (int i = 0; rc == 0 && i < self->n_cpus; i++) {
+        (void) snprintf(rel, sizeof rel, "devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq", i);
+        rc = s_write_value(self->sysfs, rel, (long long) (op->cpu_hz / 1000), err);
+    }
+    (void) snprintf(rel, sizeof rel, "%s/cur_freq", l->gpu_devfreq_dir);
+    rc = rc ? rc : s_write_value(self->sysfs, rel, (long long) op->gpu_hz, err);
+    if (rc == 0 && l->emc_rate[0]) {
+        rc = s_write_value(self->sysfs, l->emc_rate[0], (long long) op->emc_hz, err);
+    }
+    return rc;
+}
+
+static int s_write_rail(agent_sim_tree_t *self, const s_rail_t *r, double mw, jf_err_t *err)
+{
+    long long ma = llround(mw / AGENT_SIM_TREE_RAIL_MV * 1000.0);
+    int rc = r->voltage[0] ? s_write_value(self->sysfs, r->voltage, AGENT_SIM_TREE_RAIL_MV, err) : 0;
+    rc = rc || !r->current[0] ? rc : s_write_value(self->sysfs, r->current, ma, err);
+    rc = rc || !r->power[0] ? rc : s_write_value(self->sysfs, r->power, llround(mw), err);
+    return rc;
+}
+
+int agent_sim_tree_set_power(agent_sim_tree_t *self, const json_t *power_mw, jf_err_t *err)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < self->n_rails; i++) {
+        const json_t *v = power_mw ? json_object_get(power_mw, self->rails[i].name) : NULL;
+        double mw = json_is_number(v) ? json_number_value(v) : self->rails[i].idle_mw;
+        mw = isfinite(mw) && mw >= 0 ? mw : self->rails[i].idle_mw; // nonsense: idle
+        rc = s_write_rail(self, &self->rails[i], mw, err);
+    }
+    return rc;
+}
