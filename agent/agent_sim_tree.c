@@ -98,7 +98,11 @@ static int s_write_text(const char *root, const char *rel, const char *text, jf_
 static int s_write_value(const char *root, const char *rel, long long value, jf_err_t *err)
 {
     char text[AGENT_SIM_TREE_VALUE_LEN + 1];
-    (void) snprintf(text, sizeof text, "%-*lld\n", AGENT_SIM_TREE_VALUE_LEN - 1, value);
+    int n = snprintf(text, sizeof text, "%-*lld\n", AGENT_SIM_TREE_VALUE_LEN - 1, value);
+    if (n != AGENT_SIM_TREE_VALUE_LEN) {
+        return jf_err_set(err, -ERANGE, "sim: value %lld does not fit the %d bytes of '%.300s'",
+                          value, AGENT_SIM_TREE_VALUE_LEN, rel);
+    }
     return s_write(root, rel, text, AGENT_SIM_TREE_VALUE_LEN, err);
 }
 
@@ -155,7 +159,10 @@ static void s_file(char *out, const char *dir, const agent_ina_file_t *f, int ch
 {
     out[0] = '\0';
     if (f->prefix) {
-        (void) snprintf(out, S_PATH_MAX, "%s/%s%d%s", dir, f->prefix, chan, f->suffix);
+        int n = snprintf(out, S_PATH_MAX, "%s/%s%d%s", dir, f->prefix, chan, f->suffix);
+        if (n < 0 || n >= S_PATH_MAX) {
+            out[0] = '\0'; // cannot happen: dir is a short relative path; never a cut-off one
+        }
     }
 }
 

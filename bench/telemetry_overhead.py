@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""Slowdown of a training run with the agent's telemetry at N Hz beside it, against none.
+
+Runs jetfleet-train alone (off) and with jf-bench-telemetry-load (the agent's own sampler actor
+and the per-sample JSON encoding of its event loop, in a separate process as the agent is) at
+--rate Hz beside it (on), alternating off/on/on/off so that drift cancels. Reports, per
+workload, the median samples/s of the epochs after the warm-up for both, the per-pair ratio
+on/off (median, min-max), and the sampler's own CPU use and sampling quality.
+
+  telemetry_overhead.py --bin DIR --data ROOT [--pairs N] [--rate HZ] [--threads N]
+                        [--platform-args "..."] [--only WORKLOAD]
+"""
+import argparse
+import json
+import os
+import shlex
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+# workload: model, dataset directory, minibatches per epoch (about 10-20 s per run here)
+WORKLOADS = {
+    "lenet5-mnist": ("lenet5", "mnist", 600),
+    "resnet18-cifar10": ("resnet18", "cifar10", 40),
+}
+
+
+def train(a, model, data, batches, out_json):
+    cmd = [os.path.join(a.bin, "jetfleet-train"), "--model", model, "--data", data,
+           "--json-out", out_json, "--workers", "1", "--batch", "16", "--epochs", "2",
+           "--threads", str(a.threads), "--seed", "1", "--max-batches", str(batches)]
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with open(out_json) as f:
+        doc = json.load(f)
+    eps = [e for e in doc["epochs"] if not e.get("warmup")] or doc["epochs"]
+    return sum(e["samples"] for e in eps) / sum(e["e2e_s"] for e in eps)
+
+
+def one(a, on, model, data, batches, tmp):
+    out = os.path.join(tmp, "train.json")
+    if not on:
+        return train(a, model, data, batches, out), None
+    load = subprocess.Popen([os.path.join(a.bin, "jf-bench-telemetry-load"), "--rate",
+                             str(a.rate)] + shlex.split(a.platform_args),
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    time.sleep(0.5)  # the sampler is running before training starts
+    try:
+        rate = train(a, model, data, batches, out)
+    finally:
+        load.send_signal(signal.SIGTERM)
+        text, _ = load.communicate(timeout=30)
+    if load.returncode != 0:
+        sys.exit("bench: jf-bench-telemetry-load exited %d" % load.returncode)
+    return rate, json.loads(text.strip().splitlines()[-1])
+
+
+def fmt_ratio(r):
+    return "%.4f (%.4f-%.4f)" % (statistics.median(r), min(r), max(r))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", required=True)
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--pairs", type=int, default=6)
+    ap.add_argument("--rate", type=int, default=10)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--platform-args", default="--platform host")
+    ap.add_argument("--only", action="append")
+    a = ap.parse_args()
+    print("| workload | pairs | off samples/s | on samples/s | on/off per pair, median (min-max) "
+          "| sampler CPU % of a core | sampler us/sample | samples late/missed |")
+    print("|---|---|---|---|---|---|---|---|")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, (model, dset, batches) in WORKLOADS.items():
+            if a.only and name not in a.only:
+                continue
+            data = os.path.join(a.data, dset)
+            offs, ons, ratios, loads = [], [], [], []
+            one(a, False, model, data, batches, tmp)  # warm-up: page cache, CPU frequency
+            for i in range(a.pairs):
+                order = (False, True) if i % 2 == 0 else (True, False)
+                got = {}
+                for on in order:
+                    got[on] = one(a, on, model, data, batches, tmp)
+                offs.append(got[False][0])
+                ons.append(got[True][0])
+                ratios.append(got[True][0] / got[False][0])
+                loads.append(got[True][1])
+            late = sum(l["late"] for l in loads)
+            missed = sum(l["missed"] for l in loads)
+            print("| %s | %d | %.1f | %.1f | %s | %.3f | %.0f | %d/%d |" % (
+                name, a.pairs, statistics.median(offs), statistics.median(ons), fmt_ratio(ratios),
+                statistics.median(l["cpu_pct_of_core"] for l in loads),
+                statistics.median(l["cpu_us_per_sample"] for l in loads), late, missed))
+            sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
