@@ -7,6 +7,8 @@ jf_add_unit_test(tegrastats
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/tegrastats_test.c LIBS jf_agent)
 jf_add_unit_test(storage
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/storage_test.c LIBS jf_agent jft_support)
+jf_add_unit_test(diskstats
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/diskstats_test.c LIBS jf_agent jft_support)
 # Jetson power control: the nvpmodel conf parser (tests/fixtures/nvpmodel/).
 jf_add_unit_test(nvpmodel
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/nvpmodel_test.c LIBS jf_agent_nvpmodel)
