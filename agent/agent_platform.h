@@ -132,8 +132,8 @@ agent_sysfs_t *agent_platform_take_reader(agent_platform_t *self);
 const char *agent_platform_input_rail(const agent_platform_t *self);
 
 // Creates the handle that switches the board's power modes for runs: on a Jetson an agent_power
-// over <etc root>/nvpmodel.conf, the sysfs root and <var root>/lib/nvpmodel/status, running the privileged helper helper_argv
-// (NULL: none configured; the handle then only reads back). Returns 0 with *ret_power set, or 0
+// over <etc root>/nvpmodel.conf, the sysfs root and <var root>/lib/nvpmodel/status, running the
+// privileged helper helper_argv (NULL: none configured; the handle then only reads back). Returns 0 with *ret_power set, or 0
 // with *ret_power NULL on a platform whose modes need no handle (host: DEFAULT only, nothing
 // changes; agent_platform_set_mode covers the others). Caller owns the result; release with
 // agent_power_destroy. A negative errno with err when the board's conf cannot be loaded.

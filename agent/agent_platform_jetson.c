@@ -91,7 +91,8 @@ static void s_describe(agent_platform_t *self, const agent_board_layout_t *l, co
                     "%s; %zu cores; %s",
                     jf_board_type_name(self->board_type), d->model,
                     d->has_l4t ? d->l4t_text : "unknown", d->jetpack[0] ? d->jetpack : "unknown",
-                    d->note[0] ? ": " : "", d->note, gen, how, agent_sysfs_n_cpus(self->sysfs), self->modes_note);
+                    d->note[0] ? ": " : "", d->note, gen, how, agent_sysfs_n_cpus(self->sysfs),
+                    self->modes_note);
     agent_platform_describe_missing(self);
 }
 

@@ -34,8 +34,8 @@ typedef struct agent_sim_tree_opts {
 
 // Creates the directory and writes the tree, idle, in the family's highest power mode
 // (the first of jf_board.h). Returns NULL with err: -EINVAL for a type the model has no
-// parameters, layout or conf for, or whose conf lists other modes than the model, or the errno of a file that could not be written (the directory is
-// removed again). Caller owns the result; release with agent_sim_tree_destroy.
+// parameters, layout or conf for, or whose conf lists other modes than the model, or the errno
+// of a file that could not be written (the directory is removed again). Caller owns the result; release with agent_sim_tree_destroy.
 agent_sim_tree_t *agent_sim_tree_new(const agent_sim_tree_opts_t *opts, jf_err_t *err);
 
 // Removes the directory and everything in it, frees self and sets *self_p to NULL. Accepts NULL

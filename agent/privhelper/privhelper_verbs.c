@@ -47,8 +47,9 @@ static int s_plan_mode(privhelper_t *self, int id, privhelper_plan_t *plan, jf_e
     if (!conf) {
         return rc != 0 ? rc : -EINVAL;
     }
-    rc = agent_nvpmodel_mode(conf, id) ? privhelper_plan_step(plan, PRIVHELPER_STEP_NVPMODEL, id, err)
-                                       : s_conf_error(conf, id, err);
+    rc = agent_nvpmodel_mode(conf, id)
+             ? privhelper_plan_step(plan, PRIVHELPER_STEP_NVPMODEL, id, err)
+             : s_conf_error(conf, id, err);
     agent_nvpmodel_destroy(&conf);
     return rc;
 }
