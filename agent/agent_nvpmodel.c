@@ -460,3 +460,35 @@ const char *agent_nvpmodel_clock_kind_name(agent_nvpmodel_clock_kind_t kind)
     static const char *const names[] = {"cpu", "gpu", "emc", "engine"};
     return (unsigned) kind < 4 ? names[kind] : "?";
 }
+
+int agent_nvpmodel_parse_status(const char *text, size_t len, int *ret_id, jf_err_t *err)
+{
+    static const char prefix[] = "pmode:";
+    size_t plen = sizeof prefix - 1;
+    size_t digits = 0;
+    while (plen + digits < len && text[plen + digits] >= '0' && text[plen + digits] <= '9') {
+        digits++;
+    }
+    size_t end = plen + digits;
+    bool ends = end == len || text[end] == ' ' || text[end] == '\n';
+    char num[8] = "";
+    int64_t id = 0;
+    if (len < plen || memcmp(text, prefix, plen) != 0 || digits == 0 || digits >= sizeof num ||
+        !ends || memchr(text, '\0', len)) {
+        char shown[41];
+        size_t n = len < sizeof shown - 1 ? len : sizeof shown - 1;
+        for (size_t i = 0; i < n; i++) {
+            shown[i] = text[i] >= ' ' && text[i] <= '~' ? text[i] : '?';
+        }
+        shown[n] = '\0';
+        return jf_err_set(err, -EINVAL, "nvpmodel status: expected 'pmode:NNNN ...', got '%s'",
+                          shown);
+    }
+    memcpy(num, text + plen, digits);
+    if (jf_parse_i64(num, 0, AGENT_NVPMODEL_ID_MAX, &id, NULL) != 0) {
+        return jf_err_set(err, -EINVAL, "nvpmodel status: mode id '%s' is not in 0..%d", num,
+                          AGENT_NVPMODEL_ID_MAX);
+    }
+    *ret_id = (int) id;
+    return 0;
+}

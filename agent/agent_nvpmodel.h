@@ -27,6 +27,9 @@
 #define AGENT_NVPMODEL_ID_MAX       255                   // largest mode id (jf_power_mode_t)
 #define AGENT_NVPMODEL_HZ_MAX       INT64_C(100000000000) // 100 GHz: above is a typo, not a clock
 
+#define AGENT_NVPMODEL_STATUS_PATH "/var/lib/nvpmodel/status" // the persisted mode (§4.1)
+#define AGENT_NVPMODEL_STATUS_MAX  256                        // bytes read from it
+
 #define AGENT_NVPMODEL_UNSET    INT64_C(-2) // the mode has no line for this limit
 #define AGENT_NVPMODEL_NO_LIMIT INT64_C(-1) // -1 in the conf (INT_MAX), or EMC MAX_FREQ 0 (no cap)
 
@@ -130,6 +133,12 @@ const agent_nvpmodel_clock_t *agent_nvpmodel_mode_clock(const agent_nvpmodel_mod
 
 // Number of cores the mode sets online.
 int agent_nvpmodel_mode_n_online(const agent_nvpmodel_mode_t *mode);
+
+// Parses the text (len bytes; need not be NUL-terminated) of nvpmodel's status file,
+// /var/lib/nvpmodel/status ("pmode:0002 fmode:quiet", jetson-platforms.md §4.1): the mode it
+// names into *ret_id. Returns 0, or -EINVAL with err quoting the text (no "pmode:" prefix, no
+// digits, an id above AGENT_NVPMODEL_ID_MAX, junk after the number).
+int agent_nvpmodel_parse_status(const char *text, size_t len, int *ret_id, jf_err_t *err);
 
 // "cpu", "gpu", "emc" or "engine".
 const char *agent_nvpmodel_clock_kind_name(agent_nvpmodel_clock_kind_t kind);

@@ -37,7 +37,8 @@ const char *agent_options_usage(void)
            "              names a supported Jetson, else host)\n"
            "  --sysfs-root DIR  sysfs mount (default /sys)\n"
            "  --proc-root DIR   procfs mount (default /proc)\n"
-           "  --etc-root DIR    where nv_tegra_release is (default /etc)\n"
+           "  --etc-root DIR    where nv_tegra_release and nvpmodel.conf are (default /etc)\n"
+           "  --var-root DIR    where lib/nvpmodel/status is (default /var)\n"
            "simulated boards (--platform sim:TYPE, docs/simulator.md; runs use\n"
            "jetfleet-train --simulate; the platform writes its own fake sysfs tree):\n"
            "  --sim-params FILE  the model's parameters (default: sim_params.yaml beside the\n"
@@ -209,6 +210,7 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, jf_err_t *err
                                          {"platform", required_argument, NULL, 'P'},
                                          {"sysfs-root", required_argument, NULL, 'S'},
                                          {"etc-root", required_argument, NULL, 'E'},
+                                         {"var-root", required_argument, NULL, 'V'},
                                          {"sample-once", no_argument, NULL, 'O'},
                                          {"privhelper", required_argument, NULL, 'H'},
                                          {"sim-params", required_argument, NULL, 'm'},
@@ -220,6 +222,7 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, jf_err_t *err
                            .sim_type = JF_BOARD_SIM, .sysfs_root = AGENT_PLATFORM_SYSFS_ROOT,
                            .proc_root = AGENT_PLATFORM_PROC_ROOT,
                            .etc_root = AGENT_PLATFORM_ETC_ROOT,
+                           .var_root = AGENT_PLATFORM_VAR_ROOT,
                            .sim_seed = AGENT_PLATFORM_SIM_SEED_DEFAULT,
                            .sim_speed = AGENT_PLATFORM_SIM_SPEED_DEFAULT,
                            .sim_scale = AGENT_PLATFORM_SIM_SCALE_DEFAULT};
@@ -237,6 +240,7 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, jf_err_t *err
         case 'p': (void) snprintf(o->proc_root, sizeof o->proc_root, "%s", optarg); break;
         case 'S': (void) snprintf(o->sysfs_root, sizeof o->sysfs_root, "%s", optarg); break;
         case 'E': (void) snprintf(o->etc_root, sizeof o->etc_root, "%s", optarg); break;
+        case 'V': (void) snprintf(o->var_root, sizeof o->var_root, "%s", optarg); break;
         case 'P': rc = agent_platform_kind_parse(optarg, &o->platform, &o->sim_type, err); break;
         case 'O': o->sample_once = true; break;
         case 'm': case 'd': case 'x': case 'g':

@@ -19,6 +19,7 @@ typedef struct agent_options {
     char sysfs_root[PATH_MAX];                      // --sysfs-root, default /sys
     char proc_root[PATH_MAX];                       // --proc-root, default /proc
     char etc_root[PATH_MAX];                        // --etc-root, default /etc
+    char var_root[PATH_MAX];                        // --var-root, default /var
     size_t n_storage;
     jf_hello_storage_t storage[JF_HELLO_STORAGE_MAX]; // --storage MEDIUM=DIR or --config's board
     char storage_mount[JF_HELLO_STORAGE_MAX][PATH_MAX]; // each medium's mount from --config;

@@ -22,6 +22,7 @@
 #define AGENT_PLATFORM_SYSFS_ROOT   "/sys"
 #define AGENT_PLATFORM_PROC_ROOT    "/proc"
 #define AGENT_PLATFORM_ETC_ROOT     "/etc"
+#define AGENT_PLATFORM_VAR_ROOT     "/var"
 #define AGENT_PLATFORM_DESCRIBE_MAX 3071              // longest agent_platform_describe text
 #define AGENT_PLATFORM_SIM_SEED_DEFAULT  1   // --sim-seed
 #define AGENT_PLATFORM_SIM_SPEED_DEFAULT 1.0 // --sim-speed
@@ -44,7 +45,8 @@ typedef struct agent_platform_opts {
     jf_board_type_t sim_type; // the family a sim platform simulates
     const char *sysfs_root;   // sysfs mount: "/sys" unless testing against a fixture tree
     const char *proc_root;    // procfs mount: "/proc"
-    const char *etc_root;     // /etc, for nv_tegra_release: "/etc"
+    const char *etc_root;     // /etc, for nv_tegra_release and nvpmodel.conf: "/etc"
+    const char *var_root;     // /var, for nvpmodel's lib/nvpmodel/status; NULL: "/var"
     // sim only (the roots above are then ignored: the platform writes its own tree):
     const char *sim_params;   // the model's parameter file (sim_params.yaml); copied
     const char *sim_board;    // the board's name, for its factors; NULL: SIM_BOARD_DEFAULT
@@ -104,7 +106,10 @@ void agent_platform_destroy(agent_platform_t **self_p);
 const char *agent_platform_name(const agent_platform_t *self);
 jf_board_type_t agent_platform_board_type(const agent_platform_t *self);
 
-// The board's power modes. Borrowed; *ret_count entries.
+// The board's power modes: on a Jetson (and a sim board) those of <etc root>/nvpmodel.conf, ids
+// and names as the conf has them, or the family's jf_board.h defaults when it cannot be loaded
+// (agent_platform_describe says which; runs are then refused, as the power handle fails too).
+// Borrowed; *ret_count entries.
 const jf_power_mode_t *agent_platform_modes(const agent_platform_t *self, size_t *ret_count);
 
 // Puts the board in a power mode for a run. Returns 0, or a negative errno with err (a mode the
@@ -127,8 +132,8 @@ agent_sysfs_t *agent_platform_take_reader(agent_platform_t *self);
 const char *agent_platform_input_rail(const agent_platform_t *self);
 
 // Creates the handle that switches the board's power modes for runs: on a Jetson an agent_power
-// over <etc root>/nvpmodel.conf and the sysfs root, running the privileged helper helper_argv
-// (NULL: none configured; the handle then only reads back). Returns 0 with *ret_power set, or 0
+// over <etc root>/nvpmodel.conf, the sysfs root and <var root>/lib/nvpmodel/status, running the
+// privileged helper helper_argv (NULL: none configured; the handle then only reads back). Returns 0 with *ret_power set, or 0
 // with *ret_power NULL on a platform whose modes need no handle (host: DEFAULT only, nothing
 // changes; agent_platform_set_mode covers the others). Caller owns the result; release with
 // agent_power_destroy. A negative errno with err when the board's conf cannot be loaded.

@@ -12,6 +12,8 @@
 
 #include <limits.h>
 
+#define AGENT_PLATFORM_MODES_NOTE_MAX 511 // longest modes_note
+
 typedef struct agent_platform_ops {
     const char *name; // "host", "jetson", "sim"
     // Switches to a power mode already checked to be in self->modes.
@@ -33,7 +35,9 @@ struct agent_platform {
     const char *input_rail;                     // static: the board input rail, NULL if none
     char sysfs_root[PATH_MAX];                  // jetson: the roots it was made with, for the
     char etc_root[PATH_MAX];                    // power handle ("" on other platforms)
+    char var_root[PATH_MAX];
     agent_detect_t detect;                      // jetson: what detection found
+    char modes_note[AGENT_PLATFORM_MODES_NOTE_MAX + 1]; // jetson: where the modes came from
     char describe[AGENT_PLATFORM_DESCRIBE_MAX + 1];
     bool is_sim;                                // sim: the fields below are set
     agent_platform_sim_t sim;

@@ -1,7 +1,9 @@
 /* Jetson platform: detects the family and L4T release (agent_detect), picks the family's sysfs
  * layout for that JetPack generation (agent_board_table) and samples it through agent_sysfs.
- * The hello lists the NVIDIA default modes of jf_board.h; runs switch modes through an agent_power
- * handle over the board's own nvpmodel conf (agent_platform_power_new). */
+ * The hello lists the modes of the board's own nvpmodel conf (<etc root>/nvpmodel.conf; the
+ * family's NVIDIA defaults of jf_board.h only when the conf cannot be loaded, and then runs are
+ * refused); runs switch modes through an agent_power handle over that conf
+ * (agent_platform_power_new). */
 #include "agent_platform_internal.h"
 
 #include <errno.h>
@@ -22,10 +24,11 @@ static int s_set_mode(agent_platform_t *self, int mode_id, jf_err_t *err)
 static int s_power_new(const agent_platform_t *self, const char *const *helper_argv,
                        agent_power_t **ret_power, jf_err_t *err)
 {
-    char conf[PATH_MAX + 32];
+    char conf[PATH_MAX + 32], status[PATH_MAX + 32];
     (void) snprintf(conf, sizeof conf, "%s/nvpmodel.conf", self->etc_root);
-    agent_power_opts_t o = {
-        .conf_path = conf, .sysfs_root = self->sysfs_root, .helper_argv = helper_argv};
+    (void) snprintf(status, sizeof status, "%s/lib/nvpmodel/status", self->var_root);
+    agent_power_opts_t o = {.conf_path = conf, .sysfs_root = self->sysfs_root,
+                            .status_path = status, .helper_argv = helper_argv};
     *ret_power = agent_power_new(&o, err);
     return *ret_power ? 0 : (err && err->code ? err->code : -EINVAL);
 }
@@ -85,18 +88,49 @@ static void s_describe(agent_platform_t *self, const agent_board_layout_t *l, co
                     l->jetpack_min, l->jetpack_max);
     (void) snprintf(self->describe, sizeof self->describe,
                     "jetson: %s '%.100s', L4T %s (JetPack %s)%s%.300s; sysfs layout of JetPack %s "
-                    "%s; %zu cores",
+                    "%s; %zu cores; %s",
                     jf_board_type_name(self->board_type), d->model,
                     d->has_l4t ? d->l4t_text : "unknown", d->jetpack[0] ? d->jetpack : "unknown",
-                    d->note[0] ? ": " : "", d->note, gen, how, agent_sysfs_n_cpus(self->sysfs));
+                    d->note[0] ? ": " : "", d->note, gen, how, agent_sysfs_n_cpus(self->sysfs),
+                    self->modes_note);
     agent_platform_describe_missing(self);
 }
 
-static void s_copy_modes(agent_platform_t *self)
+static void s_copy_family_modes(agent_platform_t *self)
 {
     const jf_board_family_t *fam = jf_board_family(self->board_type);
     self->n_modes = fam ? fam->n_modes : 0;
     memcpy(self->modes, fam ? fam->modes : self->modes, self->n_modes * sizeof self->modes[0]);
+}
+
+// The modes of <etc root>/nvpmodel.conf, ids and names as the conf has them (the parser checks
+// the names against jf_board_is_mode_name and the count against JF_POWER_MODES_MAX). When the
+// conf cannot be loaded, the family's defaults stand in and modes_note says why; the power
+// handle then fails on the same conf, so runs are refused (agent_session.c).
+static void s_load_modes(agent_platform_t *self)
+{
+    char conf_path[PATH_MAX + 32];
+    (void) snprintf(conf_path, sizeof conf_path, "%s/nvpmodel.conf", self->etc_root);
+    jf_err_t err = {0};
+    agent_nvpmodel_t *conf = agent_nvpmodel_load(conf_path, &err);
+    if (!conf) {
+        s_copy_family_modes(self);
+        (void) snprintf(self->modes_note, sizeof self->modes_note,
+                        "power modes: the %s defaults of jf_board.h, as the board's conf could "
+                        "not be loaded (%.300s); runs will be refused",
+                        jf_board_type_name(self->board_type), err.msg);
+        return;
+    }
+    self->n_modes = agent_nvpmodel_n_modes(conf);
+    for (size_t i = 0; i < self->n_modes; i++) {
+        const agent_nvpmodel_mode_t *m = agent_nvpmodel_mode_at(conf, i);
+        self->modes[i].id = m->id;
+        (void) snprintf(self->modes[i].name, sizeof self->modes[i].name, "%s", m->name);
+    }
+    (void) snprintf(self->modes_note, sizeof self->modes_note,
+                    "power modes: %zu from %.300s (default %d)", self->n_modes, conf_path,
+                    agent_nvpmodel_default_id(conf));
+    agent_nvpmodel_destroy(&conf);
 }
 
 agent_platform_t *agent_platform_jetson_new(const agent_platform_opts_t *opts, jf_err_t *err)
@@ -118,7 +152,9 @@ agent_platform_t *agent_platform_jetson_new(const agent_platform_opts_t *opts, j
     self->detect = d;
     (void) snprintf(self->sysfs_root, sizeof self->sysfs_root, "%s", opts->sysfs_root);
     (void) snprintf(self->etc_root, sizeof self->etc_root, "%s", opts->etc_root);
-    s_copy_modes(self);
+    (void) snprintf(self->var_root, sizeof self->var_root, "%s",
+                    opts->var_root ? opts->var_root : AGENT_PLATFORM_VAR_ROOT);
+    s_load_modes(self);
     const char *how = NULL;
     const agent_board_layout_t *l = s_pick_layout(&d, opts->sysfs_root, &how);
     agent_sysfs_opts_t so = {.sysfs_root = opts->sysfs_root, .proc_root = opts->proc_root,

@@ -8,9 +8,11 @@
 #include "privhelper_spawn.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *const s_helper_env[] = {"PATH=/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL=C", NULL};
 
@@ -44,6 +46,9 @@ agent_power_t *agent_power_new(const agent_power_opts_t *opts, jf_err_t *err)
     self->timeout_us =
         opts->helper_timeout_us > 0 ? opts->helper_timeout_us : AGENT_POWER_HELPER_TIMEOUT_US;
     (void) snprintf(self->conf_path, sizeof self->conf_path, "%s", opts->conf_path);
+    (void) snprintf(self->status_path, sizeof self->status_path, "%s",
+                    opts->status_path ? opts->status_path : "");
+    self->stored_pmode = -1;
     if (s_copy_argv(self, opts->helper_argv, err) != 0) {
         goto fail_destroy;
     }
@@ -366,6 +371,31 @@ int agent_power_dvfs_restore(agent_power_t *self, jf_err_t *err)
     return s_helper(self, &req, reply, sizeof reply, err);
 }
 
+// The mode nvpmodel's status file names, into *ret_id. 0, -ENOENT when no status path was
+// given or the file is missing, -errno when unreadable, -EINVAL when it names no mode.
+static int s_read_status(const agent_power_t *self, int *ret_id, jf_err_t *err)
+{
+    char text[AGENT_NVPMODEL_STATUS_MAX];
+    if (!self->status_path[0]) {
+        return jf_err_set(err, -ENOENT, "power: no nvpmodel status file configured");
+    }
+    int fd = open(self->status_path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, text, sizeof text) : -1;
+    int e = errno;
+    if (fd >= 0) {
+        (void) close(fd); // read-only
+    }
+    if (n < 0) {
+        return jf_err_set(err, -e, "power: cannot read %.300s: %s", self->status_path,
+                          strerror(e));
+    }
+    int rc = agent_nvpmodel_parse_status(text, (size_t) n, ret_id, err);
+    if (rc != 0) {
+        (void) jf_err_prefix(err, "power: %.300s", self->status_path);
+    }
+    return rc;
+}
+
 int agent_power_store(agent_power_t *self, jf_err_t *err)
 {
     if (self->stored_slot != 0) {
@@ -382,12 +412,34 @@ int agent_power_store(agent_power_t *self, jf_err_t *err)
         rc = jf_err_set(err, -EIO, "power: clocks-store replied '%.64s', not 'ok state=N'", reply);
     }
     self->stored_slot = rc == 0 ? (int) n : 0;
+    // The helper saved the same mode from the same file (it refuses a status naming none); what
+    // the agent reads is only for checking the restore, so an unreadable file skips that check.
+    if (rc == 0 && s_read_status(self, &self->stored_pmode, NULL) != 0) {
+        self->stored_pmode = -1;
+    }
     return rc;
 }
 
 bool agent_power_has_stored(const agent_power_t *self)
 {
     return self->stored_slot != 0;
+}
+
+// After a restore: nvpmodel's status names the mode stored with the clocks again.
+static int s_verify_status(agent_power_t *self, jf_err_t *err)
+{
+    int now = -1;
+    int rc = s_read_status(self, &now, err);
+    if (rc == 0 && now != self->stored_pmode) {
+        rc = jf_err_set(err, -EIO,
+                        "power: after restore, %.300s names nvpmodel mode %d, not the stored %d",
+                        self->status_path, now, self->stored_pmode);
+    }
+    const agent_nvpmodel_mode_t *m = agent_nvpmodel_mode(self->conf, self->stored_pmode);
+    if (rc == 0 && m) {
+        s_set_mode_name(self, m->id, m->name); // the helper re-ran nvpmodel -m for it
+    }
+    return rc;
 }
 
 int agent_power_restore(agent_power_t *self, agent_power_state_t *ret_state, jf_err_t *err)
@@ -407,7 +459,11 @@ int agent_power_restore(agent_power_t *self, agent_power_state_t *ret_state, jf_
     s_set_mode_name(self, self->stored.mode_id, self->stored.mode_name);
     rc = agent_power_read_state(self, &st, err);
     rc = rc != 0 ? rc : agent_power_verify_same(&self->stored, &st, err);
+    rc = rc != 0 || self->stored_pmode < 0 ? rc : s_verify_status(self, err);
+    self->stored_pmode = -1;
     if (rc == 0 && ret_state) {
+        st.mode_id = self->mode_id;
+        (void) snprintf(st.mode_name, sizeof st.mode_name, "%s", self->mode_name);
         *ret_state = st;
     }
     return rc;

@@ -26,6 +26,8 @@ typedef struct agent_power agent_power_t;
 typedef struct agent_power_opts {
     const char *conf_path;  // the board's nvpmodel conf, "/etc/nvpmodel.conf"
     const char *sysfs_root; // "/sys", or a fixture tree's sys/ directory
+    const char *status_path; // nvpmodel's status file (AGENT_NVPMODEL_STATUS_PATH), read to
+                             // check a restore; NULL: not read, not checked
     const char *const
         *helper_argv;          // how to run the helper, NULL-terminated; copied. On a board:
                                // {"/usr/bin/sudo", "-n", "/usr/local/libexec/jetfleet-privhelper"}
@@ -129,8 +131,11 @@ int agent_power_store(agent_power_t *self, jf_err_t *err);
 // True while a stored state waits for agent_power_restore.
 bool agent_power_has_stored(const agent_power_t *self);
 
-// Writes the stored state back (helper `restore <slot>`) and checks that the cores and limits
-// read at store time hold again. 0, -ENOENT if nothing is stored, -EIO, or -errno.
+// Writes the stored state back (helper `restore <slot>`: nvpmodel -m <the mode its status file
+// named at store time> first, then the clocks) and checks that the cores and limits read at store
+// time hold again and, when the status file was readable at store time, that it names that mode
+// again (the object then takes it as the mode in force). 0, -ENOENT if nothing is stored, -EIO,
+// or -errno.
 int agent_power_restore(agent_power_t *self, agent_power_state_t *ret_state, jf_err_t *err);
 
 // sync, then drop the page cache (helper `drop-caches`, §9). 0 or -errno.

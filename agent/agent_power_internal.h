@@ -21,6 +21,8 @@ struct agent_power {
     int64_t timeout_us;                          // per helper run
     int mode_id;                                 // as agent_power_state_t.mode_id
     char mode_name[JF_POWER_MODE_NAME_MAX + 1];  // as agent_power_state_t.mode_name
+    char status_path[PATH_MAX];                  // nvpmodel's status file; "" if not read
+    int stored_pmode;                            // the mode it named at store time; -1 unknown
     int stored_slot;                             // the helper's slot of our stored state; 0: none
     agent_power_state_t stored;                  // what was in force when it was stored
 };

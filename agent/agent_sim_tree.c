@@ -3,6 +3,8 @@
 #include "agent_sim_tree.h"
 
 #include "agent_board_table.h"
+#include "agent_nvpmodel.h"
+#include "agent_sim_confs.h" // generated: the fixture confs (cmake/jf_embed_confs.cmake)
 
 #include <errno.h>
 #include <fcntl.h>
@@ -47,6 +49,16 @@ static const struct {
         "DATE: Tue Aug  1 19:57:35 UTC 2023\n"},
     {6, "# R36 (release), REVISION: 4.0, GCID: 37537400, BOARD: generic, EABI: aarch64, "
         "DATE: Fri Sep 13 04:36:44 UTC 2024\n"},
+};
+
+// Each family's nvpmodel conf: the text of tests/fixtures/nvpmodel/<family>.conf, built from
+// ../shared/reference/jetson-platforms.md §4.4, embedded at build time.
+static const char *const s_confs[JF_BOARD_TYPE_COUNT] = {
+    [JF_BOARD_AGX_XAVIER] = agent_sim_conf_agx_xavier,
+    [JF_BOARD_XAVIER_NX] = agent_sim_conf_xavier_nx,
+    [JF_BOARD_NANO] = agent_sim_conf_nano,
+    [JF_BOARD_ORIN_AGX] = agent_sim_conf_orin_agx,
+    [JF_BOARD_ORIN_NANO] = agent_sim_conf_orin_nano,
 };
 
 static int s_mkdirs(const char *path, jf_err_t *err)
@@ -208,6 +220,38 @@ static int s_write_layout(agent_sim_tree_t *self, const sim_board_params_t *b,
     return rc;
 }
 
+// 0 if the conf has exactly the model's modes (ids and names, in order), else -EINVAL: the model
+// could not produce the operating point of a mode the conf lists, or the reverse.
+static int s_check_conf_modes(const agent_nvpmodel_t *conf, const sim_board_params_t *b,
+                              jf_board_type_t type, jf_err_t *err)
+{
+    size_t n = agent_nvpmodel_n_modes(conf);
+    for (size_t i = 0; i < n || i < b->n_modes; i++) {
+        const agent_nvpmodel_mode_t *m = agent_nvpmodel_mode_at(conf, i);
+        const sim_mode_params_t *p = i < b->n_modes ? &b->modes[i] : NULL;
+        if (!m || !p || m->id != p->id || strcmp(m->name, p->name) != 0) {
+            return jf_err_set(err, -EINVAL,
+                              "sim: the %s nvpmodel conf's mode #%zu (%d %s) differs from the "
+                              "model's (%d %s)",
+                              jf_board_type_name(type), i, m ? m->id : -1, m ? m->name : "none",
+                              p ? p->id : -1, p ? p->name : "none");
+        }
+    }
+    return 0;
+}
+
+// <etc>/nvpmodel.conf in NVIDIA's format, the family's conf, after checking that it parses and
+// lists the model's modes, so that the jetson platform reads the board's modes from it.
+static int s_write_conf(agent_sim_tree_t *self, jf_board_type_t type, const sim_board_params_t *b,
+                        jf_err_t *err)
+{
+    const char *text = s_confs[type];
+    agent_nvpmodel_t *conf = agent_nvpmodel_parse(text, strlen(text), "sim nvpmodel.conf", err);
+    int rc = conf ? s_check_conf_modes(conf, b, type, err) : -EINVAL;
+    agent_nvpmodel_destroy(&conf);
+    return rc ? rc : s_write_text(self->etc, "nvpmodel.conf", text, err);
+}
+
 static int s_remove_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
     (void) sb;
@@ -253,7 +297,7 @@ agent_sim_tree_t *agent_sim_tree_new(const agent_sim_tree_opts_t *opts, jf_err_t
                                       : NULL;
     const agent_board_layout_t *all[8] = {NULL};
     const jf_board_family_t *fam = jf_board_family(opts->type);
-    if (!b || !b->present || !fam || fam->n_modes == 0 ||
+    if (!b || !b->present || !fam || fam->n_modes == 0 || !s_confs[opts->type] ||
         agent_board_table_layouts(opts->type, all, 8) == 0) {
         jf_err_set(err, -EINVAL, "sim: no parameters or sysfs layout for board type %s",
                    jf_board_type_name(opts->type));
@@ -269,6 +313,7 @@ agent_sim_tree_t *agent_sim_tree_new(const agent_sim_tree_opts_t *opts, jf_err_t
     sim_op_t op = {0};
     int rc = s_make_dir(self, opts->tmp_dir, err);
     rc = rc ? rc : s_write_identity(self, opts->type, err);
+    rc = rc ? rc : s_write_conf(self, opts->type, b, err);
     rc = rc ? rc : s_write_proc(self, b, err);
     rc = rc ? rc : s_write_layout(self, b, opts, err);
     rc = rc ? rc : sim_model_mode_op(opts->model, opts->type, fam->modes[0].id, &op, err);

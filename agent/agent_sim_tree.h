@@ -1,7 +1,9 @@
 /* The fake board of a sim platform (issue #5): a private temporary directory holding a sysfs,
  * proc and etc tree in the layout of the simulated Jetson family (agent_board_table.h): device
- * tree, nv_tegra_release, CPU present/online and cpufreq, GPU devfreq, EMC clock, the INA3221
- * rails, /proc/stat and /proc/meminfo. The real jetson readers then run over it.
+ * tree, nv_tegra_release, the family's nvpmodel.conf (the fixture conf of
+ * tests/fixtures/nvpmodel/, embedded at build time), CPU present/online and cpufreq, GPU devfreq,
+ * EMC clock, the INA3221 rails, /proc/stat and /proc/meminfo. The real jetson readers then run
+ * over it, and the jetson platform takes the board's modes from its conf.
  * Values come from the performance model's parameters (sim_params.h): RAM, idle rail power
  * scaled by the board's idle-power factor, the power modes' clocks. Rails are rewritten in place
  * (same inode, fixed-width text), so a reader that opened them once sees every update. What
@@ -32,8 +34,8 @@ typedef struct agent_sim_tree_opts {
 
 // Creates the directory and writes the tree, idle, in the family's highest power mode
 // (the first of jf_board.h). Returns NULL with err: -EINVAL for a type the model has no
-// parameters or layout for, or the errno of a file that could not be written (the directory is
-// removed again). Caller owns the result; release with agent_sim_tree_destroy.
+// parameters, layout or conf for, or whose conf lists other modes than the model, or the errno
+// of a file that could not be written (the directory is removed again). Caller owns the result; release with agent_sim_tree_destroy.
 agent_sim_tree_t *agent_sim_tree_new(const agent_sim_tree_opts_t *opts, jf_err_t *err);
 
 // Removes the directory and everything in it, frees self and sets *self_p to NULL. Accepts NULL

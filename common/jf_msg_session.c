@@ -29,6 +29,12 @@ static int s_parse_modes(const json_t *arr, jf_hello_t *h, jf_err_t *err)
         if (rc == 0 && (json_object_size(m) != 2 || !jf_board_is_mode_name(pm->name))) {
             rc = jf_err_set(err, -EPROTO, "power mode must be {\"id\", \"name\"} with a valid name");
         }
+        // The board's conf has one mode per id and per name (agent_nvpmodel checks the same).
+        for (size_t k = 0; rc == 0 && k < i; k++) {
+            if (h->modes[k].id == (int) id || strcmp(h->modes[k].name, pm->name) == 0) {
+                rc = jf_err_set(err, -EPROTO, "repeats the id or name of power_modes[%zu]", k);
+            }
+        }
         if (rc != 0) {
             return jf_err_prefix(err, "power_modes[%zu]", i);
         }

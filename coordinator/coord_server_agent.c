@@ -117,6 +117,36 @@ static const char *s_hello_mismatch(const coord_board_t *board, const jf_hello_t
     return NULL;
 }
 
+// Sweeps expand over fleet.yaml's modes of the board (its type's NVIDIA defaults unless
+// power_modes narrows them), while the agent runs only the modes of its own nvpmodel conf, as its
+// hello lists them: say once per hello which ones it will refuse, so that those failures are
+// expected.
+static void s_note_missing_modes(const coord_board_t *board, const jf_hello_t *h)
+{
+    const jf_board_spec_t *spec = board->spec;
+    char list[256] = "";
+    size_t used = 0, missing = 0;
+    for (size_t i = 0; i < spec->n_modes; i++) {
+        bool found = false;
+        for (size_t k = 0; k < h->n_modes && !found; k++) {
+            found = h->modes[k].id == spec->modes[i].id &&
+                    strcmp(h->modes[k].name, spec->modes[i].name) == 0;
+        }
+        if (!found && used < sizeof list) {
+            int n = snprintf(list + used, sizeof list - used, "%s%d %s", missing ? ", " : "",
+                             spec->modes[i].id, spec->modes[i].name);
+            used += n > 0 ? (size_t) n : 0;
+        }
+        missing += !found;
+    }
+    if (missing) {
+        jf_log_notice("registry: board '%s' reports no power mode %s%s that fleet.yaml allows it; "
+                    "runs in %s will be refused by the agent as infeasible",
+                    spec->name, list, used >= sizeof list ? "..." : "",
+                    missing > 1 ? "those modes" : "that mode");
+    }
+}
+
 static int s_on_hello(coord_server_t *self, coord_board_t *board, const zframe_t *identity,
                       const jf_msg_t *msg, jf_err_t *err)
 {
@@ -159,6 +189,7 @@ static int s_on_hello(coord_server_t *self, coord_board_t *board, const zframe_t
     board->offline_since_mono_us = 0;
     board->n_modes = h.n_modes;
     memcpy(board->modes, h.modes, sizeof board->modes);
+    s_note_missing_modes(board, &h);
     self->dispatch_needed = true;
     jf_log_notice("registry: board '%s' online (%s, %s, session %s)", h.name,
                   jf_board_type_name(h.board_type), h.platform, w.session);

@@ -20,6 +20,7 @@
 #define PRIVHELPER_CONF_PATH        "etc/nvpmodel.conf"
 #define PRIVHELPER_COMPATIBLE_PATH  "proc/device-tree/compatible"
 #define PRIVHELPER_DROP_CACHES_PATH "proc/sys/vm/drop_caches"
+#define PRIVHELPER_STATUS_PATH      "var/lib/nvpmodel/status" // nvpmodel's persisted mode
 #define PRIVHELPER_STATE_DIR        "var/lib/jetfleet-privhelper" // root-owned, 0700, made at install
 
 // An absolute path: the nvpmodel binary of package nvidia-l4t-nvpmodel (§4.1).

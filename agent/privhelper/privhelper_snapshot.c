@@ -2,6 +2,8 @@
  * (jetson-platforms.md §5.1: what jetson_clocks stores), and the checks the planners share. */
 #include "privhelper_internal.h"
 
+#include "agent_nvpmodel.h"
+
 #include <errno.h>
 #include <string.h>
 
@@ -162,10 +164,32 @@ static int s_capture_devices(const privhelper_t *self, privhelper_state_t *st, j
     return rc;
 }
 
+// The mode nvpmodel's status file names (§4.1). No file: no mode was ever set (the conf's
+// default is in force), and restore leaves nvpmodel alone. A file that names no mode is an error:
+// the state could not be put back whole.
+static int s_capture_pmode(const privhelper_t *self, privhelper_state_t *st, jf_err_t *err)
+{
+    char text[AGENT_NVPMODEL_STATUS_MAX];
+    size_t len = 0;
+    int rc = privhelper_root_read(self->root, PRIVHELPER_STATUS_PATH, text, sizeof text, &len, err);
+    if (rc == -ENOENT) {
+        return 0;
+    }
+    rc = rc != 0 ? rc : agent_nvpmodel_parse_status(text, len, &st->pmode, err);
+    if (rc != 0) {
+        (void) jf_err_prefix(err, "cannot tell the nvpmodel mode in force from /%s",
+                             PRIVHELPER_STATUS_PATH);
+        return rc;
+    }
+    st->has_pmode = true;
+    return 0;
+}
+
 int privhelper_snapshot_capture(const privhelper_t *self, privhelper_state_t *ret_st, jf_err_t *err)
 {
     memset(ret_st, 0, sizeof *ret_st);
-    int rc = s_capture_cpus(self, ret_st, err);
+    int rc = s_capture_pmode(self, ret_st, err);
+    rc = rc != 0 ? rc : s_capture_cpus(self, ret_st, err);
     return rc != 0 ? rc : s_capture_devices(self, ret_st, err);
 }
 

@@ -20,6 +20,7 @@ typedef enum s_key {
     S_EMC_CAP,
     S_EMC_LOCK,
     S_IDLE,
+    S_PMODE,
     S_KEY_COUNT,
 } s_key_t;
 
@@ -37,6 +38,7 @@ static const s_line_spec_t s_specs[S_KEY_COUNT] = {
     [S_EMC_CAP] = {"emc-cap", 1, {PRIVHELPER_HZ_MAX, 0, 0}},
     [S_EMC_LOCK] = {"emc-lock", 2, {1, PRIVHELPER_HZ_MAX, 0}},
     [S_IDLE] = {"idle", 3, {PRIVHELPER_CPUS_MAX - 1, PRIVHELPER_IDLE_STATES_MAX - 1, 1}},
+    [S_PMODE] = {"pmode", 1, {PRIVHELPER_MODE_MAX, 0, 0}},
 };
 
 typedef struct s_out {
@@ -64,6 +66,9 @@ int privhelper_state_format(const privhelper_state_t *st, char *buf, size_t size
 {
     s_out_t o = {.buf = buf, .size = size};
     s_put(&o, "%s\n", S_VERSION);
+    if (st->has_pmode) {
+        s_put(&o, "pmode %d\n", st->pmode);
+    }
     for (int cpu = 1; cpu < PRIVHELPER_CPUS_MAX && !o.full; cpu++) {
         if (st->online_known & (UINT64_C(1) << cpu)) {
             s_put(&o, "online %d %d\n", cpu, (int) ((st->online >> cpu) & 1));
@@ -165,6 +170,11 @@ static int s_apply(privhelper_state_t *st, s_key_t key, const int64_t *v, int li
     case S_IDLE:
         dup = st->n_idle == PRIVHELPER_STATE_IDLE_MAX;
         st->idle[dup ? 0 : st->n_idle++] = (privhelper_idle_t){(int) v[0], (int) v[1], (int) v[2]};
+        break;
+    case S_PMODE:
+        dup = st->has_pmode;
+        st->has_pmode = true;
+        st->pmode = (int) v[0];
         break;
     case S_KEY_COUNT:
         break;

@@ -1,6 +1,7 @@
 /* What clocks-store and dvfs off save and restore writes back, like jetson_clocks' store file
- * (jetson-platforms.md §5.1): cores online, each online policy's limits, the GPU's limits and
- * rail-gating, the EMC cap and lock, and the cpuidle switches. A plain record and its text form;
+ * (jetson-platforms.md §5.1), plus the nvpmodel mode in force (§4.1's status file): cores
+ * online, each online policy's limits, the GPU's limits and rail-gating, the EMC cap and lock,
+ * and the cpuidle switches. A plain record and its text form;
  * reading it from the system and writing it back are privhelper.c's job. */
 #ifndef PRIVHELPER_STATE_H
 #define PRIVHELPER_STATE_H
@@ -28,6 +29,8 @@ typedef struct privhelper_idle {
 } privhelper_idle_t;
 
 typedef struct privhelper_state {
+    bool has_pmode;                                    // nvpmodel's status file named a mode
+    int pmode;                                         // that mode: restore runs nvpmodel -m it
     uint64_t online_known;                             // bit N: cpuN (N >= 1) has an online file
     uint64_t online;                                   // bit N: it holds 1
     size_t n_policies;                                 // entries used in policies

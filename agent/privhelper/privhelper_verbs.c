@@ -33,8 +33,8 @@ static int s_conf_error(const agent_nvpmodel_t *conf, int id, jf_err_t *err)
                       ids);
 }
 
-static int s_plan_nvpmodel(privhelper_t *self, const privhelper_request_t *req,
-                           privhelper_plan_t *plan, jf_err_t *err)
+// Adds `nvpmodel -m id` after checking that id is a mode of the board's conf.
+static int s_plan_mode(privhelper_t *self, int id, privhelper_plan_t *plan, jf_err_t *err)
 {
     size_t len = 0;
     char *text = malloc(AGENT_NVPMODEL_FILE_MAX + 1);
@@ -47,12 +47,17 @@ static int s_plan_nvpmodel(privhelper_t *self, const privhelper_request_t *req,
     if (!conf) {
         return rc != 0 ? rc : -EINVAL;
     }
-    int id = (int) req->args[0];
     rc = agent_nvpmodel_mode(conf, id)
              ? privhelper_plan_step(plan, PRIVHELPER_STEP_NVPMODEL, id, err)
              : s_conf_error(conf, id, err);
     agent_nvpmodel_destroy(&conf);
     return rc;
+}
+
+static int s_plan_nvpmodel(privhelper_t *self, const privhelper_request_t *req,
+                           privhelper_plan_t *plan, jf_err_t *err)
+{
+    return s_plan_mode(self, (int) req->args[0], plan, err);
 }
 
 static int s_plan_cpu_online(privhelper_t *self, const privhelper_request_t *req,
@@ -211,6 +216,13 @@ static int s_plan_restore_slot(privhelper_t *self, int slot, privhelper_plan_t *
              ? rc
              : privhelper_store_read(self->store, slot, text, PRIVHELPER_STATE_TEXT_MAX, &len, err);
     rc = rc != 0 ? rc : privhelper_state_parse(text, len, st, err);
+    // The mode first: nvpmodel -m rewrites cores and limits, which the saved values then refine.
+    if (rc == 0 && st->has_pmode) {
+        rc = s_plan_mode(self, st->pmode, plan, err);
+        if (rc != 0) {
+            (void) jf_err_prefix(err, "state %d's nvpmodel mode", slot);
+        }
+    }
     rc = rc != 0 ? rc : privhelper_snapshot_plan(self, st, plan, err);
     rc = rc != 0 ? rc : privhelper_plan_step(plan, PRIVHELPER_STEP_FORGET, slot, err);
     free(text);

@@ -131,19 +131,22 @@ static int s_teardown(void **state)
 
 static void t_start_nx(t_ctx_t *c, int i, bool helper)
 {
-    char name[16], sys[PATH_MAX], proc[PATH_MAX], etc[PATH_MAX], cmd[4 * PATH_MAX];
+    char name[16], sys[PATH_MAX], proc[PATH_MAX], etc[PATH_MAX], var[PATH_MAX];
+    char cmd[4 * PATH_MAX];
     char bin[PATH_MAX], fake[PATH_MAX];
     (void) snprintf(name, sizeof name, "nx-%d", i + 1);
     t_path(sys, c->tree[i], "sys");
     t_path(proc, c->tree[i], "proc");
     t_path(etc, c->tree[i], "etc");
+    t_path(var, c->tree[i], "var");
     jft_bin("jetfleet-privhelper", bin);
     jft_bin("jft-fake-nvpmodel", fake);
     (void) snprintf(cmd, sizeof cmd, "%s --root %s --nvpmodel %s --allow-uid %u", bin, c->tree[i],
                     fake, (unsigned) getuid());
     const char *args[] = {"--platform", "jetson",      "--sysfs-root",
                           sys,          "--proc-root", proc,
-                          "--etc-root", etc,           helper ? "--privhelper" : NULL,
+                          "--etc-root", etc,           "--var-root",
+                          var,          helper ? "--privhelper" : NULL,
                           cmd,          NULL};
     assert_int_equal(jft_fleet_start_agent_named(&c->fleet, (size_t) i + 1, name, args), 0);
 }
@@ -221,7 +224,12 @@ static bool s_restored(void *arg)
     char path[PATH_MAX];
     t_path(path, arg, "sys/kernel/nvpmodel_emc_cap/emc_iso_cap");
     char *cap = jft_read_file(path, NULL);
-    bool ok = cap && strcmp(cap, "1600000000\n") == 0;
+    t_path(path, arg, "var/lib/nvpmodel/fake-calls");
+    char *calls = jft_read_file(path, NULL);
+    // The run's mode 8, then the fixture's mode 2 again on restore (status pmode:0002).
+    bool ok = cap && strcmp(cap, "1600000000\n") == 0 && calls &&
+              strcmp(calls, "-m 8\n-m 2\n") == 0;
+    free(calls);
     free(cap);
     return ok;
 }
@@ -229,20 +237,20 @@ static bool s_restored(void *arg)
 static void t_check_tree(t_ctx_t *c)
 {
     char path[PATH_MAX];
-    t_path(path, c->tree[0], "var/lib/nvpmodel/fake-calls");
-    char *calls = jft_read_file(path, NULL);
-    assert_non_null(calls);
-    assert_string_equal(calls, "-m 8\n");
-    free(calls);
     t_path(path, c->tree[0], "proc/sys/vm/drop_caches");
     char *drop = jft_read_file(path, NULL);
     assert_non_null(drop);
     assert_string_equal(drop, "3\n");
     free(drop);
     assert_true(jft_wait_until(s_restored, c->tree[0], 10000));
+    t_path(path, c->tree[0], "var/lib/nvpmodel/status");
+    char *status = jft_read_file(path, NULL);
+    assert_non_null(status);
+    assert_string_equal(status, "pmode:0002 fmode:quiet\n");
+    free(status);
     // nx-3 changed nothing: no helper ran there.
     t_path(path, c->tree[2], "var/lib/nvpmodel/fake-calls");
-    calls = jft_read_file(path, NULL);
+    char *calls = jft_read_file(path, NULL);
     assert_non_null(calls);
     assert_string_equal(calls, "");
     free(calls);

@@ -21,6 +21,12 @@ jf_add_unit_test(platform
 add_dependencies(platform_test jetfleet-agent)
 target_compile_definitions(platform_test PRIVATE
   SIM_PARAMS_PATH="${PROJECT_SOURCE_DIR}/agent/sim/sim_params.yaml")
+# Where a board's power modes come from: its nvpmodel conf (jetson), the embedded fixture conf
+# (sim), the family's defaults when the conf cannot be loaded.
+jf_add_unit_test(platform_modes
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/platform_modes_test.c LIBS jf_agent jft_support)
+target_compile_definitions(platform_modes_test PRIVATE
+  SIM_PARAMS_PATH="${PROJECT_SOURCE_DIR}/agent/sim/sim_params.yaml")
 # The root helper as a real process with its test options (JF_PRIVHELPER_TEST_HOOKS) on a copy of
 # tests/fixtures/privhelper/, and the fake nvpmodel it runs there.
 add_executable(jft-fake-nvpmodel ${PROJECT_SOURCE_DIR}/tests/unit/agent/nvpmodel_fake.c)

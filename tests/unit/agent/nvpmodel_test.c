@@ -450,6 +450,45 @@ static void test_values(void **state)
     agent_nvpmodel_destroy(&conf);
 }
 
+// nvpmodel's status file (§4.1): the mode it names, or a refusal quoting it.
+static void test_status(void **state)
+{
+    (void) state;
+    static const struct {
+        const char *text;
+        int rc;
+        int id;
+        const char *frag;
+    } rows[] = {
+        {"pmode:0002 fmode:quiet\n", 0, 2, NULL},
+        {"pmode:0000 fmode:fanNull\n", 0, 0, NULL},
+        {"pmode:0255\n", 0, 255, NULL},
+        {"pmode:7", 0, 7, NULL},
+        {"pmode:0256 fmode:quiet\n", -EINVAL, 0, "mode id '0256' is not in 0..255"},
+        {"pmode:\n", -EINVAL, 0, "expected 'pmode:NNNN ...', got 'pmode:?'"},
+        {"pmode:-1\n", -EINVAL, 0, "got 'pmode:-1?'"},
+        {"pmode:2x\n", -EINVAL, 0, "got 'pmode:2x?'"},
+        {"pmode:00000002\n", -EINVAL, 0, "expected 'pmode:NNNN ...'"},
+        {"fmode:quiet pmode:0002\n", -EINVAL, 0, "got 'fmode:quiet pmode:0002?'"},
+        {"", -EINVAL, 0, "got ''"},
+        {"PMODE:0002\n", -EINVAL, 0, "expected 'pmode:NNNN ...'"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        jf_err_t err = {0};
+        int id = -1;
+        int rc = agent_nvpmodel_parse_status(rows[i].text, strlen(rows[i].text), &id, &err);
+        if (rc != rows[i].rc || (rc == 0 && id != rows[i].id) ||
+            (rows[i].frag && !strstr(err.msg, rows[i].frag))) {
+            fail_msg("row %zu '%s': rc %d id %d err '%s'", i, rows[i].text, rc, id, err.msg);
+        }
+    }
+    // Not NUL-terminated: only len bytes are read.
+    int id = -1;
+    assert_int_equal(agent_nvpmodel_parse_status("pmode:0003 fmode:quiet", 10, &id, NULL), 0);
+    assert_int_equal(id, 3);
+    assert_int_equal(agent_nvpmodel_parse_status("pmode:0003\0", 11, &id, NULL), -EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -460,6 +499,7 @@ int main(void)
         cmocka_unit_test(test_table),
         cmocka_unit_test(test_long_line),
         cmocka_unit_test(test_values),
+        cmocka_unit_test(test_status),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

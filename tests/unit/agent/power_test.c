@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -25,6 +26,7 @@
 #define EMC    "sys/kernel/debug/bpmp/debug/clk/emc/"
 #define CAP    "sys/kernel/nvpmodel_emc_cap/emc_iso_cap"
 #define CALLS  "var/lib/nvpmodel/fake-calls"
+#define STATUS "var/lib/nvpmodel/status"
 #define NVPM   "var/lib/nvpmodel" // nvpmodel's own files: the fake writes them on every mode
 #define KHZ(v) (INT64_C(v) * 1000)
 
@@ -38,8 +40,10 @@ static int t_setup(void **state)
     t_ctx_t *c = calloc(1, sizeof *c);
     assert_non_null(c);
     jft_power_tree_new(&c->tree);
-    agent_power_opts_t o = {
-        .conf_path = c->tree.conf, .sysfs_root = c->tree.sys, .helper_argv = c->tree.argv};
+    char status[PATH_MAX];
+    jft_power_path(status, "%s/" STATUS, c->tree.root);
+    agent_power_opts_t o = {.conf_path = c->tree.conf, .sysfs_root = c->tree.sys,
+                            .status_path = status, .helper_argv = c->tree.argv};
     jf_err_t err = {0};
     c->power = agent_power_new(&o, &err);
     if (!c->power) {
@@ -224,11 +228,40 @@ static void test_store_restore(void **state)
     assert_int_equal(back.online_mask, 0x3f);
     assert_int_equal(back.n_clusters, 3);
     assert_int_equal(back.clusters[0].min_hz, KHZ(1190400));
-    assert_int_equal(back.mode_id, -1);
+    // set_mode ran -m 0; dvfs restore re-set the mode of its own store (0); restore re-set the
+    // mode in force at clocks-store (the fixture's 2) before the clocks.
+    t_file(c, CALLS, "-m 0\n-m 0\n-m 2\n");
+    t_file(c, STATUS, "pmode:0002 fmode:quiet\n");
+    assert_int_equal(back.mode_id, 2);
+    assert_string_equal(back.mode_name, "MODE_15W_6CORE");
     assert_true(jft_power_tree_hash(&c->tree, NVPM) == before);
     assert_int_equal(agent_power_restore(c->power, &back, &err), -ENOENT);
     assert_int_equal(agent_power_dvfs_restore(c->power, &err), -EINVAL);
     assert_non_null(strstr(err.msg, "DVFS is not off"));
+}
+
+// No status file at store time (nvpmodel never set a mode): restore writes the clocks back and
+// leaves nvpmodel alone. A status file naming no mode: the helper refuses to store.
+static void test_store_without_status(void **state)
+{
+    t_ctx_t *c = *state;
+    char path[PATH_MAX];
+    jft_power_path(path, "%s/" STATUS, c->tree.root);
+    assert_int_equal(unlink(path), 0);
+    agent_power_state_t back;
+    jf_err_t err = {0};
+    assert_int_equal(agent_power_store(c->power, &err), 0);
+    agent_power_custom_t custom = {.n_cores = 2, .cpu_hz = KHZ(115200), .gpu_hz = 0};
+    assert_int_equal(agent_power_set_custom(c->power, &custom, NULL, &err), 0);
+    assert_int_equal(agent_power_restore(c->power, &back, &err), 0);
+    assert_int_equal(back.online_mask, 0x3f);
+    assert_int_equal(back.mode_id, -1);
+    t_file(c, CALLS, "");
+    jft_power_write(&c->tree, STATUS, "pmode:x\n");
+    assert_int_equal(agent_power_store(c->power, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "cannot tell the nvpmodel mode in force from "
+                                    "/var/lib/nvpmodel/status"));
+    assert_false(agent_power_has_stored(c->power));
 }
 
 // nvpmodel exits 255 after a mode that applied (§4.3): accepted, with a note. Exit 3 after a
@@ -348,6 +381,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_set_custom, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_custom_refused, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_store_restore, t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_store_without_status, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_nvpmodel_status, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_drop_caches, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_mode_in_force, t_setup, t_teardown),

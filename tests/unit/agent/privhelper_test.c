@@ -99,6 +99,7 @@ typedef struct t_valid {
     bool socket;
     const char *reply;
     bool back_to_start; // every file holds what the fixture holds, the state slots are gone
+    const char *calls;  // back_to_start: what the fake nvpmodel's call log holds (NULL: empty)
     t_change_t changes[T_CHANGES_MAX];
 } t_valid_t;
 
@@ -165,6 +166,7 @@ static const t_valid_t s_valid[] = {
      .request = "restore 1\n",
      .reply = "ok",
      .back_to_start = true,
+     .calls = "-m 2\n", // the mode in force at clocks-store, re-set first
      .changes = {{FQ(0) "scaling_min_freq", "1190400\n"},
                  {FQ(0) "scaling_max_freq", "1420800\n"},
                  {CPU(5) "/online", "1\n"},
@@ -174,7 +176,17 @@ static const t_valid_t s_valid[] = {
                  {EMC "mrq_rate_locked", "0\n"},
                  {EMC "rate", "1600000000\n"},
                  {STATE "1", NULL}}},
-    {.pre = {"dvfs off\n"}, .request = "dvfs restore\n", .reply = "ok", .back_to_start = true},
+    {.pre = {"dvfs off\n"},
+     .request = "dvfs restore\n",
+     .reply = "ok",
+     .back_to_start = true,
+     .calls = "-m 2\n"},
+    // Restore puts nvpmodel's mode back: status names mode 2 again, as in the fixture.
+    {.pre = {"clocks-store\n", "nvpmodel 0\n", "cpu-freq 0 1190400\n"},
+     .request = "restore 1\n",
+     .reply = "ok",
+     .back_to_start = true,
+     .calls = "-m 0\n-m 2\n"},
     {.request = "cpu-online 2 0\n",
      .socket = true,
      .reply = "ok",
@@ -183,7 +195,8 @@ static const t_valid_t s_valid[] = {
     {.pre = {"dvfs off\n", "dvfs off\n"},
      .request = "dvfs restore\n",
      .reply = "ok",
-     .back_to_start = true},
+     .back_to_start = true,
+     .calls = "-m 2\n"},
 };
 
 #define T_N_VALID (sizeof s_valid / sizeof s_valid[0])
@@ -225,6 +238,30 @@ static bool t_changes_ok(const t_valid_t *v, const jft_power_snap_t *after, cons
     return true;
 }
 
+// back_to_start: every file below the root as at the start, but the fake nvpmodel's call log,
+// which must hold v->calls.
+static bool t_back_to_start(const t_valid_t *v, const jft_power_snap_t *start,
+                            const jft_power_snap_t *after)
+{
+    t_collect_t *got = calloc(1, sizeof *got);
+    assert_non_null(got);
+    (void) jft_power_snap_diff(start, after, false, t_collect, got);
+    const jft_power_entry_t *calls = jft_power_snap_find(after, "root/" CALLS);
+    bool ok = calls && strcmp(calls->text, v->calls ? v->calls : "") == 0;
+    for (size_t i = 0; i < got->n; i++) {
+        if (strcmp(got->paths[i], "root/" CALLS) != 0) {
+            ok = false;
+            print_error("  changed since the start: %s\n", got->paths[i]);
+        }
+    }
+    if (!ok) {
+        print_error("  nvpmodel calls '%s', want '%s'\n", calls ? calls->text : "(none)",
+                    v->calls ? v->calls : "");
+    }
+    free(got);
+    return ok;
+}
+
 // Returns true if the row passed; adds to *outside the changes outside the root.
 static bool t_valid_row(const t_valid_t *v, size_t *outside)
 {
@@ -245,8 +282,7 @@ static bool t_valid_row(const t_valid_t *v, size_t *outside)
     size_t reply_len = strlen(v->reply);
     bool ok = r.exit_code == 0 && r.err[0] == '\0' && strncmp(r.out, v->reply, reply_len) == 0 &&
               strcmp(r.out + reply_len, "\n") == 0;
-    ok = ok && (v->back_to_start ? jft_power_snap_diff(start, after, false, NULL, NULL) == 0
-                                 : t_changes_ok(v, after, got));
+    ok = ok && (v->back_to_start ? t_back_to_start(v, start, after) : t_changes_ok(v, after, got));
     if (!ok) {
         print_error("valid '%.*s': exit %d out '%s' err '%s'\n", (int) strcspn(v->request, "\n"),
                     v->request, r.exit_code, r.out, r.err);
@@ -277,6 +313,7 @@ typedef struct t_invalid {
     bool wrong_uid;
     bool symlink;        // cpu4/online is a symlink to outside/victim
     const char *args[3]; // extra options
+    const char *status;  // written to nvpmodel's status file before pre (NULL: the fixture's)
 } t_invalid_t;
 
 static const t_invalid_t s_invalid[] = {
@@ -352,6 +389,14 @@ static const t_invalid_t s_invalid[] = {
     {R("dvfs restore\n", "DVFS is not off (no state 0 stored)")},
     {R("restore 7\n", "no state 7 stored")},
     {R("restore 2\n", "no state 2 stored"), .pre = {"clocks-store\n"}},
+    {R("restore 1\n",
+       "state 1's nvpmodel mode: mode 9 is not in /etc/nvpmodel.conf (modes: 0 1 2 3 4 5 6 7 8)"),
+     .pre = {"clocks-store\n"},
+     .status = "pmode:0009 fmode:quiet\n"},
+    {R("clocks-store\n", "cannot tell the nvpmodel mode in force from /var/lib/nvpmodel/status: "
+                         "nvpmodel status: expected 'pmode:NNNN ...', got 'mode:2"),
+     .status = "mode:2\n"},
+    {R("dvfs off\n", "cannot tell the nvpmodel mode in force"), .status = "pmode:9999\n"},
     // Callers, options and the file system
     {R("drop-caches\n", "caller uid"), .wrong_uid = true},
     {R("drop-caches\n", "peer uid"), .socket = true, .wrong_uid = true},
@@ -383,6 +428,9 @@ static bool t_invalid_row(const t_invalid_t *v, size_t *outside, size_t *failed)
 {
     jft_power_tree_t tree;
     jft_power_tree_new(&tree);
+    if (v->status) {
+        jft_power_write(&tree, STATUS, v->status);
+    }
     t_pre(&tree, v->pre);
     if (v->symlink) {
         t_plant_symlink(&tree);
