@@ -63,6 +63,7 @@ int main(int argc, char **argv)
     agent_platform_opts_t popts = {.kind = opts.platform, .sim_type = opts.sim_type,
                                    .sysfs_root = opts.sysfs_root, .proc_root = opts.proc_root,
                                    .etc_root = opts.etc_root, .sim_params = opts.sim_params,
+                                   .sim_train_bin = opts.sim_train_bin,
                                    .sim_board = opts.name[0] ? opts.name : NULL,
                                    .sim_seed = opts.sim_seed, .sim_speed = opts.sim_speed,
                                    .sim_scale = opts.sim_scale};
