@@ -14,9 +14,8 @@
 #include <sys/stat.h>
 
 #define S_SIM_POWER_NOTE                                                                           \
-    "simulated: the mode's clocks and online cores were written into the sim board's fake "      \
-    "sysfs tree, no hardware was switched; the simulated trainer starts from the board's "      \
-    "modelled page cache (cold after drop_caches, else as the board's earlier runs left it)"
+    "simulated: clocks and cores written into the fake sysfs tree, no hardware switched; "     \
+    "page cache modelled (cold after drop_caches, else as the board's earlier runs left it)"
 #define S_SIM_PREPARED_DETAIL                                                                      \
     "simulated board: storage check and power-mode helper skipped; page cache modelled"
 
@@ -147,12 +146,24 @@ static void s_on_sim_power(const json_t *power_mw, void *arg)
     }
 }
 
+// The modelled residency share of a dataset of size_bytes for the measure record's cache
+// entries (which the power mode's note marks as modelled).
+static void s_sim_residency(agent_measure_t *measure, int epoch, double share, int64_t size_bytes)
+{
+    double f = share >= 0.0 && share <= 1.0 ? share : 0.0;
+    agent_residency_t res = {.total_bytes = size_bytes,
+                             .resident_bytes = (int64_t) ((double) size_bytes * f + 0.5)};
+    agent_measure_set_residency(measure, epoch, &res);
+}
+
 // A simulated trainer's modelled page cache after an epoch, into the board's cache state for the
-// next runs (docs/simulator.md "The page cache between runs").
+// next runs (docs/simulator.md "The page cache between runs") and into the measure record's
+// residency (modelled: a sim board has no files to measure).
 static void s_on_sim_cache(int64_t epoch, const json_t *sim_cache, void *arg)
 {
     agent_session_t *self = arg;
     agent_sim_cache_t *cache = agent_platform_sim_cache(self->platform);
+    const json_t *before = json_object_get(sim_cache, "resident_before");
     const json_t *after = json_object_get(sim_cache, "resident_after");
     const json_t *room = json_object_get(sim_cache, "cache_bytes");
     const json_t *size = json_object_get(sim_cache, "dataset_bytes");
@@ -164,6 +175,13 @@ static void s_on_sim_cache(int64_t epoch, const json_t *sim_cache, void *arg)
     }
     agent_sim_cache_update(cache, self->run.spec.dataset, json_number_value(after),
                            json_integer_value(room), json_integer_value(size));
+    agent_measure_t *measure = self->run.measure;
+    if (measure && epoch >= 0 && epoch < JF_EPOCHS_MAX) {
+        if (epoch == 0 && json_is_number(before)) {
+            s_sim_residency(measure, -1, json_number_value(before), json_integer_value(size));
+        }
+        s_sim_residency(measure, (int) epoch, json_number_value(after), json_integer_value(size));
+    }
 }
 
 // Starts what the run needs once prepared: the mode (platforms without a power handle), the
