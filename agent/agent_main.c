@@ -64,6 +64,7 @@ int main(int argc, char **argv)
                                    .sysfs_root = opts.sysfs_root, .proc_root = opts.proc_root,
                                    .etc_root = opts.etc_root, .var_root = opts.var_root,
                                    .sim_params = opts.sim_params,
+                                   .sim_train_bin = opts.sim_train_bin,
                                    .sim_board = opts.name[0] ? opts.name : NULL,
                                    .sim_seed = opts.sim_seed, .sim_speed = opts.sim_speed,
                                    .sim_scale = opts.sim_scale};

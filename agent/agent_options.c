@@ -40,9 +40,11 @@ const char *agent_options_usage(void)
            "  --etc-root DIR    where nv_tegra_release and nvpmodel.conf are (default /etc)\n"
            "  --var-root DIR    where lib/nvpmodel/status is (default /var)\n"
            "simulated boards (--platform sim:TYPE, docs/simulator.md; runs use\n"
-           "jetfleet-train --simulate; the platform writes its own fake sysfs tree):\n"
+           "jetfleet-train-sim; the platform writes its own fake sysfs tree):\n"
            "  --sim-params FILE  the model's parameters (default: sim_params.yaml beside the\n"
            "              agent, in ../share/jetfleet, or in the source tree)\n"
+           "  --sim-train-bin PATH  the simulated trainer (default: jetfleet-train-sim beside\n"
+           "              the agent)\n"
            "  --sim-seed N      the fleet's seed of board factors (default 1)\n"
            "  --sim-speed X     modelled seconds per wall-clock second, 1..100000 (default 1)\n"
            "  --sim-scale F     dataset size of the runs relative to the real one,\n"
@@ -127,11 +129,12 @@ static int s_check_privhelper(const char *text, jf_err_t *err)
     return n < 0 ? n : 0;
 }
 
-static void s_default_train_bin(char *out, size_t size)
+// program beside the agent's own executable.
+static void s_default_bin(const char *program, char *out, size_t size)
 {
     char self[PATH_MAX] = {0};
     ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-    (void) snprintf(out, size, "%s/jetfleet-train", n > 0 ? dirname(self) : ".");
+    (void) snprintf(out, size, "%s/%s", n > 0 ? dirname(self) : ".", program);
 }
 
 // The first readable of: beside the agent (a build tree), ../share/jetfleet (an install), the
@@ -156,6 +159,7 @@ static int s_sim_option(agent_options_t *o, int c, const char *arg, jf_err_t *er
     int rc = 0;
     switch (c) {
     case 'm': (void) snprintf(o->sim_params, sizeof o->sim_params, "%s", arg); break;
+    case 'b': (void) snprintf(o->sim_train_bin, sizeof o->sim_train_bin, "%s", arg); break;
     case 'd':
         rc = jf_parse_i64(arg, 0, AGENT_OPTIONS_SIM_SEED_MAX, &seed, err);
         o->sim_seed = (uint64_t) seed;
@@ -180,8 +184,8 @@ static int s_check(const agent_options_t *o, const char *config, jf_err_t *err)
 {
     bool daemon = o->endpoint[0] || o->name[0] || o->n_storage > 0 || config || o->privhelper[0];
     if (o->sim_option && o->platform != AGENT_PLATFORM_SIM) {
-        return jf_err_set(err, -EINVAL, "--sim-params, --sim-seed, --sim-speed and --sim-scale need "
-                          "--platform sim:TYPE");
+        return jf_err_set(err, -EINVAL, "--sim-params, --sim-train-bin, --sim-seed, --sim-speed "
+                          "and --sim-scale need --platform sim:TYPE");
     }
     if (o->parse_tegrastats[0] && o->sample_once) {
         return jf_err_set(err, -EINVAL, "--parse-tegrastats and --sample-once exclude each other");
@@ -214,6 +218,7 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, jf_err_t *err
                                          {"sample-once", no_argument, NULL, 'O'},
                                          {"privhelper", required_argument, NULL, 'H'},
                                          {"sim-params", required_argument, NULL, 'm'},
+                                         {"sim-train-bin", required_argument, NULL, 'b'},
                                          {"sim-seed", required_argument, NULL, 'd'},
                                          {"sim-speed", required_argument, NULL, 'x'},
                                          {"sim-scale", required_argument, NULL, 'g'},
@@ -226,7 +231,8 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, jf_err_t *err
                            .sim_seed = AGENT_PLATFORM_SIM_SEED_DEFAULT,
                            .sim_speed = AGENT_PLATFORM_SIM_SPEED_DEFAULT,
                            .sim_scale = AGENT_PLATFORM_SIM_SCALE_DEFAULT};
-    s_default_train_bin(o->train_bin, sizeof o->train_bin);
+    s_default_bin("jetfleet-train", o->train_bin, sizeof o->train_bin);
+    s_default_bin("jetfleet-train-sim", o->sim_train_bin, sizeof o->sim_train_bin);
     s_default_sim_params(o->sim_params, sizeof o->sim_params);
     const char *config = NULL;
     int rc = 0;
@@ -243,7 +249,7 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, jf_err_t *err
         case 'V': (void) snprintf(o->var_root, sizeof o->var_root, "%s", optarg); break;
         case 'P': rc = agent_platform_kind_parse(optarg, &o->platform, &o->sim_type, err); break;
         case 'O': o->sample_once = true; break;
-        case 'm': case 'd': case 'x': case 'g':
+        case 'm': case 'b': case 'd': case 'x': case 'g':
             o->sim_option = true;
             rc = s_sim_option(o, c, optarg, err);
             break;

@@ -31,10 +31,12 @@ typedef struct agent_options {
     bool sample_once;                               // --sample-once: print one sample and exit
     char sim_params[PATH_MAX];                      // --sim-params, default: the installed or
                                                     // build tree's sim_params.yaml
+    char sim_train_bin[PATH_MAX];                   // --sim-train-bin, default
+                                                    // jetfleet-train-sim beside the agent
     uint64_t sim_seed;                              // --sim-seed, default 1
     double sim_speed;                               // --sim-speed, default 1
     double sim_scale;                               // --sim-scale, default 1
-    bool sim_option;                                // one of the three was given
+    bool sim_option;                                // one of the --sim-* options was given
 } agent_options_t;
 
 #define AGENT_OPTIONS_SIM_PARAMS_NAME "sim_params.yaml"
@@ -46,7 +48,8 @@ typedef struct agent_options {
 
 #define AGENT_OPTIONS_HELPER_WORDS_MAX 12 // words of --privhelper (AGENT_POWER_HELPER_ARGS_MAX)
 
-// Parses argv. --sim-params, --sim-seed, --sim-speed and --sim-scale need --platform sim:TYPE. With --parse-tegrastats FILE only --log-level may accompany it (import mode, no
+// Parses argv. --sim-params, --sim-train-bin, --sim-seed, --sim-speed and --sim-scale need
+// --platform sim:TYPE. With --parse-tegrastats FILE only --log-level may accompany it (import mode, no
 // coordinator). --sample-once takes the platform options (--platform, --sysfs-root, --proc-root,
 // --etc-root) and --log-level but no coordinator. Otherwise --coordinator and --name are
 // required. Returns 0, or -EINVAL with err saying what is wrong (main prints usage, exit 2).

@@ -8,6 +8,7 @@
 #define AGENT_PLATFORM_H
 
 #include "agent_power.h"
+#include "agent_sim_cache.h"
 #include "agent_sysfs.h"
 #include "jf_board.h"
 #include "jf_err.h"
@@ -49,6 +50,7 @@ typedef struct agent_platform_opts {
     const char *var_root;     // /var, for nvpmodel's lib/nvpmodel/status; NULL: "/var"
     // sim only (the roots above are then ignored: the platform writes its own tree):
     const char *sim_params;   // the model's parameter file (sim_params.yaml); copied
+    const char *sim_train_bin; // the simulated trainer (jetfleet-train-sim); copied
     const char *sim_board;    // the board's name, for its factors; NULL: SIM_BOARD_DEFAULT
     uint64_t sim_seed;        // the fleet's seed of board factors
     double sim_speed;         // modelled seconds per wall-clock second for its runs
@@ -59,6 +61,7 @@ typedef struct agent_platform_opts {
 typedef struct agent_platform_sim {
     jf_board_type_t type;        // the Jetson type simulated
     char params[PATH_MAX];       // the parameter file
+    char train_bin[PATH_MAX];    // the simulated trainer its runs start (jetfleet-train-sim)
     char board[JF_IDENT_MAX + 1]; // the board name its factors come from
     uint64_t seed;               // the fleet's seed
     double speed;                // --sim-speed
@@ -94,6 +97,10 @@ agent_platform_t *agent_platform_sim_new(const agent_platform_opts_t *opts, jf_e
 
 // What the platform simulates; NULL unless it is a sim platform. Borrowed.
 const agent_platform_sim_t *agent_platform_sim(const agent_platform_t *self);
+
+// Sim: the board's simulated page cache between runs (agent_sim_cache.h), which its runs read and
+// update; NULL unless it is a sim platform. Borrowed, valid as long as the platform.
+agent_sim_cache_t *agent_platform_sim_cache(agent_platform_t *self);
 
 // Sim: writes rail powers into the fake power monitor (agent_sim_tree_set_power: an object
 // {rail: mW}, NULL for idle). Returns 0, -ENOTSUP on other platforms, or a write error.

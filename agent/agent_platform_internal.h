@@ -6,6 +6,7 @@
 
 #include "agent_detect.h"
 #include "agent_platform.h"
+#include "agent_sim_cache.h"
 #include "agent_sim_tree.h"
 #include "agent_sysfs.h"
 #include "sim_model.h"
@@ -43,6 +44,7 @@ struct agent_platform {
     agent_platform_sim_t sim;
     sim_model_t *sim_model;                     // owned (sim)
     agent_sim_tree_t *sim_tree;                 // owned (sim): removed with the platform
+    agent_sim_cache_t sim_cache;                // sim: the board's page cache between runs
 };
 
 // A zeroed platform with ops and board type set. NULL with err on -ENOMEM.

@@ -97,6 +97,8 @@ agent_platform_t *agent_platform_sim_new(const agent_platform_opts_t *opts, jf_e
     self->sim = (agent_platform_sim_t){.type = opts->sim_type, .seed = opts->sim_seed,
                                        .speed = opts->sim_speed, .scale = opts->sim_scale};
     (void) snprintf(self->sim.params, sizeof self->sim.params, "%s", opts->sim_params);
+    (void) snprintf(self->sim.train_bin, sizeof self->sim.train_bin, "%s",
+                    opts->sim_train_bin ? opts->sim_train_bin : "");
     (void) snprintf(self->sim.board, sizeof self->sim.board, "%s", board);
     s_describe(self);
     return self;
@@ -105,6 +107,11 @@ agent_platform_t *agent_platform_sim_new(const agent_platform_opts_t *opts, jf_e
 const agent_platform_sim_t *agent_platform_sim(const agent_platform_t *self)
 {
     return self->is_sim ? &self->sim : NULL;
+}
+
+agent_sim_cache_t *agent_platform_sim_cache(agent_platform_t *self)
+{
+    return self->is_sim ? &self->sim_cache : NULL;
 }
 
 int agent_platform_sim_set_power(agent_platform_t *self, const json_t *power_mw, jf_err_t *err)

@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define S_ARGV_MAX 32
+#define S_ARGV_MAX 40
 #define S_NUM_BUFS 8  // numbers formatted for an argv
 #define S_NUM_LEN  32
 #define S_ENV_KEEP_MAX 8
@@ -39,7 +39,8 @@ struct agent_runner {
     int64_t epochs;
     int64_t bad_lines;
     agent_runner_power_fn power_fn; // sim: rail powers of the trainer's lines; NULL: none
-    void *power_arg;
+    void *power_arg;                // for power_fn and cache_fn
+    agent_runner_cache_fn cache_fn; // sim: the epoch lines' page cache; NULL: none
 };
 
 static void s_env_keep(char **env, size_t *n, char bufs[][512], const char *name)
@@ -87,7 +88,8 @@ static void s_copy_argv(const char *const *args, size_t n, char *argv[])
     }
 }
 
-// The simulated trainer's argv (docs/simulator.md "The simulated trainer"): the board, mode and
+// The simulated trainer's argv (docs/simulator.md "The simulated trainer", jetfleet-train-sim,
+// which implies --simulate): the board, mode and
 // medium from the platform and the spec, the workload's knobs as for a real run.
 static void s_build_sim_argv(const agent_runner_opts_t *o, char bufs[][S_NUM_LEN], char *argv[])
 {
@@ -96,13 +98,14 @@ static void s_build_sim_argv(const agent_runner_opts_t *o, char bufs[][S_NUM_LEN
     (void) snprintf(bufs[6], S_NUM_LEN, "%llu", (unsigned long long) sim->seed);
     (void) snprintf(bufs[7], S_NUM_LEN, "%d", s->power_mode_id);
     (void) snprintf(bufs[4], S_NUM_LEN, "%.17g", sim->speed);
-    char scale[S_NUM_LEN];
+    char scale[S_NUM_LEN], resident[S_NUM_LEN];
     (void) snprintf(scale, sizeof scale, "%.17g", sim->scale);
-    const char *args[] = {o->train_bin, "--simulate", "--sim-params", sim->params,
+    (void) snprintf(resident, sizeof resident, "%.17g", o->sim_cache_resident);
+    const char *args[] = {sim->train_bin, "--sim-params", sim->params,
                           "--sim-board-type", jf_board_type_name(sim->type), "--sim-board",
                           sim->board, "--sim-seed", bufs[6], "--sim-mode", bufs[7],
                           "--sim-medium", s->storage, "--sim-speed", bufs[4], "--sim-scale",
-                          scale, "--model", s->model,
+                          scale, "--sim-cache-resident", resident, "--model", s->model,
                           "--workers", bufs[0], "--prefetch", bufs[1], "--batch", bufs[2],
                           "--epochs", bufs[3], "--seed", bufs[5], NULL};
     s_copy_argv(args, sizeof args / sizeof args[0], argv);
@@ -143,6 +146,7 @@ agent_runner_t *agent_runner_start(const agent_runner_opts_t *opts, jf_err_t *er
     }
     self->fd = fds[0];
     self->power_fn = opts->sim ? opts->power_fn : NULL;
+    self->cache_fn = opts->sim ? opts->cache_fn : NULL;
     self->power_arg = opts->power_arg;
     char bufs[S_NUM_BUFS][S_NUM_LEN];
     char *argv[S_ARGV_MAX] = {0};
@@ -237,6 +241,17 @@ static void s_sim_power(const agent_runner_t *self, const json_t *line, const ch
     }
 }
 
+// A simulated trainer's page cache after an epoch to the cache callback (an object with an
+// integer epoch only; else nothing).
+static void s_sim_cache(const agent_runner_t *self, const json_t *line)
+{
+    const json_t *c = json_object_get(line, "sim_cache");
+    const json_t *epoch = json_object_get(line, "epoch");
+    if (self->cache_fn && json_is_object(c) && json_is_integer(epoch)) {
+        self->cache_fn(json_integer_value(epoch), c, self->power_arg);
+    }
+}
+
 // Converts one line into a wire record (validated with the wire decoder's own rules), or
 // records its effect (done, error). Returns the record or NULL.
 static json_t *s_line_record(agent_runner_t *self, const char *text)
@@ -252,6 +267,7 @@ static json_t *s_line_record(agent_runner_t *self, const char *text)
         rec = s_timed_record(line, kind[0] == 'e');
         if (kind[0] == 'e') {
             s_sim_power(self, line, "sim_next_power_mw");
+            s_sim_cache(self, line);
         }
     } else if (kind && strcmp(kind, "done") == 0) {
         self->done_seen = true;

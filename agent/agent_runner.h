@@ -24,14 +24,20 @@ typedef struct agent_runner agent_runner_t;
 // the call.
 typedef void (*agent_runner_power_fn)(const json_t *power_mw, void *arg);
 
+// Called with a simulated trainer's modelled page cache after an epoch: the epoch line's
+// "sim_cache" object (train_records.h). sim_cache is borrowed for the call.
+typedef void (*agent_runner_cache_fn)(int64_t epoch, const json_t *sim_cache, void *arg);
+
 typedef struct agent_runner_opts {
     const char *train_bin;      // absolute path of jetfleet-train
     const char *dataset_dir;    // <dataset_root>/<dataset>; unused when sim is set
     const jf_run_spec_t *spec;  // borrowed for the call
-    const agent_platform_sim_t *sim; // NULL: a real run; else the simulated trainer's argv
-                                // (--simulate ..., no --data, --threads, --device); borrowed
+    const agent_platform_sim_t *sim; // NULL: a real run; else sim->train_bin with the simulated
+                                // trainer's argv (no --data, --threads, --device); borrowed
     agent_runner_power_fn power_fn; // sim: where the trainer's rail powers go (may be NULL)
-    void *power_arg;            // passed to power_fn
+    void *power_arg;            // passed to power_fn and cache_fn
+    agent_runner_cache_fn cache_fn; // sim: where the trainer's page cache goes (may be NULL)
+    double sim_cache_resident;  // sim: share of the dataset in the page cache at the start, 0..1
 } agent_runner_opts_t;
 
 typedef struct agent_runner_outcome {

@@ -14,10 +14,10 @@
 #include <sys/stat.h>
 
 #define S_SIM_POWER_NOTE                                                                           \
-    "simulated: the mode's clocks and online cores were written into the sim board's fake "      \
-    "sysfs tree, no hardware was switched; the simulated trainer starts from a cold page cache"
+    "simulated: clocks and cores written into the fake sysfs tree, no hardware switched; "     \
+    "page cache modelled (cold after drop_caches, else as the board's earlier runs left it)"
 #define S_SIM_PREPARED_DETAIL                                                                      \
-    "simulated board: storage check, power-mode helper and cache drop skipped"
+    "simulated board: storage check and power-mode helper skipped; page cache modelled"
 
 static const struct {
     const char *model;
@@ -146,6 +146,44 @@ static void s_on_sim_power(const json_t *power_mw, void *arg)
     }
 }
 
+// The modelled residency share of a dataset of size_bytes for the measure record's cache
+// entries (which the power mode's note marks as modelled).
+static void s_sim_residency(agent_measure_t *measure, int epoch, double share, int64_t size_bytes)
+{
+    double f = share >= 0.0 && share <= 1.0 ? share : 0.0;
+    agent_residency_t res = {.total_bytes = size_bytes,
+                             .resident_bytes = (int64_t) ((double) size_bytes * f + 0.5)};
+    agent_measure_set_residency(measure, epoch, &res);
+}
+
+// A simulated trainer's modelled page cache after an epoch, into the board's cache state for the
+// next runs (docs/simulator.md "The page cache between runs") and into the measure record's
+// residency (modelled: a sim board has no files to measure).
+static void s_on_sim_cache(int64_t epoch, const json_t *sim_cache, void *arg)
+{
+    agent_session_t *self = arg;
+    agent_sim_cache_t *cache = agent_platform_sim_cache(self->platform);
+    const json_t *before = json_object_get(sim_cache, "resident_before");
+    const json_t *after = json_object_get(sim_cache, "resident_after");
+    const json_t *room = json_object_get(sim_cache, "cache_bytes");
+    const json_t *size = json_object_get(sim_cache, "dataset_bytes");
+    if (!cache || !json_is_number(after) || !json_is_integer(room) || !json_is_integer(size)) {
+        jf_log_warn("run: epoch %lld's sim_cache lacks resident_after, cache_bytes or "
+                    "dataset_bytes; the board's page cache keeps its state",
+                    (long long) epoch);
+        return;
+    }
+    agent_sim_cache_update(cache, self->run.spec.dataset, json_number_value(after),
+                           json_integer_value(room), json_integer_value(size));
+    agent_measure_t *measure = self->run.measure;
+    if (measure && epoch >= 0 && epoch < JF_EPOCHS_MAX) {
+        if (epoch == 0 && json_is_number(before)) {
+            s_sim_residency(measure, -1, json_number_value(before), json_integer_value(size));
+        }
+        s_sim_residency(measure, (int) epoch, json_number_value(after), json_integer_value(size));
+    }
+}
+
 // Starts what the run needs once prepared: the mode (platforms without a power handle), the
 // stream, the measurements, the sampler, then the trainer.
 static int s_start(agent_session_t *self, jf_err_t *err)
@@ -167,9 +205,13 @@ static int s_start(agent_session_t *self, jf_err_t *err)
     const char *disk = r->prepared->has_mount ? r->prepared->mount.disk : "";
     r->sampling = r->measure && r->power_mode &&
                   agent_sampler_start(self->sampler, s->telemetry_hz, disk) == 0;
+    agent_sim_cache_t *sim_cache = agent_platform_sim_cache(self->platform);
     agent_runner_opts_t o = {.train_bin = self->train_bin, .dataset_dir = r->dataset_dir,
                              .spec = s, .sim = agent_platform_sim(self->platform),
-                             .power_fn = s_on_sim_power, .power_arg = self};
+                             .power_fn = s_on_sim_power, .power_arg = self,
+                             .cache_fn = s_on_sim_cache,
+                             .sim_cache_resident =
+                                 sim_cache ? agent_sim_cache_resident(sim_cache, s->dataset) : 0};
     r->runner = r->sampling ? agent_runner_start(&o, err) : NULL;
     if (!r->runner) {
         agent_spool_drop(self->spool, s->run_id, r->attempt);
@@ -269,8 +311,8 @@ void agent_session_on_worker(agent_session_t *self)
     free(reply);
 }
 
-// A sim board has nothing to prepare: no disk, no helper, no page cache of its own. Answers as
-// the worker would, at once.
+// A sim board has no disk and no helper; its page cache is the model's, which drop_caches empties
+// (the measure record says "simulated"). Answers as the worker would, at once.
 static void s_prepare_sim(agent_session_t *self, const jf_run_spec_t *s, int64_t attempt,
                           const char *dataset_dir)
 {
@@ -287,7 +329,10 @@ static void s_prepare_sim(agent_session_t *self, const jf_run_spec_t *s, int64_t
     memcpy(reply->run, s->run_id, sizeof reply->run);
     reply->attempt = attempt;
     reply->ok = true;
-    reply->drop = JF_MEASURE_DROP_NONE;
+    reply->drop = s->drop_caches ? JF_MEASURE_DROP_SIMULATED : JF_MEASURE_DROP_NONE;
+    if (s->drop_caches) {
+        agent_sim_cache_drop(agent_platform_sim_cache(self->platform));
+    }
     (void) snprintf(reply->detail, sizeof reply->detail, "%s", S_SIM_PREPARED_DETAIL);
     s_on_prepared(self, reply);
     free(reply);

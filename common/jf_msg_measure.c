@@ -10,7 +10,7 @@
 #include <math.h>
 #include <string.h>
 
-static const char *const s_drops[] = {"none", "helper", "fadvise"};
+static const char *const s_drops[] = {"none", "helper", "fadvise", "simulated"};
 
 #define S_N_DROPS ((int) (sizeof s_drops / sizeof s_drops[0]))
 
@@ -385,7 +385,8 @@ static int s_check_drop(const json_t *rec, jf_err_t *err)
             return 0;
         }
     }
-    return jf_err_set(err, -EINVAL, "'drop_caches' must be one of none, helper, fadvise");
+    return jf_err_set(err, -EINVAL,
+                      "'drop_caches' must be one of none, helper, fadvise, simulated");
 }
 
 // Runs check on member key of rec (required or not), prefixing a failure with the key.

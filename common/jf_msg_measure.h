@@ -35,6 +35,7 @@ typedef enum jf_measure_drop {
     JF_MEASURE_DROP_NONE = 0, // not asked for (params.drop_caches false)
     JF_MEASURE_DROP_HELPER,   // the whole page cache, through jetfleet-privhelper
     JF_MEASURE_DROP_FADVISE,  // the dataset's files only, posix_fadvise DONTNEED, unprivileged
+    JF_MEASURE_DROP_SIMULATED, // a sim board's modelled page cache emptied (no real drop)
 } jf_measure_drop_t;
 
 // One rail's share of the run (a plain value record).

@@ -2,7 +2,7 @@
 # Set-up plus the main job: installs the Debian packages, builds, generates a small MNIST
 # dataset in its real format (idx) for the real host, starts a coordinator
 # (embedded SQLite store), 15 simulated boards as in the study (5 AGX Xavier, 5 Xavier NX,
-# 5 Nano: agents with --platform sim:<type>, whose runs are jetfleet-train --simulate on the
+# 5 Nano: agents with --platform sim:<type>, whose runs are jetfleet-train-sim on the
 # performance model of docs/simulator.md) and one real host agent on 127.0.0.1, runs the demo
 # sweep (sweeps/demo.yaml: LeNet-5, ResNet-18 and MobileNetV3, 0 and 1 loader workers; the host
 # trains LeNet-5 for real with libtorch on this machine's CPU) and prints the results table and

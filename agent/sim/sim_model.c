@@ -297,6 +297,8 @@ int sim_model_epoch(const sim_model_t *self, const sim_epoch_in_t *in, sim_epoch
     sim_memory_budget(&ctx, &mem);
     sim_epoch_out_t out = {.need_bytes = llround(mem.need_bytes),
                            .avail_bytes = llround(mem.avail_bytes),
+                           .cache_bytes = llround(fmax(0.0, mem.cache_bytes)),
+                           .dataset_bytes = llround(ctx.samples * ctx.work->sample_bytes),
                            .samples = llround(ctx.samples)};
     sim_totals_t totals = {0};
     if (mem.need_bytes > mem.avail_bytes) {

@@ -75,6 +75,9 @@ typedef struct sim_epoch_out {
     char oom_reason[SIM_OOM_REASON_MAX]; // why, for the run's error; "" unless oom
     int64_t need_bytes;                  // memory the training needs (model, activations)
     int64_t avail_bytes;                 // RAM left for it after the OS and the runtime
+    int64_t cache_bytes;                 // page cache that can keep the dataset's pages
+                                         // during the run (docs/simulator.md "Page cache")
+    int64_t dataset_bytes;               // the dataset on disk at the run's scale
     int64_t samples;                     // samples in the epoch
     int64_t batches;                     // minibatches in the epoch (the last may be partial)
     int64_t fetch_stall_us;              // time the training loop waited for data

@@ -40,6 +40,7 @@ enum {
     S_OPT_SIM_MEDIUM,
     S_OPT_SIM_SCALE,
     S_OPT_SIM_SPEED,
+    S_OPT_SIM_CACHE_RESIDENT,
 };
 
 // The options of a real run that mean nothing to a simulated one: the data, torch, and the
@@ -80,6 +81,7 @@ static const struct option s_long_options[] = {
     {"sim-medium", required_argument, NULL, S_OPT_SIM_MEDIUM},
     {"sim-scale", required_argument, NULL, S_OPT_SIM_SCALE},
     {"sim-speed", required_argument, NULL, S_OPT_SIM_SPEED},
+    {"sim-cache-resident", required_argument, NULL, S_OPT_SIM_CACHE_RESIDENT},
     {"help", no_argument, NULL, S_OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -92,7 +94,8 @@ static void s_usage_simulate(FILE *out)
         "       jetfleet-train --simulate --sim-params FILE --sim-board-type TYPE\n"
         "                      --sim-board NAME --sim-seed N --sim-mode ID|NAME\n"
         "                      --sim-medium MEDIUM\n"
-        "                      [--sim-scale F] [--sim-speed X] --model M --workers N --batch N\n"
+        "                      [--sim-scale F] [--sim-speed X] [--sim-cache-resident F]\n"
+        "                      --model M --workers N --batch N\n"
         "                      --epochs N [--prefetch N] [--seed N] [--json-out FILE]\n"
         "                      [--max-batches N]\n"
         "\n"
@@ -113,6 +116,8 @@ static void s_usage_simulate(FILE *out)
         "  --sim-medium MEDIUM    storage the dataset is read from: %s\n"
         "  --sim-scale F          dataset size relative to the real one, %g..%g (default %g)\n"
         "  --sim-speed X          modelled seconds per wall-clock second, %g..%g (default %g)\n"
+        "  --sim-cache-resident F share of the dataset in the page cache at the start, 0..1\n"
+        "                         (default 0: cold; the agent passes its board's warm cache)\n"
         "  --seed N               also seeds the run's noise and minibatch draws\n"
         "  --max-batches N        at most N minibatches per epoch; the epoch's figures are then\n"
         "                         those of its first N minibatches\n",
@@ -150,6 +155,13 @@ void train_options_usage(FILE *out)
         "%s=oom reports {\"kind\":\"error\",\"reason\":\"oom\"} and exits 3 after it.\n",
         TRAIN_LOADER_WORKERS_MAX, TRAIN_LOADER_PREFETCH_MAX, TRAIN_LOADER_PREFETCH_DEFAULT,
         JF_THREADS_MAX, TRAIN_RUN_FAULT_ENV, TRAIN_RUN_FAULT_ENV);
+    s_usage_simulate(out);
+}
+
+void train_options_usage_simulate(FILE *out)
+{
+    (void)fprintf(out, "usage: jetfleet-train-sim OPTIONS: jetfleet-train --simulate OPTIONS, without\n"
+                       "libtorch (--simulate is implied):\n");
     s_usage_simulate(out);
 }
 
@@ -257,6 +269,9 @@ static int s_apply_sim(train_run_sim_opts_t *s, int id, const char *arg, jf_err_
         break;
     case S_OPT_SIM_SPEED:
         rc = s_real("sim-speed", arg, TRAIN_SIM_SPEED_MIN, TRAIN_SIM_SPEED_MAX, &s->speed, err);
+        break;
+    case S_OPT_SIM_CACHE_RESIDENT:
+        rc = s_real("sim-cache-resident", arg, 0.0, 1.0, &s->cache_resident, err);
         break;
     default:
         rc = jf_err_set(err, -EINVAL, "internal: option %d has no handler", id);

@@ -27,4 +27,7 @@ int train_options_parse(int argc, char *argv[], train_run_opts_t *ret_opts, bool
 // Writes the usage text, including the test hook, to out.
 void train_options_usage(FILE *out);
 
+// Writes the usage text of a simulated run alone (jetfleet-train-sim).
+void train_options_usage_simulate(FILE *out);
+
 #endif

@@ -95,14 +95,15 @@ static json_t *s_pack_start_sim(const train_records_params_t *p, const train_rec
 {
     return json_pack(
         "{s:s, s:s, s:s, s:I, s:I, s:i, s:i, s:I, s:i, s:I, s:s, s:f, s:s, s:s, s:I,"
-        " s:i, s:s, s:s, s:f, s:o}",
+        " s:i, s:s, s:s, s:f, s:f, s:o}",
         "kind", "start", "model", p->model, "dataset", p->dataset, "samples",
         (json_int_t)p->samples, "batches_per_epoch", (json_int_t)p->batches_per_epoch, "workers",
         p->workers, "prefetch", p->prefetch, "batch", (json_int_t)p->batch, "epochs", p->epochs,
         "seed", (json_int_t)p->seed, "platform", "sim", "sim_speed", sim->speed, "sim_board_type",
         sim->board_type, "sim_board", sim->board, "sim_seed", (json_int_t)sim->fleet_seed,
         "sim_power_mode_id", sim->power_mode_id, "sim_power_mode", sim->power_mode, "sim_medium",
-        sim->medium, "sim_scale", sim->scale, "sim_power_mw", s_pack_power(&sim->power));
+        sim->medium, "sim_scale", sim->scale, "sim_cache_resident", sim->cache_resident,
+        "sim_power_mw", s_pack_power(&sim->power));
 }
 
 static json_t *s_pack_start(const train_records_params_t *p)
@@ -247,6 +248,15 @@ static bool s_add_epoch_sim(json_t *line, const train_records_epoch_sim_t *sim)
     bool ok = json_object_set_new(line, "sim_power_mw", s_pack_power(sim->power)) == 0;
     if (ok && sim->next_power) {
         ok = json_object_set_new(line, "sim_next_power_mw", s_pack_power(sim->next_power)) == 0;
+    }
+    const train_records_cache_t *c = sim->cache;
+    if (ok && c) {
+        json_t *cache = json_pack("{s:f, s:f, s:f, s:I, s:I}", "resident_before",
+                                  c->resident_before, "resident_after", c->resident_after,
+                                  "hit_fraction", c->hit_fraction, "cache_bytes",
+                                  (json_int_t)c->cache_bytes, "dataset_bytes",
+                                  (json_int_t)c->dataset_bytes);
+        ok = json_object_set_new(line, "sim_cache", cache) == 0;
     }
     return ok && json_object_set_new(line, "sim_wall_s", json_real(s_seconds(sim->wall_us))) == 0;
 }

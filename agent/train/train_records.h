@@ -7,13 +7,17 @@
  * additions, so that nothing it produces can pass for a measurement:
  * - every line but error: "platform": "sim" and "sim_speed" (modelled seconds per wall second);
  * - start: "sim_board_type", "sim_board", "sim_seed", "sim_power_mode_id", "sim_power_mode",
- *   "sim_medium", "sim_scale" (scalars, so the agent keeps them in the start record's info), and
+ *   "sim_medium", "sim_scale", "sim_cache_resident" (the share of the dataset in the simulated
+ *   page cache at the start; scalars, so the agent keeps them in the start record's info), and
  *   "sim_power_mw": {rail: mW}, the board's rails during epoch 0 (idle if the run does not fit);
  *   no "device", "threads", "blas" or "torch_version", as no torch runs;
  * - epoch: "sim_power_mw": {rail: mW}, the rails' average over this epoch; "sim_next_power_mw"
  *   over the next one (absent after the last), so that a fake power monitor can switch at the
  *   boundary; "sim_wall_s", the wall-clock seconds the epoch took (e2e_s / sim_speed, or more
- *   when writing the lines takes longer than that at a high speed);
+ *   when writing the lines takes longer than that at a high speed); "sim_cache": the modelled
+ *   page cache {"resident_before", "resident_after" (shares of the dataset at the epoch's start
+ *   and end), "hit_fraction" (share of reads it served), "cache_bytes" (room it has for the
+ *   dataset during the run), "dataset_bytes"};
  * - times (fetch_stall_s, compute_s, e2e_s) are the model's, uncompressed, and "loss" is null.
  * Rail names are the board's power monitor's (VDD_IN, POM_5V_GPU, ...), powers integer mW. */
 #ifndef TRAIN_RECORDS_H
@@ -47,13 +51,24 @@ typedef struct train_records_sim {
     const char *medium;          // storage medium simulated
     double scale;                // dataset size relative to the real one
     train_records_power_t power; // the rails during epoch 0
+    double cache_resident;       // share of the dataset in the page cache at the start, 0..1
 } train_records_sim_t;
+
+// A simulated epoch's page cache, as the model gives it (plain value record).
+typedef struct train_records_cache {
+    double resident_before; // share of the dataset resident at the epoch's start, 0..1
+    double resident_after;  // and at its end
+    double hit_fraction;    // share of sample reads served by the page cache
+    int64_t cache_bytes;    // page cache that can keep the dataset's pages during the run
+    int64_t dataset_bytes;  // the dataset's size at the run's scale
+} train_records_cache_t;
 
 // A simulated epoch's additions to its line.
 typedef struct train_records_epoch_sim {
     int64_t wall_us;                         // wall-clock time the epoch took, us
     const train_records_power_t *power;      // borrowed; the rails during this epoch
     const train_records_power_t *next_power; // borrowed; during the next, NULL after the last
+    const train_records_cache_t *cache;      // borrowed; the page cache; NULL: not written
 } train_records_epoch_sim_t;
 
 // Parameters of a run, for the start line and the final document. Strings are copied.

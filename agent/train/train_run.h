@@ -32,6 +32,7 @@ typedef struct train_run_sim_opts {
     const char *medium;      // borrowed; storage medium the dataset is read from
     double scale;            // dataset size relative to the real one (1: the full set)
     double speed;            // time compression: modelled seconds per wall-clock second
+    double cache_resident;   // share of the dataset in the page cache at the start, 0..1
 } train_run_sim_opts_t;
 
 typedef struct train_run_opts {

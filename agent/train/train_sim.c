@@ -34,6 +34,7 @@ struct train_sim {
     const sim_mode_params_t *mode; // borrowed from model: the power mode simulated
     sim_epoch_in_t in;             // the model's input; epoch and resident_fraction advance
     sim_epoch_out_t now;           // the current epoch, as the model gives it
+    double now_resident;           // share of the dataset resident at the current epoch's start
     sim_epoch_out_t next;          // the next epoch, evaluated before the current one's line
     train_records_t *records;      // owned
     int64_t start_us;              // monotonic: when the run's start line went out
@@ -198,11 +199,18 @@ static int s_epoch_line(train_sim_t *self, int epoch, int64_t e2e_us, int64_t wa
     train_records_power_t power = {0}, next_power = {0};
     s_power(&self->now, &power);
     s_power(&self->next, &next_power);
+    train_records_cache_t cache = {.resident_before = self->now_resident,
+                                   .resident_after = self->now.resident_fraction,
+                                   .hit_fraction = self->now.cache_hit_fraction,
+                                   .cache_bytes = self->now.cache_bytes,
+                                   .dataset_bytes = self->now.dataset_bytes};
     train_records_epoch_sim_t sim = {.wall_us = jf_clock_mono_us() - wall0_us,
                                      .power = &power,
-                                     .next_power = last ? NULL : &next_power};
+                                     .next_power = last ? NULL : &next_power,
+                                     .cache = &cache};
     rc = train_records_epoch_end_sim(self->records, e2e_us, &sim, err);
     if (!last) {
+        self->now_resident = self->now.resident_fraction;
         self->now = self->next;
     }
     return rc;
@@ -318,7 +326,12 @@ static int s_resolve(train_sim_t *self, jf_err_t *err)
     rc = rc < 0 ? rc : s_resolve_mode(self, err);
     rc = rc < 0 ? rc : s_resolve_dataset(self, err);
     // The model checks the medium, the loader settings and the scale.
-    return rc < 0 ? rc : s_evaluate(self, 0, 0.0, &self->now, err);
+    if (rc == 0 && !(o->sim.cache_resident >= 0.0 && o->sim.cache_resident <= 1.0)) {
+        return jf_err_set(err, -EINVAL, "--sim-cache-resident must be in [0, 1], got %g",
+                          o->sim.cache_resident);
+    }
+    self->now_resident = o->sim.cache_resident;
+    return rc < 0 ? rc : s_evaluate(self, 0, o->sim.cache_resident, &self->now, err);
 }
 
 static int s_open_records(train_sim_t *self, jf_err_t *err)
@@ -334,7 +347,8 @@ static int s_open_records(train_sim_t *self, jf_err_t *err)
                                .power_mode_id = self->mode->id,
                                .power_mode = self->mode->name,
                                .medium = o->sim.medium,
-                               .scale = o->sim.scale};
+                               .scale = o->sim.scale,
+                               .cache_resident = o->sim.cache_resident};
     s_power(&self->now, &sim.power);
     train_records_params_t p = {
         .model = o->model,

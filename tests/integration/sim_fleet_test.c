@@ -1,5 +1,5 @@
 /* Integration: a coordinator and 50 simulated agents (Xavier NX, AGX Xavier and Nano, agent
- * --platform sim:<type>, jetfleet-train --simulate at a high speed) run a sweep of MobileNetV3 on
+ * --platform sim:<type>, jetfleet-train-sim at a high speed) run a sweep of MobileNetV3 on
  * GLD-23k and ResNet-18 on CIFAR-10 with 1 worker: every run is done exactly once, or
  * failed with oom where the model says so (both workloads on the Nano at batch 16); epochs are stored, every
  * board and record says platform sim, no energy is claimed (time is compressed), and

@@ -13,11 +13,18 @@ jf_add_unit_test(train_main
 # The end-to-end test runs the programs, so they must be built first.
 add_dependencies(train_main_test jetfleet-train jetfleet-datagen)
 
-# jetfleet-train --simulate, in process and as the binary, against the simulator's model
-# (jf_sim) and the real parameter file, which the test finds through JF_SIM_PARAMS.
+# The simulated trainer, in process and as the binaries (jetfleet-train-sim, jetfleet-train
+# --simulate), against the simulator's model (jf_sim) and the real parameter file, which the test
+# finds through JF_SIM_PARAMS. It links jf_train_sim only, as jetfleet-train-sim does.
 jf_add_unit_test(train_sim
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/train_sim_test.c
-  LIBS jf_train jf_torch jf_sim jf_common jft_support)
-add_dependencies(train_sim_test jetfleet-train)
+  LIBS jf_train_sim jf_sim jf_common jft_support)
+add_dependencies(train_sim_test jetfleet-train jetfleet-train-sim)
 set_property(TEST unit.train_sim APPEND PROPERTY ENVIRONMENT
   "JF_SIM_PARAMS=${PROJECT_SOURCE_DIR}/agent/sim/sim_params.yaml")
+
+# jetfleet-train-sim must not load libtorch (the point of having it): ldd must succeed and name
+# neither libtorch nor libc10.
+add_test(NAME unit.train_sim_no_torch
+  COMMAND sh -c "out=$(ldd \"$1\") && ! printf '%s' \"$out\" | grep -Eq 'libtorch|libc10'"
+          sh $<TARGET_FILE:jetfleet-train-sim>)

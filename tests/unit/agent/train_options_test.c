@@ -112,6 +112,9 @@ static void test_simulate_options(void **state)
     assert_string_equal(o.sim.medium, "nvme");
     assert_float_equal(o.sim.scale, 1.0, 0.0);
     assert_float_equal(o.sim.speed, 1.0, 0.0);
+    assert_float_equal(o.sim.cache_resident, 0.0, 0.0); // cold unless the agent says otherwise
+    assert_int_equal(t_parse(T_SIM " --sim-cache-resident 0.5", &o, &help, &err), 0);
+    assert_float_equal(o.sim.cache_resident, 0.5, 0.0);
     assert_int_equal(t_parse(T_SIM " --sim-scale 0.25 --sim-speed 600 --seed 5 --max-batches 4 "
                                    "--json-out /o.json --prefetch 3 --no-drop-last",
                              &o, &help, &err),
@@ -163,6 +166,9 @@ static void test_bad_simulate_command_lines(void **state)
         {T_SIM " --sim-speed fast", "--sim-speed"},
         {T_SIM " --sim-scale 0", "--sim-scale"},
         {T_SIM " --sim-scale 1001", "--sim-scale"},
+        {T_SIM " --sim-cache-resident 1.5", "--sim-cache-resident"},
+        {T_SIM " --sim-cache-resident -0.1", "--sim-cache-resident"},
+        {T_REQUIRED " --sim-cache-resident 0", "--sim-cache-resident needs --simulate"},
         {T_SIM " --sim-seed -1", "--sim-seed"},
         {T_SIM " --sim-mode", "missing value for '--sim-mode'"},
     };

@@ -221,7 +221,8 @@ static train_records_t *t_record_sim(FILE *out, train_records_sim_t *sim)
                                  .power_mode = "MODE_15W_6CORE",
                                  .medium = "nvme",
                                  .scale = 0.5,
-                                 .power = t_power};
+                                 .power = t_power,
+                                 .cache_resident = 0.25};
     train_records_params_t p = t_params;
     p.device = p.blas = p.torch_version = NULL; // no torch in a simulation
     p.sim = sim;
@@ -229,7 +230,13 @@ static train_records_t *t_record_sim(FILE *out, train_records_sim_t *sim)
     assert_non_null(r);
     train_minibatch_rec_t m = {
         .samples = 16, .fetch_stall_us = 1000, .compute_us = 3000, .loss = NAN};
-    train_records_epoch_sim_t es = {.wall_us = 8, .power = &t_power, .next_power = &t_power};
+    train_records_cache_t cache = {.resident_before = 0.25,
+                                   .resident_after = 1.0,
+                                   .hit_fraction = 0.25,
+                                   .cache_bytes = 3000000,
+                                   .dataset_bytes = 2000000};
+    train_records_epoch_sim_t es = {
+        .wall_us = 8, .power = &t_power, .next_power = &t_power, .cache = &cache};
     assert_int_equal(train_records_start(r, NULL), 0);
     train_records_epoch_begin(r, 0);
     assert_int_equal(train_records_minibatch(r, &m, NULL), 0);
@@ -259,8 +266,16 @@ static void t_check_sim_lines(json_t **lines)
                                         "sim_power_mode",
                                         "sim_medium",
                                         "sim_scale",
+                                        "sim_cache_resident",
                                         "sim_power_mw"};
-    t_assert_keys(lines[0], start, 20);
+    t_assert_keys(lines[0], start, 21);
+    assert_float_equal(t_real(lines[0], "sim_cache_resident"), 0.25, 0.0);
+    json_t *cache = json_object_get(lines[2], "sim_cache");
+    assert_float_equal(t_real(cache, "resident_before"), 0.25, 0.0);
+    assert_float_equal(t_real(cache, "resident_after"), 1.0, 0.0);
+    assert_float_equal(t_real(cache, "hit_fraction"), 0.25, 0.0);
+    assert_int_equal(json_integer_value(json_object_get(cache, "cache_bytes")), 3000000);
+    assert_int_equal(json_integer_value(json_object_get(cache, "dataset_bytes")), 2000000);
     for (size_t i = 0; i < 4; i++) { // every line is marked
         assert_string_equal(json_string_value(json_object_get(lines[i], "platform")), "sim");
         assert_float_equal(t_real(lines[i], "sim_speed"), 500.0, 0.0);

@@ -1,9 +1,10 @@
-/* Tests of jetfleet-train --simulate with the real parameter file ($JF_SIM_PARAMS): in process
+/* Tests of the simulated trainer with the real parameter file ($JF_SIM_PARAMS): in process
  * (train_options_parse, train_sim_new and train_sim_exec, as main runs them) MobileNetV3 on a
  * Xavier NX (15 W, 6 cores, NVMe) with 0 and 1 loader workers against sim_model_epoch for the
  * same inputs, seeds and board names, time compression, the record lines the agent reads, and
- * bad input; and the binary from the build tree ($JF_BIN_DIR) for what only a process shows:
- * exit codes for out of memory (ResNet-18 on a Nano) and bad input, and the JF_TRAIN_FAULT hook.
+ * bad input; and jetfleet-train-sim from the build tree ($JF_BIN_DIR) for what only a process
+ * shows: exit codes for out of memory (ResNet-18 on a Nano) and bad input, the JF_TRAIN_FAULT
+ * hook, and that jetfleet-train --simulate writes the same lines.
  * High --sim-speed keeps them fast. */
 #include "jf_msg_run.h"
 #include "sim_model.h"
@@ -60,12 +61,13 @@ static double t_now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-// Runs jetfleet-train with args (NULL-terminated, without argv[0]) and JF_TRAIN_FAULT set to
-// fault (or unset), capturing stdout.
-static void t_run_process(const char *const *args, const char *fault, t_child_t *child)
+// Runs program (jetfleet-train-sim or jetfleet-train) with args (NULL-terminated, without
+// argv[0]) and JF_TRAIN_FAULT set to fault (or unset), capturing stdout.
+static void t_run_process(const char *program, const char *const *args, const char *fault,
+                          t_child_t *child)
 {
     char path[PATH_MAX];
-    jft_bin("jetfleet-train", path);
+    jft_bin(program, path);
     char *argv[T_ARGS_MAX] = {path};
     for (size_t i = 0; args[i]; i++) {
         assert_true(i + 2 < T_ARGS_MAX);
@@ -201,9 +203,13 @@ typedef struct t_sim {
     const char *max_batches; // NULL: all
     const char *json_out;    // NULL: none
     const char *params;      // NULL: $JF_SIM_PARAMS
+    bool full_trainer;       // in a process: jetfleet-train --simulate, not jetfleet-train-sim
+    const char *cache_resident; // --sim-cache-resident; NULL: not given (cold)
 } t_sim_t;
 
-// Runs s in a process (with JF_TRAIN_FAULT set to fault, or unset) or in this one.
+// Runs s in a process (with JF_TRAIN_FAULT set to fault, or unset) or in this one. The process
+// is jetfleet-train-sim, which the agents run, without --simulate (implied), unless
+// s->full_trainer.
 static void t_run_sim(const t_sim_t *s, bool process, const char *fault, t_child_t *child)
 {
     const char *params = s->params ? s->params : getenv("JF_SIM_PARAMS");
@@ -226,8 +232,14 @@ static void t_run_sim(const t_sim_t *s, bool process, const char *fault, t_child
         args[n++] = "--json-out";
         args[n++] = s->json_out;
     }
-    if (process) {
-        t_run_process(args, fault, child);
+    if (s->cache_resident) {
+        args[n++] = "--sim-cache-resident";
+        args[n++] = s->cache_resident;
+    }
+    if (process && s->full_trainer) {
+        t_run_process("jetfleet-train", args, fault, child);
+    } else if (process) {
+        t_run_process("jetfleet-train-sim", args + 1, fault, child); // args[0] is --simulate
     } else {
         t_run_here(args, child);
     }
@@ -410,6 +422,92 @@ static void test_nano_resnet18_is_out_of_memory(void **state)
     json_decref(doc);
     jft_tmpdir_remove(dir);
     t_free(&child, &l);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The page cache between runs: what the agent carries from one run's last epoch to the next
+
+// One epoch as its line says.
+typedef struct t_epoch {
+    double e2e_s, before, after, hit;
+    json_int_t cache_bytes, dataset_bytes;
+} t_epoch_t;
+
+// Runs s in this process (2 epochs) and reads its epoch lines into ep[0..1].
+static void t_epochs(const t_sim_t *s, t_epoch_t ep[2])
+{
+    t_child_t child = {0};
+    t_run_sim(s, false, NULL, &child);
+    t_expect_ok(&child);
+    t_lines_t l = {0};
+    t_parse(child.out, &l);
+    int e = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        if (strcmp(t_str(l.line[i], "kind"), "epoch") == 0 && e < 2) {
+            const json_t *c = json_object_get(l.line[i], "sim_cache");
+            assert_true(json_is_object(c));
+            ep[e++] = (t_epoch_t){.e2e_s = t_num(l.line[i], "e2e_s"),
+                                  .before = t_num(c, "resident_before"),
+                                  .after = t_num(c, "resident_after"),
+                                  .hit = t_num(c, "hit_fraction"),
+                                  .cache_bytes = t_int(c, "cache_bytes"),
+                                  .dataset_bytes = t_int(c, "dataset_bytes")};
+        }
+    }
+    assert_int_equal(e, 2);
+    assert_float_equal(t_num(l.line[0], "sim_cache_resident"), ep[0].before, 0.0);
+    t_free(&child, &l);
+}
+
+// A dataset that fits in RAM (MNIST on an AGX Xavier, read from a USB disk without workers): the
+// next run without a drop starts where the last left it, so its epoch 0 runs as a warm epoch;
+// with a drop (the agent passes 0) it starts cold again.
+static void test_fitting_dataset_stays_warm_between_runs(void **state)
+{
+    (void)state;
+    t_sim_t sim = {.board_type = "agx-xavier", .board = "sim-agx-01", .mode = "0",
+                   .medium = "usb-hdd", .model = "lenet5", .workers = "0", .epochs = "2",
+                   .speed = T_FAST};
+    t_epoch_t first[2], warm[2], cold[2];
+    t_epochs(&sim, first);
+    assert_float_equal(first[0].before, 0.0, 0.0);
+    assert_float_equal(first[1].after, 1.0, 0.0); // all of it stays
+    assert_true(first[1].cache_bytes > first[1].dataset_bytes);
+    char resident[32];
+    (void)snprintf(resident, sizeof resident, "%.17g", first[1].after);
+    sim.cache_resident = resident;
+    t_epochs(&sim, warm);
+    sim.cache_resident = "0";
+    t_epochs(&sim, cold);
+    print_message("AGX Xavier LeNet-5 USB HDD epoch 0: %.2f s cold, %.2f s after a run without a "
+                  "drop (warm epoch of the first run: %.2f s), %.2f s after a drop\n",
+                  first[0].e2e_s, warm[0].e2e_s, first[1].e2e_s, cold[0].e2e_s);
+    assert_float_equal(warm[0].hit, 1.0, 0.0);
+    assert_true(warm[0].e2e_s < 0.8 * first[0].e2e_s);
+    assert_true(fabs(warm[0].e2e_s / first[1].e2e_s - 1.0) < 0.05); // as a warm epoch, +- noise
+    assert_float_equal(cold[0].hit, 0.0, 0.0);
+    assert_true(fabs(cold[0].e2e_s / first[0].e2e_s - 1.0) < 0.01); // same seed: the same run
+}
+
+// A dataset larger than the cache (GLD-23k on the Xavier NX, the study's): the next run starts
+// with what the last left, a third of the set, and gains no more than a later epoch does.
+static void test_large_dataset_gains_nothing_between_runs(void **state)
+{
+    (void)state;
+    t_sim_t sim = t_nx("0");
+    sim.medium = "usb-hdd";
+    t_epoch_t first[2], next[2];
+    t_epochs(&sim, first);
+    assert_true(first[1].after < 0.5 && first[1].cache_bytes < first[1].dataset_bytes);
+    char resident[32];
+    (void)snprintf(resident, sizeof resident, "%.17g", first[1].after);
+    sim.cache_resident = resident;
+    t_epochs(&sim, next);
+    print_message("NX MobileNetV3 USB HDD epoch 0: %.1f s cold, %.1f s after a run without a drop "
+                  "(%.1f %% of reads hit)\n",
+                  first[0].e2e_s, next[0].e2e_s, 100.0 * next[0].hit);
+    assert_true(next[0].hit < 0.1);
+    assert_true(next[0].e2e_s > 0.9 * first[0].e2e_s);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -658,11 +756,44 @@ static void test_fault_hook_crashes_after_the_first_epoch(void **state)
     t_free(&child, &l);
 }
 
+// jetfleet-train --simulate is the same code as jetfleet-train-sim: the same lines but for the
+// wall times.
+static void test_both_programs_simulate_alike(void **state)
+{
+    (void)state;
+    t_sim_t sim = t_nx("1");
+    sim.max_batches = "3";
+    t_child_t a = {0}, b = {0};
+    t_run_sim(&sim, true, NULL, &a);
+    sim.full_trainer = true;
+    t_run_sim(&sim, true, NULL, &b);
+    t_expect_exit(&a, 0);
+    t_expect_exit(&b, 0);
+    t_lines_t la = {0}, lb = {0};
+    t_parse(a.out, &la);
+    t_parse(b.out, &lb);
+    assert_int_equal(la.n, 1 + 2 * (3 + 1) + 1); // start, 2 x (3 minibatches, epoch), done
+    assert_int_equal(la.n, lb.n);
+    for (size_t i = 0; i < la.n; i++) {
+        json_object_del(la.line[i], "sim_wall_s");
+        json_object_del(lb.line[i], "sim_wall_s");
+        if (!json_equal(la.line[i], lb.line[i])) {
+            char *x = json_dumps(la.line[i], JSON_SORT_KEYS);
+            char *y = json_dumps(lb.line[i], JSON_SORT_KEYS);
+            fail_msg("line %zu differs:\n%s\n%s", i, x, y);
+        }
+    }
+    t_free(&a, &la);
+    t_free(&b, &lb);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nx_mobilenet_workers_hide_the_fetch),
         cmocka_unit_test(test_nano_resnet18_is_out_of_memory),
+        cmocka_unit_test(test_fitting_dataset_stays_warm_between_runs),
+        cmocka_unit_test(test_large_dataset_gains_nothing_between_runs),
         cmocka_unit_test(test_same_seed_same_output),
         cmocka_unit_test(test_board_names_differ_slightly),
         cmocka_unit_test(test_time_compression),
@@ -670,6 +801,7 @@ int main(void)
         cmocka_unit_test(test_bad_input_is_invalid),
         cmocka_unit_test(test_bad_input_exits_2),
         cmocka_unit_test(test_fault_hook_crashes_after_the_first_epoch),
+        cmocka_unit_test(test_both_programs_simulate_alike),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

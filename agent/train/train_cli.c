@@ -1,0 +1,48 @@
+/* The shared life of jetfleet-train's and jetfleet-train-sim's mains (train_cli.h). */
+#include "train_cli.h"
+
+#include "jf_log.h"
+#include "train_options.h"
+#include "train_records.h"
+#include "train_sim.h"
+
+#include <string.h>
+
+train_cli_exit_t train_cli_fail(const jf_err_t *err, const char *reason)
+{
+    jf_log_error("train: %s", err->msg);
+    (void)train_records_emit_error(stdout, reason, err->msg); // stdout gone: nothing to do
+    if (strcmp(reason, "oom") == 0) {
+        return TRAIN_CLI_EXIT_OOM;
+    }
+    return strcmp(reason, "invalid") == 0 ? TRAIN_CLI_EXIT_INVALID : TRAIN_CLI_EXIT_FAILED;
+}
+
+int train_cli_exec_sim(const train_run_opts_t *opts, jf_err_t *err)
+{
+    train_sim_t *sim = train_sim_new(opts, stdout, err);
+    int rc = sim ? train_sim_exec(sim, err) : err->code;
+    train_sim_destroy(&sim);
+    return rc;
+}
+
+train_cli_exit_t train_cli_main(const char *program, int argc, char *argv[], train_cli_exec_fn exec,
+                                void (*usage)(FILE *out))
+{
+    jf_log_open(program, JF_LOG_SINK_STDERR, JF_LOG_NOTICE);
+    train_run_opts_t opts = {0};
+    bool help = false;
+    jf_err_t err = {0};
+    train_cli_exit_t code = TRAIN_CLI_EXIT_OK;
+    if (train_options_parse(argc, argv, &opts, &help, &err) < 0) {
+        (void)fprintf(stderr, "%s: %s (try --help)\n", program, err.msg);
+        code = train_cli_fail(&err, "invalid");
+    } else if (help) {
+        usage(stdout);
+    } else {
+        int rc = exec(&opts, &err);
+        code = rc < 0 ? train_cli_fail(&err, train_run_failure_reason(rc)) : TRAIN_CLI_EXIT_OK;
+    }
+    jf_log_close();
+    return code;
+}
