@@ -62,7 +62,8 @@ int main(int argc, char **argv)
     jf_log_open("jetfleet-agent", JF_LOG_SINK_STDERR, opts.log_level);
     agent_platform_opts_t popts = {.kind = opts.platform, .sim_type = opts.sim_type,
                                    .sysfs_root = opts.sysfs_root, .proc_root = opts.proc_root,
-                                   .etc_root = opts.etc_root, .sim_params = opts.sim_params,
+                                   .etc_root = opts.etc_root, .tegrastats = opts.tegrastats,
+                                   .sim_params = opts.sim_params,
                                    .sim_board = opts.name[0] ? opts.name : NULL,
                                    .sim_seed = opts.sim_seed, .sim_speed = opts.sim_speed,
                                    .sim_scale = opts.sim_scale};
@@ -76,6 +77,8 @@ int main(int argc, char **argv)
                                 : s_daemon(&opts, platform, &err);
     if (rc != 0) {
         jf_log_error("%s", err.msg);
+    } else if (err.code != 0) {
+        jf_log_warn("%s; the sample went without rails", err.msg); // --sample-once's fallback
     }
     agent_platform_destroy(&platform);
     jf_log_close();

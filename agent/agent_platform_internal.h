@@ -33,6 +33,8 @@ struct agent_platform {
     const char *input_rail;                     // static: the board input rail, NULL if none
     char sysfs_root[PATH_MAX];                  // jetson: the roots it was made with, for the
     char etc_root[PATH_MAX];                    // power handle ("" on other platforms)
+    char tegrastats[PATH_MAX];                  // jetson without readable rails: the
+                                                // fallback's executable; "" otherwise
     agent_detect_t detect;                      // jetson: what detection found
     char describe[AGENT_PLATFORM_DESCRIBE_MAX + 1];
     bool is_sim;                                // sim: the fields below are set

@@ -3,6 +3,7 @@
  * The hello lists the NVIDIA default modes of jf_board.h; runs switch modes through an agent_power
  * handle over the board's own nvpmodel conf (agent_platform_power_new). */
 #include "agent_platform_internal.h"
+#include "agent_tegrastats_child.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -92,6 +93,28 @@ static void s_describe(agent_platform_t *self, const agent_board_layout_t *l, co
     agent_platform_describe_missing(self);
 }
 
+// Without a readable rail the rails come from tegrastats, when there is one to run.
+static void s_pick_power_source(agent_platform_t *self, const char *tegrastats)
+{
+    size_t len = strlen(self->describe);
+    char *at = self->describe + len;
+    size_t room = sizeof self->describe - len;
+    if (agent_sysfs_has_power(self->sysfs) || room <= 1) {
+        return;
+    }
+    if (!tegrastats || !tegrastats[0] || strcmp(tegrastats, AGENT_TEGRASTATS_PATH_NONE) == 0) {
+        (void) snprintf(at, room, "; no readable power rail and no tegrastats fallback "
+                        "(--tegrastats none): samples go without rails");
+    } else if (access(tegrastats, X_OK) != 0) {
+        (void) snprintf(at, room, "; no readable power rail, and tegrastats '%.200s' is not "
+                        "executable: samples go without rails", tegrastats);
+    } else {
+        (void) snprintf(self->tegrastats, sizeof self->tegrastats, "%s", tegrastats);
+        (void) snprintf(at, room, "; no readable power rail: rails come from tegrastats '%.200s' "
+                        "while a run is measured", tegrastats);
+    }
+}
+
 static void s_copy_modes(agent_platform_t *self)
 {
     const jf_board_family_t *fam = jf_board_family(self->board_type);
@@ -129,6 +152,7 @@ agent_platform_t *agent_platform_jetson_new(const agent_platform_opts_t *opts, j
     }
     self->input_rail = l->input_rail;
     s_describe(self, l, how);
+    s_pick_power_source(self, opts->tegrastats);
     return self;
 
 fail_destroy:
