@@ -3,6 +3,7 @@
  * of the Xavier NX fixture tree with its rail files deleted (tests run as root, so deleting is
  * the only way to make them unreadable), the sampler actor running the fallback for a run, and
  * --sample-once's use of it. */
+#include "agent_options.h"
 #include "agent_platform.h"
 #include "agent_sampler.h"
 #include "agent_tegrastats_child.h"
@@ -324,6 +325,17 @@ static int t_samples(agent_sampler_t *s, int n, int rails, int64_t interval_ms,
     return got;
 }
 
+// The next sample: true when it has no rails.
+static bool t_next_without_rails(agent_sampler_t *s)
+{
+    agent_sampler_event_t ev;
+    assert_int_equal(t_next(s, &ev, 3 * T_S), 0);
+    assert_int_equal(ev.kind, AGENT_SAMPLER_SAMPLE);
+    bool without = json_object_get(ev.sample, "rails") == NULL;
+    json_decref(ev.sample);
+    return without;
+}
+
 static void test_sampler_fallback(void **state)
 {
     t_ctx_t *c = *state;
@@ -343,6 +355,17 @@ static void test_sampler_fallback(void **state)
     long ms = 0;
     assert_int_equal(t_calls(c, &pid, &ms), 1); // one child for the run, not one per sample
     assert_int_equal(ms, 100);                  // 1000 / 10 Hz
+    // A tegrastats that stops printing (stopped, not dead): after two intervals its last line is
+    // stale, and the samples go without rails until it prints again.
+    assert_int_equal(kill(pid, SIGSTOP), 0);
+    int without = 0;
+    for (int i = 0; i < 6; i++) {
+        without += t_next_without_rails(s);
+    }
+    assert_true(without >= 3);
+    assert_int_equal(kill(pid, SIGCONT), 0);
+    assert_int_equal(t_samples(s, 1, -1, 100, NULL, &warnings), 1); // a line may be on its way
+    assert_int_equal(t_samples(s, 3, 1, 100, NULL, &warnings), 3);
     // tegrastats dies mid-run: said once, and sampling goes on without its rails (the samples
     // until its end is seen may still carry its last line, within two intervals).
     assert_int_equal(kill(pid, SIGKILL), 0);
@@ -359,6 +382,7 @@ static void test_sampler_fallback(void **state)
     }
     assert_int_equal(ev.kind, AGENT_SAMPLER_STOPPED);
     assert_int_equal(ev.stats.tegrastats_interval_ms, 100);
+    assert_true(ev.stats.missed >= 3); // the stale ones
     assert_int_equal(t_calls(c, &pid, &ms), 1); // not restarted
     agent_sampler_destroy(&s);
     agent_platform_destroy(&p);
@@ -416,6 +440,36 @@ static void test_sample_once(void **state)
     agent_platform_destroy(&p);
 }
 
+// --tegrastats: the default, "none", an absolute path; anything else is refused.
+static void test_option(void **state)
+{
+    (void) state;
+    static const struct {
+        const char *value; // NULL: not given
+        int code;
+        const char *want; // the parsed path, or a fragment of the error
+    } rows[] = {
+        {NULL, 0, "/usr/bin/tegrastats"},
+        {"none", 0, "none"},
+        {"/opt/bin/tegrastats", 0, "/opt/bin/tegrastats"},
+        {"bin/tegrastats", -EINVAL, "--tegrastats 'bin/tegrastats': expected an absolute path"},
+        {"", -EINVAL, "expected an absolute path or 'none'"},
+    };
+    agent_options_t *o = malloc(sizeof *o);
+    assert_non_null(o);
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        char *argv[] = {"jetfleet-agent", "--sample-once", "--tegrastats", (char *) rows[i].value,
+                        NULL};
+        jf_err_t err = {0};
+        optind = 0; // glibc: start a fresh scan
+        opterr = 0;
+        int rc = agent_options_parse(rows[i].value ? 4 : 2, argv, o, &err);
+        assert_int_equal(rc, rows[i].code);
+        assert_non_null(strstr(rc ? err.msg : o->tegrastats, rows[i].want));
+    }
+    free(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -426,6 +480,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_sampler_fallback, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown(test_sampler_run_lifetime, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown(test_sample_once, s_setup, s_teardown),
+        cmocka_unit_test(test_option),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
