@@ -63,6 +63,7 @@ int main(int argc, char **argv)
     agent_platform_opts_t popts = {.kind = opts.platform, .sim_type = opts.sim_type,
                                    .sysfs_root = opts.sysfs_root, .proc_root = opts.proc_root,
                                    .etc_root = opts.etc_root, .var_root = opts.var_root,
+                                   .tegrastats = opts.tegrastats,
                                    .sim_params = opts.sim_params,
                                    .sim_train_bin = opts.sim_train_bin,
                                    .sim_board = opts.name[0] ? opts.name : NULL,
@@ -78,6 +79,8 @@ int main(int argc, char **argv)
                                 : s_daemon(&opts, platform, &err);
     if (rc != 0) {
         jf_log_error("%s", err.msg);
+    } else if (err.code != 0) {
+        jf_log_warn("%s; the sample went without rails", err.msg); // --sample-once's fallback
     }
     agent_platform_destroy(&platform);
     jf_log_close();

@@ -35,6 +35,7 @@ struct agent_measure {
     size_t n_held;
     s_held_t held[S_HELD_MAX];            // oldest first
     char source[JF_MEASURE_WORD_MAX + 1]; // the first sample's source
+    char power_source[JF_MEASURE_WORD_MAX + 1]; // where the first power reading came from
     s_disk_t disk_first, disk_last;
     bool *has_after; // owned; per epoch
     double *after;   // owned; per epoch, fraction resident
@@ -126,6 +127,21 @@ static bool s_has_power(const json_t *sample)
     return false;
 }
 
+// The rails' source: tegrastats when the sample says it took them from it (the sampler's
+// fallback, docs/telemetry.md), else the sample's own.
+static const char *s_power_source(const json_t *sample)
+{
+    size_t i;
+    json_t *key;
+    json_array_foreach(json_object_get(sample, "from_tegrastats"), i, key) {
+        if (json_is_string(key) && strcmp(json_string_value(key), "rails") == 0) {
+            return JF_MEASURE_SOURCE_TEGRASTATS;
+        }
+    }
+    const char *source = json_string_value(json_object_get(sample, "source"));
+    return source && strlen(source) <= JF_MEASURE_WORD_MAX ? source : "";
+}
+
 int agent_measure_add_sample(agent_measure_t *self, const json_t *sample, jf_err_t *err)
 {
     const char *source = json_string_value(json_object_get(sample, "source"));
@@ -134,8 +150,10 @@ int agent_measure_add_sample(agent_measure_t *self, const json_t *sample, jf_err
     }
     s_read_disk(sample, self->disk_first.has ? &self->disk_last : &self->disk_first);
     int rc = jf_energy_add_json(self->energy, sample, err);
-    if (rc == 0 && !self->seen_power) {
-        self->seen_power = s_has_power(sample);
+    if (rc == 0 && !self->seen_power && s_has_power(sample)) {
+        self->seen_power = true;
+        (void) snprintf(self->power_source, sizeof self->power_source, "%s",
+                        s_power_source(sample));
     }
     return rc;
 }
@@ -288,6 +306,9 @@ static void s_energy(const agent_measure_t *self, jf_measure_t *m)
     if (m->total == JF_ENERGY_TOTAL_INPUT_RAIL) {
         memcpy(m->input_rail, self->input_rail, sizeof m->input_rail);
     }
+    if (m->total != JF_ENERGY_TOTAL_NONE) {
+        memcpy(m->energy_source, self->power_source, sizeof m->energy_source);
+    }
     for (size_t i = 0; m->total != JF_ENERGY_TOTAL_NONE && i < r.n_rails; i++) {
         const jf_energy_rail_t *x = &r.rails[i];
         jf_measure_rail_t *y = &m->rails[m->n_rails++];
@@ -308,6 +329,7 @@ static void s_facts(const agent_measure_t *self, const agent_measure_facts_t *f,
         m->late = f->sampling->late;
         m->missed = f->sampling->missed;
         m->achieved_rate_hz = f->sampling->achieved_rate_hz;
+        m->tegrastats_interval_ms = f->sampling->tegrastats_interval_ms;
     }
     if (f->mount && f->medium) {
         m->has_storage = true;

@@ -1,6 +1,7 @@
 /* jetfleet-agent options (getopt_long). */
 #include "agent_options.h"
 
+#include "agent_tegrastats_child.h"
 #include "jf_fleet_config.h"
 #include "jf_parse.h"
 #include "jf_run_spec.h"
@@ -39,6 +40,9 @@ const char *agent_options_usage(void)
            "  --proc-root DIR   procfs mount (default /proc)\n"
            "  --etc-root DIR    where nv_tegra_release and nvpmodel.conf are (default /etc)\n"
            "  --var-root DIR    where lib/nvpmodel/status is (default /var)\n"
+           "  --tegrastats PATH  on a Jetson whose power rails sysfs cannot read, run this\n"
+           "              tegrastats while a run is measured and take the rails from it\n"
+           "              (default /usr/bin/tegrastats; 'none': no fallback)\n"
            "simulated boards (--platform sim:TYPE, docs/simulator.md; runs use\n"
            "jetfleet-train-sim; the platform writes its own fake sysfs tree):\n"
            "  --sim-params FILE  the model's parameters (default: sim_params.yaml beside the\n"
@@ -178,6 +182,18 @@ static int s_sim_option(agent_options_t *o, int c, const char *arg, jf_err_t *er
               : 0;
 }
 
+// --tegrastats: "none" or an absolute path (whether it runs is known only when it is needed).
+static int s_tegrastats(agent_options_t *o, const char *arg, jf_err_t *err)
+{
+    if (strcmp(arg, AGENT_TEGRASTATS_PATH_NONE) != 0 &&
+        (arg[0] != '/' || strlen(arg) >= sizeof o->tegrastats)) {
+        return jf_err_set(err, -EINVAL, "--tegrastats '%.200s': expected an absolute path or "
+                          "'none'", arg);
+    }
+    (void) snprintf(o->tegrastats, sizeof o->tegrastats, "%s", arg);
+    return 0;
+}
+
 // Import mode and --sample-once take no daemon option; the daemon needs a coordinator and a
 // name.
 static int s_check(const agent_options_t *o, const char *config, jf_err_t *err)
@@ -222,6 +238,7 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, jf_err_t *err
                                          {"sim-seed", required_argument, NULL, 'd'},
                                          {"sim-speed", required_argument, NULL, 'x'},
                                          {"sim-scale", required_argument, NULL, 'g'},
+                                         {"tegrastats", required_argument, NULL, 'G'},
                                          {NULL, 0, NULL, 0}};
     *o = (agent_options_t){.log_level = JF_LOG_NOTICE, .platform = AGENT_PLATFORM_AUTO,
                            .sim_type = JF_BOARD_SIM, .sysfs_root = AGENT_PLATFORM_SYSFS_ROOT,
@@ -231,6 +248,7 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, jf_err_t *err
                            .sim_seed = AGENT_PLATFORM_SIM_SEED_DEFAULT,
                            .sim_speed = AGENT_PLATFORM_SIM_SPEED_DEFAULT,
                            .sim_scale = AGENT_PLATFORM_SIM_SCALE_DEFAULT};
+    (void) snprintf(o->tegrastats, sizeof o->tegrastats, "%s", AGENT_TEGRASTATS_PATH_DEFAULT);
     s_default_bin("jetfleet-train", o->train_bin, sizeof o->train_bin);
     s_default_bin("jetfleet-train-sim", o->sim_train_bin, sizeof o->sim_train_bin);
     s_default_sim_params(o->sim_params, sizeof o->sim_params);
@@ -249,6 +267,7 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, jf_err_t *err
         case 'V': (void) snprintf(o->var_root, sizeof o->var_root, "%s", optarg); break;
         case 'P': rc = agent_platform_kind_parse(optarg, &o->platform, &o->sim_type, err); break;
         case 'O': o->sample_once = true; break;
+        case 'G': rc = s_tegrastats(o, optarg, err); break;
         case 'm': case 'b': case 'd': case 'x': case 'g':
             o->sim_option = true;
             rc = s_sim_option(o, c, optarg, err);

@@ -20,6 +20,8 @@ typedef struct agent_options {
     char proc_root[PATH_MAX];                       // --proc-root, default /proc
     char etc_root[PATH_MAX];                        // --etc-root, default /etc
     char var_root[PATH_MAX];                        // --var-root, default /var
+    char tegrastats[PATH_MAX];                      // --tegrastats: the rails' fallback,
+                                                    // default /usr/bin/tegrastats; "none": off
     size_t n_storage;
     jf_hello_storage_t storage[JF_HELLO_STORAGE_MAX]; // --storage MEDIUM=DIR or --config's board
     char storage_mount[JF_HELLO_STORAGE_MAX][PATH_MAX]; // each medium's mount from --config;
@@ -48,8 +50,9 @@ typedef struct agent_options {
 
 #define AGENT_OPTIONS_HELPER_WORDS_MAX 12 // words of --privhelper (AGENT_POWER_HELPER_ARGS_MAX)
 
-// Parses argv. --sim-params, --sim-train-bin, --sim-seed, --sim-speed and --sim-scale need
-// --platform sim:TYPE. With --parse-tegrastats FILE only --log-level may accompany it (import mode, no
+// Parses argv. --tegrastats takes an absolute path or "none". --sim-params, --sim-train-bin,
+// --sim-seed, --sim-speed and --sim-scale need --platform sim:TYPE. With --parse-tegrastats FILE
+// only --log-level may accompany it (import mode, no
 // coordinator). --sample-once takes the platform options (--platform, --sysfs-root, --proc-root,
 // --etc-root) and --log-level but no coordinator. Otherwise --coordinator and --name are
 // required. Returns 0, or -EINVAL with err saying what is wrong (main prints usage, exit 2).

@@ -2,6 +2,8 @@
  * operations every implementation does the same way (sampling through agent_sysfs, the hello's
  * software facts, --sample-once). */
 #include "agent_platform_internal.h"
+#include "agent_tegrastats_child.h"
+#include "jf_units.h"
 
 #include <assert.h>
 #include <czmq.h>
@@ -144,6 +146,11 @@ agent_sysfs_t *agent_platform_take_reader(agent_platform_t *self)
     return reader;
 }
 
+const char *agent_platform_tegrastats(const agent_platform_t *self)
+{
+    return self->tegrastats[0] ? self->tegrastats : NULL;
+}
+
 const char *agent_platform_input_rail(const agent_platform_t *self)
 {
     return self->input_rail;
@@ -172,6 +179,25 @@ static int s_print(const json_t *sample, FILE *out, jf_err_t *err)
     return 0;
 }
 
+// The tegrastats fallback for one sample: one line at an interval of gap_us (within its range),
+// waited for at most two intervals plus a second for its start. A failure leaves sample as it
+// is and says why in err, without failing the sample.
+static void s_fill_once(const agent_platform_t *self, int64_t gap_us, json_t *sample,
+                        jf_err_t *err)
+{
+    int64_t ms = gap_us / JF_US_PER_MS;
+    ms = ms < AGENT_TEGRASTATS_INTERVAL_MIN_MS ? AGENT_TEGRASTATS_INTERVAL_MIN_MS : ms;
+    ms = ms > AGENT_TEGRASTATS_INTERVAL_MAX_MS ? AGENT_TEGRASTATS_INTERVAL_MAX_MS : ms;
+    agent_tegrastats_child_opts_t o = {.path = self->tegrastats, .interval_ms = (int) ms};
+    agent_tegrastats_child_t *ts = agent_tegrastats_child_new(&o, err);
+    int64_t wait_us = 2 * ms * JF_US_PER_MS + JF_US_PER_S;
+    if (ts && agent_tegrastats_child_wait_line(ts, wait_us, err) == 0 &&
+        agent_tegrastats_child_fill(ts, sample, jf_clock_mono_us(), wait_us) != 0) {
+        jf_err_set(err, -ENOMEM, "platform: out of memory");
+    }
+    agent_tegrastats_child_destroy(&ts);
+}
+
 int agent_platform_sample_once(agent_platform_t *self, int64_t gap_us, FILE *out, jf_err_t *err)
 {
     json_t *first = json_object();
@@ -186,6 +212,9 @@ int agent_platform_sample_once(agent_platform_t *self, int64_t gap_us, FILE *out
     if (rc == 0) {
         s_wait_until(&deadline);
         rc = agent_platform_sample(self, sample, err);
+    }
+    if (rc == 0 && self->tegrastats[0]) {
+        s_fill_once(self, gap_us, sample, err);
     }
     rc = rc ? rc : s_print(sample, out, err);
     json_decref(first);

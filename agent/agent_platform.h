@@ -48,6 +48,9 @@ typedef struct agent_platform_opts {
     const char *proc_root;    // procfs mount: "/proc"
     const char *etc_root;     // /etc, for nv_tegra_release and nvpmodel.conf: "/etc"
     const char *var_root;     // /var, for nvpmodel's lib/nvpmodel/status; NULL: "/var"
+    const char *tegrastats;   // jetson: the tegrastats executable for the rails when sysfs has
+                              // none readable (--tegrastats; AGENT_TEGRASTATS_PATH_DEFAULT);
+                              // NULL or "none": no fallback. Copied
     // sim only (the roots above are then ignored: the platform writes its own tree):
     const char *sim_params;   // the model's parameter file (sim_params.yaml); copied
     const char *sim_train_bin; // the simulated trainer (jetfleet-train-sim); copied
@@ -134,6 +137,12 @@ int agent_platform_sample(agent_platform_t *self, json_t *sample, jf_err_t *err)
 // agent_sysfs_destroy. NULL when it was taken already.
 agent_sysfs_t *agent_platform_take_reader(agent_platform_t *self);
 
+// The tegrastats executable the sampler runs while a run is measured, because this Jetson's
+// sysfs has no readable power rail (docs/telemetry.md "tegrastats fallback"); NULL when the
+// rails are readable, the fallback is disabled (--tegrastats none) or the platform is not a
+// Jetson. Borrowed; valid until self is destroyed.
+const char *agent_platform_tegrastats(const agent_platform_t *self);
+
 // The name of the board's input rail in the samples' rails[] ("VDD_IN", "POM_5V_IN"), or NULL
 // when the board has none (AGX Xavier, AGX Orin, a host). Static string.
 const char *agent_platform_input_rail(const agent_platform_t *self);
@@ -148,7 +157,10 @@ int agent_platform_power_new(const agent_platform_t *self, const char *const *he
                              agent_power_t **ret_power, jf_err_t *err);
 
 // --sample-once: takes two readings gap_us apart, so that the load is measured over that gap,
-// and writes the second as one line of compact JSON to out, board_type first. Returns 0, or a
+// and writes the second as one line of compact JSON to out, board_type first. With the
+// tegrastats fallback (agent_platform_tegrastats) it runs tegrastats at an interval of gap_us
+// for one line and completes the sample from it (agent_tegrastats_child_fill); when tegrastats
+// cannot give one the sample goes without rails and err says why (rc 0). Returns 0, or a
 // negative errno with err (nothing readable; -EIO when writing to out failed).
 int agent_platform_sample_once(agent_platform_t *self, int64_t gap_us, FILE *out, jf_err_t *err);
 

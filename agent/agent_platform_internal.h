@@ -37,6 +37,8 @@ struct agent_platform {
     char sysfs_root[PATH_MAX];                  // jetson: the roots it was made with, for the
     char etc_root[PATH_MAX];                    // power handle ("" on other platforms)
     char var_root[PATH_MAX];
+    char tegrastats[PATH_MAX];                  // jetson without readable rails: the
+                                                // fallback's executable; "" otherwise
     agent_detect_t detect;                      // jetson: what detection found
     char modes_note[AGENT_PLATFORM_MODES_NOTE_MAX + 1]; // jetson: where the modes came from
     char describe[AGENT_PLATFORM_DESCRIBE_MAX + 1];

@@ -5,6 +5,7 @@
  * refused); runs switch modes through an agent_power handle over that conf
  * (agent_platform_power_new). */
 #include "agent_platform_internal.h"
+#include "agent_tegrastats_child.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -93,7 +94,28 @@ static void s_describe(agent_platform_t *self, const agent_board_layout_t *l, co
                     d->has_l4t ? d->l4t_text : "unknown", d->jetpack[0] ? d->jetpack : "unknown",
                     d->note[0] ? ": " : "", d->note, gen, how, agent_sysfs_n_cpus(self->sysfs),
                     self->modes_note);
-    agent_platform_describe_missing(self);
+}
+
+// Without a readable rail the rails come from tegrastats, when there is one to run.
+static void s_pick_power_source(agent_platform_t *self, const char *tegrastats)
+{
+    size_t len = strlen(self->describe);
+    char *at = self->describe + len;
+    size_t room = sizeof self->describe - len;
+    if (agent_sysfs_has_power(self->sysfs) || room <= 1) {
+        return;
+    }
+    if (!tegrastats || !tegrastats[0] || strcmp(tegrastats, AGENT_TEGRASTATS_PATH_NONE) == 0) {
+        (void) snprintf(at, room, "; no readable power rail and no tegrastats fallback "
+                        "(--tegrastats none): samples go without rails");
+    } else if (access(tegrastats, X_OK) != 0) {
+        (void) snprintf(at, room, "; no readable power rail, and tegrastats '%.200s' is not "
+                        "executable: samples go without rails", tegrastats);
+    } else {
+        (void) snprintf(self->tegrastats, sizeof self->tegrastats, "%s", tegrastats);
+        (void) snprintf(at, room, "; no readable power rail: rails come from tegrastats '%.200s' "
+                        "while a run is measured", tegrastats);
+    }
 }
 
 static void s_copy_family_modes(agent_platform_t *self)
@@ -165,6 +187,8 @@ agent_platform_t *agent_platform_jetson_new(const agent_platform_opts_t *opts, j
     }
     self->input_rail = l->input_rail;
     s_describe(self, l, how);
+    s_pick_power_source(self, opts->tegrastats);
+    agent_platform_describe_missing(self); // last: the list can be long
     return self;
 
 fail_destroy:

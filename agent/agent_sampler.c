@@ -4,6 +4,7 @@
 #include "agent_sampler.h"
 
 #include "agent_diskstats.h"
+#include "agent_tegrastats_child.h"
 #include "jf_units.h"
 
 #include <czmq.h>
@@ -38,6 +39,9 @@ typedef struct s_state {
     int64_t scheduled;           // samples taken at deadlines
     int64_t first_us;            // monotonic time of the first of them
     int64_t last_us;             // and of the latest
+    char tegrastats[PATH_MAX];   // the fallback's executable; "" when there is none
+    agent_tegrastats_child_t *ts; // owned while a run is measured with the fallback
+    bool ts_bad_told;            // a skipped tegrastats line was reported in this run
 } s_state_t;
 
 struct agent_sampler {
@@ -70,8 +74,65 @@ static void s_add_disk(s_state_t *st, zsock_t *pipe, json_t *sample)
     (void) json_object_set_new(sample, "disk", agent_diskstats_to_json(&d));
 }
 
-// Takes one sample and sends it. Returns true if one was sent.
-static bool s_take(s_state_t *st, zsock_t *pipe)
+// Reads what tegrastats has printed. Its end is told once, and sampling goes on without it.
+static void s_ts_poll(s_state_t *st, zsock_t *pipe)
+{
+    jf_err_t err = {0};
+    if (st->ts && agent_tegrastats_child_poll(st->ts, jf_clock_mono_us(), &err) != 0) {
+        s_warn(pipe, "sampler: %s; samples go without its rails for the rest of the run",
+               err.msg);
+        agent_tegrastats_child_destroy(&st->ts);
+    }
+    if (st->ts && agent_tegrastats_child_bad_lines(st->ts) > 0 && !st->ts_bad_told) {
+        st->ts_bad_told = true;
+        s_warn(pipe, "sampler: a tegrastats line was skipped: %.200s; later ones are skipped "
+               "silently", agent_tegrastats_child_last_error(st->ts));
+    }
+}
+
+// Completes sample from tegrastats' newest line. false when the fallback runs but that line is
+// older than two intervals (or there is none): the sample goes without what it would have given.
+static bool s_ts_fill(s_state_t *st, zsock_t *pipe, json_t *sample)
+{
+    s_ts_poll(st, pipe);
+    if (!st->ts) {
+        return true;
+    }
+    int64_t max_age_us = 2 * agent_tegrastats_child_interval_ms(st->ts) * JF_US_PER_MS;
+    return agent_tegrastats_child_fill(st->ts, sample, jf_clock_mono_us(), max_age_us) == 0;
+}
+
+// Starts tegrastats at the run's rate and waits (at most two intervals) for its first line, so
+// that the run's first sample has rails.
+static void s_ts_start(s_state_t *st, zsock_t *pipe, int rate_hz)
+{
+    agent_tegrastats_child_destroy(&st->ts);
+    st->ts_bad_told = false;
+    if (!st->tegrastats[0]) {
+        return;
+    }
+    agent_tegrastats_child_opts_t o = {.path = st->tegrastats, .interval_ms = 1000 / rate_hz};
+    jf_err_t err = {0};
+    st->ts = agent_tegrastats_child_new(&o, &err);
+    if (!st->ts) {
+        s_warn(pipe, "sampler: no readable power rails, and %s; samples go without rails",
+               err.msg);
+        return;
+    }
+    st->stats.tegrastats_interval_ms = o.interval_ms;
+    int64_t wait_us = 2 * o.interval_ms * JF_US_PER_MS;
+    int rc = agent_tegrastats_child_wait_line(st->ts, wait_us, &err);
+    if (rc == -ETIMEDOUT) {
+        s_warn(pipe, "sampler: %s; sampling starts without its rails", err.msg);
+    } else if (rc != 0) {
+        s_warn(pipe, "sampler: %s; samples go without its rails", err.msg);
+        agent_tegrastats_child_destroy(&st->ts);
+    }
+}
+
+// Takes one sample and sends it. Returns true if one was sent; *ret_stale says that it went
+// without the rails of the tegrastats fallback because no fresh line was there.
+static bool s_take(s_state_t *st, zsock_t *pipe, bool *ret_stale)
 {
     json_t *sample = json_object();
     jf_err_t err = {0};
@@ -80,6 +141,7 @@ static bool s_take(s_state_t *st, zsock_t *pipe)
         s_warn(pipe, "sampler: %s; no sample at this deadline", sample ? err.msg : "out of memory");
         return false;
     }
+    *ret_stale = !s_ts_fill(st, pipe, sample);
     s_add_disk(st, pipe, sample);
     char *text = json_dumps(sample, JSON_COMPACT);
     json_decref(sample);
@@ -94,13 +156,16 @@ static bool s_take(s_state_t *st, zsock_t *pipe)
 static void s_on_deadline(s_state_t *st, zsock_t *pipe, int64_t now_us)
 {
     int64_t half = st->period_us / 2;
+    bool stale = false;
     st->stats.late += now_us - st->next_us > half;
-    if (s_take(st, pipe)) {
+    bool sent = s_take(st, pipe, &stale);
+    if (sent) {
         st->first_us = st->scheduled++ == 0 ? now_us : st->first_us;
         st->last_us = now_us;
-    } else {
-        st->stats.missed++;
     }
+    // A sample without the fallback's rails is sent for what sysfs read, but it is no sample
+    // of the board's power: the deadline counts missed.
+    st->stats.missed += !sent || stale;
     st->next_us += st->period_us;
     for (int64_t after = jf_clock_mono_us(); after - st->next_us > half;) {
         st->next_us += st->period_us;
@@ -117,19 +182,22 @@ static void s_on_start(s_state_t *st, zsock_t *pipe, const s_start_t *cmd)
     }
     st->running = true;
     st->period_us = JF_US_PER_S / cmd->rate_hz;
-    st->next_us = jf_clock_mono_us();
     st->stats = (agent_sampler_stats_t){0};
     st->scheduled = 0;
+    s_ts_start(st, pipe, cmd->rate_hz);
+    st->next_us = jf_clock_mono_us();
 }
 
 static void s_on_stop(s_state_t *st, zsock_t *pipe)
 {
     if (st->running) {
         // Closes the last epoch's energy interval: a sample after the trainer has ended.
-        (void) s_take(st, pipe);
+        bool stale = false;
+        (void) s_take(st, pipe, &stale);
     }
     st->running = false;
     agent_diskstats_destroy(&st->disk);
+    agent_tegrastats_child_destroy(&st->ts);
     if (st->scheduled >= 2 && st->last_us > st->first_us) {
         st->stats.achieved_rate_hz =
             (double) (st->scheduled - 1) * JF_US_PER_S / (double) (st->last_us - st->first_us);
@@ -179,9 +247,15 @@ static void s_actor(zsock_t *pipe, void *args)
             timeout_ms = left_us <= 0 ? 0 : (long) ((left_us + JF_US_PER_MS - 1) / JF_US_PER_MS);
             timeout_ms = timeout_ms < S_POLL_MAX_MS ? timeout_ms : S_POLL_MAX_MS;
         }
-        zmq_pollitem_t item = {zsock_resolve(pipe), 0, ZMQ_POLLIN, 0};
-        int n = zmq_poll(&item, 1, timeout_ms);
-        if (n > 0 && (item.revents & ZMQ_POLLIN)) {
+        // tegrastats' lines are read as they come, so that their age is known to the ms.
+        int ts_fd = st->ts ? agent_tegrastats_child_fd(st->ts) : -1;
+        zmq_pollitem_t items[2] = {{zsock_resolve(pipe), 0, ZMQ_POLLIN, 0},
+                                   {NULL, ts_fd, ZMQ_POLLIN, 0}};
+        int n = zmq_poll(items, ts_fd >= 0 ? 2 : 1, timeout_ms);
+        if (n > 0 && (items[1].revents & ZMQ_POLLIN)) {
+            s_ts_poll(st, pipe);
+        }
+        if (n > 0 && (items[0].revents & ZMQ_POLLIN)) {
             go_on = s_on_command(st, pipe);
         }
         now_us = jf_clock_mono_us();
@@ -190,6 +264,7 @@ static void s_actor(zsock_t *pipe, void *args)
         }
     }
     agent_diskstats_destroy(&st->disk);
+    agent_tegrastats_child_destroy(&st->ts);
     agent_sysfs_destroy(&st->reader);
     free(st);
 }
@@ -210,6 +285,8 @@ agent_sampler_t *agent_sampler_new(const agent_sampler_opts_t *opts, jf_err_t *e
     }
     st->reader = *opts->reader_p;
     (void) snprintf(st->proc_root, sizeof st->proc_root, "%s", opts->proc_root);
+    (void) snprintf(st->tegrastats, sizeof st->tegrastats, "%s",
+                    opts->tegrastats ? opts->tegrastats : "");
     self->actor = zactor_new(s_actor, st); // the actor owns st from here on
     if (!self->actor) {
         free(st);

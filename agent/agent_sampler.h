@@ -1,6 +1,8 @@
 /* The telemetry sampler: a czmq actor (its own thread) that owns the platform's telemetry reader
  * and, while a run is measured, samples it at the run's rate on CLOCK_MONOTONIC deadlines, adds
- * the dataset device's /proc/diskstats counters, and sends every sample to the event loop
+ * the dataset device's /proc/diskstats counters and, on a Jetson whose rails sysfs cannot read,
+ * the rails of a tegrastats child it runs for the run (agent_tegrastats_child.h), and sends every
+ * sample to the event loop
  * through its pipe. It counts late and missed samples. It talks to the loop only through that
  * pipe (STYLE.md §7) and never logs: problems come back as warning events. Implements the
  * sampling rules of docs/telemetry.md. Not for energy (agent_measure.h). */
@@ -23,6 +25,9 @@ typedef struct agent_sampler_opts {
     agent_sysfs_t **reader_p; // the telemetry reader; taken over (*reader_p set to NULL) on
                               // success, so that only the sampler's thread ever reads it
     const char *proc_root;    // where diskstats is: "/proc"; copied
+    const char *tegrastats;   // the tegrastats executable to run while a run is measured, for
+                              // the rails the reader cannot read (agent_platform_tegrastats);
+                              // NULL: no fallback. Copied
 } agent_sampler_opts_t;
 
 // Counts over one measured run (a plain value record).
@@ -30,9 +35,11 @@ typedef struct agent_sampler_stats {
     int64_t samples; // samples sent
     int64_t late;    // taken more than half a period after their deadline
     int64_t missed;  // deadlines without a sample: skipped because the sampler fell more than
-                     // half a period behind, or nothing could be read
+                     // half a period behind, or nothing could be read; with the tegrastats
+                     // fallback also a sample without a fresh line (docs/telemetry.md)
     double achieved_rate_hz; // (scheduled samples - 1) / (last - first of them); the final
                              // sample at stop is not on a deadline and does not count; 0 if < 2
+    int tegrastats_interval_ms; // the --interval tegrastats ran at for the rails; 0: not run
 } agent_sampler_stats_t;
 
 typedef enum agent_sampler_event_kind {

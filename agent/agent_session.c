@@ -296,7 +296,8 @@ static int s_start_threads(agent_session_t *self, const agent_session_opts_t *op
     self->worker = agent_worker_new(&wo, err);
     agent_power_destroy(&power); // still ours only if the worker did not start
     agent_sysfs_t *reader = agent_platform_take_reader(self->platform);
-    agent_sampler_opts_t so = {.reader_p = &reader, .proc_root = opts->proc_root};
+    agent_sampler_opts_t so = {.reader_p = &reader, .proc_root = opts->proc_root,
+                               .tegrastats = agent_platform_tegrastats(self->platform)};
     self->sampler = self->worker ? agent_sampler_new(&so, err) : NULL;
     agent_sysfs_destroy(&reader); // still ours only if the sampler did not start
     return self->worker && self->sampler ? 0 : -ENOMEM;

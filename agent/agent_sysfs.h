@@ -57,6 +57,11 @@ void agent_sysfs_destroy(agent_sysfs_t **self_p);
 // Returns 0, or -EIO with err when not one quantity could be read. Not thread-safe: one caller.
 int agent_sysfs_sample(agent_sysfs_t *self, json_t *sample, jf_err_t *err);
 
+// Whether some power rail was opened with a power file, or with both voltage and current files
+// (its power can then be read). false: the board's monitor is missing or not readable, and the
+// platform may fall back on tegrastats (docs/telemetry.md).
+bool agent_sysfs_has_power(const agent_sysfs_t *self);
+
 // Number of cores the per-core arrays have (0 until known when opts->n_cpus was 0).
 size_t agent_sysfs_n_cpus(const agent_sysfs_t *self);
 

@@ -286,6 +286,17 @@ static json_t *s_rail(const agent_sysfs_rail_t *r, int64_t *ret_power_mw, bool *
     return o;
 }
 
+bool agent_sysfs_has_power(const agent_sysfs_t *self)
+{
+    for (size_t i = 0; i < self->n_rails; i++) {
+        const agent_sysfs_rail_t *r = &self->rails[i];
+        if (r->power_fd >= 0 || (r->voltage_fd >= 0 && r->current_fd >= 0)) {
+            return true;
+        }
+    }
+    return false;
+}
+
 void agent_sysfs_add_rails(agent_sysfs_t *self, json_t *sample)
 {
     json_t *rails = self->n_rails ? json_array() : NULL;

@@ -59,6 +59,14 @@ static json_t *s_energy_json(const jf_measure_t *m)
     if (!bad && m->input_rail[0]) {
         bad = json_object_set_new(e, "input_rail", json_string(m->input_rail)) != 0;
     }
+    if (!bad && m->energy_source[0]) {
+        bad = json_object_set_new(e, "source", json_string(m->energy_source)) != 0;
+    }
+    if (!bad && m->tegrastats_interval_ms > 0 &&
+        strcmp(m->energy_source, JF_MEASURE_SOURCE_TEGRASTATS) == 0) {
+        bad = json_object_set_new(e, "tegrastats_interval_ms",
+                                  json_integer(m->tegrastats_interval_ms)) != 0;
+    }
     if (bad) {
         json_decref(e);
         return NULL;
@@ -212,10 +220,30 @@ static int s_total_parse(const json_t *e, jf_energy_total_t *ret, jf_err_t *err)
     return jf_err_set(err, -EINVAL, "'total' must be one of input-rail, sum-of-rails, none");
 }
 
+// source (optional) and tegrastats_interval_ms (only with source tegrastats).
+static int s_check_energy_source(const json_t *e, jf_err_t *err)
+{
+    char source[JF_MEASURE_WORD_MAX + 1] = "";
+    int64_t ms = 0;
+    int rc = 0;
+    if (json_object_get(e, "source")) {
+        rc = jf_msg_get_str(e, "source", false, source, sizeof source, err);
+        rc = rc ? rc : (source[0] ? 0 : jf_err_set(err, -EINVAL, "'source' must not be empty"));
+    }
+    if (rc == 0 && json_object_get(e, "tegrastats_interval_ms")) {
+        rc = strcmp(source, JF_MEASURE_SOURCE_TEGRASTATS) == 0
+                 ? jf_msg_get_int(e, "tegrastats_interval_ms", 1, JF_MEASURE_TS_INTERVAL_MAX_MS,
+                                  &ms, err)
+                 : jf_err_set(err, -EINVAL, "'tegrastats_interval_ms' needs source 'tegrastats'");
+    }
+    return rc;
+}
+
 static int s_check_energy(const json_t *e, jf_err_t *err)
 {
     static const char *const keys[] = {"total",         "input_rail", "energy_mj", "avg_power_mw",
-                                       "peak_power_mw", "covered_us", "rails",     NULL};
+                                       "peak_power_mw", "covered_us", "rails",     "source",
+                                       "tegrastats_interval_ms",      NULL};
     static const char *const none_keys[] = {"total", "rails", NULL};
     jf_energy_total_t total = JF_ENERGY_TOTAL_NONE;
     int64_t us = 0;
@@ -229,6 +257,7 @@ static int s_check_energy(const json_t *e, jf_err_t *err)
     if (rc == 0 && json_object_get(e, "input_rail")) {
         rc = s_word(e, "input_rail", JF_ENERGY_RAIL_NAME_MAX, false, err);
     }
+    rc = rc ? rc : s_check_energy_source(e, err);
     return rc ? rc : s_check_rails(json_object_get(e, "rails"), err);
 }
 

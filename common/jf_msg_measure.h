@@ -29,6 +29,8 @@
 #define JF_MEASURE_CLUSTERS_MAX 16
 #define JF_MEASURE_HZ_MAX       INT64_C(100000000000) // 100 GHz
 #define JF_MEASURE_CACHE_MAX    1000                  // one entry per epoch (JF_EPOCHS_MAX)
+#define JF_MEASURE_SOURCE_TEGRASTATS  "tegrastats"    // energy.source of the rails' fallback
+#define JF_MEASURE_TS_INTERVAL_MAX_MS 60000           // energy.tegrastats_interval_ms
 
 // How the page cache was dropped before the run.
 typedef enum jf_measure_drop {
@@ -65,6 +67,11 @@ typedef struct jf_measure {
     int64_t missed;                       // deadlines skipped because the sampler fell behind
     int64_t max_gap_us;                   // longest time between two samples, us
     jf_energy_total_t total;              // how energy_mj was formed; NONE: no power readable
+    char energy_source[JF_MEASURE_WORD_MAX + 1]; // where the power readings came from: the
+                                                 // samples' source, or "tegrastats" when their
+                                                 // rails came from it; "" when unknown or NONE
+    int tegrastats_interval_ms;                  // energy_source "tegrastats": the --interval it
+                                                 // ran at, 1..60000 ms; 0 when unknown
     char input_rail[JF_ENERGY_RAIL_NAME_MAX + 1]; // the input rail's name ("" if unnamed/none)
     double energy_mj;                             // run energy (total != NONE), mJ
     double avg_power_mw;                          // energy / covered time, mW

@@ -9,12 +9,14 @@ foreach(t config_errors hostile sweep_e2e train_failure)
 endforeach()
 
 # Measured runs: agents on Jetson fixture trees with the privileged helper's test build (power
-# modes, cache drops, restore) and the fake nvpmodel, next to a host agent.
+# modes, cache drops, restore) and the fake nvpmodel, one of them with its rails from a fake
+# tegrastats, next to a host agent.
 if(JF_PRIVHELPER_TEST_HOOKS)
-  jf_add_integration_test(measure_e2e TIMEOUT 60
+  jf_add_integration_test(measure_e2e TIMEOUT 90
                           SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/measure_e2e_test.c
                           LIBS jft_support jf_agent jf_common)
-  add_dependencies(measure_e2e_itest ${JF_ITEST_DEPS} jetfleet-privhelper jft-fake-nvpmodel)
+  add_dependencies(measure_e2e_itest ${JF_ITEST_DEPS} jetfleet-privhelper jft-fake-nvpmodel
+                   jft-fake-tegrastats)
 endif()
 
 # 50 simulated boards (agent --platform sim:<type>, jetfleet-train --simulate) run a sweep.

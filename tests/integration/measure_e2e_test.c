@@ -4,7 +4,10 @@
  * run one LeNet-5 sweep with drop_caches at 10 Hz. nx-1 has the helper (test build, on its own
  * tree): its mode is stored, set, read back and restored, its cache dropped, and the fixture's
  * static power gives epoch energy = power x e2e. nx-2's dataset is not on its medium's mount and
- * nx-3 has no helper while its mode is not in force: both are refused as infeasible. The host's
+ * nx-3 has no helper while its mode is not in force: both are refused as infeasible. nx-4 is
+ * nx-1 with its rail files deleted (tests run as root, so deleting them is the way to make them
+ * unreadable): its rails come from a fake tegrastats (jft-fake-tegrastats printing the Xavier NX
+ * JetPack 5 lines of tests/fixtures/tegrastats), one child for the run at 100 ms. The host's
  * epochs carry no energy (no power readable) and its cache is dropped per file. */
 #include "agent_storage.h"
 #include "jft_fleet.h"
@@ -23,10 +26,13 @@
 #include <cmocka.h>
 
 #define S_POWER_MW 9535.0 // VDD_IN of tests/fixtures/sysfs/xavier-nx: 5008 mV x 1904 mA
-#define S_NX       3
+#define S_NX       4
+#define S_TS_NX    3 // nx-4: rails from tegrastats
+#define S_TS_LOG   "tegrastats/xavier-nx-jp5.log"
+#define S_TS_HWMON "sys/bus/i2c/devices/7-0040/hwmon/hwmon1"
 
 static const char s_sweep[] = "name: measured\n"
-                              "target:\n  boards: [host-1, nx-1, nx-2, nx-3]\n"
+                              "target:\n  boards: [host-1, nx-1, nx-2, nx-3, nx-4]\n"
                               "workloads:\n  - model: lenet5\n    dataset: mnist\n    epochs: 2\n"
                               "power_modes: [DEFAULT, MODE_20W_6CORE]\n"
                               "storage: [local, nvme]\nbatch_sizes: [32]\n"
@@ -73,6 +79,31 @@ static void t_make_tree(const char *root)
     }
 }
 
+// nx-4: no readable rail (the INA3221 value files deleted, the labels kept), and a fake
+// tegrastats in the tree with the log it prints.
+static void t_make_tegrastats_tree(const char *root)
+{
+    static const char *const files[] = {"in1_input",   "in2_input",   "in3_input",
+                                        "in4_input",   "in5_input",   "in6_input",
+                                        "in7_input",   "curr1_input", "curr2_input",
+                                        "curr3_input", "curr4_input"};
+    char path[PATH_MAX], fix[PATH_MAX], bin[PATH_MAX];
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        int n = snprintf(path, sizeof path, "%s/%s/%s", root, S_TS_HWMON, files[i]);
+        assert_true(n > 0 && n < PATH_MAX);
+        (void) unlink(path); // not every channel has every file
+    }
+    jft_fixture(S_TS_LOG, fix);
+    char *log = jft_read_file(fix, NULL);
+    assert_non_null(log);
+    t_path(path, root, "tegrastats.log");
+    assert_int_equal(jft_write_file(path, log), 0);
+    free(log);
+    jft_bin("jft-fake-tegrastats", bin);
+    t_path(path, root, "tegrastats");
+    assert_int_equal(symlink(bin, path), 0);
+}
+
 static void t_write_fleet(jft_fleet_t *f)
 {
     char data[PATH_MAX];
@@ -117,6 +148,7 @@ static int s_setup(void **state)
         t_path(c->tree[i], c->fleet.dir, name);
         t_make_tree(c->tree[i]);
     }
+    t_make_tegrastats_tree(c->tree[S_TS_NX]);
     sync(); // the generated dataset is written back, so that dropping its pages can work
     return 0;
 }
@@ -133,8 +165,9 @@ static void t_start_nx(t_ctx_t *c, int i, bool helper)
 {
     char name[16], sys[PATH_MAX], proc[PATH_MAX], etc[PATH_MAX], var[PATH_MAX];
     char cmd[4 * PATH_MAX];
-    char bin[PATH_MAX], fake[PATH_MAX];
+    char bin[PATH_MAX], fake[PATH_MAX], tegrastats[PATH_MAX];
     (void) snprintf(name, sizeof name, "nx-%d", i + 1);
+    t_path(tegrastats, c->tree[i], "tegrastats"); // only nx-4's tree has it
     t_path(sys, c->tree[i], "sys");
     t_path(proc, c->tree[i], "proc");
     t_path(etc, c->tree[i], "etc");
@@ -143,11 +176,10 @@ static void t_start_nx(t_ctx_t *c, int i, bool helper)
     jft_bin("jft-fake-nvpmodel", fake);
     (void) snprintf(cmd, sizeof cmd, "%s --root %s --nvpmodel %s --allow-uid %u", bin, c->tree[i],
                     fake, (unsigned) getuid());
-    const char *args[] = {"--platform", "jetson",      "--sysfs-root",
-                          sys,          "--proc-root", proc,
-                          "--etc-root", etc,           "--var-root",
-                          var,          helper ? "--privhelper" : NULL,
-                          cmd,          NULL};
+    const char *args[] = {"--platform",   "jetson",   "--sysfs-root", sys,
+                          "--proc-root",  proc,       "--etc-root",   etc,
+                          "--var-root",   var,        "--tegrastats", tegrastats,
+                          helper ? "--privhelper" : NULL, cmd, NULL};
     assert_int_equal(jft_fleet_start_agent_named(&c->fleet, (size_t) i + 1, name, args), 0);
 }
 
@@ -215,6 +247,48 @@ static void t_check_nx1(jft_fleet_t *f)
     assert_int_equal(t_int(f, "SELECT abs(json_extract(measure, '$.energy.avg_power_mw') - 9535) "
                               "< 1 FROM runs WHERE board = 'nx-1'"),
                      1);
+}
+
+// nx-4: energy from the fake tegrastats' VDD_IN (2763..9315 mW over its four lines), stated as
+// such in the measure record, with one tegrastats started for the run at 1000 / 10 Hz.
+static void t_check_nx4(t_ctx_t *c)
+{
+    jft_fleet_t *f = &c->fleet;
+    assert_int_equal(t_int(f, "SELECT count(*) FROM runs WHERE board = 'nx-4' AND state = "
+                              "'done'"),
+                     1);
+    assert_int_equal(t_int(f, "SELECT count(*) FROM epochs WHERE run = " S_RUN_OF(
+                                  "nx-4") " AND energy_mj > 0 AND avg_power_mw BETWEEN 2763 AND "
+                                          "9315"),
+                     2);
+    t_text_has(f, S_MEASURE("nx-4", "$.energy.source"), "tegrastats");
+    assert_int_equal(t_int(f, S_MEASURE("nx-4", "$.energy.tegrastats_interval_ms")), 100);
+    t_text_has(f, S_MEASURE("nx-4", "$.energy.total"), "input-rail");
+    t_text_has(f, S_MEASURE("nx-4", "$.telemetry.source"), "sysfs");
+    t_text_has(f, S_MEASURE("nx-1", "$.energy.source"), "sysfs");
+    // Most samples carry tegrastats' rails and say so; none carries rails from anywhere else.
+    assert_true(t_int(f, "SELECT count(*) FROM telemetry WHERE run = " S_RUN_OF(
+                             "nx-4") " AND 'rails' IN (SELECT value FROM json_each(sample, "
+                                     "'$.from_tegrastats')) AND json_extract(sample, "
+                                     "'$.input_power_mw') IN (2763, 5542, 5821, 9315)") >= 2);
+    assert_int_equal(t_int(f, "SELECT count(*) FROM telemetry WHERE run = " S_RUN_OF(
+                                  "nx-4") " AND json_extract(sample, '$.rails') IS NOT NULL AND "
+                                          "json_extract(sample, '$.from_tegrastats') IS NULL"),
+                     0);
+    char path[PATH_MAX];
+    t_path(path, c->tree[S_TS_NX], "tegrastats.calls");
+    char *calls = jft_read_file(path, NULL);
+    assert_non_null(calls);
+    assert_non_null(strstr(calls, " interval 100\n"));
+    assert_null(strchr(strchr(calls, '\n') + 1, '\n')); // one child for the run
+    free(calls);
+    // Its stderr went nowhere near the agent's log.
+    t_path(path, f->dir, "agent-nx-4.log");
+    char *log = jft_read_file(path, NULL);
+    assert_non_null(log);
+    assert_non_null(strstr(log, "rails come from tegrastats"));
+    assert_null(strstr(log, "stderr noise"));
+    free(log);
 }
 
 // The helper's effects on nx-1's tree: mode 8 through (fake) nvpmodel, the cache dropped, and
@@ -304,7 +378,7 @@ static void t_check_exports(jft_fleet_t *f)
               (const char *const[]){"export", "--sweep", "measured", "--what", "epochs", NULL});
     assert_non_null(strstr(out, ",energy_mj,avg_power_mw,peak_power_mw,cache_resident_before,"
                                 "cache_resident_after"));
-    assert_int_equal(t_lines(out), 1 + 2 * 2); // two done runs of two epochs
+    assert_int_equal(t_lines(out), 1 + 3 * 2); // three done runs of two epochs
     free(out);
     out = t_cli(f, 0,
                 (const char *const[]){"export", "--sweep", "measured", "--what", "runs", NULL});
@@ -326,14 +400,16 @@ static void test_measured_runs(void **state)
     t_start_nx(c, 0, true);
     t_start_nx(c, 1, true);
     t_start_nx(c, 2, false);
+    t_start_nx(c, 3, true);
     assert_true(jft_fleet_wait_online(f, 1 + S_NX, 20000));
     char sweep[PATH_MAX];
     assert_int_equal(jft_fleet_write(f, "measured.yaml", s_sweep, sweep), 0);
     // Some runs fail (as they should), so the CLI exits 1.
     char *out = t_cli(f, 1, (const char *const[]){"sweep", "submit", sweep, "--wait", NULL});
-    assert_non_null(strstr(out, "2 done, 2 failed"));
+    assert_non_null(strstr(out, "3 done, 2 failed"));
     free(out);
     t_check_nx1(f);
+    t_check_nx4(c);
     t_check_tree(c);
     t_check_refusals_and_host(f);
     t_check_exports(f);

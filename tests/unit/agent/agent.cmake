@@ -53,3 +53,10 @@ endif()
 # and the sampler actor against the Xavier NX fixture tree.
 jf_add_unit_test(measure
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/measure_test.c LIBS jf_agent jft_support)
+# The tegrastats fallback for rails sysfs cannot read: the live child, the platform's choice, the
+# sampler running it for a run and --sample-once, against a fake tegrastats that prints the lines
+# of a tests/fixtures/tegrastats log.
+add_executable(jft-fake-tegrastats ${PROJECT_SOURCE_DIR}/tests/unit/agent/tegrastats_fake.c)
+jf_add_unit_test(tegrastats_child
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/tegrastats_child_test.c LIBS jf_agent jft_support)
+add_dependencies(tegrastats_child_test jft-fake-tegrastats)

@@ -208,6 +208,8 @@ static void test_record(void **state)
     const json_t *energy = json_object_get(rec, "energy");
     assert_string_equal(json_string_value(json_object_get(energy, "total")), "input-rail");
     assert_string_equal(json_string_value(json_object_get(energy, "input_rail")), "VDD_IN");
+    assert_string_equal(json_string_value(json_object_get(energy, "source")), "sysfs");
+    assert_null(json_object_get(energy, "tegrastats_interval_ms"));
     assert_true(fabs(t_num(energy, "energy_mj") - T_POWER_MW * 2) < 1e-6);
     const json_t *soc = json_array_get(json_object_get(energy, "rails"), 1);
     assert_true(fabs(t_num(soc, "energy_mj") - 1600 * 2) < 1e-6);
@@ -234,6 +236,41 @@ static void test_record(void **state)
     jf_err_t err = {0};
     assert_null(agent_measure_new(&o, &err));
     assert_int_equal(err.code, -EINVAL);
+}
+
+// Rails taken from the sampler's tegrastats fallback: the energy's source is tegrastats, with
+// the interval it ran at, while the telemetry's source stays the samples' own.
+static void test_record_tegrastats(void **state)
+{
+    (void) state;
+    agent_measure_opts_t o = {
+        .rate_hz = 10, .input_rail = "VDD_IN", .epochs = 1, .start_us = T_T0_US};
+    agent_measure_t *m = agent_measure_new(&o, NULL);
+    assert_non_null(m);
+    for (int i = 0; i <= 10; i++) {
+        json_t *s = t_sample(T_T0_US + i * T_S / 10, i > 0); // the first without power
+        if (i > 0) {
+            (void) json_object_set_new(s, "from_tegrastats",
+                                       json_pack("[s, s]", "rails", "input_power_mw"));
+        }
+        assert_int_equal(agent_measure_add_sample(m, s, NULL), 0);
+        json_decref(s);
+    }
+    json_t *power = json_pack("{s:i, s:s}", "mode_id", 8, "mode_name", "MODE_20W_6CORE");
+    agent_sampler_stats_t stats = {.samples = 11, .tegrastats_interval_ms = 100};
+    agent_measure_facts_t f = {.power_mode = power, .sampling = &stats};
+    json_t *rec = agent_measure_record(m, &f);
+    assert_non_null(rec);
+    jf_err_t err = {0};
+    assert_int_equal(jf_measure_check(rec, &err), 0);
+    const json_t *energy = json_object_get(rec, "energy");
+    assert_string_equal(json_string_value(json_object_get(energy, "source")), "tegrastats");
+    assert_int_equal(json_integer_value(json_object_get(energy, "tegrastats_interval_ms")), 100);
+    const json_t *tel = json_object_get(rec, "telemetry");
+    assert_string_equal(json_string_value(json_object_get(tel, "source")), "sysfs");
+    json_decref(rec);
+    json_decref(power);
+    agent_measure_destroy(&m);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -326,6 +363,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_epoch_energy),        cmocka_unit_test(test_no_power),
         cmocka_unit_test(test_long_epoch_fallback), cmocka_unit_test(test_record),
+        cmocka_unit_test(test_record_tegrastats),
         cmocka_unit_test(test_sampler_actor),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -257,6 +257,8 @@ static const t_bad_t s_bad[] = {
      "measure.storage: 'mount' must be an absolute path", 4},
     {"progress-measure-none-with-energy.json", C, P, BF,
      "measure.energy: unknown member 'energy_mj'", 4},
+    {"progress-measure-interval-without-tegrastats.json", C, P, BF,
+     "measure.energy: 'tegrastats_interval_ms' needs source 'tegrastats'", 4},
     {"heartbeat-bad-run.json", C, P, BF, "'run' must be null or a run id", 5},
     // Control endpoint
     {"submit-no-yaml.json", L, P, BF, "ctl.submit: 'yaml' must be a string", 2},
@@ -341,6 +343,7 @@ static const t_good_t s_good[] = {
     {"run-reject.json", JF_MSG_RUN_REJECT, JF_MSG_TO_COORD},
     {"run-progress.json", JF_MSG_RUN_PROGRESS, JF_MSG_TO_COORD},
     {"run-progress-measure.json", JF_MSG_RUN_PROGRESS, JF_MSG_TO_COORD},
+    {"run-progress-measure-tegrastats.json", JF_MSG_RUN_PROGRESS, JF_MSG_TO_COORD},
     {"telemetry.json", JF_MSG_TELEMETRY, JF_MSG_TO_COORD},
     {"run-done.json", JF_MSG_RUN_DONE, JF_MSG_TO_COORD},
     {"run-failed.json", JF_MSG_RUN_FAILED, JF_MSG_TO_COORD},
