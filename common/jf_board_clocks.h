@@ -17,7 +17,7 @@
 // One family's custom-mode space (a plain value record; static tables).
 typedef struct jf_board_clocks {
     jf_board_type_t type;
-    int n_cpus;                                   // cores of the largest SKU; 1..n_cpus may be online
+    int n_cpus;                                     // cores of the largest SKU; 1..n_cpus online
     size_t n_cpu_steps;                           // entries used in cpu_steps_hz
     int64_t cpu_steps_hz[JF_BOARD_CLOCK_STEPS_MAX]; // scaling_available_frequencies, ascending
     size_t n_gpu_steps;

@@ -1,7 +1,8 @@
 /* Sweep files (jf_sweep.h): validate against a fleet and expand into runs in a fixed order
- * (board, workload, power mode, dvfs, storage, workers, batch size, repeat), then exclude and include
- * rules. Stops at the first error, which names file:line:col. Does not store or schedule runs.
- * Format: docs/sweeps.md. */
+ * (board, workload, power mode, dvfs, storage, workers, batch size, repeat), then exclude and
+ * include rules. Stops at the first error, which names file:line:col. Does not store or schedule
+ * runs. Workloads, settings and the run-id set are in jf_sweep_parts.c, custom points in
+ * jf_sweep_power.c. Format: docs/sweeps.md. */
 #include "jf_sweep.h"
 
 #include "jf_board_clocks.h"
@@ -16,11 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define S_WORKLOADS_MAX    64
 #define S_AXIS_MAX         128 // values in one axis list, target list or rule key
 #define S_RULES_MAX        256 // entries of exclude, and of include
 #define S_COMBINATIONS_MAX ((size_t) 16 * JF_SWEEP_RUNS_MAX) // examined, before skips
-#define S_DEFAULT_EPOCHS   3
 #define S_DEFAULT_WORKERS  0
 #define S_DEFAULT_BATCH    16
 #define S_CONTEXT_MAX      48
@@ -32,7 +31,6 @@ static const char *const s_top_keys[] = {
     "workers",     "batch_sizes",  "repeats", "prefetch",  "threads",     "seed",
     "drop_caches", "telemetry_hz", "timeout", "exclude",   "include",     "dvfs"};
 static const char *const s_target_keys[] = {"device_types", "boards", "labels"};
-static const char *const s_workload_keys[] = {"name", "model", "dataset", "epochs"};
 
 // Rule keys, in the order that lets a plan filter boards (first three) and workloads (next three)
 // before it walks the axes.
@@ -51,13 +49,6 @@ typedef enum s_key {
     S_KEY_REPEAT,
     S_KEY_COUNT,
 } s_key_t;
-
-typedef struct s_workload {
-    char name[JF_IDENT_MAX + 1];
-    char model[JF_IDENT_MAX + 1];
-    char dataset[JF_IDENT_MAX + 1];
-    int epochs;
-} s_workload_t;
 
 // A list of values for one axis or rule key.
 typedef struct s_axis {
@@ -93,7 +84,7 @@ typedef struct s_plan {
 
 typedef struct s_combo {
     const jf_board_spec_t *board; // borrowed from the fleet
-    const s_workload_t *workload; // borrowed from the context
+    const jf_sweep_workload_t *workload; // borrowed from the context
     const jf_power_mode_t *mode;  // borrowed from the board; NULL if it lacks the one asked for
                                   // (or cannot run the custom point)
     const jf_sweep_custom_t *custom; // borrowed from the context; NULL: the mode alone
@@ -110,7 +101,7 @@ typedef struct s_ctx {
     const jf_yaml_node_t *root;     // borrowed from the document
     bool *targeted;                 // owned; one per fleet board
     size_t n_workloads;
-    s_workload_t workloads[S_WORKLOADS_MAX];
+    jf_sweep_workload_t workloads[JF_SWEEP_WORKLOADS_MAX];
     size_t n_customs;
     jf_sweep_custom_t customs[S_AXIS_MAX]; // the power_modes axis' custom entries
     jf_run_spec_t base; // the settings every run shares
@@ -124,17 +115,6 @@ typedef struct s_ctx {
     size_t combinations; // examined so far, against S_COMBINATIONS_MAX
     jf_sweep_ids_t ids;
 } s_ctx_t;
-
-static int s_check_vocab(const jf_yaml_node_t *v, bool (*is)(const char *), const char *what,
-                         const char *list, jf_err_t *err)
-{
-    int rc = jf_yaml_node_expect(v, JF_YAML_SCALAR, err);
-    if (rc == 0 && !is(jf_yaml_node_text(v))) {
-        return jf_yaml_error(err, -EINVAL, v, "unknown %s '%.64s', expected one of: %s", what,
-                             jf_yaml_node_text(v), list);
-    }
-    return rc;
-}
 
 // The id a power-mode reference names when it is all digits, else -1.
 static int64_t s_mode_id(const char *text)
@@ -211,7 +191,8 @@ static int s_check_mode(const s_ctx_t *ctx, const jf_yaml_node_t *item, int64_t 
 static int s_check_storage(const s_ctx_t *ctx, const jf_yaml_node_t *item, jf_err_t *err)
 {
     const char *text = jf_yaml_node_text(item);
-    int rc = s_check_vocab(item, jf_run_spec_is_medium, "medium", jf_run_spec_media(), err);
+    int rc =
+        jf_sweep_check_vocab(item, jf_run_spec_is_medium, "medium", jf_run_spec_media(), err);
     for (size_t i = 0; rc == 0 && i < ctx->fleet->n_boards; i++) {
         if (ctx->targeted[i] && jf_board_spec_storage(&ctx->fleet->boards[i], text)) {
             return 0;
@@ -247,9 +228,11 @@ static int s_check_value(const s_ctx_t *ctx, s_key_t key, const jf_yaml_node_t *
     case S_KEY_WORKLOAD:
         return s_check_workload(ctx, item, err);
     case S_KEY_MODEL:
-        return s_check_vocab(item, jf_run_spec_is_model, "model", jf_run_spec_models(), err);
+        return jf_sweep_check_vocab(item, jf_run_spec_is_model, "model", jf_run_spec_models(),
+                                    err);
     case S_KEY_DATASET:
-        return s_check_vocab(item, jf_run_spec_is_dataset, "dataset", jf_run_spec_datasets(), err);
+        return jf_sweep_check_vocab(item, jf_run_spec_is_dataset, "dataset",
+                                    jf_run_spec_datasets(), err);
     case S_KEY_POWER_MODE:
         return s_check_mode(ctx, item, ret_num, err);
     case S_KEY_DVFS:
@@ -420,74 +403,6 @@ static int s_parse_target(s_ctx_t *ctx, jf_err_t *err)
     rc = s_axis_fill(ctx, key, jf_yaml_node_value(t, 0), values, err);
     rc = rc ? rc : s_target_boards(ctx, key, values, err);
     free(values);
-    return rc;
-}
-
-static int s_workload_name(const s_ctx_t *ctx, const jf_yaml_node_t *node, s_workload_t *w,
-                           jf_err_t *err)
-{
-    const jf_yaml_node_t *v = jf_yaml_node_get(node, "name");
-    int rc = 0;
-    if (v) {
-        rc = jf_yaml_node_to_ident(v, w->name, sizeof w->name, err);
-    } else {
-        char name[2 * JF_IDENT_MAX + 2] = {0}; // two identifiers and the '-' always fit
-        (void) snprintf(name, sizeof name, "%s-%s", w->model, w->dataset);
-        if (strlen(name) >= sizeof w->name) {
-            return jf_yaml_error(err, -EINVAL, node,
-                                 "workload name '%s' is too long; give a 'name'", name);
-        }
-        memcpy(w->name, name, strlen(name) + 1);
-    }
-    for (size_t i = 0; rc == 0 && i < ctx->n_workloads; i++) {
-        if (strcmp(ctx->workloads[i].name, w->name) == 0) {
-            return jf_yaml_error(err, -EINVAL, v ? v : node,
-                                 "duplicate workload name '%s'; give each workload a 'name'",
-                                 w->name);
-        }
-    }
-    return rc;
-}
-
-static int s_parse_workload(s_ctx_t *ctx, const jf_yaml_node_t *node, jf_err_t *err)
-{
-    s_workload_t *w = &ctx->workloads[ctx->n_workloads];
-    char what[S_CONTEXT_MAX] = {0};
-    (void) snprintf(what, sizeof what, "workload #%zu", ctx->n_workloads + 1);
-    const jf_yaml_node_t *model = NULL;
-    const jf_yaml_node_t *dataset = NULL;
-    int rc = jf_yaml_check_keys(node, s_workload_keys, S_COUNT(s_workload_keys), what, err);
-    rc = rc ? rc : jf_yaml_node_require(node, "model", what, &model, err);
-    rc = rc ? rc : s_check_vocab(model, jf_run_spec_is_model, "model", jf_run_spec_models(), err);
-    rc = rc ? rc : jf_yaml_node_to_str(model, w->model, sizeof w->model, err);
-    rc = rc ? rc : jf_yaml_node_require(node, "dataset", what, &dataset, err);
-    rc =
-        rc ? rc
-           : s_check_vocab(dataset, jf_run_spec_is_dataset, "dataset", jf_run_spec_datasets(), err);
-    rc = rc ? rc : jf_yaml_node_to_str(dataset, w->dataset, sizeof w->dataset, err);
-    const jf_yaml_node_t *epochs = jf_yaml_node_get(node, "epochs");
-    w->epochs = S_DEFAULT_EPOCHS;
-    if (rc == 0 && epochs) {
-        rc = jf_yaml_node_to_int(epochs, 1, JF_EPOCHS_MAX, &w->epochs, err);
-    }
-    rc = rc ? rc : s_workload_name(ctx, node, w, err);
-    ctx->n_workloads += rc == 0 ? 1 : 0;
-    return rc;
-}
-
-static int s_parse_workloads(s_ctx_t *ctx, jf_err_t *err)
-{
-    const jf_yaml_node_t *v = NULL;
-    int rc = jf_yaml_node_require(ctx->root, "workloads", "the sweep", &v, err);
-    rc = rc ? rc : jf_yaml_node_expect(v, JF_YAML_SEQUENCE, err);
-    size_t n = rc ? 0 : jf_yaml_node_size(v);
-    if (rc == 0 && (n == 0 || n > S_WORKLOADS_MAX)) {
-        return jf_yaml_error(err, -EINVAL, v, "'workloads' must list 1..%d workloads, got %zu",
-                             S_WORKLOADS_MAX, n);
-    }
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        rc = s_parse_workload(ctx, jf_yaml_node_item(v, i), err);
-    }
     return rc;
 }
 
@@ -888,7 +803,9 @@ static int s_parse(s_ctx_t *ctx, jf_err_t *err)
 {
     int rc = s_parse_header(ctx, err);
     rc = rc ? rc : s_parse_target(ctx, err);
-    rc = rc ? rc : s_parse_workloads(ctx, err);
+    rc = rc ? rc
+            : jf_sweep_workloads_parse(ctx->root, ctx->workloads, JF_SWEEP_WORKLOADS_MAX,
+                                       &ctx->n_workloads, err);
     rc = rc ? rc : s_parse_axes(ctx, err);
     rc = rc ? rc : jf_sweep_settings_parse(ctx->root, ctx->fleet, &ctx->base, err);
     rc = rc ? rc : s_parse_rules(ctx, "exclude", &ctx->excludes, &ctx->n_excludes, err);

@@ -1,6 +1,6 @@
-/* Two self-contained pieces of jf_sweep, apart so that jf_sweep.c stays readable: the settings
- * every run of a sweep shares (prefetch, threads, telemetry_hz, seed, drop_caches, timeout), and
- * the set of run ids produced so far (an open-addressing hash over the sweep's runs). */
+/* Self-contained pieces of jf_sweep, apart so that jf_sweep.c stays readable: the workloads, the
+ * settings every run of a sweep shares (prefetch, threads, telemetry_hz, seed, drop_caches,
+ * timeout), and the set of run ids produced so far (an open-addressing hash over the runs). */
 #ifndef JF_SWEEP_PARTS_H
 #define JF_SWEEP_PARTS_H
 
@@ -15,6 +15,16 @@
 #define JF_SWEEP_DEFAULT_SEED     1
 #define JF_SWEEP_SEED_MAX         (INT64_C(1) << 53)
 #define JF_SWEEP_IDS_MIN_SLOTS    256
+#define JF_SWEEP_WORKLOADS_MAX    64
+#define JF_SWEEP_DEFAULT_EPOCHS   3
+
+// One workload of a sweep (a plain value record).
+typedef struct jf_sweep_workload {
+    char name[JF_IDENT_MAX + 1];    // unique in the sweep; default "<model>-<dataset>"
+    char model[JF_IDENT_MAX + 1];   // jf_run_spec_is_model
+    char dataset[JF_IDENT_MAX + 1]; // jf_run_spec_is_dataset
+    int epochs;                     // 1..JF_EPOCHS_MAX
+} jf_sweep_workload_t;
 
 // Run ids produced so far (indices into the sweep's runs, plus one; 0 is an empty slot).
 // Zero-initialise; release with jf_sweep_ids_fini.
@@ -22,6 +32,16 @@ typedef struct jf_sweep_ids {
     size_t n_slots; // 0 or a power of two
     size_t *slots;  // owned
 } jf_sweep_ids_t;
+
+// Checks that v is a scalar for which is() holds. 0, or -EINVAL "<pos>: unknown <what> '<v>',
+// expected one of: <list>".
+int jf_sweep_check_vocab(const jf_yaml_node_t *v, bool (*is)(const char *), const char *what,
+                         const char *list, jf_err_t *err);
+
+// Parses the sweep's required `workloads` list into ws (max entries) and *ret_n (written as
+// workloads are added, also on failure). 0, or -EINVAL with err "<file>:<line>:<col>: ...".
+int jf_sweep_workloads_parse(const jf_yaml_node_t *root, jf_sweep_workload_t *ws, size_t max,
+                             size_t *ret_n, jf_err_t *err);
 
 // Fills the shared settings of base from the sweep's root mapping, with the fleet's defaults.
 // Returns 0, or -EINVAL with err "<file>:<line>:<col>: ...".
