@@ -19,8 +19,9 @@
 #include <cmocka.h>
 
 typedef struct t_fleets {
-    jf_fleet_config_t *lab;   // tests/fixtures/yaml/good/fleet-lab.yaml
-    jf_fleet_config_t *hosts; // tests/fixtures/yaml/good/fleet-hosts.yaml
+    jf_fleet_config_t *lab;     // tests/fixtures/yaml/good/fleet-lab.yaml
+    jf_fleet_config_t *hosts;   // tests/fixtures/yaml/good/fleet-hosts.yaml
+    jf_fleet_config_t *example; // fleet.yaml.example
 } t_fleets_t;
 
 static jf_fleet_config_t *t_fleet(const char *rel)
@@ -41,6 +42,7 @@ static int t_setup(void **state)
     assert_non_null(f);
     f->lab = t_fleet("yaml/good/fleet-lab.yaml");
     f->hosts = t_fleet("yaml/good/fleet-hosts.yaml");
+    f->example = t_fleet("../../fleet.yaml.example");
     *state = f;
     return 0;
 }
@@ -50,6 +52,7 @@ static int t_teardown(void **state)
     t_fleets_t *f = *state;
     jf_fleet_config_destroy(&f->lab);
     jf_fleet_config_destroy(&f->hosts);
+    jf_fleet_config_destroy(&f->example);
     free(f);
     return 0;
 }
@@ -216,6 +219,34 @@ static void test_dvfs_off_skips_hosts(void **state)
     jf_fleet_config_destroy(&demo);
 }
 
+// sweeps/dvfs-custom.yaml: 5 Xavier NX x (mode + 2 points) x DVFS on/off, but nx-05 lacks
+// MODE_20W_6CORE, the second point's base.
+static void test_example_sweep(void **state)
+{
+    t_fleets_t *f = *state;
+    char path[PATH_MAX] = {0};
+    jft_fixture("../../sweeps/dvfs-custom.yaml", path);
+    jf_err_t err = {0};
+    jf_sweep_t *s = jf_sweep_load(path, f->example, &err);
+    if (!s) {
+        fail_msg("%s", err.msg);
+    }
+    assert_int_equal(s->n_runs, 5 * 3 * 2 - 2);
+    assert_int_equal(s->skips.no_power_mode, 2);
+    size_t custom = 0, off = 0;
+    for (size_t i = 0; i < s->n_runs; i++) {
+        jf_run_spec_t copy = s->runs[i];
+        assert_int_equal(jf_run_spec_validate(&copy, NULL), 0);
+        jf_run_spec_compute_id(&copy);
+        assert_string_equal(copy.run_id, s->runs[i].run_id);
+        custom += s->runs[i].custom.n_cores != 0;
+        off += s->runs[i].dvfs_off;
+    }
+    assert_int_equal(custom, 5 * 2 * 2 - 2);
+    assert_int_equal(off, s->n_runs / 2);
+    jf_sweep_destroy(&s);
+}
+
 // The tables hold the reference's step counts (jetson-platforms.md §6), ascending.
 static void test_clock_tables(void **state)
 {
@@ -261,6 +292,7 @@ int main(void)
         cmocka_unit_test(test_sim_and_mixed_types),
         cmocka_unit_test(test_host_has_no_custom_modes),
         cmocka_unit_test(test_dvfs_off_skips_hosts),
+        cmocka_unit_test(test_example_sweep),
         cmocka_unit_test(test_clock_tables),
     };
     return cmocka_run_group_tests(tests, t_setup, t_teardown);
