@@ -130,6 +130,37 @@ int agent_platform_set_mode(agent_platform_t *self, int mode_id, jf_err_t *err)
                       jf_board_type_name(self->board_type), mode_id);
 }
 
+int agent_platform_set_point(agent_platform_t *self, int mode_id, const jf_run_custom_t *custom,
+                             bool dvfs_off, jf_err_t *err)
+{
+    if (!self->ops->set_point) {
+        return jf_err_set(err, -ENOTSUP,
+                          "%s platform: custom power modes and DVFS off are not available "
+                          "(they need a Jetson's clocks, or a sim board)",
+                          self->ops->name);
+    }
+    for (size_t i = 0; i < self->n_modes; i++) {
+        if (self->modes[i].id == mode_id) {
+            return self->ops->set_point(self, mode_id, custom, dvfs_off, err);
+        }
+    }
+    return jf_err_set(err, -EINVAL, "%s platform: %s has no power mode %d", self->ops->name,
+                      jf_board_type_name(self->board_type), mode_id);
+}
+
+int agent_platform_sim_point(const agent_platform_t *self, agent_platform_point_t *ret_point,
+                             jf_err_t *err)
+{
+    if (!self->is_sim) {
+        return jf_err_set(err, -ENOTSUP, "%s platform: no simulated operating point",
+                          self->ops->name);
+    }
+    const sim_op_t *op = &self->sim_op;
+    *ret_point = (agent_platform_point_t){
+        .n_cores = op->n_cores, .cpu_hz = op->cpu_hz, .gpu_hz = op->gpu_hz, .emc_hz = op->emc_hz};
+    return 0;
+}
+
 int agent_platform_sample(agent_platform_t *self, json_t *sample, jf_err_t *err)
 {
     assert(self && sample);

@@ -13,6 +13,7 @@
 #include "jf_board.h"
 #include "jf_err.h"
 #include "jf_parse.h"
+#include "jf_run_spec.h"
 
 #include <jansson.h>
 #include <limits.h>
@@ -125,6 +126,26 @@ const jf_power_mode_t *agent_platform_modes(const agent_platform_t *self, size_t
 // Puts the board in a power mode for a run. Returns 0, or a negative errno with err (a mode the
 // board does not have is -EINVAL; -ENOTSUP where the platform cannot switch modes yet).
 int agent_platform_set_mode(agent_platform_t *self, int mode_id, jf_err_t *err);
+
+// An operating point in force (plain value record): cores online and the clocks.
+typedef struct agent_platform_point {
+    int n_cores;    // cpu0..n_cores-1 online
+    int64_t cpu_hz; // every online core
+    int64_t gpu_hz;
+    int64_t emc_hz;
+} agent_platform_point_t;
+
+// Puts the board in mode mode_id with a custom point on top (custom NULL or n_cores 0: none)
+// and DVFS off if asked, for a platform without a power handle. Returns 0; -ENOTSUP with err
+// saying why where the platform cannot (a host has no modes to change); -EINVAL for a mode the
+// board does not have or a point outside its custom-mode space.
+int agent_platform_set_point(agent_platform_t *self, int mode_id, const jf_run_custom_t *custom,
+                             bool dvfs_off, jf_err_t *err);
+
+// A sim board's operating point as last written into its tree (by set_mode or set_point).
+// 0, or -ENOTSUP on other platforms.
+int agent_platform_sim_point(const agent_platform_t *self, agent_platform_point_t *ret_point,
+                             jf_err_t *err);
 
 // Adds one telemetry sample's quantities (docs/telemetry.md; units in the key names, t_us and
 // mono_us included) to sample. Load needs two readings, so the first sample has none. Returns

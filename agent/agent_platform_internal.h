@@ -19,6 +19,10 @@ typedef struct agent_platform_ops {
     const char *name; // "host", "jetson", "sim"
     // Switches to a power mode already checked to be in self->modes.
     int (*set_mode)(agent_platform_t *self, int mode_id, jf_err_t *err);
+    // Switches to a checked mode, then a custom point (NULL: none) and DVFS off if asked. May
+    // be NULL: the platform cannot (agent_platform_set_point answers -ENOTSUP).
+    int (*set_point)(agent_platform_t *self, int mode_id, const jf_run_custom_t *custom,
+                     bool dvfs_off, jf_err_t *err);
     // Adds implementation-specific software facts to sw (may be NULL).
     void (*add_software)(const agent_platform_t *self, json_t *sw);
     // Creates the power-mode handle of agent_platform_power_new (may be NULL: the platform sets
@@ -47,6 +51,7 @@ struct agent_platform {
     sim_model_t *sim_model;                     // owned (sim)
     agent_sim_tree_t *sim_tree;                 // owned (sim): removed with the platform
     agent_sim_cache_t sim_cache;                // sim: the board's page cache between runs
+    sim_op_t sim_op;                            // sim: the operating point in the tree
 };
 
 // A zeroed platform with ops and board type set. NULL with err on -ENOMEM.

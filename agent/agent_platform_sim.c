@@ -6,15 +6,56 @@
  * simulated trainer's rail powers into the tree during runs (agent_platform_sim_set_power). */
 #include "agent_platform_internal.h"
 
+#include "jf_board_clocks.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+
+static int s_set_op(agent_platform_t *self, const sim_op_t *op, jf_err_t *err)
+{
+    int rc = agent_sim_tree_set_op(self->sim_tree, op, err);
+    if (rc == 0) {
+        self->sim_op = *op;
+    }
+    return rc;
+}
 
 static int s_set_mode(agent_platform_t *self, int mode_id, jf_err_t *err)
 {
     sim_op_t op = {0};
     int rc = sim_model_mode_op(self->sim_model, self->board_type, mode_id, &op, err);
-    return rc ? rc : agent_sim_tree_set_op(self->sim_tree, &op, err);
+    return rc ? rc : s_set_op(self, &op, err);
+}
+
+// The mode's operating point with the custom point's cores and clocks over it (a clock it leaves
+// alone keeps the mode's), checked against the family's custom-mode space. DVFS off changes
+// nothing in the model: it already runs every mode at the mode's maximum clocks, which is what
+// DVFS off pins (docs/simulator.md).
+static int s_set_point(agent_platform_t *self, int mode_id, const jf_run_custom_t *custom,
+                       bool dvfs_off, jf_err_t *err)
+{
+    (void) dvfs_off;
+    sim_op_t op = {0};
+    int rc = sim_model_mode_op(self->sim_model, self->board_type, mode_id, &op, err);
+    const jf_board_clocks_t *t = jf_board_clocks(self->board_type);
+    if (rc != 0 || !custom || custom->n_cores == 0) {
+        return rc ? rc : s_set_op(self, &op, err);
+    }
+    if (!t || custom->n_cores > t->n_cpus ||
+        !jf_board_clocks_has_step(t->cpu_steps_hz, t->n_cpu_steps, custom->cpu_hz) ||
+        (custom->gpu_hz && !jf_board_clocks_has_step(t->gpu_steps_hz, t->n_gpu_steps,
+                                                     custom->gpu_hz)) ||
+        (custom->emc_hz && !jf_board_clocks_has_step(t->emc_steps_hz, t->n_emc_steps,
+                                                     custom->emc_hz))) {
+        return jf_err_set(err, -EINVAL, "sim: the custom point is outside %s's custom-mode space",
+                          jf_board_type_name(self->board_type));
+    }
+    op.n_cores = custom->n_cores;
+    op.cpu_hz = custom->cpu_hz;
+    op.gpu_hz = custom->gpu_hz ? custom->gpu_hz : op.gpu_hz;
+    op.emc_hz = custom->emc_hz ? custom->emc_hz : op.emc_hz;
+    return s_set_op(self, &op, err);
 }
 
 static void s_add_software(const agent_platform_t *self, json_t *sw)
@@ -31,6 +72,7 @@ static void s_add_software(const agent_platform_t *self, json_t *sw)
 static const agent_platform_ops_t s_ops = {
     .name = "sim",
     .set_mode = s_set_mode,
+    .set_point = s_set_point,
     .add_software = s_add_software,
     .power_new = NULL, // no privileged helper: set_mode writes the tree
 };
@@ -94,6 +136,9 @@ agent_platform_t *agent_platform_sim_new(const agent_platform_opts_t *opts, jf_e
     self->is_sim = true;
     self->sim_model = model;
     self->sim_tree = tree;
+    // The tree starts in the family's first mode (agent_sim_tree_new); it has an operating point.
+    (void) sim_model_mode_op(model, opts->sim_type, jf_board_family(opts->sim_type)->modes[0].id,
+                             &self->sim_op, NULL);
     self->sim = (agent_platform_sim_t){.type = opts->sim_type, .seed = opts->sim_seed,
                                        .speed = opts->sim_speed, .scale = opts->sim_scale};
     (void) snprintf(self->sim.params, sizeof self->sim.params, "%s", opts->sim_params);

@@ -20,6 +20,7 @@
 #define AGENT_POWER_HELPER_ARGS_MAX   12                      // words of the helper's command line
 #define AGENT_POWER_HELPER_TIMEOUT_US (INT64_C(60) * 1000000) // > the helper's own 5 s + 30 s
 #define AGENT_POWER_NOTE_MAX          200
+#define AGENT_POWER_STEPS_MAX         64 // steps kept from one frequency table
 
 typedef struct agent_power agent_power_t;
 
@@ -70,6 +71,16 @@ typedef struct agent_power_custom {
     int64_t emc_hz; // the EMC capped and locked here (a step of the SoC's table); 0 leaves it
 } agent_power_custom_t;
 
+// The board's custom-mode space as its sysfs shows it (a plain value record): what a custom point
+// is checked against before a run is accepted.
+typedef struct agent_power_tables {
+    int n_cpus;                                // cores present
+    size_t n_cpu_steps;                        // cpu0's scaling_available_frequencies
+    int64_t cpu_steps_hz[AGENT_POWER_STEPS_MAX];
+    size_t n_gpu_steps;                        // the GPU's available_frequencies; 0: no GPU node
+    int64_t gpu_steps_hz[AGENT_POWER_STEPS_MAX];
+} agent_power_tables_t;
+
 // Loads the conf, opens the sysfs root for reading and finds the GPU node and the EMC cap file.
 // Caller owns the result; release with agent_power_destroy. NULL with err (the conf's error
 // with file:line, -ENOENT for the sysfs root, -EINVAL for an empty or relative helper_argv).
@@ -86,6 +97,17 @@ const agent_nvpmodel_t *agent_power_conf(const agent_power_t *self);
 // Reads the state in force from sysfs into *ret_state. 0 or -errno with err naming the file.
 int agent_power_read_state(const agent_power_t *self, agent_power_state_t *ret_state,
                            jf_err_t *err);
+
+// Reads the core count and the CPU (cpu0's policy: Jetson clusters share one list, §6) and GPU
+// frequency tables into *ret_tables. 0, or -errno with err naming the file. Needs no helper.
+int agent_power_read_tables(const agent_power_t *self, agent_power_tables_t *ret_tables,
+                            jf_err_t *err);
+
+// Checks a custom point against tables (a board's, as read; a clock of 0 is left alone and not
+// checked) and, for the EMC, which sysfs does not list, against the steps of type's family
+// (jf_board_clocks.h). Returns 0, or -EINVAL with err naming the value and the table.
+int agent_power_tables_check(const agent_power_tables_t *tables, jf_board_type_t type,
+                             const agent_power_custom_t *custom, jf_err_t *err);
 
 // True when the object was given a helper command.
 bool agent_power_has_helper(const agent_power_t *self);

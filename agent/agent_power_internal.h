@@ -9,7 +9,7 @@
 
 #include <limits.h>
 
-#define AGENT_POWER_TABLE_MAX 64 // steps kept from a frequency table
+#define AGENT_POWER_TABLE_MAX AGENT_POWER_STEPS_MAX // steps kept from a frequency table
 
 struct agent_power {
     agent_nvpmodel_t *conf;                      // owned

@@ -3,6 +3,7 @@
  * state holds, and the JSON record. Frequencies are converted to Hz here, at the boundary. */
 #include "agent_power_internal.h"
 
+#include "jf_board_clocks.h"
 #include "privhelper_request.h"
 
 #include <errno.h>
@@ -36,6 +37,64 @@ bool agent_power_in_table(const int64_t *table, size_t n, int64_t hz)
         }
     }
     return false;
+}
+
+int agent_power_read_tables(const agent_power_t *self, agent_power_tables_t *ret_tables,
+                            jf_err_t *err)
+{
+    agent_power_tables_t t = {0};
+    agent_power_state_t st;
+    int rc = agent_power_read_state(self, &st, err);
+    rc = rc ? rc
+            : agent_power_read_table(self, 0, t.cpu_steps_hz, AGENT_POWER_STEPS_MAX,
+                                     &t.n_cpu_steps, err);
+    if (rc == 0 && self->gpu_dir[0]) {
+        rc = agent_power_read_table(self, -1, t.gpu_steps_hz, AGENT_POWER_STEPS_MAX,
+                                    &t.n_gpu_steps, err);
+    }
+    if (rc == 0) {
+        t.n_cpus = st.n_cpus;
+        *ret_tables = t;
+    }
+    return rc;
+}
+
+static int s_check_step(const char *what, int64_t hz, const int64_t *steps, size_t n,
+                        const char *table, jf_err_t *err)
+{
+    if (hz == 0 || agent_power_in_table(steps, n, hz)) {
+        return 0;
+    }
+    if (n == 0) {
+        return jf_err_set(err, -EINVAL, "custom %s %lld Hz: this board has no %s", what,
+                          (long long) hz, table);
+    }
+    return jf_err_set(err, -EINVAL, "custom %s %lld Hz is not a step of this board's %s (%lld .. "
+                      "%lld Hz)", what, (long long) hz, table, (long long) steps[0],
+                      (long long) steps[n - 1]);
+}
+
+int agent_power_tables_check(const agent_power_tables_t *t, jf_board_type_t type,
+                             const agent_power_custom_t *c, jf_err_t *err)
+{
+    const jf_board_clocks_t *family = jf_board_clocks(type);
+    if (c->n_cores < 1 || c->n_cores > t->n_cpus) {
+        return jf_err_set(err, -EINVAL, "custom point asks for %d cores; this board has %d",
+                          c->n_cores, t->n_cpus);
+    }
+    if (c->cpu_hz <= 0) {
+        return jf_err_set(err, -EINVAL, "custom point has no CPU clock");
+    }
+    int rc = s_check_step("cpu_hz", c->cpu_hz, t->cpu_steps_hz, t->n_cpu_steps,
+                          "CPU table (scaling_available_frequencies)", err);
+    rc = rc ? rc
+            : s_check_step("gpu_hz", c->gpu_hz, t->gpu_steps_hz, t->n_gpu_steps,
+                           "GPU table (devfreq available_frequencies)", err);
+    rc = rc ? rc
+            : s_check_step("emc_hz", c->emc_hz, family ? family->emc_steps_hz : NULL,
+                           family ? family->n_emc_steps : 0,
+                           "EMC steps (jetson-platforms.md §6)", err);
+    return rc;
 }
 
 static int s_read_khz(const agent_power_t *self, int cpu, privhelper_cpu_file_t f, int64_t *ret,

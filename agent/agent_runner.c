@@ -16,8 +16,8 @@
 #include <unistd.h>
 
 #define S_ARGV_MAX 40
-#define S_NUM_BUFS 8  // numbers formatted for an argv
-#define S_NUM_LEN  32
+#define S_NUM_BUFS 11 // numbers formatted for an argv
+#define S_NUM_LEN  64
 #define S_ENV_KEEP_MAX 8
 
 struct agent_runner {
@@ -89,25 +89,31 @@ static void s_copy_argv(const char *const *args, size_t n, char *argv[])
 }
 
 // The simulated trainer's argv (docs/simulator.md "The simulated trainer", jetfleet-train-sim,
-// which implies --simulate): the board, mode and
-// medium from the platform and the spec, the workload's knobs as for a real run.
+// which implies --simulate): the board, mode and medium from the platform and the spec, a custom
+// point over the mode (--sim-point), the page cache the board kept from its last runs, the
+// workload's knobs as for a real run. Every string lives in bufs, which outlive the call.
 static void s_build_sim_argv(const agent_runner_opts_t *o, char bufs[][S_NUM_LEN], char *argv[])
 {
     const jf_run_spec_t *s = o->spec;
     const agent_platform_sim_t *sim = o->sim;
+    const jf_run_custom_t *c = &s->custom;
     (void) snprintf(bufs[6], S_NUM_LEN, "%llu", (unsigned long long) sim->seed);
     (void) snprintf(bufs[7], S_NUM_LEN, "%d", s->power_mode_id);
     (void) snprintf(bufs[4], S_NUM_LEN, "%.17g", sim->speed);
-    char scale[S_NUM_LEN], resident[S_NUM_LEN];
-    (void) snprintf(scale, sizeof scale, "%.17g", sim->scale);
-    (void) snprintf(resident, sizeof resident, "%.17g", o->sim_cache_resident);
+    char *scale = bufs[8], *resident = bufs[10];
+    (void) snprintf(scale, S_NUM_LEN, "%.17g", sim->scale);
+    (void) snprintf(resident, S_NUM_LEN, "%.17g", o->sim_cache_resident);
+    (void) snprintf(bufs[9], S_NUM_LEN, "%d,%lld,%lld,%lld", c->n_cores, (long long) c->cpu_hz,
+                    (long long) c->gpu_hz, (long long) c->emc_hz);
+    bool point = c->n_cores != 0;
     const char *args[] = {sim->train_bin, "--sim-params", sim->params,
                           "--sim-board-type", jf_board_type_name(sim->type), "--sim-board",
                           sim->board, "--sim-seed", bufs[6], "--sim-mode", bufs[7],
                           "--sim-medium", s->storage, "--sim-speed", bufs[4], "--sim-scale",
                           scale, "--sim-cache-resident", resident, "--model", s->model,
                           "--workers", bufs[0], "--prefetch", bufs[1], "--batch", bufs[2],
-                          "--epochs", bufs[3], "--seed", bufs[5], NULL};
+                          "--epochs", bufs[3], "--seed", bufs[5],
+                          point ? "--sim-point" : NULL, point ? bufs[9] : NULL, NULL};
     s_copy_argv(args, sizeof args / sizeof args[0], argv);
 }
 

@@ -275,6 +275,8 @@ static agent_power_t *s_power_handle(agent_session_t *self, const char *const *h
                       "only in the power mode already in force, and nothing is changed");
     }
     self->has_power = power != NULL;
+    self->has_helper = helper != NULL;
+    agent_session_power_tables(self, power);
     return power;
 }
 

@@ -14,7 +14,7 @@
 #include <sys/stat.h>
 
 #define S_SIM_POWER_NOTE                                                                           \
-    "simulated: clocks and cores written into the fake sysfs tree, no hardware switched; "     \
+    "simulated: the operating point written into the fake sysfs tree, no hardware switched; "    \
     "page cache modelled (cold after drop_caches, else as the board's earlier runs left it)"
 #define S_SIM_PREPARED_DETAIL                                                                      \
     "simulated board: storage check and power-mode helper skipped; page cache modelled"
@@ -101,7 +101,7 @@ static int s_check_run(const agent_session_t *self, const jf_run_spec_t *s, char
         (void) snprintf(why, why_size, "%s", self->power_error);
         return JF_FAIL_INFEASIBLE;
     }
-    return -1;
+    return agent_session_check_power(self, s, why, why_size);
 }
 
 static void s_reject(agent_session_t *self, const jf_run_spec_t *s, int64_t attempt,
@@ -129,8 +129,7 @@ static json_t *s_power_mode(const agent_session_t *self, const agent_worker_repl
         return json_loads(p->power_json, 0, NULL);
     }
     if (agent_platform_sim(self->platform)) {
-        return json_pack("{s:i, s:s, s:s}", "mode_id", s->power_mode_id, "mode_name",
-                         s->power_mode, "note", S_SIM_POWER_NOTE);
+        return agent_session_sim_power_json(self, S_SIM_POWER_NOTE);
     }
     return json_pack("{s:i, s:s}", "mode_id", s->power_mode_id, "mode_name", s->power_mode);
 }
@@ -191,7 +190,13 @@ static int s_start(agent_session_t *self, jf_err_t *err)
     agent_run_t *r = &self->run;
     const jf_run_spec_t *s = &r->spec;
     int64_t now_us = jf_clock_mono_us();
-    int rc = self->has_power ? 0 : agent_platform_set_mode(self->platform, s->power_mode_id, err);
+    int rc = 0;
+    if (!self->has_power) {
+        rc = jf_run_spec_has_power_extras(s)
+                 ? agent_platform_set_point(self->platform, s->power_mode_id, &s->custom,
+                                            s->dvfs_off, err)
+                 : agent_platform_set_mode(self->platform, s->power_mode_id, err);
+    }
     rc = rc ? rc : agent_spool_open(self->spool, s->run_id, r->attempt, err);
     if (rc != 0) {
         return rc;
@@ -236,10 +241,12 @@ static void s_restore(agent_session_t *self)
 
 static void s_log_started(const jf_run_spec_t *s, int64_t attempt, const agent_worker_reply_t *p)
 {
+    char power[JF_RUN_POWER_LABEL_MAX + 1];
+    jf_run_spec_power_label(s, power, sizeof power);
     jf_log_notice("run: started %s attempt %lld (%s on %s, %s, workers %d, batch %d, mode %s, "
                   "telemetry %d Hz%s%s)",
                   s->run_id, (long long) attempt, s->model, s->dataset, s->storage, s->workers,
-                  s->batch_size, s->power_mode, s->telemetry_hz,
+                  s->batch_size, power, s->telemetry_hz,
                   p->drop == JF_MEASURE_DROP_NONE ? "" : ", cache dropped by ",
                   p->drop == JF_MEASURE_DROP_NONE ? "" : jf_measure_drop_name(p->drop));
     if (p->detail[0]) {
@@ -358,6 +365,8 @@ static void s_prepare(agent_session_t *self, const jf_run_spec_t *s, int64_t att
     (void) snprintf(job->medium, sizeof job->medium, "%s", s->storage);
     (void) snprintf(job->mount, sizeof job->mount, "%s", s_mount(self, s->storage));
     job->power_mode_id = s->power_mode_id;
+    job->custom = s->custom;
+    job->dvfs_off = s->dvfs_off;
     job->drop_caches = s->drop_caches;
     if (agent_worker_prepare(self->worker, job) != 0) {
         s_reject(self, s, attempt, JF_FAIL_CRASHED, "cannot reach the agent's worker thread");

@@ -32,6 +32,7 @@ typedef struct s_state {
     char *argv[AGENT_WORKER_HELPER_ARGS_MAX + 1]; // owned copies; argv[0] NULL: no helper
     char proc_root[PATH_MAX];
     char sysfs_root[PATH_MAX];
+    bool dvfs_off;                                // DVFS was turned off for the run in progress
 } s_state_t;
 
 struct agent_worker {
@@ -101,6 +102,29 @@ static int s_power_json(agent_worker_reply_t *r, const agent_power_state_t *ps)
     return 0;
 }
 
+// After the mode: the custom point, then DVFS off (which pins at the caps the point set), each
+// read back; *ps becomes the state in force at the end.
+static int s_power_extras(s_state_t *st, const agent_worker_prepare_t *job,
+                          agent_worker_reply_t *r, agent_power_state_t *ps)
+{
+    jf_err_t err = {0};
+    const jf_run_custom_t *c = &job->custom;
+    agent_power_custom_t point = {
+        .n_cores = c->n_cores, .cpu_hz = c->cpu_hz, .gpu_hz = c->gpu_hz, .emc_hz = c->emc_hz};
+    if (c->n_cores != 0 && agent_power_set_custom(st->power, &point, ps, &err) != 0) {
+        s_refuse(r, JF_FAIL_INFEASIBLE, "cannot set the custom power mode: %s", err.msg);
+        return -EIO;
+    }
+    if (job->dvfs_off) {
+        st->dvfs_off = true; // from the request on: a failure part-way still needs the restore
+        if (agent_power_dvfs_off(st->power, ps, &err) != 0) {
+            s_refuse(r, JF_FAIL_INFEASIBLE, "cannot turn DVFS off: %s", err.msg);
+            return -EIO;
+        }
+    }
+    return s_power_json(r, ps);
+}
+
 // With a helper: store the state in force, set the mode, read it back. Without one: the mode
 // must already be in force (read back), since nothing may be changed.
 static int s_power(s_state_t *st, const agent_worker_prepare_t *job, agent_worker_reply_t *r)
@@ -109,6 +133,13 @@ static int s_power(s_state_t *st, const agent_worker_prepare_t *job, agent_worke
     jf_err_t err = {0};
     if (!st->power) {
         return 0;
+    }
+    bool extras = job->custom.n_cores != 0 || job->dvfs_off;
+    if (!agent_power_has_helper(st->power) && extras) {
+        s_refuse(r, JF_FAIL_INFEASIBLE,
+                 "no privileged helper configured (jetfleet-agent --privhelper), so a custom "
+                 "power mode or DVFS off cannot be set");
+        return -EPERM;
     }
     if (!agent_power_has_helper(st->power)) {
         if (agent_power_mode_in_force(st->power, job->power_mode_id, &ps, &err) != 0) {
@@ -132,7 +163,7 @@ static int s_power(s_state_t *st, const agent_worker_prepare_t *job, agent_worke
         s_refuse(r, JF_FAIL_INFEASIBLE, "cannot set the power mode: %s", err.msg);
         return -EIO;
     }
-    return s_power_json(r, &ps);
+    return s_power_extras(st, job, r, &ps);
 }
 
 static int s_drop(const s_state_t *st, const agent_worker_prepare_t *job, agent_worker_reply_t *r)
@@ -174,10 +205,18 @@ static void s_restore(s_state_t *st, agent_worker_reply_t *r)
 {
     jf_err_t err = {0};
     r->ok = true;
+    // DVFS first: the helper keeps the state from before dvfs off until dvfs restore, and a
+    // stale one would be what the next run's dvfs off comes back to. The stored state below is
+    // written back whatever this gives.
+    if (st->power && st->dvfs_off && agent_power_dvfs_restore(st->power, &err) != 0) {
+        r->ok = false;
+        s_note(r, "dvfs restore", err.msg);
+    }
+    st->dvfs_off = false;
     r->power_changed = st->power && agent_power_has_stored(st->power);
     if (r->power_changed && agent_power_restore(st->power, NULL, &err) != 0) {
         r->ok = false;
-        (void) snprintf(r->detail, sizeof r->detail, "%s", err.msg);
+        s_note(r, "restore", err.msg);
     }
 }
 

@@ -1,7 +1,8 @@
 /* The run worker: a czmq actor (its own thread) for the blocking steps around a run, so that the
  * event loop never waits on them (STYLE.md §7). Before a run it checks that the dataset lives on
  * the medium's configured mount, stores the board's clock state and puts it in the run's power
- * mode (through jetfleet-privhelper, then reads it back), drops the page cache when asked, and
+ * mode, custom point and DVFS setting (through jetfleet-privhelper, then reads it back), drops
+ * the page cache when asked, and
  * measures the dataset's page-cache residency; during the run it measures residency after each
  * epoch; after it, and when the agent exits, it restores the stored state. It owns the power
  * handle alone and talks to the loop only through its pipe; it never logs: results and notes
@@ -44,6 +45,8 @@ typedef struct agent_worker_prepare {
     char medium[JF_IDENT_MAX + 1]; // the run's medium
     char mount[PATH_MAX];          // its configured mount point; "" when not configured
     int power_mode_id;             // the run's nvpmodel mode (ignored without a power handle)
+    jf_run_custom_t custom;        // custom point set after the mode; n_cores 0: none
+    bool dvfs_off;                 // DVFS off after the mode and the point (needs the helper)
     bool drop_caches;              // drop the page cache before the run
 } agent_worker_prepare_t;
 

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 int jf_parse_i64(const char *text, int64_t min, int64_t max, int64_t *ret_value, jf_err_t *err)
 {
@@ -78,6 +79,51 @@ int jf_parse_duration_us(const char *text, int64_t min_us, int64_t max_us, int64
     }
     return jf_err_set(err, -EINVAL,
                       "expected a duration with a unit (us, ms, s, m, h), got '%.64s'", text);
+}
+
+static const struct {
+    const char *suffix;
+    double hz;
+} s_freq_units[] = {{"hz", 1.0}, {"khz", 1e3}, {"mhz", 1e6}, {"ghz", 1e9}};
+
+// The scale of a frequency unit (case-insensitive), or 0 when unknown.
+static double s_freq_scale(const char *unit)
+{
+    for (size_t i = 0; i < sizeof s_freq_units / sizeof s_freq_units[0]; i++) {
+        if (strcasecmp(unit, s_freq_units[i].suffix) == 0) {
+            return s_freq_units[i].hz;
+        }
+    }
+    return 0.0;
+}
+
+int jf_parse_freq_hz(const char *text, int64_t min_hz, int64_t max_hz, int64_t *ret_hz,
+                     jf_err_t *err)
+{
+    if (text && *text && strspn(text, "0123456789") == strlen(text)) {
+        return jf_parse_i64(text, min_hz, max_hz, ret_hz, err);
+    }
+    char *end = NULL;
+    errno = 0;
+    double v = text && *text ? strtod(text, &end) : -1.0;
+    double scale = end && end != text ? s_freq_scale(end) : 0.0;
+    if (errno == ERANGE || scale == 0.0 || !isfinite(v) || v < 0) {
+        return jf_err_set(err, -EINVAL,
+                          "expected a frequency such as '1190400000', '1190.4MHz' or '1.9GHz', "
+                          "got '%.64s'",
+                          text ? text : "");
+    }
+    double hz = v * scale;
+    if (hz >= 0x1p62 || llround(hz) < min_hz || llround(hz) > max_hz) {
+        return jf_err_set(err, -EINVAL, "frequency '%.64s' is out of range [%lld, %lld] Hz", text,
+                          (long long) min_hz, (long long) max_hz);
+    }
+    // Decimal fractions of MHz are not exact in binary: allow a rounding error far below 1 Hz.
+    if (fabs(hz - (double) llround(hz)) > 1e-3) {
+        return jf_err_set(err, -EINVAL, "frequency '%.64s' is not a whole number of Hz", text);
+    }
+    *ret_hz = (int64_t) llround(hz);
+    return 0;
 }
 
 int jf_parse_bool(const char *text, bool *ret_value, jf_err_t *err)

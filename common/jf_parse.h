@@ -20,6 +20,12 @@ int jf_parse_double(const char *text, double min, double max, double *ret_value,
 int jf_parse_duration_us(const char *text, int64_t min_us, int64_t max_us, int64_t *ret_us,
                          jf_err_t *err);
 
+// Parses a frequency into whole Hz in [min_hz, max_hz]: a bare integer is Hz ("1190400000"), a
+// number with a unit Hz, kHz, MHz or GHz (any case) is scaled ("1190.4MHz", "1.9GHz"). A value
+// that is not whole Hz is an error. Returns 0 or -EINVAL.
+int jf_parse_freq_hz(const char *text, int64_t min_hz, int64_t max_hz, int64_t *ret_hz,
+                     jf_err_t *err);
+
 // Parses "true"/"false" (also "yes"/"no", "on"/"off"). Returns 0 or -EINVAL.
 int jf_parse_bool(const char *text, bool *ret_value, jf_err_t *err);
 

@@ -70,22 +70,69 @@ bool jf_run_spec_is_run_id(const char *text)
     return true;
 }
 
+bool jf_run_spec_has_power_extras(const jf_run_spec_t *spec)
+{
+    return spec->custom.n_cores != 0 || spec->dvfs_off;
+}
+
+// The canonical text of the power extras, appended to version 1's text only when there are any.
+static void s_extras_text(const jf_run_spec_t *spec, char *buf, size_t size)
+{
+    const jf_run_custom_t *c = &spec->custom;
+    int n = 0;
+    if (c->n_cores != 0) {
+        n = snprintf(buf, size, "|custom=%d,%" PRId64 ",%" PRId64 ",%" PRId64, c->n_cores,
+                     c->cpu_hz, c->gpu_hz, c->emc_hz);
+    }
+    if (spec->dvfs_off && n >= 0 && (size_t) n < size) {
+        (void) snprintf(buf + n, size - (size_t) n, "|dvfs=off");
+    }
+}
+
 void jf_run_spec_compute_id(jf_run_spec_t *spec)
 {
     // Version 1 of the canonical form. Changing it changes every id: bump the version instead.
+    // Later fields are appended only when not at their default, which keeps every earlier id.
     char text[1024] = {0};
+    char extras[256] = {0};
+    s_extras_text(spec, extras, sizeof extras);
     (void) snprintf(text, sizeof text,
-                    "jf-run-v1|%s|%s|%s|%s|%d|%d|%s|%s|%d|%d|%d|%d|%d|%" PRIu64 "|%d|%d|%" PRId64,
+                    "jf-run-v1|%s|%s|%s|%s|%d|%d|%s|%s|%d|%d|%d|%d|%d|%" PRIu64 "|%d|%d|%" PRId64
+                    "%s",
                     spec->board, spec->workload, spec->model, spec->dataset, spec->epochs,
                     spec->power_mode_id, spec->power_mode, spec->storage, spec->workers,
                     spec->prefetch, spec->batch_size, spec->repeat, spec->threads, spec->seed,
-                    spec->drop_caches ? 1 : 0, spec->telemetry_hz, spec->timeout_us);
+                    spec->drop_caches ? 1 : 0, spec->telemetry_hz, spec->timeout_us, extras);
     uint64_t h = UINT64_C(14695981039346656037); // FNV-1a 64 offset basis
     for (const unsigned char *p = (const unsigned char *) text; *p; p++) {
         h ^= *p;
         h *= UINT64_C(1099511628211);
     }
     (void) snprintf(spec->run_id, sizeof spec->run_id, "r%016" PRIx64, h);
+}
+
+// A clock as GHz to 3 significant digits, "1.42G".
+static void s_ghz(char *buf, size_t size, const char *what, int64_t hz)
+{
+    if (hz > 0) {
+        (void) snprintf(buf, size, " %s%.3gG", what, (double) hz / 1e9);
+    }
+}
+
+void jf_run_spec_power_label(const jf_run_spec_t *spec, char *buf, size_t size)
+{
+    const jf_run_custom_t *c = &spec->custom;
+    char cpu[24] = "", gpu[24] = "", emc[24] = "";
+    const char *dvfs = spec->dvfs_off ? " +dvfs-off" : "";
+    if (c->n_cores == 0) {
+        (void) snprintf(buf, size, "%s%s", spec->power_mode, dvfs);
+        return;
+    }
+    s_ghz(cpu, sizeof cpu, "cpu", c->cpu_hz);
+    s_ghz(gpu, sizeof gpu, "gpu", c->gpu_hz);
+    s_ghz(emc, sizeof emc, "emc", c->emc_hz);
+    (void) snprintf(buf, size, "custom %dc%s%s%s on %s%s", c->n_cores, cpu, gpu, emc,
+                    spec->power_mode, dvfs);
 }
 
 static int s_check_range(const char *field, int64_t v, int64_t lo, int64_t hi, jf_err_t *err)
@@ -137,6 +184,33 @@ static int s_validate_names(const jf_run_spec_t *s, jf_err_t *err)
     return 0;
 }
 
+static int s_check_clock(const char *field, int64_t hz, int64_t lo, jf_err_t *err)
+{
+    if (hz < lo || hz > JF_RUN_CLOCK_MAX_HZ) {
+        return jf_err_set(err, -EINVAL, "'%s' must be in [%lld, %lld] Hz, got %lld", field,
+                          (long long) lo, (long long) JF_RUN_CLOCK_MAX_HZ, (long long) hz);
+    }
+    return 0;
+}
+
+static int s_validate_custom(const jf_run_custom_t *c, jf_err_t *err)
+{
+    if (c->n_cores == 0) {
+        bool clean = c->cpu_hz == 0 && c->gpu_hz == 0 && c->emc_hz == 0;
+        return clean ? 0
+                     : jf_err_set(err, -EINVAL, "'custom' has clocks but no 'cores': give both");
+    }
+    int rc = s_check_range("custom.cores", c->n_cores, 1, JF_RUN_CORES_MAX, err);
+    rc = rc ? rc : s_check_clock("custom.cpu_hz", c->cpu_hz, 1000, err);
+    if (rc == 0 && c->cpu_hz % 1000 != 0) {
+        rc = jf_err_set(err, -EINVAL, "'custom.cpu_hz' must be whole kHz (cpufreq), got %lld",
+                        (long long) c->cpu_hz);
+    }
+    rc = rc ? rc : s_check_clock("custom.gpu_hz", c->gpu_hz, 0, err);
+    rc = rc ? rc : s_check_clock("custom.emc_hz", c->emc_hz, 0, err);
+    return rc;
+}
+
 int jf_run_spec_validate(const jf_run_spec_t *s, jf_err_t *err)
 {
     int rc = s_validate_names(s, err);
@@ -172,20 +246,55 @@ int jf_run_spec_validate(const jf_run_spec_t *s, jf_err_t *err)
     if (rc == 0) {
         rc = s_check_timeout(s->timeout_us, err);
     }
+    if (rc == 0) {
+        rc = s_validate_custom(&s->custom, err);
+    }
     return rc;
+}
+
+// The custom point's object: cores and cpu_hz, and the clocks it pins besides.
+static json_t *s_custom_to_json(const jf_run_custom_t *c)
+{
+    json_t *o = json_pack("{s:i, s:I}", "cores", c->n_cores, "cpu_hz", (json_int_t) c->cpu_hz);
+    if (o && c->gpu_hz > 0 && json_object_set_new(o, "gpu_hz", json_integer(c->gpu_hz)) != 0) {
+        json_decref(o);
+        return NULL;
+    }
+    if (o && c->emc_hz > 0 && json_object_set_new(o, "emc_hz", json_integer(c->emc_hz)) != 0) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+// custom and dvfs_off are written only when set, so that a run without them has exactly the
+// form it had before they existed (and an older agent still reads it).
+static json_t *s_add_extras(json_t *o, const jf_run_spec_t *s)
+{
+    if (o && s->custom.n_cores != 0 &&
+        json_object_set_new(o, "custom", s_custom_to_json(&s->custom)) != 0) {
+        json_decref(o);
+        return NULL;
+    }
+    if (o && s->dvfs_off && json_object_set_new(o, "dvfs_off", json_true()) != 0) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
 }
 
 json_t *jf_run_spec_to_json(const jf_run_spec_t *s)
 {
-    return json_pack("{s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:s, s:s, s:i, s:i, s:i, s:i, s:i, "
-                     "s:I, s:b, s:i, s:I}",
-                     "run", s->run_id, "board", s->board, "workload", s->workload, "model",
-                     s->model, "dataset", s->dataset, "epochs", s->epochs, "power_mode_id",
-                     s->power_mode_id, "power_mode", s->power_mode, "storage", s->storage,
-                     "workers", s->workers, "prefetch", s->prefetch, "batch_size", s->batch_size,
-                     "repeat", s->repeat, "threads", s->threads, "seed", (json_int_t) s->seed,
-                     "drop_caches", s->drop_caches, "telemetry_hz", s->telemetry_hz, "timeout_ms",
-                     (json_int_t) (s->timeout_us / JF_US_PER_MS));
+    json_t *o = json_pack(
+        "{s:s, s:s, s:s, s:s, s:s, s:i, s:i, s:s, s:s, s:i, s:i, s:i, s:i, s:i, "
+        "s:I, s:b, s:i, s:I}",
+        "run", s->run_id, "board", s->board, "workload", s->workload, "model", s->model,
+        "dataset", s->dataset, "epochs", s->epochs, "power_mode_id", s->power_mode_id,
+        "power_mode", s->power_mode, "storage", s->storage, "workers", s->workers, "prefetch",
+        s->prefetch, "batch_size", s->batch_size, "repeat", s->repeat, "threads", s->threads,
+        "seed", (json_int_t) s->seed, "drop_caches", s->drop_caches, "telemetry_hz",
+        s->telemetry_hz, "timeout_ms", (json_int_t) (s->timeout_us / JF_US_PER_MS));
+    return s_add_extras(o, s);
 }
 
 static int s_copy_str(char *dst, size_t size, const char *src, const char *field, jf_err_t *err)
@@ -207,27 +316,48 @@ static int s_int_field(const char *field, json_int_t v, int *dst, jf_err_t *err)
     return 0;
 }
 
+// The custom object, strictly: cores and cpu_hz required, gpu_hz and emc_hz optional.
+static int s_custom_from_json(const json_t *obj, jf_run_custom_t *ret, jf_err_t *err)
+{
+    json_int_t cores = 0, cpu_hz = 0, gpu_hz = 0, emc_hz = 0;
+    json_error_t jerr;
+    if (json_unpack_ex((json_t *) obj, &jerr, JSON_STRICT, "{s:I, s:I, s?I, s?I}", "cores", &cores,
+                       "cpu_hz", &cpu_hz, "gpu_hz", &gpu_hz, "emc_hz", &emc_hz) != 0) {
+        return jf_err_set(err, -EPROTO, "run parameters: 'custom': %s", jerr.text);
+    }
+    if (cores < 1 || cores > JF_RUN_CORES_MAX) {
+        return jf_err_set(err, -EINVAL, "'custom.cores' must be in [1, %d], got %lld",
+                          JF_RUN_CORES_MAX, (long long) cores);
+    }
+    // The clocks' ranges are jf_run_spec_validate's (json_int_t is int64_t here).
+    *ret = (jf_run_custom_t){.n_cores = (int) cores, .cpu_hz = cpu_hz, .gpu_hz = gpu_hz,
+                             .emc_hz = emc_hz};
+    return 0;
+}
+
 int jf_run_spec_from_json(const json_t *obj, jf_run_spec_t *ret_spec, jf_err_t *err)
 {
     const char *run = NULL, *board = NULL, *workload = NULL, *model = NULL, *dataset = NULL;
     const char *mode = NULL, *storage = NULL;
     json_int_t epochs = 0, mode_id = 0, workers = 0, prefetch = 0, batch = 0, repeat = 0;
     json_int_t threads = 0, seed = 0, hz = 0, timeout_ms = 0;
-    int drop = 0;
+    int drop = 0, dvfs_off = 0;
+    json_t *custom = NULL;
     json_error_t jerr;
     if (json_unpack_ex((json_t *) obj, &jerr, JSON_STRICT,
                        "{s:s, s:s, s:s, s:s, s:s, s:I, s:I, s:s, s:s, s:I, s:I, s:I, s:I, s:I, "
-                       "s:I, s:b, s:I, s:I}",
+                       "s:I, s:b, s:I, s:I, s?o, s?b}",
                        "run", &run, "board", &board, "workload", &workload, "model", &model,
                        "dataset", &dataset, "epochs", &epochs, "power_mode_id", &mode_id,
                        "power_mode", &mode, "storage", &storage, "workers", &workers, "prefetch",
                        &prefetch, "batch_size", &batch, "repeat", &repeat, "threads", &threads,
                        "seed", &seed, "drop_caches", &drop, "telemetry_hz", &hz, "timeout_ms",
-                       &timeout_ms) != 0) {
+                       &timeout_ms, "custom", &custom, "dvfs_off", &dvfs_off) != 0) {
         return jf_err_set(err, -EPROTO, "run parameters: %s", jerr.text);
     }
     jf_run_spec_t s = {0};
-    int rc = s_copy_str(s.run_id, sizeof s.run_id, run, "run", err);
+    int rc = custom ? s_custom_from_json(custom, &s.custom, err) : 0;
+    rc = rc ? rc : s_copy_str(s.run_id, sizeof s.run_id, run, "run", err);
     rc = rc ? rc : s_copy_str(s.board, sizeof s.board, board, "board", err);
     rc = rc ? rc : s_copy_str(s.workload, sizeof s.workload, workload, "workload", err);
     rc = rc ? rc : s_copy_str(s.model, sizeof s.model, model, "model", err);
@@ -254,6 +384,7 @@ int jf_run_spec_from_json(const json_t *obj, jf_run_spec_t *ret_spec, jf_err_t *
     }
     s.seed = (uint64_t) seed;
     s.drop_caches = drop != 0;
+    s.dvfs_off = dvfs_off != 0;
     s.timeout_us = (int64_t) timeout_ms * JF_US_PER_MS;
     if (!jf_run_spec_is_run_id(s.run_id)) {
         return jf_err_set(err, -EINVAL, "'run' must be 'r' followed by 16 lowercase hex digits");

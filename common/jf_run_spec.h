@@ -21,6 +21,18 @@
 #define JF_THREADS_MAX       256
 #define JF_TELEMETRY_HZ_MAX  50
 #define JF_RUN_TIMEOUT_MAX_US (INT64_C(7) * 24 * 3600 * 1000000) // one week
+#define JF_RUN_CORES_MAX      64                                   // custom cores online
+#define JF_RUN_CLOCK_MAX_HZ   INT64_C(10000000000)                 // 10 GHz: a sanity bound
+#define JF_RUN_POWER_LABEL_MAX 127 // longest jf_run_spec_power_label text, without the NUL
+
+// A custom power-mode point (jetson-platforms.md §6), applied on top of the run's nvpmodel mode
+// (power_mode_id), which sets everything the point leaves alone. A plain value record.
+typedef struct jf_run_custom {
+    int n_cores;    // cpu0..n_cores-1 online, the rest offline; 1..JF_RUN_CORES_MAX; 0: no point
+    int64_t cpu_hz; // every online cluster pinned (min = max) here; whole kHz
+    int64_t gpu_hz; // the GPU pinned here; 0 leaves the mode's GPU range
+    int64_t emc_hz; // the EMC locked here; 0 leaves the mode's EMC
+} jf_run_custom_t;
 
 typedef struct jf_run_spec {
     char run_id[JF_RUN_ID_LEN + 1];       // stable id: jf_run_spec_compute_id
@@ -41,10 +53,15 @@ typedef struct jf_run_spec {
     bool drop_caches;                     // drop the page cache before the run
     int telemetry_hz;                     // 1..JF_TELEMETRY_HZ_MAX
     int64_t timeout_us;                   // kill the run after this long, 1 s .. one week
+    jf_run_custom_t custom;               // custom point on top of the mode; n_cores 0: none
+    bool dvfs_off;                        // DVFS off (jetson_clocks-like pinning at the caps in
+                                          // force) after the mode and the custom point
 } jf_run_spec_t;
 
 // Fills spec->run_id from every field that defines the run (all fields but run_id): FNV-1a 64
 // over a canonical, versioned text form. Same parameters and board, same id, on every machine.
+// The custom point and dvfs_off enter the text only when set, so that every run spec without
+// them keeps the id it had before they existed.
 void jf_run_spec_compute_id(jf_run_spec_t *spec);
 
 // Checks every field's range and vocabulary. Returns 0, or -EINVAL with err naming the field.
@@ -56,6 +73,14 @@ json_t *jf_run_spec_to_json(const jf_run_spec_t *spec);
 // Decodes and validates the JSON object form strictly (unknown members are an error).
 // Writes *ret_spec only on success. Returns 0, -EPROTO (shape) or -EINVAL (values).
 int jf_run_spec_from_json(const json_t *obj, jf_run_spec_t *ret_spec, jf_err_t *err);
+
+// True if the run asks for a custom point or DVFS off: more than an nvpmodel mode.
+bool jf_run_spec_has_power_extras(const jf_run_spec_t *spec);
+
+// A short readable form of the run's power setting into buf (at most size - 1 bytes):
+// "MODE_15W_6CORE", "MODE_15W_6CORE +dvfs-off", "custom 4c cpu1.42G gpu0.803G on
+// MODE_15W_6CORE +dvfs-off" (GHz to 3 digits; a clock left alone is not named).
+void jf_run_spec_power_label(const jf_run_spec_t *spec, char *buf, size_t size);
 
 bool jf_run_spec_is_model(const char *name);   // lenet5, resnet18, vgg11, mobilenetv3
 bool jf_run_spec_is_dataset(const char *name); // mnist, cifar10, gld23k

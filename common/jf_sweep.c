@@ -1,9 +1,14 @@
 /* Sweep files (jf_sweep.h): validate against a fleet and expand into runs in a fixed order
- * (board, workload, power mode, storage, workers, batch size, repeat), then exclude and include
- * rules. Stops at the first error, which names file:line:col. Does not store or schedule runs.
- * Format: docs/sweeps.md. */
+ * (board, workload, power mode, dvfs, storage, workers, batch size, repeat), then exclude and
+ * include rules. Stops at the first error, which names file:line:col. Does not store or schedule
+ * runs. Workloads, settings and the run-id set are in jf_sweep_parts.c, custom points in
+ * jf_sweep_power.c. Format: docs/sweeps.md. */
 #include "jf_sweep.h"
 
+#include "jf_board_clocks.h"
+
+#include "jf_sweep_parts.h"
+#include "jf_sweep_power.h"
 #include "jf_units.h"
 #include "jf_yaml.h"
 
@@ -12,27 +17,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define S_WORKLOADS_MAX    64
 #define S_AXIS_MAX         128 // values in one axis list, target list or rule key
 #define S_RULES_MAX        256 // entries of exclude, and of include
 #define S_COMBINATIONS_MAX ((size_t) 16 * JF_SWEEP_RUNS_MAX) // examined, before skips
-#define S_SEED_MAX         (INT64_C(1) << 53)
-#define S_DEFAULT_EPOCHS   3
 #define S_DEFAULT_WORKERS  0
 #define S_DEFAULT_BATCH    16
-#define S_DEFAULT_PREFETCH 2
-#define S_DEFAULT_SEED     1
 #define S_CONTEXT_MAX      48
-#define S_IDS_MIN_SLOTS    256
 
 #define S_COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 static const char *const s_top_keys[] = {
     "name",        "description",  "target",  "workloads", "power_modes", "storage",
     "workers",     "batch_sizes",  "repeats", "prefetch",  "threads",     "seed",
-    "drop_caches", "telemetry_hz", "timeout", "exclude",   "include"};
+    "drop_caches", "telemetry_hz", "timeout", "exclude",   "include",     "dvfs"};
 static const char *const s_target_keys[] = {"device_types", "boards", "labels"};
-static const char *const s_workload_keys[] = {"name", "model", "dataset", "epochs"};
 
 // Rule keys, in the order that lets a plan filter boards (first three) and workloads (next three)
 // before it walks the axes.
@@ -44,6 +42,7 @@ typedef enum s_key {
     S_KEY_MODEL,
     S_KEY_DATASET,
     S_KEY_POWER_MODE,
+    S_KEY_DVFS,
     S_KEY_STORAGE,
     S_KEY_WORKERS,
     S_KEY_BATCH_SIZE,
@@ -51,20 +50,19 @@ typedef enum s_key {
     S_KEY_COUNT,
 } s_key_t;
 
-typedef struct s_workload {
-    char name[JF_IDENT_MAX + 1];
-    char model[JF_IDENT_MAX + 1];
-    char dataset[JF_IDENT_MAX + 1];
-    int epochs;
-} s_workload_t;
-
 // A list of values for one axis or rule key.
 typedef struct s_axis {
     size_t n;
     const jf_yaml_node_t *nodes[S_AXIS_MAX]; // borrowed; NULL for built-in defaults
     const char *texts[S_AXIS_MAX];           // borrowed from the document; NULL for numbers
-    int64_t nums[S_AXIS_MAX];                // the number, or a power mode's id (-1 for a name)
+    int64_t nums[S_AXIS_MAX];                // the number, a power mode's id (-1 for a name,
+                                             // S_CUSTOM_NUM(k) for custom entry k), dvfs off 1
 } s_axis_t;
+
+// A custom entry's number in the power-mode axis, and back.
+#define S_CUSTOM_NUM(k)   (-2 - (int64_t) (k))
+#define S_CUSTOM_INDEX(n) ((size_t) (-2 - (n)))
+#define S_CUSTOM_TEXT     "custom" // what rules name every custom point by
 
 typedef struct s_rule {
     bool has[S_KEY_COUNT];
@@ -77,6 +75,7 @@ typedef struct s_plan {
     bool apply_excludes;
     bool all_modes; // each board's own list, else modes
     s_axis_t modes;
+    s_axis_t dvfs;
     s_axis_t storage;
     s_axis_t workers;
     s_axis_t batches;
@@ -85,19 +84,16 @@ typedef struct s_plan {
 
 typedef struct s_combo {
     const jf_board_spec_t *board; // borrowed from the fleet
-    const s_workload_t *workload; // borrowed from the context
+    const jf_sweep_workload_t *workload; // borrowed from the context
     const jf_power_mode_t *mode;  // borrowed from the board; NULL if it lacks the one asked for
+                                  // (or cannot run the custom point)
+    const jf_sweep_custom_t *custom; // borrowed from the context; NULL: the mode alone
+    bool dvfs_off;
     const char *storage;          // borrowed from the document
     int workers;
     int batch_size;
     int repeat;
 } s_combo_t;
-
-// Run ids produced so far (indices into the sweep's runs, plus one; 0 is an empty slot).
-typedef struct s_ids {
-    size_t n_slots; // 0 or a power of two
-    size_t *slots;  // owned
-} s_ids_t;
 
 typedef struct s_ctx {
     const jf_fleet_config_t *fleet; // borrowed
@@ -105,7 +101,9 @@ typedef struct s_ctx {
     const jf_yaml_node_t *root;     // borrowed from the document
     bool *targeted;                 // owned; one per fleet board
     size_t n_workloads;
-    s_workload_t workloads[S_WORKLOADS_MAX];
+    jf_sweep_workload_t workloads[JF_SWEEP_WORKLOADS_MAX];
+    size_t n_customs;
+    jf_sweep_custom_t customs[S_AXIS_MAX]; // the power_modes axis' custom entries
     jf_run_spec_t base; // the settings every run shares
     s_plan_t main;
     s_plan_t scratch; // the include plan being expanded
@@ -115,19 +113,8 @@ typedef struct s_ctx {
     s_rule_t *includes; // owned
     size_t runs_cap;
     size_t combinations; // examined so far, against S_COMBINATIONS_MAX
-    s_ids_t ids;
+    jf_sweep_ids_t ids;
 } s_ctx_t;
-
-static int s_check_vocab(const jf_yaml_node_t *v, bool (*is)(const char *), const char *what,
-                         const char *list, jf_err_t *err)
-{
-    int rc = jf_yaml_node_expect(v, JF_YAML_SCALAR, err);
-    if (rc == 0 && !is(jf_yaml_node_text(v))) {
-        return jf_yaml_error(err, -EINVAL, v, "unknown %s '%.64s', expected one of: %s", what,
-                             jf_yaml_node_text(v), list);
-    }
-    return rc;
-}
 
 // The id a power-mode reference names when it is all digits, else -1.
 static int64_t s_mode_id(const char *text)
@@ -188,6 +175,9 @@ static int s_check_mode(const s_ctx_t *ctx, const jf_yaml_node_t *item, int64_t 
                         jf_err_t *err)
 {
     const char *text = jf_yaml_node_text(item);
+    if (strcmp(text, S_CUSTOM_TEXT) == 0) {
+        return 0; // a rule's name for every custom point (an axis rejects it before this)
+    }
     for (size_t i = 0; i < ctx->fleet->n_boards; i++) {
         if (ctx->targeted[i] && jf_board_spec_mode(&ctx->fleet->boards[i], text)) {
             *ret_num = s_mode_id(text);
@@ -201,13 +191,25 @@ static int s_check_mode(const s_ctx_t *ctx, const jf_yaml_node_t *item, int64_t 
 static int s_check_storage(const s_ctx_t *ctx, const jf_yaml_node_t *item, jf_err_t *err)
 {
     const char *text = jf_yaml_node_text(item);
-    int rc = s_check_vocab(item, jf_run_spec_is_medium, "medium", jf_run_spec_media(), err);
+    int rc =
+        jf_sweep_check_vocab(item, jf_run_spec_is_medium, "medium", jf_run_spec_media(), err);
     for (size_t i = 0; rc == 0 && i < ctx->fleet->n_boards; i++) {
         if (ctx->targeted[i] && jf_board_spec_storage(&ctx->fleet->boards[i], text)) {
             return 0;
         }
     }
     return rc ? rc : jf_yaml_error(err, -EINVAL, item, "no targeted board has medium '%s'", text);
+}
+
+static int s_check_dvfs(const jf_yaml_node_t *item, int64_t *ret_num, jf_err_t *err)
+{
+    const char *text = jf_yaml_node_text(item);
+    bool on = strcmp(text, "on") == 0, off = strcmp(text, "off") == 0;
+    if (!on && !off) {
+        return jf_yaml_error(err, -EINVAL, item, "dvfs '%.64s', expected on or off", text);
+    }
+    *ret_num = off ? 1 : 0;
+    return 0;
 }
 
 // Checks one scalar value of a rule key or axis. *ret_num is its number (workers, batch size,
@@ -226,11 +228,15 @@ static int s_check_value(const s_ctx_t *ctx, s_key_t key, const jf_yaml_node_t *
     case S_KEY_WORKLOAD:
         return s_check_workload(ctx, item, err);
     case S_KEY_MODEL:
-        return s_check_vocab(item, jf_run_spec_is_model, "model", jf_run_spec_models(), err);
+        return jf_sweep_check_vocab(item, jf_run_spec_is_model, "model", jf_run_spec_models(),
+                                    err);
     case S_KEY_DATASET:
-        return s_check_vocab(item, jf_run_spec_is_dataset, "dataset", jf_run_spec_datasets(), err);
+        return jf_sweep_check_vocab(item, jf_run_spec_is_dataset, "dataset",
+                                    jf_run_spec_datasets(), err);
     case S_KEY_POWER_MODE:
         return s_check_mode(ctx, item, ret_num, err);
+    case S_KEY_DVFS:
+        return s_check_dvfs(item, ret_num, err);
     case S_KEY_STORAGE:
         return s_check_storage(ctx, item, err);
     case S_KEY_WORKERS:
@@ -261,7 +267,12 @@ static bool s_match_value(s_key_t key, const s_combo_t *c, const char *text, int
     case S_KEY_DATASET:
         return strcmp(c->workload->dataset, text) == 0;
     case S_KEY_POWER_MODE:
+        if (c->custom) {
+            return strcmp(text, S_CUSTOM_TEXT) == 0;
+        }
         return c->mode && (num >= 0 ? c->mode->id == num : strcmp(c->mode->name, text) == 0);
+    case S_KEY_DVFS:
+        return c->dvfs_off == (num == 1);
     case S_KEY_STORAGE:
         return strcmp(c->storage, text) == 0;
     case S_KEY_WORKERS:
@@ -282,7 +293,8 @@ static const struct {
     [S_KEY_BOARD] = {"board", false},           [S_KEY_DEVICE_TYPE] = {"device_type", false},
     [S_KEY_LABEL] = {"label", false},           [S_KEY_WORKLOAD] = {"workload", false},
     [S_KEY_MODEL] = {"model", false},           [S_KEY_DATASET] = {"dataset", false},
-    [S_KEY_POWER_MODE] = {"power_mode", false}, [S_KEY_STORAGE] = {"storage", false},
+    [S_KEY_POWER_MODE] = {"power_mode", false}, [S_KEY_DVFS] = {"dvfs", true},
+    [S_KEY_STORAGE] = {"storage", false},
     [S_KEY_WORKERS] = {"workers", true},        [S_KEY_BATCH_SIZE] = {"batch_size", true},
     [S_KEY_REPEAT] = {"repeat", true},
 };
@@ -394,74 +406,6 @@ static int s_parse_target(s_ctx_t *ctx, jf_err_t *err)
     return rc;
 }
 
-static int s_workload_name(const s_ctx_t *ctx, const jf_yaml_node_t *node, s_workload_t *w,
-                           jf_err_t *err)
-{
-    const jf_yaml_node_t *v = jf_yaml_node_get(node, "name");
-    int rc = 0;
-    if (v) {
-        rc = jf_yaml_node_to_ident(v, w->name, sizeof w->name, err);
-    } else {
-        char name[2 * JF_IDENT_MAX + 2] = {0}; // two identifiers and the '-' always fit
-        (void) snprintf(name, sizeof name, "%s-%s", w->model, w->dataset);
-        if (strlen(name) >= sizeof w->name) {
-            return jf_yaml_error(err, -EINVAL, node,
-                                 "workload name '%s' is too long; give a 'name'", name);
-        }
-        memcpy(w->name, name, strlen(name) + 1);
-    }
-    for (size_t i = 0; rc == 0 && i < ctx->n_workloads; i++) {
-        if (strcmp(ctx->workloads[i].name, w->name) == 0) {
-            return jf_yaml_error(err, -EINVAL, v ? v : node,
-                                 "duplicate workload name '%s'; give each workload a 'name'",
-                                 w->name);
-        }
-    }
-    return rc;
-}
-
-static int s_parse_workload(s_ctx_t *ctx, const jf_yaml_node_t *node, jf_err_t *err)
-{
-    s_workload_t *w = &ctx->workloads[ctx->n_workloads];
-    char what[S_CONTEXT_MAX] = {0};
-    (void) snprintf(what, sizeof what, "workload #%zu", ctx->n_workloads + 1);
-    const jf_yaml_node_t *model = NULL;
-    const jf_yaml_node_t *dataset = NULL;
-    int rc = jf_yaml_check_keys(node, s_workload_keys, S_COUNT(s_workload_keys), what, err);
-    rc = rc ? rc : jf_yaml_node_require(node, "model", what, &model, err);
-    rc = rc ? rc : s_check_vocab(model, jf_run_spec_is_model, "model", jf_run_spec_models(), err);
-    rc = rc ? rc : jf_yaml_node_to_str(model, w->model, sizeof w->model, err);
-    rc = rc ? rc : jf_yaml_node_require(node, "dataset", what, &dataset, err);
-    rc =
-        rc ? rc
-           : s_check_vocab(dataset, jf_run_spec_is_dataset, "dataset", jf_run_spec_datasets(), err);
-    rc = rc ? rc : jf_yaml_node_to_str(dataset, w->dataset, sizeof w->dataset, err);
-    const jf_yaml_node_t *epochs = jf_yaml_node_get(node, "epochs");
-    w->epochs = S_DEFAULT_EPOCHS;
-    if (rc == 0 && epochs) {
-        rc = jf_yaml_node_to_int(epochs, 1, JF_EPOCHS_MAX, &w->epochs, err);
-    }
-    rc = rc ? rc : s_workload_name(ctx, node, w, err);
-    ctx->n_workloads += rc == 0 ? 1 : 0;
-    return rc;
-}
-
-static int s_parse_workloads(s_ctx_t *ctx, jf_err_t *err)
-{
-    const jf_yaml_node_t *v = NULL;
-    int rc = jf_yaml_node_require(ctx->root, "workloads", "the sweep", &v, err);
-    rc = rc ? rc : jf_yaml_node_expect(v, JF_YAML_SEQUENCE, err);
-    size_t n = rc ? 0 : jf_yaml_node_size(v);
-    if (rc == 0 && (n == 0 || n > S_WORKLOADS_MAX)) {
-        return jf_yaml_error(err, -EINVAL, v, "'workloads' must list 1..%d workloads, got %zu",
-                             S_WORKLOADS_MAX, n);
-    }
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        rc = s_parse_workload(ctx, jf_yaml_node_item(v, i), err);
-    }
-    return rc;
-}
-
 // An optional number axis: the values given, or the single default.
 static int s_number_axis(const s_ctx_t *ctx, s_key_t key, const char *yaml_key, s_axis_t *axis,
                          jf_err_t *err)
@@ -474,6 +418,88 @@ static int s_number_axis(const s_ctx_t *ctx, s_key_t key, const char *yaml_key, 
     return 0;
 }
 
+// DVFS off must be possible on some targeted board: a Jetson or a sim board, not a host.
+static int s_check_dvfs_boards(const s_ctx_t *ctx, const s_axis_t *dvfs, jf_err_t *err)
+{
+    for (size_t i = 0; i < dvfs->n; i++) {
+        if (dvfs->nums[i] != 1) {
+            continue;
+        }
+        for (size_t b = 0; b < ctx->fleet->n_boards; b++) {
+            if (ctx->targeted[b] && jf_board_clocks(ctx->fleet->boards[b].simulates)) {
+                return 0;
+            }
+        }
+        return jf_yaml_error(err, -EINVAL, dvfs->nodes[i],
+                             "dvfs off needs a Jetson (or a sim board); no targeted board is one");
+    }
+    return 0;
+}
+
+// A custom entry of the power-mode axis: parsed, not a repeat, and runnable on some targeted
+// board (else the first targeted board's reason is the error).
+static int s_add_custom(s_ctx_t *ctx, const jf_yaml_node_t *item, s_axis_t *axis, jf_err_t *err)
+{
+    jf_sweep_custom_t *c = &ctx->customs[ctx->n_customs];
+    int rc = jf_sweep_custom_parse(item, c, err);
+    for (size_t i = 0; rc == 0 && i < ctx->n_customs; i++) {
+        if (jf_sweep_custom_same(&ctx->customs[i], c)) {
+            return jf_yaml_error(err, -EINVAL, item, "this custom point is listed twice");
+        }
+    }
+    jf_err_t first = {0};
+    bool fits = false;
+    for (size_t b = 0; rc == 0 && !fits && b < ctx->fleet->n_boards; b++) {
+        jf_err_t why = {0};
+        fits = ctx->targeted[b] && jf_sweep_custom_check(c, &ctx->fleet->boards[b], &why) == 0;
+        first = ctx->targeted[b] && !first.code ? why : first;
+    }
+    if (rc == 0 && !fits) {
+        return jf_err_set(err, first.code ? first.code : -EINVAL, "%s; no targeted board can run "
+                          "this custom point", first.msg);
+    }
+    axis->nodes[axis->n] = item;
+    axis->texts[axis->n] = S_CUSTOM_TEXT;
+    axis->nums[axis->n++] = S_CUSTOM_NUM(ctx->n_customs++);
+    return rc;
+}
+
+// The power_modes axis: mode names or ids, and custom entries (mappings).
+static int s_fill_modes(s_ctx_t *ctx, const jf_yaml_node_t *v, s_axis_t *axis, jf_err_t *err)
+{
+    bool seq = jf_yaml_node_kind(v) == JF_YAML_SEQUENCE;
+    size_t n = seq ? jf_yaml_node_size(v) : 1;
+    if (n == 0 || n > S_AXIS_MAX) {
+        return jf_yaml_error(err, -EINVAL, v, "expected a list of 1..%d values, got %zu",
+                             S_AXIS_MAX, n);
+    }
+    axis->n = 0;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        const jf_yaml_node_t *item = seq ? jf_yaml_node_item(v, i) : v;
+        if (jf_yaml_node_kind(item) == JF_YAML_MAPPING) {
+            rc = s_add_custom(ctx, item, axis, err);
+            continue;
+        }
+        int64_t num = -1;
+        rc = jf_yaml_node_expect(item, JF_YAML_SCALAR, err);
+        const char *text = rc ? "" : jf_yaml_node_text(item);
+        if (rc == 0 && strcmp(text, S_CUSTOM_TEXT) == 0) {
+            return jf_yaml_error(err, -EINVAL, item,
+                                 "a custom power mode needs its point: {custom: {cores: N, "
+                                 "cpu_freq: F}} (docs/sweeps.md)");
+        }
+        rc = rc ? rc : s_check_mode(ctx, item, &num, err);
+        if (rc == 0 && s_axis_has(axis, false, text, num)) {
+            return jf_yaml_error(err, -EINVAL, item, "'%.64s' is listed twice", text);
+        }
+        axis->nodes[axis->n] = item;
+        axis->texts[axis->n] = text;
+        axis->nums[axis->n++] = num;
+    }
+    return rc;
+}
+
 static int s_parse_axes(s_ctx_t *ctx, jf_err_t *err)
 {
     s_plan_t *p = &ctx->main;
@@ -481,7 +507,13 @@ static int s_parse_axes(s_ctx_t *ctx, jf_err_t *err)
     const jf_yaml_node_t *v = jf_yaml_node_get(ctx->root, "power_modes");
     p->all_modes =
         !v || (jf_yaml_node_kind(v) == JF_YAML_SCALAR && strcmp(jf_yaml_node_text(v), "all") == 0);
-    int rc = p->all_modes ? 0 : s_axis_fill(ctx, S_KEY_POWER_MODE, v, &p->modes, err);
+    int rc = p->all_modes ? 0 : s_fill_modes(ctx, v, &p->modes, err);
+    v = jf_yaml_node_get(ctx->root, "dvfs");
+    s_axis_single(&p->dvfs, 0); // on: each mode's own DVFS
+    if (rc == 0 && v) {
+        rc = s_axis_fill(ctx, S_KEY_DVFS, v, &p->dvfs, err);
+        rc = rc ? rc : s_check_dvfs_boards(ctx, &p->dvfs, err);
+    }
     rc = rc ? rc : jf_yaml_node_require(ctx->root, "storage", "the sweep", &v, err);
     rc = rc ? rc : s_axis_fill(ctx, S_KEY_STORAGE, v, &p->storage, err);
     rc = rc ? rc : s_number_axis(ctx, S_KEY_WORKERS, "workers", &p->workers, err);
@@ -494,49 +526,6 @@ static int s_parse_axes(s_ctx_t *ctx, jf_err_t *err)
     for (int i = 0; rc == 0 && i < repeats; i++) {
         p->repeats.nums[i] = i;
         p->repeats.n = (size_t) i + 1;
-    }
-    return rc;
-}
-
-static int s_parse_ints(s_ctx_t *ctx, jf_err_t *err)
-{
-    jf_run_spec_t *b = &ctx->base;
-    b->prefetch = S_DEFAULT_PREFETCH;
-    b->threads = 0;
-    b->telemetry_hz = ctx->fleet->coord.telemetry_hz;
-    const jf_yaml_node_t *v = jf_yaml_node_get(ctx->root, "prefetch");
-    int rc = v ? jf_yaml_node_to_int(v, 1, JF_PREFETCH_MAX, &b->prefetch, err) : 0;
-    v = jf_yaml_node_get(ctx->root, "threads");
-    if (rc == 0 && v) {
-        rc = jf_yaml_node_to_int(v, 0, JF_THREADS_MAX, &b->threads, err);
-    }
-    v = jf_yaml_node_get(ctx->root, "telemetry_hz");
-    if (rc == 0 && v) {
-        rc = jf_yaml_node_to_int(v, 1, JF_TELEMETRY_HZ_MAX, &b->telemetry_hz, err);
-    }
-    return rc;
-}
-
-static int s_parse_settings(s_ctx_t *ctx, jf_err_t *err)
-{
-    jf_run_spec_t *b = &ctx->base;
-    int64_t seed = S_DEFAULT_SEED;
-    b->drop_caches = false;
-    b->timeout_us = ctx->fleet->coord.run_timeout_us;
-    int rc = s_parse_ints(ctx, err);
-    const jf_yaml_node_t *v = jf_yaml_node_get(ctx->root, "seed");
-    if (rc == 0 && v) {
-        rc = jf_yaml_node_to_i64(v, 0, S_SEED_MAX, &seed, err);
-    }
-    b->seed = (uint64_t) seed;
-    v = jf_yaml_node_get(ctx->root, "drop_caches");
-    if (rc == 0 && v) {
-        rc = jf_yaml_node_to_bool(v, &b->drop_caches, err);
-    }
-    v = jf_yaml_node_get(ctx->root, "timeout");
-    if (rc == 0 && v) {
-        rc =
-            jf_yaml_node_to_duration_us(v, JF_US_PER_S, JF_RUN_TIMEOUT_MAX_US, &b->timeout_us, err);
     }
     return rc;
 }
@@ -558,6 +547,15 @@ static int s_parse_rule(const s_ctx_t *ctx, const jf_yaml_node_t *node, const ch
         const jf_yaml_node_t *v = jf_yaml_node_get(node, names[k]);
         rule->has[k] = v != NULL;
         rc = v ? s_axis_fill(ctx, (s_key_t) k, v, &rule->values[k], err) : 0;
+    }
+    // An include rule's power modes replace the axis, and "custom" names no point to run.
+    const s_axis_t *modes = &rule->values[S_KEY_POWER_MODE];
+    for (size_t i = 0; rc == 0 && strcmp(kind, "include") == 0 && i < modes->n; i++) {
+        if (strcmp(modes->texts[i], S_CUSTOM_TEXT) == 0) {
+            return jf_yaml_error(err, -EINVAL, modes->nodes[i],
+                                 "an include rule cannot add custom points: list them under "
+                                 "power_modes");
+        }
     }
     return rc;
 }
@@ -587,48 +585,6 @@ static int s_parse_rules(s_ctx_t *ctx, const char *key, s_rule_t **ret_rules, si
     return rc;
 }
 
-static uint64_t s_id_hash(const char *run_id)
-{
-    uint64_t h = UINT64_C(14695981039346656037); // FNV-1a 64
-    for (const unsigned char *p = (const unsigned char *) run_id; *p; p++) {
-        h = (h ^ *p) * UINT64_C(1099511628211);
-    }
-    return h;
-}
-
-static int s_ids_grow(s_ids_t *ids, const jf_sweep_t *sweep)
-{
-    size_t n_slots = ids->n_slots ? 2 * ids->n_slots : S_IDS_MIN_SLOTS;
-    size_t *slots = calloc(n_slots, sizeof *slots);
-    if (!slots) {
-        return -ENOMEM;
-    }
-    for (size_t i = 0; i < ids->n_slots; i++) {
-        if (ids->slots[i]) {
-            size_t j = (size_t) s_id_hash(sweep->runs[ids->slots[i] - 1].run_id) & (n_slots - 1);
-            while (slots[j]) {
-                j = (j + 1) & (n_slots - 1);
-            }
-            slots[j] = ids->slots[i];
-        }
-    }
-    free(ids->slots);
-    ids->slots = slots;
-    ids->n_slots = n_slots;
-    return 0;
-}
-
-// The slot for run_id: either empty (the id is new) or holding the run with that id.
-static size_t *s_ids_slot(const s_ids_t *ids, const jf_sweep_t *sweep, const char *run_id)
-{
-    size_t mask = ids->n_slots - 1;
-    size_t j = (size_t) s_id_hash(run_id) & mask;
-    while (ids->slots[j] && strcmp(sweep->runs[ids->slots[j] - 1].run_id, run_id) != 0) {
-        j = (j + 1) & mask;
-    }
-    return &ids->slots[j];
-}
-
 static void s_fill_run(const s_ctx_t *ctx, const s_combo_t *c, jf_run_spec_t *s)
 {
     *s = ctx->base;
@@ -639,6 +595,8 @@ static void s_fill_run(const s_ctx_t *ctx, const s_combo_t *c, jf_run_spec_t *s)
     (void) snprintf(s->dataset, sizeof s->dataset, "%s", c->workload->dataset);
     (void) snprintf(s->power_mode, sizeof s->power_mode, "%s", c->mode->name);
     (void) snprintf(s->storage, sizeof s->storage, "%s", c->storage);
+    s->custom = c->custom ? c->custom->point : (jf_run_custom_t){0};
+    s->dvfs_off = c->dvfs_off;
     s->epochs = c->workload->epochs;
     s->power_mode_id = c->mode->id;
     s->workers = c->workers;
@@ -674,10 +632,10 @@ static int s_add_run(s_ctx_t *ctx, const s_combo_t *c, jf_err_t *err)
                              "%d: %s",
                              spec.board, spec.workload, spec.repeat, inner.msg);
     }
-    if (2 * (sw->n_runs + 1) > ctx->ids.n_slots && s_ids_grow(&ctx->ids, sw) != 0) {
+    if (jf_sweep_ids_reserve(&ctx->ids, sw->runs, sw->n_runs + 1) != 0) {
         return jf_err_set(err, -ENOMEM, "%s: out of memory", sw->source);
     }
-    size_t *slot = s_ids_slot(&ctx->ids, sw, spec.run_id);
+    size_t *slot = jf_sweep_ids_slot(&ctx->ids, sw->runs, spec.run_id);
     if (*slot) {
         return 0; // an earlier combination already produced this run: keep the first
     }
@@ -711,7 +669,8 @@ static int s_consider(s_ctx_t *ctx, const s_plan_t *p, const s_combo_t *c, jf_er
                              ctx->sweep->name, S_COMBINATIONS_MAX);
     }
     jf_sweep_skips_t *skips = &ctx->sweep->skips;
-    if (!c->mode) {
+    // DVFS off needs a Jetson's clocks (a host has none to pin), as a custom point does.
+    if (!c->mode || (c->dvfs_off && !jf_board_clocks(c->board->simulates))) {
         skips->no_power_mode++;
     } else if (!jf_board_spec_storage(c->board, c->storage)) {
         skips->no_storage++;
@@ -740,16 +699,34 @@ static int s_expand_numbers(s_ctx_t *ctx, const s_plan_t *p, s_combo_t *c, jf_er
     return rc;
 }
 
+// Mode m of the plan on the combination's board: c->mode (NULL if the board lacks it or cannot
+// run the custom point) and c->custom.
+static void s_pick_mode(const s_ctx_t *ctx, const s_plan_t *p, size_t m, s_combo_t *c)
+{
+    c->custom = NULL;
+    if (p->all_modes) {
+        c->mode = &c->board->modes[m];
+    } else if (p->modes.nums[m] <= S_CUSTOM_NUM(0)) {
+        c->custom = &ctx->customs[S_CUSTOM_INDEX(p->modes.nums[m])];
+        bool fits = jf_sweep_custom_check(c->custom, c->board, NULL) == 0;
+        c->mode = fits ? jf_sweep_custom_base(c->custom, c->board) : NULL;
+    } else {
+        c->mode = jf_board_spec_mode(c->board, p->modes.texts[m]);
+    }
+}
+
 static int s_expand_modes(s_ctx_t *ctx, const s_plan_t *p, s_combo_t *c, jf_err_t *err)
 {
     size_t n = p->all_modes ? c->board->n_modes : p->modes.n;
     int rc = 0;
     for (size_t m = 0; rc == 0 && m < n; m++) {
-        c->mode =
-            p->all_modes ? &c->board->modes[m] : jf_board_spec_mode(c->board, p->modes.texts[m]);
-        for (size_t s = 0; rc == 0 && s < p->storage.n; s++) {
-            c->storage = p->storage.texts[s];
-            rc = s_expand_numbers(ctx, p, c, err);
+        s_pick_mode(ctx, p, m, c);
+        for (size_t d = 0; rc == 0 && d < p->dvfs.n; d++) {
+            c->dvfs_off = p->dvfs.nums[d] == 1;
+            for (size_t s = 0; rc == 0 && s < p->storage.n; s++) {
+                c->storage = p->storage.texts[s];
+                rc = s_expand_numbers(ctx, p, c, err);
+            }
         }
     }
     return rc;
@@ -783,6 +760,7 @@ static void s_include_plan(const s_ctx_t *ctx, const s_rule_t *rule, s_plan_t *p
         p->all_modes = false;
         p->modes = rule->values[S_KEY_POWER_MODE];
     }
+    p->dvfs = rule->has[S_KEY_DVFS] ? rule->values[S_KEY_DVFS] : p->dvfs;
     p->storage = rule->has[S_KEY_STORAGE] ? rule->values[S_KEY_STORAGE] : p->storage;
     p->workers = rule->has[S_KEY_WORKERS] ? rule->values[S_KEY_WORKERS] : p->workers;
     p->batches = rule->has[S_KEY_BATCH_SIZE] ? rule->values[S_KEY_BATCH_SIZE] : p->batches;
@@ -825,9 +803,11 @@ static int s_parse(s_ctx_t *ctx, jf_err_t *err)
 {
     int rc = s_parse_header(ctx, err);
     rc = rc ? rc : s_parse_target(ctx, err);
-    rc = rc ? rc : s_parse_workloads(ctx, err);
+    rc = rc ? rc
+            : jf_sweep_workloads_parse(ctx->root, ctx->workloads, JF_SWEEP_WORKLOADS_MAX,
+                                       &ctx->n_workloads, err);
     rc = rc ? rc : s_parse_axes(ctx, err);
-    rc = rc ? rc : s_parse_settings(ctx, err);
+    rc = rc ? rc : jf_sweep_settings_parse(ctx->root, ctx->fleet, &ctx->base, err);
     rc = rc ? rc : s_parse_rules(ctx, "exclude", &ctx->excludes, &ctx->n_excludes, err);
     rc = rc ? rc : s_parse_rules(ctx, "include", &ctx->includes, &ctx->n_includes, err);
     rc = rc ? rc : s_expand(ctx, err);
@@ -840,7 +820,7 @@ static void s_ctx_free(s_ctx_t *ctx)
         free(ctx->targeted);
         free(ctx->excludes);
         free(ctx->includes);
-        free(ctx->ids.slots);
+        jf_sweep_ids_fini(&ctx->ids);
         free(ctx);
     }
 }

@@ -787,6 +787,23 @@ int jf_yaml_node_to_bool(const jf_yaml_node_t *node, bool *ret_value, jf_err_t *
     return 0;
 }
 
+int jf_yaml_node_to_freq_hz(const jf_yaml_node_t *node, int64_t min_hz, int64_t max_hz,
+                            int64_t *ret_hz, jf_err_t *err)
+{
+    int rc = jf_yaml_node_expect(node, JF_YAML_SCALAR, err);
+    if (rc != 0) {
+        return rc;
+    }
+    jf_err_t inner = {0};
+    int64_t v = 0;
+    rc = jf_parse_freq_hz(node->text, min_hz, max_hz, &v, &inner);
+    if (rc != 0) {
+        return s_wrap(node, rc, &inner, err);
+    }
+    *ret_hz = v;
+    return 0;
+}
+
 int jf_yaml_node_to_duration_us(const jf_yaml_node_t *node, int64_t min_us, int64_t max_us,
                                 int64_t *ret_us, jf_err_t *err)
 {

@@ -100,6 +100,8 @@ int jf_yaml_node_to_int(const jf_yaml_node_t *node, int min, int max, int *ret_v
 int jf_yaml_node_to_double(const jf_yaml_node_t *node, double min, double max, double *ret_value,
                            jf_err_t *err);
 int jf_yaml_node_to_bool(const jf_yaml_node_t *node, bool *ret_value, jf_err_t *err);
+int jf_yaml_node_to_freq_hz(const jf_yaml_node_t *node, int64_t min_hz, int64_t max_hz,
+                            int64_t *ret_hz, jf_err_t *err);
 int jf_yaml_node_to_duration_us(const jf_yaml_node_t *node, int64_t min_us, int64_t max_us,
                                 int64_t *ret_us, jf_err_t *err);
 

@@ -54,9 +54,11 @@ static int s_dispatch_board(coord_server_t *self, coord_board_t *board, jf_err_t
         return rc;
     }
     coord_board_set_run(board, COORD_BOARD_ASSIGNED, spec.run_id, attempt);
+    char power[JF_RUN_POWER_LABEL_MAX + 1];
+    jf_run_spec_power_label(&spec, power, sizeof power);
     jf_log_notice("dispatch: run %s (%s, %s, %s, workers %d, batch %d) -> '%s', attempt %lld",
-                  spec.run_id, spec.workload, spec.power_mode, spec.storage, spec.workers,
-                  spec.batch_size, board->spec->name, (long long) attempt);
+                  spec.run_id, spec.workload, power, spec.storage, spec.workers, spec.batch_size,
+                  board->spec->name, (long long) attempt);
     return s_send_assign(self, board, err);
 }
 

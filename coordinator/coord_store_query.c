@@ -21,6 +21,7 @@
     "json_extract(r.measure, '$.energy.peak_power_mw') AS run_peak_power_mw, "                    \
     "json_extract(r.measure, '$.power_mode.mode_id') AS mode_in_force_id, "                       \
     "json_extract(r.measure, '$.power_mode.mode_name') AS mode_in_force, "                        \
+    "json_extract(r.measure, '$.power_mode.dvfs_off') AS dvfs_off_in_force, "                     \
     "json_extract(r.measure, '$.storage.mount') AS dataset_mount, "                               \
     "json_extract(r.measure, '$.storage.device') AS dataset_device, "                             \
     "json_extract(r.measure, '$.drop_caches') AS cache_drop, "                                    \
@@ -29,7 +30,8 @@
     "json_extract(r.measure, '$.dataset_bytes') AS dataset_bytes"
 #define S_RUN_FACTORS                                                                              \
     "r.board, b.type AS board_type, b.platform, r.workload, r.model, r.dataset, r.power_mode_id, " \
-    "r.power_mode, r.storage, r.workers, r.prefetch, r.batch_size, r.repeat, r.threads"
+    "r.power_mode, r.power, r.dvfs_off, r.custom_cores, r.custom_cpu_hz, r.custom_gpu_hz, "     \
+    "r.custom_emc_hz, r.storage, r.workers, r.prefetch, r.batch_size, r.repeat, r.threads"
 
 static const char *const s_sql[COORD_TABLE_COUNT] = {
     [COORD_TABLE_RUNS] =

@@ -16,17 +16,24 @@ static int s_insert_run(coord_store_t *self, const jf_run_spec_t *r, int64_t ord
     if (!text) {
         return jf_err_set(err, -ENOMEM, "store: out of memory encoding run %s", r->run_id);
     }
+    char power[JF_RUN_POWER_LABEL_MAX + 1];
+    jf_run_spec_power_label(r, power, sizeof power);
+    const jf_run_custom_t *c = &r->custom;
+    // nullif: a custom column is NULL where the run has no point or leaves that clock alone.
     int rc = coord_store_exec(
         self,
         "INSERT INTO runs(id, ord, board, workload, model, dataset, epochs, power_mode_id, "
         "power_mode, storage, workers, prefetch, batch_size, repeat, threads, seed, drop_caches, "
-        "telemetry_hz, timeout_us, params, state, created_us) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, "
-        "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?) ON CONFLICT(id) DO NOTHING",
-        err, "tittttiittiiiiiiiiiti", r->run_id, ord, r->board, r->workload, r->model,
+        "telemetry_hz, timeout_us, params, state, created_us, dvfs_off, custom_cores, "
+        "custom_cpu_hz, custom_gpu_hz, custom_emc_hz, power) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, "
+        "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, nullif(?, 0), nullif(?, 0), "
+        "nullif(?, 0), nullif(?, 0), ?) ON CONFLICT(id) DO NOTHING",
+        err, "tittttiittiiiiiiiiitiiiiiit", r->run_id, ord, r->board, r->workload, r->model,
         r->dataset, (int64_t) r->epochs, (int64_t) r->power_mode_id, r->power_mode, r->storage,
         (int64_t) r->workers, (int64_t) r->prefetch, (int64_t) r->batch_size,
         (int64_t) r->repeat, (int64_t) r->threads, (int64_t) r->seed, (int64_t) r->drop_caches,
-        (int64_t) r->telemetry_hz, r->timeout_us, text, jf_clock_wall_us());
+        (int64_t) r->telemetry_hz, r->timeout_us, text, jf_clock_wall_us(), (int64_t) r->dvfs_off,
+        (int64_t) c->n_cores, c->cpu_hz, c->gpu_hz, c->emc_hz, power);
     free(text);
     return rc;
 }

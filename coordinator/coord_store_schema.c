@@ -56,6 +56,17 @@ static const char *const s_migrations[] = {
     "ALTER TABLE epochs ADD COLUMN cache_resident_before REAL;"
     "ALTER TABLE epochs ADD COLUMN cache_resident_after REAL;"
     "ALTER TABLE runs ADD COLUMN measure TEXT;",
+    // 3 -> 4: custom power modes and DVFS off (docs/protocol.md §5.2.1). The custom point's
+    // cores and clocks, NULL where the run has none or leaves a clock to its mode; dvfs_off;
+    // and the power setting as one readable label (jf_run_spec_power_label). Every earlier run
+    // had only its nvpmodel mode, so its label is the mode's name.
+    "ALTER TABLE runs ADD COLUMN dvfs_off INTEGER NOT NULL DEFAULT 0;"
+    "ALTER TABLE runs ADD COLUMN custom_cores INTEGER;"
+    "ALTER TABLE runs ADD COLUMN custom_cpu_hz INTEGER;"
+    "ALTER TABLE runs ADD COLUMN custom_gpu_hz INTEGER;"
+    "ALTER TABLE runs ADD COLUMN custom_emc_hz INTEGER;"
+    "ALTER TABLE runs ADD COLUMN power TEXT;"
+    "UPDATE runs SET power = power_mode;",
 };
 
 #define S_N_MIGRATIONS ((int) (sizeof s_migrations / sizeof s_migrations[0]))

@@ -41,6 +41,7 @@ enum {
     S_OPT_SIM_SCALE,
     S_OPT_SIM_SPEED,
     S_OPT_SIM_CACHE_RESIDENT,
+    S_OPT_SIM_POINT,
 };
 
 // The options of a real run that mean nothing to a simulated one: the data, torch, and the
@@ -79,6 +80,7 @@ static const struct option s_long_options[] = {
     {"sim-seed", required_argument, NULL, S_OPT_SIM_SEED},
     {"sim-mode", required_argument, NULL, S_OPT_SIM_MODE},
     {"sim-medium", required_argument, NULL, S_OPT_SIM_MEDIUM},
+    {"sim-point", required_argument, NULL, S_OPT_SIM_POINT},
     {"sim-scale", required_argument, NULL, S_OPT_SIM_SCALE},
     {"sim-speed", required_argument, NULL, S_OPT_SIM_SPEED},
     {"sim-cache-resident", required_argument, NULL, S_OPT_SIM_CACHE_RESIDENT},
@@ -95,6 +97,7 @@ static void s_usage_simulate(FILE *out)
         "                      --sim-board NAME --sim-seed N --sim-mode ID|NAME\n"
         "                      --sim-medium MEDIUM\n"
         "                      [--sim-scale F] [--sim-speed X] [--sim-cache-resident F]\n"
+        "                      [--sim-point C,CPU,GPU,EMC]\n"
         "                      --model M --workers N --batch N\n"
         "                      --epochs N [--prefetch N] [--seed N] [--json-out FILE]\n"
         "                      [--max-batches N]\n"
@@ -114,6 +117,8 @@ static void s_usage_simulate(FILE *out)
         "  --sim-seed N           the fleet's seed of board factors, 0..2^63-1\n"
         "  --sim-mode ID|NAME     nvpmodel power mode, by id or name (MODE_15W_6CORE)\n"
         "  --sim-medium MEDIUM    storage the dataset is read from: %s\n"
+        "  --sim-point C,CPU,GPU,EMC  a custom point over the mode: C cores online and the\n"
+        "                         CPU, GPU and EMC clocks in Hz (0 for GPU or EMC: the mode's)\n"
         "  --sim-scale F          dataset size relative to the real one, %g..%g (default %g)\n"
         "  --sim-speed X          modelled seconds per wall-clock second, %g..%g (default %g)\n"
         "  --sim-cache-resident F share of the dataset in the page cache at the start, 0..1\n"
@@ -239,6 +244,35 @@ static int s_real(const char *name, const char *arg, double min, double max, dou
     return rc < 0 ? jf_err_prefix(err, "--%s", name) : 0;
 }
 
+// --sim-point C,CPU,GPU,EMC: four comma-separated integers (cores, then clocks in Hz).
+static int s_sim_point(train_run_sim_opts_t *s, const char *arg, jf_err_t *err)
+{
+    static const char *const names[] = {"cores", "CPU Hz", "GPU Hz", "EMC Hz"};
+    static const int64_t max[] = {JF_RUN_CORES_MAX, JF_RUN_CLOCK_MAX_HZ, JF_RUN_CLOCK_MAX_HZ,
+                                  JF_RUN_CLOCK_MAX_HZ};
+    int64_t v[4] = {0};
+    const char *p = arg;
+    for (int i = 0; i < 4; i++) {
+        const char *comma = i < 3 ? strchr(p, ',') : p + strlen(p);
+        char word[32] = "";
+        size_t n = comma ? (size_t)(comma - p) : 0;
+        if (!comma || n >= sizeof word) {
+            return jf_err_set(err, -EINVAL, "--sim-point: expected C,CPU,GPU,EMC, got '%.64s'",
+                              arg);
+        }
+        memcpy(word, p, n);
+        if (jf_parse_i64(word, i < 2 ? 1 : 0, max[i], &v[i], err) != 0) {
+            return jf_err_prefix(err, "--sim-point: %s", names[i]);
+        }
+        p = comma + 1;
+    }
+    s->point_cores = (int)v[0];
+    s->point_cpu_hz = v[1];
+    s->point_gpu_hz = v[2];
+    s->point_emc_hz = v[3];
+    return 0;
+}
+
 // Applies one option of a simulated run. Names are checked by train_sim.
 static int s_apply_sim(train_run_sim_opts_t *s, int id, const char *arg, jf_err_t *err)
 {
@@ -272,6 +306,9 @@ static int s_apply_sim(train_run_sim_opts_t *s, int id, const char *arg, jf_err_
         break;
     case S_OPT_SIM_CACHE_RESIDENT:
         rc = s_real("sim-cache-resident", arg, 0.0, 1.0, &s->cache_resident, err);
+        break;
+    case S_OPT_SIM_POINT:
+        rc = s_sim_point(s, arg, err);
         break;
     default:
         rc = jf_err_set(err, -EINVAL, "internal: option %d has no handler", id);

@@ -33,6 +33,10 @@ typedef struct train_run_sim_opts {
     double scale;            // dataset size relative to the real one (1: the full set)
     double speed;            // time compression: modelled seconds per wall-clock second
     double cache_resident;   // share of the dataset in the page cache at the start, 0..1
+    int point_cores;         // --sim-point: cores online over the mode's; 0: the mode's point
+    int64_t point_cpu_hz;    // --sim-point: the CPU clock (with point_cores)
+    int64_t point_gpu_hz;    // --sim-point: the GPU clock; 0: the mode's
+    int64_t point_emc_hz;    // --sim-point: the EMC clock; 0: the mode's
 } train_run_sim_opts_t;
 
 typedef struct train_run_opts {

@@ -265,6 +265,19 @@ static int s_resolve_board(train_sim_t *self, jf_err_t *err)
     return 0;
 }
 
+// A custom point (--sim-point) over the mode's operating point; a clock given as 0 keeps the
+// mode's. The model checks the values (cores within the board's, positive clocks).
+static void s_apply_point(const train_run_sim_opts_t *s, sim_op_t *op)
+{
+    if (s->point_cores == 0) {
+        return;
+    }
+    op->n_cores = s->point_cores;
+    op->cpu_hz = s->point_cpu_hz;
+    op->gpu_hz = s->point_gpu_hz ? s->point_gpu_hz : op->gpu_hz;
+    op->emc_hz = s->point_emc_hz ? s->point_emc_hz : op->emc_hz;
+}
+
 // The power mode by nvpmodel id (a number) or name, and its operating point.
 static int s_resolve_mode(train_sim_t *self, jf_err_t *err)
 {
@@ -281,7 +294,11 @@ static int s_resolve_mode(train_sim_t *self, jf_err_t *err)
                           jf_board_type_name(self->board_type), text);
     }
     int rc = sim_model_mode_op(self->model, self->board_type, self->mode->id, &self->in.op, err);
-    return rc < 0 ? jf_err_prefix(err, "--sim-mode") : 0;
+    if (rc < 0) {
+        return jf_err_prefix(err, "--sim-mode");
+    }
+    s_apply_point(&self->opts.sim, &self->in.op);
+    return 0;
 }
 
 // The dataset the model is trained on, as the parameter file pairs them.

@@ -80,7 +80,7 @@ static int s_print(cli_ctx_t *ctx, coord_table_t table, const s_filter_t *f,
 int cli_cmd_runs(cli_ctx_t *ctx, int argc, char **argv)
 {
     static const char *const cols[] = {"run", "board", "board_type", "platform", "workload",
-                                       "power_mode", "storage", "workers", "batch_size", "repeat", "state",
+                                       "power", "storage", "workers", "batch_size", "repeat", "state",
                                        "attempt", "fail_reason", "duration_s", NULL};
     s_filter_t f = {0};
     if (s_parse_filter(argc, argv, &f) != 0) {
@@ -92,7 +92,7 @@ int cli_cmd_runs(cli_ctx_t *ctx, int argc, char **argv)
 
 int cli_cmd_results(cli_ctx_t *ctx, int argc, char **argv)
 {
-    static const char *const cols[] = {"run", "board", "platform", "workload", "power_mode",
+    static const char *const cols[] = {"run", "board", "platform", "workload", "power",
                                        "storage", "workers", "batch_size", "repeat",
                                        "epochs_measured", "e2e_s", "fetch_stall_s", "compute_s",
                                        "samples_per_s", "energy_mj", "avg_power_mw",

@@ -49,7 +49,7 @@ static void s_print_plan(const jf_fleet_config_t *fleet, const jf_sweep_t *sw)
         }
     }
     printf("sweep '%s' (%s): %zu runs\nleft out: %zu excluded, %zu lacking the storage medium, "
-           "%zu lacking the power mode\n\n",
+           "%zu lacking the power mode (or unable to run its custom point or DVFS off)\n\n",
            sw->name, sw->source, sw->n_runs, sw->skips.excluded, sw->skips.no_storage,
            sw->skips.no_power_mode);
     (void) cli_table_write(types, CLI_FORMAT_TEXT, stdout);

@@ -173,16 +173,26 @@ typedef struct s_reject_case {
     int mode_id;
     const char *mode;
     const char *reason;
+    int custom_cores; // a custom point with this many cores (CPU 1190.4 MHz); 0: none
+    bool dvfs_off;
 } s_reject_case_t;
 
 static const s_reject_case_t s_reject_cases[] = {
-    {"run for another board", "nx-01", "lenet5", "mnist", "local", 0, "DEFAULT", "invalid"},
-    {"model on the wrong dataset", "host-1", "lenet5", "cifar10", "local", 0, "DEFAULT", "invalid"},
+    {"run for another board", "nx-01", "lenet5", "mnist", "local", 0, "DEFAULT", "invalid", 0,
+     false},
+    {"model on the wrong dataset", "host-1", "lenet5", "cifar10", "local", 0, "DEFAULT", "invalid",
+     0, false},
     {"power mode the board lacks", "host-1", "lenet5", "mnist", "local", 8, "MODE_20W_6CORE",
-     "infeasible"},
-    {"medium the board lacks", "host-1", "lenet5", "mnist", "nvme", 0, "DEFAULT", "infeasible"},
+     "infeasible", 0, false},
+    {"medium the board lacks", "host-1", "lenet5", "mnist", "nvme", 0, "DEFAULT", "infeasible", 0,
+     false},
     {"dataset missing on the medium", "host-1", "resnet18", "cifar10", "local", 0, "DEFAULT",
-     "infeasible"},
+     "infeasible", 0, false},
+    // A host has no power modes to change (its sweep never asks; a hand-made assign may).
+    {"custom power mode on a host", "host-1", "lenet5", "mnist", "local", 0, "DEFAULT",
+     "infeasible", 2, false},
+    {"DVFS off on a host", "host-1", "lenet5", "mnist", "local", 0, "DEFAULT", "infeasible", 0,
+     true},
 };
 
 #define S_N(a) (sizeof(a) / sizeof((a)[0]))
@@ -499,6 +509,9 @@ static json_t *s_assign_new(int64_t id, const s_reject_case_t *c)
     (void) snprintf(s.dataset, sizeof s.dataset, "%s", c->dataset);
     (void) snprintf(s.power_mode, sizeof s.power_mode, "%s", c->mode);
     (void) snprintf(s.storage, sizeof s.storage, "%s", c->storage);
+    s.custom = (jf_run_custom_t){.n_cores = c->custom_cores,
+                                 .cpu_hz = c->custom_cores ? 1190400000 : 0};
+    s.dvfs_off = c->dvfs_off;
     jf_run_spec_compute_id(&s);
     assert_int_equal(jf_run_spec_validate(&s, NULL), 0); // the decoder must let it through
     return jf_msg_run_assign_new(id, &s, 1);
@@ -629,7 +642,7 @@ static void s_hostile_to_coordinator(s_peer_t *p, const char *run)
 {
     s_hostile_common(p, JF_MSG_TO_COORD, JF_MSG_MAX_BYTES_COORD);
     s_hostile_table(p, s_coord_cases, S_N(s_coord_cases));
-    s_reject_case_t c = {"", "host-1", "lenet5", "mnist", "local", 0, "DEFAULT", NULL};
+    s_reject_case_t c = {"", "host-1", "lenet5", "mnist", "local", 0, "DEFAULT", NULL, 0, false};
     s_hostile_json(p, "run.assign to the coordinator", s_assign_new(p->next_id++, &c),
                    JF_MSG_E_UNKNOWN_TYPE);
     s_hostile_semantic(p, run);

@@ -19,6 +19,12 @@ if(JF_PRIVHELPER_TEST_HOOKS)
                    jft-fake-tegrastats)
 endif()
 
+# Two simulated Xavier NX boards run a custom power-mode point and a mode, with DVFS off.
+jf_add_integration_test(sim_power TIMEOUT 60
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/sim_power_test.c
+                        LIBS jft_support jf_common)
+add_dependencies(sim_power_itest ${JF_ITEST_DEPS})
+
 # 50 simulated boards (agent --platform sim:<type>, jetfleet-train --simulate) run a sweep.
 jf_add_integration_test(sim_fleet TIMEOUT 120
                         SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/sim_fleet_test.c

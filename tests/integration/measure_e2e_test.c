@@ -8,7 +8,9 @@
  * nx-1 with its rail files deleted (tests run as root, so deleting them is the way to make them
  * unreadable): its rails come from a fake tegrastats (jft-fake-tegrastats printing the Xavier NX
  * JetPack 5 lines of tests/fixtures/tegrastats), one child for the run at 100 ms. The host's
- * epochs carry no energy (no power readable) and its cache is dropped per file. */
+ * epochs carry no energy (no power readable) and its cache is dropped per file. A second sweep
+ * runs nx-1 at a custom point with DVFS off: set through the helper, read back into the measure
+ * record, shown by the CLI, and every file of the tree restored afterwards. */
 #include "agent_storage.h"
 #include "jft_fleet.h"
 #include "jft_fs.h"
@@ -37,6 +39,16 @@ static const char s_sweep[] = "name: measured\n"
                               "power_modes: [DEFAULT, MODE_20W_6CORE]\n"
                               "storage: [local, nvme]\nbatch_sizes: [32]\n"
                               "drop_caches: true\ntelemetry_hz: 10\n";
+
+// A custom point over mode 8 (4 cores, CPU 1497.6 MHz, GPU 510 MHz; EMC left to the mode),
+// then DVFS off.
+static const char s_pinned[] = "name: pinned\n"
+                               "target:\n  boards: [nx-1]\n"
+                               "workloads:\n  - {model: lenet5, dataset: mnist, epochs: 1}\n"
+                               "power_modes:\n  - custom: {cores: 4, cpu_freq: 1497.6MHz, "
+                               "gpu_freq: 510MHz, base: MODE_20W_6CORE}\n"
+                               "dvfs: [off]\nstorage: [nvme]\nbatch_sizes: [32]\n"
+                               "telemetry_hz: 10\n";
 
 typedef struct t_ctx {
     jft_fleet_t fleet;
@@ -291,21 +303,27 @@ static void t_check_nx4(t_ctx_t *c)
     free(log);
 }
 
-// The helper's effects on nx-1's tree: mode 8 through (fake) nvpmodel, the cache dropped, and
-// the clock state written back after the run (the EMC cap is mode 2's again).
-static bool s_restored(void *arg)
+// The EMC cap is mode 2's again and (fake) nvpmodel was called exactly as expected.
+static bool s_restored_with(const char *tree, const char *expected_calls)
 {
     char path[PATH_MAX];
-    t_path(path, arg, "sys/kernel/nvpmodel_emc_cap/emc_iso_cap");
+    t_path(path, tree, "sys/kernel/nvpmodel_emc_cap/emc_iso_cap");
     char *cap = jft_read_file(path, NULL);
-    t_path(path, arg, "var/lib/nvpmodel/fake-calls");
+    t_path(path, tree, "var/lib/nvpmodel/fake-calls");
     char *calls = jft_read_file(path, NULL);
-    // The run's mode 8, then the fixture's mode 2 again on restore (status pmode:0002).
     bool ok = cap && strcmp(cap, "1600000000\n") == 0 && calls &&
-              strcmp(calls, "-m 8\n-m 2\n") == 0;
+              strcmp(calls, expected_calls) == 0;
     free(calls);
     free(cap);
     return ok;
+}
+
+// The helper's effects on nx-1's tree: mode 8 through (fake) nvpmodel, the cache dropped, and
+// the clock state written back after the run: the run's mode 8, then the fixture's mode 2 again
+// on restore (status pmode:0002).
+static bool s_restored(void *arg)
+{
+    return s_restored_with(arg, "-m 8\n-m 2\n");
 }
 
 static void t_check_tree(t_ctx_t *c)
@@ -391,6 +409,61 @@ static void t_check_exports(jft_fleet_t *f)
     free(out);
 }
 
+#define S_PINNED(path)                                                                             \
+    "SELECT json_extract(measure, '" path "') FROM runs WHERE id IN (SELECT run FROM sweep_runs " \
+    "WHERE sweep = 'pinned')"
+
+static bool s_file_is(const char *root, const char *rel, const char *want)
+{
+    char path[PATH_MAX];
+    t_path(path, root, rel);
+    char *text = jft_read_file(path, NULL);
+    bool ok = text && strcmp(text, want) == 0;
+    free(text);
+    return ok;
+}
+
+// After the pinned run as well: its base mode 8; at the end `dvfs restore` re-sets the mode
+// saved with DVFS off (8), then `restore <slot>` the mode from before the run (2).
+static bool s_unpinned(void *arg)
+{
+    return s_restored_with(arg, "-m 8\n-m 2\n-m 8\n-m 8\n-m 2\n") &&
+           s_file_is(arg, "sys/devices/system/cpu/cpu4/online", "1\n") &&
+           s_file_is(arg, "sys/devices/system/cpu/cpu0/cpuidle/state1/disable", "0\n");
+}
+
+// nx-1 at a custom point with DVFS off: what the store, the measure record, the CLI and the tree
+// show. The sweep's file names the point; the record reads it back from the (fixture) sysfs.
+static void t_check_pinned(t_ctx_t *c)
+{
+    jft_fleet_t *f = &c->fleet;
+    char sweep[PATH_MAX];
+    assert_int_equal(jft_fleet_write(f, "pinned.yaml", s_pinned, sweep), 0);
+    char *out = t_cli(f, 0, (const char *const[]){"sweep", "submit", sweep, "--wait", NULL});
+    assert_non_null(strstr(out, "1 done"));
+    free(out);
+    t_text_has(f, "SELECT power FROM runs WHERE dvfs_off = 1",
+               "custom 4c cpu1.5G gpu0.51G on MODE_20W_6CORE +dvfs-off");
+    assert_int_equal(t_int(f, "SELECT custom_cpu_hz FROM runs WHERE dvfs_off = 1"), 1497600000);
+    assert_int_equal(t_int(f, "SELECT custom_emc_hz IS NULL FROM runs WHERE dvfs_off = 1"), 1);
+    t_text_has(f, S_PINNED("$.power_mode.mode_name"), "custom");
+    assert_int_equal(t_int(f, S_PINNED("$.power_mode.dvfs_off")), 1);
+    assert_int_equal(t_int(f, "SELECT json_array_length(measure, '$.power_mode.online_cpus') "
+                              "FROM runs WHERE dvfs_off = 1"),
+                     4);
+    assert_int_equal(t_int(f, S_PINNED("$.power_mode.cpu_clusters[0].min_hz")), 1497600000);
+    assert_int_equal(t_int(f, S_PINNED("$.power_mode.cpu_clusters[0].max_hz")), 1497600000);
+    assert_int_equal(t_int(f, S_PINNED("$.power_mode.gpu_min_hz")), 510000000);
+    assert_int_equal(t_int(f, S_PINNED("$.power_mode.gpu_max_hz")), 510000000);
+    // DVFS off locked the EMC at mode 8's cap.
+    assert_int_equal(t_int(f, S_PINNED("$.power_mode.emc_cap_hz")), 1866000000);
+    out = t_cli(f, 0, (const char *const[]){"results", "--sweep", "pinned", NULL});
+    assert_non_null(strstr(out, "custom 4c cpu1.5G gpu0.51G on MODE_20W_6CORE +dvfs-off"));
+    free(out);
+    // The mode went through nvpmodel once more, and everything came back afterwards.
+    assert_true(jft_wait_until(s_unpinned, c->tree[0], 10000));
+}
+
 static void test_measured_runs(void **state)
 {
     t_ctx_t *c = *state;
@@ -413,6 +486,7 @@ static void test_measured_runs(void **state)
     t_check_tree(c);
     t_check_refusals_and_host(f);
     t_check_exports(f);
+    t_check_pinned(c);
 }
 
 int main(void)

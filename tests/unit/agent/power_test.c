@@ -200,6 +200,51 @@ static void test_custom_refused(void **state)
     t_file(c, FQ(0) "scaling_min_freq", "1420800\n");
 }
 
+// The tables a run's custom point is checked against before it is accepted: the fixture's own
+// (jetson-platforms.md §6 for Xavier NX), and the family's EMC steps.
+static void test_tables_check(void **state)
+{
+    t_ctx_t *c = *state;
+    agent_power_tables_t t;
+    jf_err_t err = {0};
+    assert_int_equal(agent_power_read_tables(c->power, &t, &err), 0);
+    assert_int_equal(t.n_cpus, 6);
+    assert_int_equal(t.n_cpu_steps, 25);
+    assert_int_equal(t.cpu_steps_hz[24], KHZ(1907200));
+    assert_int_equal(t.n_gpu_steps, 15);
+    assert_int_equal(t.gpu_steps_hz[0], 114750000);
+    agent_power_custom_t ok = {4, KHZ(1497600), 510000000, 1866000000};
+    assert_int_equal(agent_power_tables_check(&t, JF_BOARD_XAVIER_NX, &ok, &err), 0);
+    agent_power_custom_t cpu_only = {1, KHZ(115200), 0, 0};
+    assert_int_equal(agent_power_tables_check(&t, JF_BOARD_XAVIER_NX, &cpu_only, &err), 0);
+    static const struct {
+        agent_power_custom_t custom;
+        const char *frag;
+    } rows[] = {
+        {{7, KHZ(1497600), 0, 0}, "custom point asks for 7 cores; this board has 6"},
+        {{0, KHZ(1497600), 0, 0}, "asks for 0 cores"},
+        {{4, 0, 0, 0}, "custom point has no CPU clock"},
+        {{4, KHZ(1500000), 0, 0},
+         "custom cpu_hz 1500000000 Hz is not a step of this board's CPU table "
+         "(scaling_available_frequencies) (115200000 .. 1907200000 Hz)"},
+        {{4, KHZ(1497600), 500000000, 0}, "custom gpu_hz 500000000 Hz is not a step of this "
+                                          "board's GPU table"},
+        {{4, KHZ(1497600), 0, 1700000000}, "custom emc_hz 1700000000 Hz is not a step of this "
+                                           "board's EMC steps"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        jf_err_t e = {0};
+        int rc = agent_power_tables_check(&t, JF_BOARD_XAVIER_NX, &rows[i].custom, &e);
+        if (rc != -EINVAL || !strstr(e.msg, rows[i].frag)) {
+            fail_msg("row %zu: rc %d '%s', want '%s'", i, rc, e.msg, rows[i].frag);
+        }
+    }
+    // A family without an EMC table (a host) has no EMC step to lock.
+    agent_power_custom_t emc = {4, KHZ(1497600), 0, 1600000000};
+    assert_int_equal(agent_power_tables_check(&t, JF_BOARD_HOST, &emc, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "this board has no EMC steps"));
+}
+
 // Store, change everything, restore: every file is as before (nvpmodel's own logs aside).
 static void test_store_restore(void **state)
 {
@@ -380,6 +425,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_set_mode, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_set_custom, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_custom_refused, t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_tables_check, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_store_restore, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_store_without_status, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_nvpmodel_status, t_setup, t_teardown),

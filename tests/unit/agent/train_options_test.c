@@ -123,6 +123,12 @@ static void test_simulate_options(void **state)
     assert_float_equal(o.sim.speed, 600.0, 0.0);
     assert_int_equal(o.seed * 100 + o.max_batches * 10 + (uint64_t)o.prefetch, 543);
     assert_string_equal(o.json_out, "/o.json");
+    assert_int_equal(o.sim.point_cores, 0); // no --sim-point: the mode's operating point
+    assert_int_equal(t_parse(T_SIM " --sim-point 4,1497600000,510000000,0", &o, &help, &err), 0);
+    assert_int_equal(o.sim.point_cores, 4);
+    assert_int_equal(o.sim.point_cpu_hz, 1497600000);
+    assert_int_equal(o.sim.point_gpu_hz, 510000000);
+    assert_int_equal(o.sim.point_emc_hz, 0);
     // A real run's command line leaves the simulation off.
     assert_int_equal(t_parse(T_REQUIRED, &o, &help, &err), 0);
     assert_false(o.simulate);
@@ -171,6 +177,13 @@ static void test_bad_simulate_command_lines(void **state)
         {T_REQUIRED " --sim-cache-resident 0", "--sim-cache-resident needs --simulate"},
         {T_SIM " --sim-seed -1", "--sim-seed"},
         {T_SIM " --sim-mode", "missing value for '--sim-mode'"},
+        {T_REQUIRED " --sim-point 4,1,0,0", "--sim-point needs --simulate"},
+        {T_SIM " --sim-point 4,1497600000", "--sim-point: expected C,CPU,GPU,EMC, got"},
+        {T_SIM " --sim-point 4,1497600000,0,0,0", "--sim-point: EMC Hz"},
+        {T_SIM " --sim-point 0,1497600000,0,0", "--sim-point: cores"},
+        {T_SIM " --sim-point 4,0,0,0", "--sim-point: CPU Hz"},
+        {T_SIM " --sim-point 4,1.4GHz,0,0", "--sim-point: CPU Hz"},
+        {T_SIM " --sim-point 4,1497600000,-1,0", "--sim-point: GPU Hz"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         train_run_opts_t o = {0};

@@ -205,6 +205,7 @@ typedef struct t_sim {
     const char *params;      // NULL: $JF_SIM_PARAMS
     bool full_trainer;       // in a process: jetfleet-train --simulate, not jetfleet-train-sim
     const char *cache_resident; // --sim-cache-resident; NULL: not given (cold)
+    const char *point;       // --sim-point; NULL: the mode's operating point
 } t_sim_t;
 
 // Runs s in a process (with JF_TRAIN_FAULT set to fault, or unset) or in this one. The process
@@ -235,6 +236,10 @@ static void t_run_sim(const t_sim_t *s, bool process, const char *fault, t_child
     if (s->cache_resident) {
         args[n++] = "--sim-cache-resident";
         args[n++] = s->cache_resident;
+    }
+    if (s->point) {
+        args[n++] = "--sim-point";
+        args[n++] = s->point;
     }
     if (process && s->full_trainer) {
         t_run_process("jetfleet-train", args, fault, child);
@@ -563,6 +568,43 @@ static void test_board_names_differ_slightly(void **state)
     t_free(&b, &lb);
 }
 
+// A custom point (--sim-point) replaces the mode's operating point: at the lowest GPU clock and
+// two cores the same epoch computes longer, and the GPU rail draws less.
+static void test_custom_point_is_the_operating_point(void **state)
+{
+    (void)state;
+    t_child_t a = {0}, b = {0};
+    t_lines_t la = {0}, lb = {0};
+    t_sim_t sim = t_nx("1");
+    sim.epochs = "1";
+    sim.max_batches = "5";
+    t_run_sim(&sim, false, NULL, &a);
+    t_expect_ok(&a);
+    t_parse(a.out, &la);
+    sim.point = "2,1190400000,114750000,0";
+    t_run_sim(&sim, false, NULL, &b);
+    t_expect_ok(&b);
+    t_parse(b.out, &lb);
+    const json_t *ea = la.line[6], *eb = lb.line[6];
+    assert_string_equal(t_str(ea, "kind"), "epoch");
+    assert_string_equal(t_str(eb, "kind"), "epoch");
+    print_message("compute %.3f s at the mode, %.3f s at the point\n", t_num(ea, "compute_s"),
+                  t_num(eb, "compute_s"));
+    assert_true(t_num(eb, "compute_s") > 2.0 * t_num(ea, "compute_s"));
+    double gpu_a = t_num(json_object_get(ea, "sim_power_mw"), "VDD_CPU_GPU_CV");
+    double gpu_b = t_num(json_object_get(eb, "sim_power_mw"), "VDD_CPU_GPU_CV");
+    assert_true(gpu_b < gpu_a);
+    t_free(&a, &la);
+    t_free(&b, &lb);
+    // A point the board cannot have (7 cores on a 6-core Xavier NX) is the model's error.
+    sim.point = "7,1190400000,0,0";
+    t_child_t c = {0};
+    t_run_sim(&sim, false, NULL, &c);
+    assert_int_equal(c.rc, -EINVAL);
+    assert_non_null(strstr(c.err.msg, "n_cores must be 1..6, got 7"));
+    free(c.out);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Time compression
 
@@ -795,6 +837,7 @@ int main(void)
         cmocka_unit_test(test_fitting_dataset_stays_warm_between_runs),
         cmocka_unit_test(test_large_dataset_gains_nothing_between_runs),
         cmocka_unit_test(test_same_seed_same_output),
+        cmocka_unit_test(test_custom_point_is_the_operating_point),
         cmocka_unit_test(test_board_names_differ_slightly),
         cmocka_unit_test(test_time_compression),
         cmocka_unit_test(test_record_lines_are_what_the_agent_reads),

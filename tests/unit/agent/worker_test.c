@@ -143,6 +143,43 @@ static void test_prepare_with_helper(void **state)
     assert_null(w);
 }
 
+// A custom point and DVFS off over mode 8: set, read back, and all undone by the restore.
+static void test_prepare_custom_dvfs_off(void **state)
+{
+    t_ctx_t *c = *state;
+    uint64_t before = jft_power_tree_hash(&c->tree, "var/lib/nvpmodel");
+    agent_worker_t *w = t_worker(c, true);
+    agent_worker_reply_t *r = malloc(sizeof *r);
+    agent_worker_prepare_t job = t_job(c, "local", "", 8, false);
+    job.custom = (jf_run_custom_t){.n_cores = 4, .cpu_hz = 1497600000, .gpu_hz = 510000000};
+    job.dvfs_off = true;
+    assert_int_equal(agent_worker_prepare(w, &job), 0);
+    t_reply(w, r);
+    if (!r->ok) {
+        fail_msg("refused: %s", r->detail);
+    }
+    json_t *power = json_loads(r->power_json, 0, NULL);
+    assert_string_equal(json_string_value(json_object_get(power, "mode_name")), "custom");
+    assert_null(json_object_get(power, "mode_id"));
+    assert_true(json_is_true(json_object_get(power, "dvfs_off")));
+    assert_int_equal(json_array_size(json_object_get(power, "online_cpus")), 4);
+    assert_int_equal(json_integer_value(json_object_get(power, "gpu_max_hz")), 510000000);
+    json_decref(power);
+    t_file(c, "sys/devices/system/cpu/cpu0/cpufreq/scaling_min_freq", "1497600\n");
+    t_file(c, "sys/devices/system/cpu/cpu0/cpuidle/state1/disable", "1\n"); // DVFS off
+    t_file(c, "sys/devices/system/cpu/cpu4/online", "0\n");
+    assert_int_equal(agent_worker_restore(w), 0);
+    t_reply(w, r);
+    if (!r->ok || !r->power_changed) {
+        fail_msg("restore: %s", r->detail);
+    }
+    t_file(c, "sys/devices/system/cpu/cpu0/cpuidle/state1/disable", "0\n");
+    t_file(c, "sys/devices/system/cpu/cpu4/online", "1\n");
+    assert_true(jft_power_tree_hash(&c->tree, "var/lib/nvpmodel") == before);
+    free(r);
+    agent_worker_destroy(&w);
+}
+
 // The agent exits during a run: destroying the worker restores the board.
 static void test_restore_at_exit(void **state)
 {
@@ -189,6 +226,14 @@ static void test_refusals(void **state)
     assert_int_equal(r->reason, JF_FAIL_INFEASIBLE);
     assert_non_null(strstr(r->detail, "storage: dataset '"));
     assert_non_null(strstr(r->detail, "/nonexistent-nvme"));
+    // Without the helper a custom point or DVFS off cannot be set, even in the mode in force.
+    job = t_job(c, "local", "", 2, false);
+    job.dvfs_off = true;
+    assert_int_equal(agent_worker_prepare(w, &job), 0);
+    t_reply(w, r);
+    assert_false(r->ok);
+    assert_int_equal(r->reason, JF_FAIL_INFEASIBLE);
+    assert_non_null(strstr(r->detail, "a custom power mode or DVFS off cannot be set"));
     assert_int_equal(jft_power_tree_hash(&c->tree, NULL), before);
     free(r);
     agent_worker_destroy(&w);
@@ -221,6 +266,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_prepare_with_helper, t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_prepare_custom_dvfs_off, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_restore_at_exit, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_refusals, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_no_power_handle, t_setup, t_teardown),

@@ -3,3 +3,5 @@ jf_add_unit_test(yaml SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/yaml_test.
 jf_add_unit_test(fleet_config
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/fleet_config_test.c LIBS jf_common jft_support)
 jf_add_unit_test(sweep SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/sweep_test.c LIBS jf_common jft_support)
+jf_add_unit_test(sweep_power
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/sweep_power_test.c LIBS jf_common jft_support)

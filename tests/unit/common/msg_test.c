@@ -219,6 +219,10 @@ static const t_bad_t s_bad[] = {
      2},
     {"assign-attempt-zero.json", A, P, BF, "'attempt' must be in [1, 2147483647], got 0", 2},
     {"assign-timeout-too-short.json", A, P, BF, "'timeout_ms' must be in [1000, ", 2},
+    {"assign-custom-unknown-member.json", A, P, BF,
+     "'custom': 1 object item(s) left unpacked: gpu_mhz", 2},
+    {"assign-custom-cores-0.json", A, P, BF, "'custom.cores' must be in [1, 64], got 0", 2},
+    {"assign-dvfs-off-string.json", A, P, BF, "run parameters:", 2},
     // Stream positions
     {"progress-seq-zero.json", C, P, BF, "'seq' must be in [1, 9007199254740992], got 0", 4},
     {"telemetry-seq-negative.json", C, P, BF, "'seq' must be in [1, 9007199254740992], got -3", 4},

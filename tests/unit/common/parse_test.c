@@ -173,6 +173,50 @@ static void test_duration_table(void **state)
     }
 }
 
+#define T_GHZ INT64_C(1000000000)
+
+static const t_i64_t s_freq[] = {
+    {"1190400000", 0, 10 * T_GHZ, 1190400000, NULL},
+    {"1190.4MHz", 0, 10 * T_GHZ, 1190400000, NULL},
+    {"1190400kHz", 0, 10 * T_GHZ, 1190400000, NULL},
+    {"1.1904GHz", 0, 10 * T_GHZ, 1190400000, NULL},
+    {"1.9ghz", 0, 10 * T_GHZ, 1900000000, NULL},
+    {"114.75MHz", 0, 10 * T_GHZ, 114750000, NULL},
+    {"665.6MHz", 0, 10 * T_GHZ, 665600000, NULL},
+    {"50Hz", 0, 10 * T_GHZ, 50, NULL},
+    {"0.5Hz", 0, 10 * T_GHZ, 0, "frequency '0.5Hz' is not a whole number of Hz"},
+    {"11GHz", 0, 10 * T_GHZ, 0, "frequency '11GHz' is out of range [0, 10000000000] Hz"},
+    {"1e30GHz", 0, 10 * T_GHZ, 0, "is out of range"},
+    {"1.9", 0, 10 * T_GHZ, 0, "expected a frequency such as '1190400000', '1190.4MHz' or "
+                              "'1.9GHz', got '1.9'"},
+    {"1.9 GHz", 0, 10 * T_GHZ, 0, "got '1.9 GHz'"},
+    {"1.9THz", 0, 10 * T_GHZ, 0, "got '1.9THz'"},
+    {"-1MHz", 0, 10 * T_GHZ, 0, "got '-1MHz'"},
+    {"MHz", 0, 10 * T_GHZ, 0, "got 'MHz'"},
+    {"nanMHz", 0, 10 * T_GHZ, 0, "got 'nanMHz'"},
+    {"", 0, 10 * T_GHZ, 0, "expected a frequency"},
+    {NULL, 0, 10 * T_GHZ, 0, "expected a frequency"},
+    {"20000000000", 0, 10 * T_GHZ, 0, "out of range [0, 10000000000]"},
+};
+
+static void test_freq_table(void **state)
+{
+    (void) state;
+    for (size_t i = 0; i < sizeof s_freq / sizeof s_freq[0]; i++) {
+        const t_i64_t *r = &s_freq[i];
+        int64_t v = 4242;
+        jf_err_t err = {0};
+        int rc = jf_parse_freq_hz(r->text, r->min, r->max, &v, &err);
+        if (!r->frag) {
+            if (rc != 0 || v != r->value) {
+                fail_msg("'%s': rc %d value %lld msg '%s'", r->text, rc, (long long) v, err.msg);
+            }
+            continue;
+        }
+        t_expect_err(r->text, rc, &err, r->frag, v != 4242);
+    }
+}
+
 // Whatever the input, an accepted duration lies in [min_us, max_us]: near INT64_MAX the double
 // arithmetic must not wrap into a negative duration.
 static void test_duration_result_in_range(void **state)
@@ -274,6 +318,7 @@ int main(void)
         cmocka_unit_test(test_i64_long_input_is_cut),
         cmocka_unit_test(test_double_table),
         cmocka_unit_test(test_duration_table),
+        cmocka_unit_test(test_freq_table),
         cmocka_unit_test(test_duration_result_in_range),
         cmocka_unit_test(test_bool_table),
         cmocka_unit_test(test_is_ident_table),

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -18,6 +19,11 @@
 // The id of t_base(), computed independently (Python, FNV-1a 64 over the v1 canonical text).
 // If this changes, every stored run id changes: bump the canonical form's version instead.
 #define T_BASE_ID "r9877e260a432210b"
+// t_power(): t_base() with a custom point and DVFS off, computed the same way over the v1 text
+// plus "|custom=4,1420800000,803250000,1600000000|dvfs=off".
+#define T_POWER_ID "red5b77714528af56"
+// t_base() with DVFS off alone: v1 text plus "|dvfs=off".
+#define T_DVFS_ID "rd908a1a148e8bf1c"
 
 static jf_run_spec_t t_base(void)
 {
@@ -38,6 +44,16 @@ static jf_run_spec_t t_base(void)
                        .drop_caches = true,
                        .telemetry_hz = 1,
                        .timeout_us = 2 * 3600 * JF_US_PER_S};
+    jf_run_spec_compute_id(&s);
+    return s;
+}
+
+static jf_run_spec_t t_power(void)
+{
+    jf_run_spec_t s = t_base();
+    s.custom = (jf_run_custom_t){
+        .n_cores = 4, .cpu_hz = 1420800000, .gpu_hz = 803250000, .emc_hz = 1600000000};
+    s.dvfs_off = true;
     jf_run_spec_compute_id(&s);
     return s;
 }
@@ -124,6 +140,11 @@ static void t_expect_same_spec(const jf_run_spec_t *a, const jf_run_spec_t *b)
     assert_int_equal(a->drop_caches, b->drop_caches);
     assert_int_equal(a->telemetry_hz, b->telemetry_hz);
     assert_int_equal(a->timeout_us, b->timeout_us);
+    assert_int_equal(a->custom.n_cores, b->custom.n_cores);
+    assert_int_equal(a->custom.cpu_hz, b->custom.cpu_hz);
+    assert_int_equal(a->custom.gpu_hz, b->custom.gpu_hz);
+    assert_int_equal(a->custom.emc_hz, b->custom.emc_hz);
+    assert_int_equal(a->dvfs_off, b->dvfs_off);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -162,6 +183,8 @@ static void test_id_is_deterministic(void **state)
     b.drop_caches = base.drop_caches;
     b.telemetry_hz = base.telemetry_hz;
     b.timeout_us = base.timeout_us;
+    b.custom = base.custom;
+    b.dvfs_off = base.dvfs_off;
     jf_run_spec_compute_id(&b);
     assert_string_equal(a.run_id, b.run_id);
     jf_run_spec_compute_id(&a); // recomputing over an existing id gives the same id
@@ -187,6 +210,7 @@ static const t_set_t s_each_field[] = {
     T_SET_BOOL(drop_caches, false),
     T_SET_INT(telemetry_hz, 2),
     T_SET_I64(timeout_us, 2 * 3600 * JF_US_PER_S + JF_US_PER_S),
+    T_SET_BOOL(dvfs_off, true),
 };
 
 #define T_N_FIELDS (sizeof s_each_field / sizeof s_each_field[0])
@@ -211,6 +235,37 @@ static void test_id_changes_with_every_field(void **state)
             }
         }
         memcpy(ids[i], s.run_id, sizeof ids[i]);
+    }
+}
+
+// Runs without the power extras keep their ids (T_BASE_ID above is pinned from before the extras
+// existed); with them, the id is pinned too, and each of the point's fields changes it.
+static void test_id_power_extras(void **state)
+{
+    (void) state;
+    jf_run_spec_t s = t_power();
+    assert_string_equal(s.run_id, T_POWER_ID);
+    assert_int_equal(jf_run_spec_validate(&s, NULL), 0);
+    jf_run_spec_t d = t_base();
+    d.dvfs_off = true;
+    jf_run_spec_compute_id(&d);
+    assert_string_equal(d.run_id, T_DVFS_ID);
+    d.dvfs_off = false;
+    jf_run_spec_compute_id(&d);
+    assert_string_equal(d.run_id, T_BASE_ID);
+    static const t_set_t edits[] = {
+        T_SET_INT(custom.n_cores, 2),        T_SET_I64(custom.cpu_hz, 1190400000),
+        T_SET_I64(custom.gpu_hz, 0),         T_SET_I64(custom.emc_hz, 0),
+        T_SET_BOOL(dvfs_off, false),
+    };
+    for (size_t i = 0; i < sizeof edits / sizeof edits[0]; i++) {
+        jf_run_spec_t e = t_power();
+        t_apply(&e, &edits[i]);
+        assert_int_equal(jf_run_spec_validate(&e, NULL), 0);
+        jf_run_spec_compute_id(&e);
+        if (strcmp(e.run_id, T_POWER_ID) == 0 || strcmp(e.run_id, T_BASE_ID) == 0) {
+            fail_msg("changing '%s' did not give a new run id", edits[i].field);
+        }
     }
 }
 
@@ -279,6 +334,41 @@ static void test_validate_rejects(void **state)
     assert_int_equal(failed, 0);
 }
 
+// Rows applied to t_power(), whose point is valid.
+static const t_invalid_t s_invalid_power[] = {
+    {T_SET_INT(custom.n_cores, -1), "'custom.cores' must be in [1, 64], got -1"},
+    {T_SET_INT(custom.n_cores, 65), "'custom.cores' must be in [1, 64], got 65"},
+    {T_SET_I64(custom.cpu_hz, 0), "'custom.cpu_hz' must be in [1000, 10000000000] Hz, got 0"},
+    {T_SET_I64(custom.cpu_hz, 1420800001), "'custom.cpu_hz' must be whole kHz"},
+    {T_SET_I64(custom.cpu_hz, INT64_C(10000001000)), "'custom.cpu_hz' must be in [1000, "},
+    {T_SET_I64(custom.gpu_hz, -1), "'custom.gpu_hz' must be in [0, 10000000000] Hz, got -1"},
+    {T_SET_I64(custom.emc_hz, INT64_C(10000000001)), "'custom.emc_hz' must be in [0, "},
+};
+
+static void test_validate_rejects_power(void **state)
+{
+    (void) state;
+    size_t failed = 0;
+    for (size_t i = 0; i < sizeof s_invalid_power / sizeof s_invalid_power[0]; i++) {
+        jf_run_spec_t s = t_power();
+        t_apply(&s, &s_invalid_power[i].set);
+        jf_err_t err = {0};
+        int rc = jf_run_spec_validate(&s, &err);
+        if (rc != -EINVAL || !strstr(err.msg, s_invalid_power[i].frag)) {
+            print_error("row %zu (%s): rc %d msg '%s', expected -EINVAL with '%s'\n", i,
+                        s_invalid_power[i].set.field, rc, err.msg, s_invalid_power[i].frag);
+            failed++;
+        }
+    }
+    // Clocks without cores: no point, yet not nothing either.
+    jf_run_spec_t s = t_power();
+    s.custom.n_cores = 0;
+    jf_err_t err = {0};
+    assert_int_equal(jf_run_spec_validate(&s, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "'custom' has clocks but no 'cores'"));
+    assert_int_equal(failed, 0);
+}
+
 static const t_set_t s_boundaries[] = {
     T_SET_STR(board, "a"),
     T_SET_STR(board, "1234567890123456789012345678901234567890123456789012345678901234"),
@@ -299,6 +389,7 @@ static const t_set_t s_boundaries[] = {
     T_SET_INT(telemetry_hz, JF_TELEMETRY_HZ_MAX),
     T_SET_I64(timeout_us, JF_US_PER_S),
     T_SET_I64(timeout_us, JF_RUN_TIMEOUT_MAX_US),
+    T_SET_BOOL(dvfs_off, true),
 };
 
 #define T_N_BOUNDARIES (sizeof s_boundaries / sizeof s_boundaries[0])
@@ -348,6 +439,60 @@ static void test_json_roundtrip(void **state)
         jf_run_spec_compute_id(&s);
         t_roundtrip(&s);
     }
+}
+
+// Without the extras the JSON form is exactly the one from before them (an older agent reads
+// it); with them, "custom" carries only the clocks it pins, and "dvfs_off" is true.
+static void test_json_power_extras(void **state)
+{
+    (void) state;
+    jf_run_spec_t s = t_base();
+    json_t *o = jf_run_spec_to_json(&s);
+    assert_int_equal(json_object_size(o), 18);
+    assert_null(json_object_get(o, "custom"));
+    assert_null(json_object_get(o, "dvfs_off"));
+    json_decref(o);
+    s = t_power();
+    t_roundtrip(&s);
+    s.custom.gpu_hz = 0;
+    s.custom.emc_hz = 0;
+    s.dvfs_off = false;
+    jf_run_spec_compute_id(&s);
+    t_roundtrip(&s);
+    o = jf_run_spec_to_json(&s);
+    char *text = json_dumps(json_object_get(o, "custom"), JSON_SORT_KEYS | JSON_COMPACT);
+    assert_string_equal(text, "{\"cores\":4,\"cpu_hz\":1420800000}");
+    assert_null(json_object_get(o, "dvfs_off"));
+    free(text);
+    // dvfs_off false, given explicitly, is the default.
+    assert_int_equal(json_object_set_new(o, "dvfs_off", json_false()), 0);
+    jf_run_spec_t back = {0};
+    assert_int_equal(jf_run_spec_from_json(o, &back, NULL), 0);
+    assert_false(back.dvfs_off);
+    json_decref(o);
+}
+
+static void test_power_label(void **state)
+{
+    (void) state;
+    char buf[JF_RUN_POWER_LABEL_MAX + 1];
+    jf_run_spec_t s = t_base();
+    jf_run_spec_power_label(&s, buf, sizeof buf);
+    assert_string_equal(buf, "MODE_20W_6CORE");
+    s.dvfs_off = true;
+    jf_run_spec_power_label(&s, buf, sizeof buf);
+    assert_string_equal(buf, "MODE_20W_6CORE +dvfs-off");
+    s = t_power();
+    jf_run_spec_power_label(&s, buf, sizeof buf);
+    assert_string_equal(buf, "custom 4c cpu1.42G gpu0.803G emc1.6G on MODE_20W_6CORE +dvfs-off");
+    s.custom.gpu_hz = 0;
+    s.custom.emc_hz = 0;
+    s.dvfs_off = false;
+    jf_run_spec_power_label(&s, buf, sizeof buf);
+    assert_string_equal(buf, "custom 4c cpu1.42G on MODE_20W_6CORE");
+    assert_true(jf_run_spec_has_power_extras(&s));
+    s = t_base();
+    assert_false(jf_run_spec_has_power_extras(&s));
 }
 
 // Every spec that validates survives the JSON form unchanged (the coordinator stores and sends
@@ -400,6 +545,18 @@ static const t_bad_json_t s_bad_json[] = {
     {"model", "\"vgg16\"", -EINVAL, "'model' must be one of"},
     {"storage", "\"/etc/passwd\"", -EINVAL, "'storage' must be one of"},
     {"board", "\"../x\"", -EINVAL, "'board' is not a valid name"},
+    {"dvfs_off", "1", -EPROTO, "run parameters:"},
+    {"dvfs_off", "\"off\"", -EPROTO, "run parameters:"},
+    {"custom", "null", -EPROTO, "run parameters: 'custom':"},
+    {"custom", "{\"cores\":4}", -EPROTO, "run parameters: 'custom': Object item not found: cpu_hz"},
+    {"custom", "{\"cores\":4,\"cpu_hz\":1420800000,\"cpu\":1}", -EPROTO,
+     "'custom': 1 object item(s) left unpacked: cpu"},
+    {"custom", "{\"cores\":4,\"cpu_hz\":\"1.4GHz\"}", -EPROTO, "run parameters: 'custom':"},
+    {"custom", "{\"cores\":0,\"cpu_hz\":1420800000}", -EINVAL,
+     "'custom.cores' must be in [1, 64], got 0"},
+    {"custom", "{\"cores\":4,\"cpu_hz\":1420800001}", -EINVAL, "'custom.cpu_hz' must be whole kHz"},
+    {"custom", "{\"cores\":4,\"cpu_hz\":1420800000,\"gpu_hz\":-5}", -EINVAL,
+     "'custom.gpu_hz' must be in [0, 10000000000] Hz, got -5"},
 };
 
 static void test_from_json_rejects(void **state)
@@ -515,6 +672,10 @@ int main(void)
         cmocka_unit_test(test_id_is_pinned),
         cmocka_unit_test(test_id_is_deterministic),
         cmocka_unit_test(test_id_changes_with_every_field),
+        cmocka_unit_test(test_id_power_extras),
+        cmocka_unit_test(test_validate_rejects_power),
+        cmocka_unit_test(test_json_power_extras),
+        cmocka_unit_test(test_power_label),
         cmocka_unit_test(test_validate_rejects),
         cmocka_unit_test(test_validate_accepts_boundaries),
         cmocka_unit_test(test_json_roundtrip),

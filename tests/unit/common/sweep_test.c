@@ -429,6 +429,41 @@ static const struct t_bad_sweep {
      "sweep-bad-bool.yaml:7:14: 'drop_caches': expected true or false, got 'maybe'"},
     {"sweep-long-description.yaml", -EINVAL,
      "sweep-long-description.yaml:2:14: 'description' is longer than 512 bytes"},
+    // Custom power modes and DVFS (docs/sweeps.md "Custom power modes and DVFS").
+    {"sweep-custom-bad-freq.yaml", -EINVAL,
+     "sweep-custom-bad-freq.yaml:7:34: 'cpu_freq': expected a frequency such as '1190400000', "
+     "'1190.4MHz' or '1.9GHz', got 'fast'"},
+    {"sweep-custom-base-missing.yaml", -EINVAL,
+     "sweep-custom-base-missing.yaml:7:51: board 'nx-01' (xavier-nx) has no power mode "
+     "'MODE_20W_6CORE' to apply the custom point on; no targeted board can run this custom "
+     "point"},
+    {"sweep-custom-entry-key.yaml", -EINVAL,
+     "sweep-custom-entry-key.yaml:7:5: unknown key 'custum' in a power_modes entry, expected one "
+     "of: custom; did you mean 'custom'?"},
+    {"sweep-custom-gpu-step.yaml", -EINVAL,
+     "sweep-custom-gpu-step.yaml:7:55: gpu_freq 800000000 Hz is not a step of board 'nx-01' "
+     "(xavier-nx): its steps run from 114750000 to 1109250000 Hz"},
+    {"sweep-custom-include.yaml", -EINVAL,
+     "sweep-custom-include.yaml:10:32: an include rule cannot add custom points"},
+    {"sweep-custom-khz.yaml", -EINVAL,
+     "sweep-custom-khz.yaml:7:34: cpu_freq must be whole kHz (cpufreq's unit), got 1420800500 "
+     "Hz"},
+    {"sweep-custom-missing-cpu.yaml", -EINVAL,
+     "sweep-custom-missing-cpu.yaml:7:13: missing required key 'cpu_freq' in custom"},
+    {"sweep-custom-not-a-step.yaml", -EINVAL,
+     "sweep-custom-not-a-step.yaml:8:34: cpu_freq 1400000000 Hz is not a step of board 'nx-01' "
+     "(xavier-nx): its steps run from 115200000 to 1907200000 Hz"},
+    {"sweep-custom-scalar.yaml", -EINVAL,
+     "sweep-custom-scalar.yaml:6:31: a custom power mode needs its point"},
+    {"sweep-custom-too-many-cores.yaml", -EINVAL,
+     "sweep-custom-too-many-cores.yaml:7:21: cores 8: board 'nx-01' (xavier-nx) has 6 cores; no "
+     "targeted board can run this custom point"},
+    {"sweep-custom-twice.yaml", -EINVAL,
+     "sweep-custom-twice.yaml:8:5: this custom point is listed twice"},
+    {"sweep-custom-unknown-key.yaml", -EINVAL,
+     "sweep-custom-unknown-key.yaml:7:45: unknown key 'gpu' in custom, expected one of: cores, "
+     "cpu_freq, gpu_freq, emc_freq, base"},
+    {"sweep-dvfs-bad.yaml", -EINVAL, "sweep-dvfs-bad.yaml:7:12: dvfs 'maybe', expected on or off"},
 };
 
 #define T_N_BAD (sizeof t_bad_sweeps / sizeof t_bad_sweeps[0])

@@ -3,3 +3,5 @@ jf_add_unit_test(store
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_test.c LIBS jf_coord)
 jf_add_unit_test(registry
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/registry_test.c LIBS jf_coord)
+jf_add_unit_test(store_power
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_power_test.c LIBS jf_coord)

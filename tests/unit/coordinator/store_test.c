@@ -591,7 +591,8 @@ static void test_migrates_version_1(void **state)
     coord_store_destroy(&c->store);
     sqlite3 *db = NULL;
     assert_int_equal(sqlite3_open(c->path, &db), SQLITE_OK);
-    // Version 1 had neither attempt_base (migration 2) nor the measurement columns (3).
+    // Version 1 had neither attempt_base (migration 2) nor the measurement columns (3) nor the
+    // power extras (4).
     assert_int_equal(sqlite3_exec(db,
                                   "ALTER TABLE runs DROP COLUMN attempt_base; "
                                   "ALTER TABLE runs DROP COLUMN measure; "
@@ -600,6 +601,12 @@ static void test_migrates_version_1(void **state)
                                   "ALTER TABLE epochs DROP COLUMN peak_power_mw; "
                                   "ALTER TABLE epochs DROP COLUMN cache_resident_before; "
                                   "ALTER TABLE epochs DROP COLUMN cache_resident_after; "
+                                  "ALTER TABLE runs DROP COLUMN dvfs_off; "
+                                  "ALTER TABLE runs DROP COLUMN custom_cores; "
+                                  "ALTER TABLE runs DROP COLUMN custom_cpu_hz; "
+                                  "ALTER TABLE runs DROP COLUMN custom_gpu_hz; "
+                                  "ALTER TABLE runs DROP COLUMN custom_emc_hz; "
+                                  "ALTER TABLE runs DROP COLUMN power; "
                                   "PRAGMA user_version = 1",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
@@ -867,6 +874,12 @@ static void test_select_runs_table(void **state)
         "dataset",
         "power_mode_id",
         "power_mode",
+        "power",
+        "dvfs_off",
+        "custom_cores",
+        "custom_cpu_hz",
+        "custom_gpu_hz",
+        "custom_emc_hz",
         "storage",
         "workers",
         "prefetch",
@@ -897,6 +910,7 @@ static void test_select_runs_table(void **state)
         "run_peak_power_mw",
         "mode_in_force_id",
         "mode_in_force",
+        "dvfs_off_in_force",
         "dataset_mount",
         "dataset_device",
         "cache_drop",

@@ -1,0 +1,198 @@
+/* A sweep's workloads, shared run settings and run-id set (jf_sweep_parts.h; docs/sweeps.md
+ * "Keys" and "workloads[]"). */
+#include "jf_sweep_parts.h"
+
+#include "jf_units.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define S_CONTEXT_MAX 48
+
+static const char *const s_workload_keys[] = {"name", "model", "dataset", "epochs"};
+
+#define S_N_WORKLOAD_KEYS (sizeof s_workload_keys / sizeof s_workload_keys[0])
+
+int jf_sweep_check_vocab(const jf_yaml_node_t *v, bool (*is)(const char *), const char *what,
+                         const char *list, jf_err_t *err)
+{
+    int rc = jf_yaml_node_expect(v, JF_YAML_SCALAR, err);
+    if (rc == 0 && !is(jf_yaml_node_text(v))) {
+        return jf_yaml_error(err, -EINVAL, v, "unknown %s '%.64s', expected one of: %s", what,
+                             jf_yaml_node_text(v), list);
+    }
+    return rc;
+}
+
+// w's name: given, or "<model>-<dataset>"; unique among the n workloads before it.
+static int s_workload_name(const jf_sweep_workload_t *ws, size_t n, const jf_yaml_node_t *node,
+                           jf_sweep_workload_t *w, jf_err_t *err)
+{
+    const jf_yaml_node_t *v = jf_yaml_node_get(node, "name");
+    int rc = 0;
+    if (v) {
+        rc = jf_yaml_node_to_ident(v, w->name, sizeof w->name, err);
+    } else {
+        char name[2 * JF_IDENT_MAX + 2] = {0}; // two identifiers and the '-' always fit
+        (void) snprintf(name, sizeof name, "%s-%s", w->model, w->dataset);
+        if (strlen(name) >= sizeof w->name) {
+            return jf_yaml_error(err, -EINVAL, node,
+                                 "workload name '%s' is too long; give a 'name'", name);
+        }
+        memcpy(w->name, name, strlen(name) + 1);
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (strcmp(ws[i].name, w->name) == 0) {
+            return jf_yaml_error(err, -EINVAL, v ? v : node,
+                                 "duplicate workload name '%s'; give each workload a 'name'",
+                                 w->name);
+        }
+    }
+    return rc;
+}
+
+static int s_parse_workload(jf_sweep_workload_t *ws, size_t n, const jf_yaml_node_t *node,
+                            jf_err_t *err)
+{
+    jf_sweep_workload_t *w = &ws[n];
+    char what[S_CONTEXT_MAX] = {0};
+    (void) snprintf(what, sizeof what, "workload #%zu", n + 1);
+    const jf_yaml_node_t *model = NULL;
+    const jf_yaml_node_t *dataset = NULL;
+    int rc = jf_yaml_check_keys(node, s_workload_keys, S_N_WORKLOAD_KEYS, what, err);
+    rc = rc ? rc : jf_yaml_node_require(node, "model", what, &model, err);
+    rc = rc ? rc
+            : jf_sweep_check_vocab(model, jf_run_spec_is_model, "model", jf_run_spec_models(),
+                                   err);
+    rc = rc ? rc : jf_yaml_node_to_str(model, w->model, sizeof w->model, err);
+    rc = rc ? rc : jf_yaml_node_require(node, "dataset", what, &dataset, err);
+    rc = rc ? rc
+            : jf_sweep_check_vocab(dataset, jf_run_spec_is_dataset, "dataset",
+                                   jf_run_spec_datasets(), err);
+    rc = rc ? rc : jf_yaml_node_to_str(dataset, w->dataset, sizeof w->dataset, err);
+    const jf_yaml_node_t *epochs = jf_yaml_node_get(node, "epochs");
+    w->epochs = JF_SWEEP_DEFAULT_EPOCHS;
+    if (rc == 0 && epochs) {
+        rc = jf_yaml_node_to_int(epochs, 1, JF_EPOCHS_MAX, &w->epochs, err);
+    }
+    return rc ? rc : s_workload_name(ws, n, node, w, err);
+}
+
+int jf_sweep_workloads_parse(const jf_yaml_node_t *root, jf_sweep_workload_t *ws, size_t max,
+                             size_t *ret_n, jf_err_t *err)
+{
+    const jf_yaml_node_t *v = NULL;
+    *ret_n = 0;
+    int rc = jf_yaml_node_require(root, "workloads", "the sweep", &v, err);
+    rc = rc ? rc : jf_yaml_node_expect(v, JF_YAML_SEQUENCE, err);
+    size_t n = rc ? 0 : jf_yaml_node_size(v);
+    if (rc == 0 && (n == 0 || n > max)) {
+        return jf_yaml_error(err, -EINVAL, v, "'workloads' must list 1..%zu workloads, got %zu",
+                             max, n);
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        rc = s_parse_workload(ws, i, jf_yaml_node_item(v, i), err);
+        *ret_n += rc == 0 ? 1 : 0;
+    }
+    return rc;
+}
+
+static int s_parse_ints(const jf_yaml_node_t *root, const jf_fleet_config_t *fleet,
+                        jf_run_spec_t *b, jf_err_t *err)
+{
+    b->prefetch = JF_SWEEP_DEFAULT_PREFETCH;
+    b->threads = 0;
+    b->telemetry_hz = fleet->coord.telemetry_hz;
+    const jf_yaml_node_t *v = jf_yaml_node_get(root, "prefetch");
+    int rc = v ? jf_yaml_node_to_int(v, 1, JF_PREFETCH_MAX, &b->prefetch, err) : 0;
+    v = jf_yaml_node_get(root, "threads");
+    if (rc == 0 && v) {
+        rc = jf_yaml_node_to_int(v, 0, JF_THREADS_MAX, &b->threads, err);
+    }
+    v = jf_yaml_node_get(root, "telemetry_hz");
+    if (rc == 0 && v) {
+        rc = jf_yaml_node_to_int(v, 1, JF_TELEMETRY_HZ_MAX, &b->telemetry_hz, err);
+    }
+    return rc;
+}
+
+int jf_sweep_settings_parse(const jf_yaml_node_t *root, const jf_fleet_config_t *fleet,
+                            jf_run_spec_t *b, jf_err_t *err)
+{
+    int64_t seed = JF_SWEEP_DEFAULT_SEED;
+    b->drop_caches = false;
+    b->timeout_us = fleet->coord.run_timeout_us;
+    int rc = s_parse_ints(root, fleet, b, err);
+    const jf_yaml_node_t *v = jf_yaml_node_get(root, "seed");
+    if (rc == 0 && v) {
+        rc = jf_yaml_node_to_i64(v, 0, JF_SWEEP_SEED_MAX, &seed, err);
+    }
+    b->seed = (uint64_t) seed;
+    v = jf_yaml_node_get(root, "drop_caches");
+    if (rc == 0 && v) {
+        rc = jf_yaml_node_to_bool(v, &b->drop_caches, err);
+    }
+    v = jf_yaml_node_get(root, "timeout");
+    if (rc == 0 && v) {
+        rc =
+            jf_yaml_node_to_duration_us(v, JF_US_PER_S, JF_RUN_TIMEOUT_MAX_US, &b->timeout_us, err);
+    }
+    return rc;
+}
+
+static uint64_t s_id_hash(const char *run_id)
+{
+    uint64_t h = UINT64_C(14695981039346656037); // FNV-1a 64
+    for (const unsigned char *p = (const unsigned char *) run_id; *p; p++) {
+        h = (h ^ *p) * UINT64_C(1099511628211);
+    }
+    return h;
+}
+
+static int s_grow(jf_sweep_ids_t *ids, const jf_run_spec_t *runs)
+{
+    size_t n_slots = ids->n_slots ? 2 * ids->n_slots : JF_SWEEP_IDS_MIN_SLOTS;
+    size_t *slots = calloc(n_slots, sizeof *slots);
+    if (!slots) {
+        return -ENOMEM;
+    }
+    for (size_t i = 0; i < ids->n_slots; i++) {
+        if (ids->slots[i]) {
+            size_t j = (size_t) s_id_hash(runs[ids->slots[i] - 1].run_id) & (n_slots - 1);
+            while (slots[j]) {
+                j = (j + 1) & (n_slots - 1);
+            }
+            slots[j] = ids->slots[i];
+        }
+    }
+    free(ids->slots);
+    ids->slots = slots;
+    ids->n_slots = n_slots;
+    return 0;
+}
+
+int jf_sweep_ids_reserve(jf_sweep_ids_t *ids, const jf_run_spec_t *runs, size_t n_runs)
+{
+    // At most half full, so that probing stays short and always ends at an empty slot.
+    return 2 * n_runs > ids->n_slots ? s_grow(ids, runs) : 0;
+}
+
+size_t *jf_sweep_ids_slot(const jf_sweep_ids_t *ids, const jf_run_spec_t *runs,
+                          const char *run_id)
+{
+    size_t mask = ids->n_slots - 1;
+    size_t j = (size_t) s_id_hash(run_id) & mask;
+    while (ids->slots[j] && strcmp(runs[ids->slots[j] - 1].run_id, run_id) != 0) {
+        j = (j + 1) & mask;
+    }
+    return &ids->slots[j];
+}
+
+void jf_sweep_ids_fini(jf_sweep_ids_t *ids)
+{
+    free(ids->slots);
+    ids->slots = NULL;
+    ids->n_slots = 0;
+}
