@@ -29,6 +29,7 @@
 #define JF_MEASURE_CLUSTERS_MAX 16
 #define JF_MEASURE_HZ_MAX       INT64_C(100000000000) // 100 GHz
 #define JF_MEASURE_CACHE_MAX    1000                  // one entry per epoch (JF_EPOCHS_MAX)
+#define JF_MEASURE_TEXT_MAX     63                    // energy.covers, telemetry.time_base
 
 // How the page cache was dropped before the run.
 typedef enum jf_measure_drop {
@@ -63,7 +64,14 @@ typedef struct jf_measure {
     int64_t late;                         // taken more than half a period after their deadline
     int64_t missed;                       // deadlines skipped because the sampler fell behind
     int64_t max_gap_us;                   // longest time between two samples, us
+    char time_base[JF_MEASURE_TEXT_MAX + 1]; // "monotonic", or "simulated, speed N": the clock
+                                             // of every time and rate here; "" = left out
+    int wall_rate_hz;                     // simulated: the sampler's wall-clock rate; 0 = none
     jf_energy_total_t total;              // how energy_mj was formed; NONE: no power readable
+    char energy_source[JF_MEASURE_WORD_MAX + 1]; // "power-monitor", "rapl", "simulated"; ""
+    char covers[JF_MEASURE_TEXT_MAX + 1];        // what the total covers ("RAPL package+dram");
+                                                 // "" = left out
+    char reason[JF_MEASURE_NOTE_MAX + 1];        // total NONE: why; "" = left out
     char input_rail[JF_ENERGY_RAIL_NAME_MAX + 1]; // the input rail's name ("" if unnamed/none)
     double energy_mj;                             // run energy (total != NONE), mJ
     double avg_power_mw;                          // energy / covered time, mW
