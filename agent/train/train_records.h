@@ -12,8 +12,10 @@
  *   no "device", "threads", "blas" or "torch_version", as no torch runs;
  * - epoch: "sim_power_mw": {rail: mW}, the rails' average over this epoch; "sim_next_power_mw"
  *   over the next one (absent after the last), so that a fake power monitor can switch at the
- *   boundary; "sim_wall_s", the wall-clock seconds the epoch took (e2e_s / sim_speed, or more
- *   when writing the lines takes longer than that at a high speed);
+ *   boundary; "sim_model_energy_mj": {rail: mJ}, the model's own energy of each rail over the
+ *   epoch (sim_power_mw x e2e_s), for checking what an agent measures on the fake rails;
+ *   "sim_wall_s", the wall-clock seconds the epoch took (e2e_s / sim_speed, or more when writing
+ *   the lines takes longer than that at a high speed);
  * - times (fetch_stall_s, compute_s, e2e_s) are the model's, uncompressed, and "loss" is null.
  * Rail names are the board's power monitor's (VDD_IN, POM_5V_GPU, ...), powers integer mW. */
 #ifndef TRAIN_RECORDS_H
