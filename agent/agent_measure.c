@@ -7,6 +7,8 @@
 #include "jf_units.h"
 
 #include <errno.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,9 +29,14 @@ typedef struct s_disk {
 
 struct agent_measure {
     jf_energy_t *energy;                          // owned
+    jf_energy_counter_t *counter;                 // owned: RAPL counters
     char input_rail[JF_ENERGY_RAIL_NAME_MAX + 1]; // "" if none
-    int rate_hz;
-    int64_t period_us;
+    int rate_hz;                                  // requested, in the run's time base
+    int wall_rate_hz;                             // the sampler's rate
+    int64_t period_us;                            // the sampler's period, wall-clock us
+    bool simulated;
+    double speed;     // modelled us per wall-clock us (1 for real boards)
+    int64_t start_us; // monotonic: the time base's origin
     int epochs;
     int since; // fallback interval from the last epoch read
     size_t n_held;
@@ -46,12 +53,49 @@ struct agent_measure {
     bool seen_power; // a sample carried a power reading
 };
 
-agent_measure_t *agent_measure_new(const agent_measure_opts_t *opts, jf_err_t *err)
+int agent_measure_wall_rate_hz(const agent_measure_opts_t *opts)
+{
+    if (!opts->simulated) {
+        return opts->rate_hz;
+    }
+    double hz = (double) opts->rate_hz * opts->speed;
+    return hz >= AGENT_SAMPLER_RATE_MAX_HZ ? AGENT_SAMPLER_RATE_MAX_HZ : hz < 1.0 ? 1 : (int) hz;
+}
+
+static bool s_opts_ok(const agent_measure_opts_t *opts, jf_err_t *err)
 {
     if (opts->rate_hz < 1 || opts->rate_hz > JF_TELEMETRY_HZ_MAX || opts->epochs < 1 ||
-        opts->epochs > JF_EPOCHS_MAX) {
-        jf_err_set(err, -EINVAL, "measure: rate %d Hz or %d epochs out of range", opts->rate_hz,
-                   opts->epochs);
+        opts->epochs > JF_EPOCHS_MAX || (opts->simulated && !(opts->speed >= 1.0))) {
+        jf_err_set(err, -EINVAL, "measure: rate %d Hz, %d epochs or speed %g out of range",
+                   opts->rate_hz, opts->epochs, opts->speed);
+        return false;
+    }
+    return true;
+}
+
+// The accumulators, with a history of AGENT_MEASURE_HISTORY_S wall-clock seconds of samples.
+static int s_open_energy(agent_measure_t *self, const agent_measure_opts_t *opts, jf_err_t *err)
+{
+    size_t history = (size_t) self->wall_rate_hz * AGENT_MEASURE_HISTORY_S;
+    history = history < JF_ENERGY_HISTORY_DEFAULT ? JF_ENERGY_HISTORY_DEFAULT : history;
+    history = history > JF_ENERGY_HISTORY_MAX ? JF_ENERGY_HISTORY_MAX : history;
+    // A simulated run's rate in modelled time is no whole number of Hz: its late and missed
+    // counts come from the sampler, on its own wall-clock deadlines.
+    jf_energy_opts_t eo = {.input_rail = opts->input_rail,
+                           .rate_hz = opts->simulated ? 0 : opts->rate_hz,
+                           .history_max = history};
+    jf_energy_counter_opts_t co = {.history_max = history};
+    self->energy = jf_energy_new(&eo, err);
+    self->counter = self->energy ? jf_energy_counter_new(&co, err) : NULL;
+    if (!self->counter) {
+        return -ENOMEM;
+    }
+    return jf_energy_interval_open(self->energy, opts->start_us, &self->since, err);
+}
+
+agent_measure_t *agent_measure_new(const agent_measure_opts_t *opts, jf_err_t *err)
+{
+    if (!s_opts_ok(opts, err)) {
         return NULL;
     }
     agent_measure_t *self = calloc(1, sizeof *self);
@@ -59,22 +103,19 @@ agent_measure_t *agent_measure_new(const agent_measure_opts_t *opts, jf_err_t *e
         jf_err_set(err, -ENOMEM, "measure: out of memory");
         return NULL;
     }
-    size_t history = (size_t) opts->rate_hz * AGENT_MEASURE_HISTORY_S;
-    history = history < JF_ENERGY_HISTORY_DEFAULT ? JF_ENERGY_HISTORY_DEFAULT : history;
-    history = history > JF_ENERGY_HISTORY_MAX ? JF_ENERGY_HISTORY_MAX : history;
-    jf_energy_opts_t eo = {
-        .input_rail = opts->input_rail, .rate_hz = opts->rate_hz, .history_max = history};
     (void) snprintf(self->input_rail, sizeof self->input_rail, "%s",
                     opts->input_rail ? opts->input_rail : "");
     self->rate_hz = opts->rate_hz;
-    self->period_us = JF_US_PER_S / opts->rate_hz;
+    self->wall_rate_hz = agent_measure_wall_rate_hz(opts);
+    self->period_us = JF_US_PER_S / self->wall_rate_hz;
+    self->simulated = opts->simulated;
+    self->speed = opts->simulated ? opts->speed : 1.0;
+    self->start_us = opts->start_us;
     self->epochs = opts->epochs;
     self->last_epoch = -1;
-    self->energy = jf_energy_new(&eo, err);
     self->has_after = calloc((size_t) opts->epochs, sizeof *self->has_after);
     self->after = calloc((size_t) opts->epochs, sizeof *self->after);
-    if (!self->energy || !self->has_after || !self->after ||
-        jf_energy_interval_open(self->energy, opts->start_us, &self->since, err) != 0) {
+    if (!self->has_after || !self->after || s_open_energy(self, opts, err) != 0) {
         agent_measure_destroy(&self);
     }
     return self;
@@ -90,6 +131,7 @@ void agent_measure_destroy(agent_measure_t **self_p)
         json_decref(self->held[i].rec);
     }
     jf_energy_destroy(&self->energy);
+    jf_energy_counter_destroy(&self->counter);
     free(self->has_after);
     free(self->after);
     free(self);
@@ -127,8 +169,8 @@ static bool s_has_power(const json_t *sample)
     return false;
 }
 
-// The rails' source: tegrastats when the sample says it took them from it (the sampler's
-// fallback, docs/telemetry.md), else the sample's own.
+// Where a sample's power came from: tegrastats when the sampler took the rails from it (its
+// fallback, docs/telemetry.md), else the board's power monitor (sysfs).
 static const char *s_power_source(const json_t *sample)
 {
     size_t i;
@@ -138,8 +180,33 @@ static const char *s_power_source(const json_t *sample)
             return JF_MEASURE_SOURCE_TEGRASTATS;
         }
     }
-    const char *source = json_string_value(json_object_get(sample, "source"));
-    return source && strlen(source) <= JF_MEASURE_WORD_MAX ? source : "";
+    return JF_MEASURE_SOURCE_POWER_MONITOR;
+}
+
+// A monotonic time in the run's time base (the header's rule); times before the start stay.
+static int64_t s_time(const agent_measure_t *self, int64_t mono_us)
+{
+    if (!self->simulated || mono_us <= self->start_us) {
+        return mono_us;
+    }
+    return self->start_us + llround((double) (mono_us - self->start_us) * self->speed);
+}
+
+// The sample with its mono_us in the run's time base: the sample itself (a new reference) for a
+// real board, a shallow copy for a simulated one. NULL when out of memory.
+static json_t *s_in_time_base(const agent_measure_t *self, const json_t *sample)
+{
+    json_t *mono = json_object_get(sample, "mono_us");
+    if (!self->simulated || !json_is_integer(mono)) {
+        return json_incref((json_t *) sample);
+    }
+    json_t *copy = json_copy((json_t *) sample);
+    if (copy && json_object_set_new(copy, "mono_us",
+                                    json_integer(s_time(self, json_integer_value(mono)))) != 0) {
+        json_decref(copy);
+        copy = NULL;
+    }
+    return copy;
 }
 
 int agent_measure_add_sample(agent_measure_t *self, const json_t *sample, jf_err_t *err)
@@ -149,12 +216,22 @@ int agent_measure_add_sample(agent_measure_t *self, const json_t *sample, jf_err
         memcpy(self->source, source, strlen(source) + 1);
     }
     s_read_disk(sample, self->disk_first.has ? &self->disk_last : &self->disk_first);
-    int rc = jf_energy_add_json(self->energy, sample, err);
-    if (rc == 0 && !self->seen_power && s_has_power(sample)) {
-        self->seen_power = true;
-        (void) snprintf(self->power_source, sizeof self->power_source, "%s",
-                        s_power_source(sample));
+    json_t *s = s_in_time_base(self, sample);
+    if (!s) {
+        return jf_err_set(err, -ENOMEM, "measure: out of memory");
     }
+    int rc = jf_energy_add_json(self->energy, s, err);
+    if (rc == 0 && !self->seen_power && s_has_power(s)) {
+        self->seen_power = true;
+        (void) snprintf(self->power_source, sizeof self->power_source, "%s", s_power_source(s));
+    }
+    // RAPL counters are a second, independent source: a sample refused above still counts here.
+    jf_err_t cerr = {0};
+    int crc = jf_energy_counter_add_json(self->counter, s, &cerr);
+    if (crc != 0 && rc == 0) {
+        rc = jf_err_set(err, crc, "%s", cerr.msg);
+    }
+    json_decref(s);
     return rc;
 }
 
@@ -199,10 +276,12 @@ int agent_measure_add_epoch(agent_measure_t *self, json_t *rec, int64_t read_us,
     if (rc == 0 && n >= 0 && n < self->epochs && n > self->last_epoch) {
         self->last_epoch = (int) n;
     }
+    // e2e_us is in the run's time base already (a simulated trainer reports modelled time).
+    int64_t read_tb_us = s_time(self, read_us);
     s_held_t *h = &self->held[self->n_held++];
     *h = (s_held_t){.rec = rec,
                     .interval =
-                        rc == 0 ? s_epoch_interval(self, json_integer_value(e2e), read_us) : -1,
+                        rc == 0 ? s_epoch_interval(self, json_integer_value(e2e), read_tb_us) : -1,
                     .deadline_us = read_us + 2 * self->period_us + AGENT_MEASURE_WAIT_US};
     return rc;
 }
@@ -212,17 +291,40 @@ size_t agent_measure_held(const agent_measure_t *self)
     return self->n_held;
 }
 
+// The epoch's energy from the RAPL counters over the interval's range; false when they give none.
+static bool s_counter_energy(const agent_measure_t *self, const jf_energy_result_t *range,
+                             jf_epoch_rec_t *e)
+{
+    jf_energy_counter_result_t c;
+    if (jf_energy_counter_between(self->counter, range->start_us, range->end_us, &c, NULL) != 0 ||
+        c.covered_us <= 0) {
+        return false;
+    }
+    *e = (jf_epoch_rec_t){.energy_mj = c.energy_mj,
+                          .avg_power_mw = c.avg_power_mw,
+                          .has_peak = c.has_peak,
+                          .peak_power_mw = c.peak_power_mw};
+    return true;
+}
+
+// Power rails first (a board's monitor, or a sim board's fake one), else RAPL counters.
 static agent_measure_energy_t s_attach(agent_measure_t *self, const s_held_t *h)
 {
     jf_energy_result_t r;
-    if (jf_energy_interval_result(self->energy, h->interval, &r, NULL) != 0 ||
-        r.total == JF_ENERGY_TOTAL_NONE || r.covered_us <= 0) {
+    jf_epoch_rec_t e = {0};
+    if (jf_energy_interval_result(self->energy, h->interval, &r, NULL) != 0) {
         return AGENT_MEASURE_NOT_CLOSED;
     }
-    jf_epoch_rec_t e = {.energy_mj = r.energy_mj,
-                        .avg_power_mw = r.avg_power_mw,
-                        .has_peak = r.n_samples > 0, // a short epoch may hold no sample
-                        .peak_power_mw = r.peak_power_mw};
+    if (r.total != JF_ENERGY_TOTAL_NONE && r.covered_us > 0) {
+        e = (jf_epoch_rec_t){.energy_mj = r.energy_mj,
+                             .avg_power_mw = r.avg_power_mw,
+                             .has_peak = r.n_samples > 0, // a short epoch may hold no sample
+                             .peak_power_mw = r.peak_power_mw};
+    } else if (r.total != JF_ENERGY_TOTAL_NONE) {
+        return AGENT_MEASURE_NOT_CLOSED;
+    } else if (!s_counter_energy(self, &r, &e)) {
+        return AGENT_MEASURE_ABSENT;
+    }
     return jf_record_epoch_set_energy(h->rec, &e) == 0 ? AGENT_MEASURE_MEASURED
                                                        : AGENT_MEASURE_NOT_CLOSED;
 }
@@ -234,7 +336,7 @@ json_t *agent_measure_pop_epoch(agent_measure_t *self, int64_t now_us, bool forc
         return NULL;
     }
     s_held_t h = self->held[0];
-    bool power = self->seen_power;
+    bool power = self->seen_power || jf_energy_counter_has_zones(self->counter);
     bool closed = h.interval >= 0 && jf_energy_interval_is_complete(self->energy, h.interval);
     if (power && !closed && h.interval >= 0 && !force && now_us < h.deadline_us) {
         return NULL; // its closing sample is due
@@ -289,6 +391,32 @@ static size_t s_cache(const agent_measure_t *self, jf_measure_cache_t *out)
     return n;
 }
 
+// The run's energy from the RAPL counters, or why there is none.
+static void s_energy_rapl(const agent_measure_t *self, jf_measure_t *m)
+{
+    jf_energy_counter_result_t c;
+    jf_err_t err = {0};
+    if (jf_energy_counter_run(self->counter, &c, &err) != 0 || c.covered_us <= 0) {
+        (void) snprintf(m->reason, sizeof m->reason, "%.*s", (int) sizeof m->reason - 1,
+                        err.msg[0] ? err.msg : "RAPL counters were read only once");
+        return;
+    }
+    m->total = JF_ENERGY_TOTAL_RAPL;
+    (void) snprintf(m->energy_source, sizeof m->energy_source, "rapl");
+    (void) snprintf(m->covers, sizeof m->covers, "%s", jf_energy_counter_covers(self->counter));
+    m->energy_mj = c.energy_mj;
+    m->avg_power_mw = c.avg_power_mw;
+    m->peak_power_mw = c.has_peak ? c.peak_power_mw : 0.0;
+    m->covered_us = c.covered_us;
+    for (size_t i = 0; i < c.n_zones; i++) {
+        jf_measure_rail_t *y = &m->rails[m->n_rails++];
+        (void) snprintf(y->name, sizeof y->name, "%s", c.names[i]);
+        y->energy_mj = c.zone_energy_mj[i];
+        y->avg_power_mw = c.zone_energy_mj[i] * (double) JF_US_PER_S / (double) c.covered_us;
+        y->peak_power_mw = 0.0; // not kept per zone: a counter gives means over steps only
+    }
+}
+
 static void s_energy(const agent_measure_t *self, jf_measure_t *m)
 {
     jf_energy_result_t r;
@@ -299,6 +427,16 @@ static void s_energy(const agent_measure_t *self, jf_measure_t *m)
     m->missed = r.n_missed;
     m->max_gap_us = r.max_gap_us;
     m->total = r.covered_us > 0 ? r.total : JF_ENERGY_TOTAL_NONE;
+    if (m->total == JF_ENERGY_TOTAL_NONE) {
+        (void) snprintf(m->reason, sizeof m->reason,
+                        "no sample carried a power reading or RAPL counters");
+        if (jf_energy_counter_has_zones(self->counter) || jf_energy_counter_reason(self->counter)[0]) {
+            s_energy_rapl(self, m);
+        }
+        return;
+    }
+    (void) snprintf(m->energy_source, sizeof m->energy_source, "%s",
+                    self->simulated ? JF_MEASURE_SOURCE_SIMULATED : self->power_source);
     m->energy_mj = r.energy_mj;
     m->avg_power_mw = r.avg_power_mw;
     m->peak_power_mw = r.peak_power_mw;
@@ -306,16 +444,29 @@ static void s_energy(const agent_measure_t *self, jf_measure_t *m)
     if (m->total == JF_ENERGY_TOTAL_INPUT_RAIL) {
         memcpy(m->input_rail, self->input_rail, sizeof m->input_rail);
     }
-    if (m->total != JF_ENERGY_TOTAL_NONE) {
-        memcpy(m->energy_source, self->power_source, sizeof m->energy_source);
-    }
-    for (size_t i = 0; m->total != JF_ENERGY_TOTAL_NONE && i < r.n_rails; i++) {
+    for (size_t i = 0; i < r.n_rails; i++) {
         const jf_energy_rail_t *x = &r.rails[i];
         jf_measure_rail_t *y = &m->rails[m->n_rails++];
         memcpy(y->name, x->name, sizeof y->name);
         y->energy_mj = x->energy_mj;
         y->avg_power_mw = x->avg_power_mw;
         y->peak_power_mw = x->peak_power_mw;
+    }
+}
+
+// The time base. A simulated run's sample times went into the energy code in modelled time
+// (max_gap_us is modelled already); the sampler's achieved rate is on the wall clock.
+static void s_time_base(const agent_measure_t *self, const agent_measure_facts_t *f,
+                        jf_measure_t *m)
+{
+    if (!self->simulated) {
+        (void) snprintf(m->time_base, sizeof m->time_base, "monotonic");
+        return;
+    }
+    (void) snprintf(m->time_base, sizeof m->time_base, "simulated, speed %g", self->speed);
+    m->wall_rate_hz = self->wall_rate_hz;
+    if (f->sampling) {
+        m->achieved_rate_hz = f->sampling->achieved_rate_hz / self->speed;
     }
 }
 
@@ -359,6 +510,7 @@ json_t *agent_measure_record(const agent_measure_t *self, const agent_measure_fa
         m->rate_hz = self->rate_hz;
         s_energy(self, m);
         s_facts(self, facts, m);
+        s_time_base(self, facts, m);
         m->dataset_bytes = self->dataset_bytes;
         m->n_cache = s_cache(self, cache);
         m->cache = cache;

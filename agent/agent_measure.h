@@ -11,6 +11,7 @@
 #include "agent_sampler.h"
 #include "agent_storage.h"
 #include "jf_energy.h"
+#include "jf_energy_counter.h"
 #include "jf_err.h"
 #include "jf_msg_measure.h"
 
@@ -27,11 +28,23 @@
 typedef struct agent_measure agent_measure_t;
 
 typedef struct agent_measure_opts {
-    int rate_hz;            // requested sampling rate, 1..50
+    int rate_hz;            // requested sampling rate, 1..50, in the run's time base
     const char *input_rail; // the board's input rail ("VDD_IN"); NULL if none; borrowed
     int epochs;             // epochs of the run, 1..JF_EPOCHS_MAX
     int64_t start_us;       // monotonic time the run starts: before epoch 0
+    bool simulated;         // a sim board: its trainer runs speed x faster than modelled time
+    double speed;           // simulated: modelled seconds per wall-clock second, >= 1
 } agent_measure_opts_t;
+
+// The run's time base. Real boards: CLOCK_MONOTONIC. Simulated boards: every monotonic time t
+// the caller passes (samples' mono_us, epoch read times) is taken as the modelled time
+// start_us + (t - start_us) x speed, the clock of the simulated trainer's e2e_us, so that energy
+// is power x modelled time. The sampler then runs at agent_measure_wall_rate_hz, which is the
+// requested rate in modelled time where 50 Hz allows.
+
+// The sampler's wall-clock rate for opts: rate_hz, or for a simulated run rate_hz x speed capped
+// at AGENT_SAMPLER_RATE_MAX_HZ (at least 1).
+int agent_measure_wall_rate_hz(const agent_measure_opts_t *opts);
 
 // What the loop learnt elsewhere, for the measure record (borrowed for the call).
 typedef struct agent_measure_facts {
@@ -45,9 +58,11 @@ typedef struct agent_measure_facts {
 
 // What agent_measure_pop_epoch says about the record it returns.
 typedef enum agent_measure_energy {
-    AGENT_MEASURE_MEASURED = 0, // energy_mj and avg_power_mw added
-    AGENT_MEASURE_NO_POWER,     // no sample carried power (a host without readable rails)
+    AGENT_MEASURE_MEASURED = 0, // energy_mj and avg_power_mw added (rails, or RAPL counters)
+    AGENT_MEASURE_NO_POWER,     // no sample carried power or RAPL counters
     AGENT_MEASURE_NOT_CLOSED,   // no sample came after the epoch's end in time: left out
+    AGENT_MEASURE_ABSENT,       // the RAPL counters give none over it (the measure record's
+                                // energy.reason says why): left out
 } agent_measure_energy_t;
 
 // Caller owns the result; release with agent_measure_destroy. NULL with err (-EINVAL for opts out
@@ -58,7 +73,8 @@ agent_measure_t *agent_measure_new(const agent_measure_opts_t *opts, jf_err_t *e
 void agent_measure_destroy(agent_measure_t **self_p);
 
 // One telemetry sample (docs/telemetry.md; the caller keeps it): its power goes into the energy
-// accumulator, its `source` and `disk` are remembered. Returns 0, or jf_energy_add_json's error
+// accumulator, its RAPL counters into the counter accumulator, its `source` and `disk` are
+// remembered. Returns 0, or jf_energy_add_json's error
 // (the sample then counts for nothing here; the caller decides what to say).
 int agent_measure_add_sample(agent_measure_t *self, const json_t *sample, jf_err_t *err);
 

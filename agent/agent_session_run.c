@@ -201,15 +201,19 @@ static int s_start(agent_session_t *self, jf_err_t *err)
     if (rc != 0) {
         return rc;
     }
+    // A sim board's trainer runs in compressed time: the measurements take its time base.
+    const agent_platform_sim_t *sim = agent_platform_sim(self->platform);
     agent_measure_opts_t mo = {.rate_hz = s->telemetry_hz,
                                .input_rail = self->input_rail[0] ? self->input_rail : NULL,
                                .epochs = s->epochs,
-                               .start_us = now_us};
+                               .start_us = now_us,
+                               .simulated = sim != NULL,
+                               .speed = sim ? sim->speed : 1.0};
     r->measure = agent_measure_new(&mo, err);
     r->power_mode = s_power_mode(self, r->prepared);
     const char *disk = r->prepared->has_mount ? r->prepared->mount.disk : "";
     r->sampling = r->measure && r->power_mode &&
-                  agent_sampler_start(self->sampler, s->telemetry_hz, disk) == 0;
+                  agent_sampler_start(self->sampler, agent_measure_wall_rate_hz(&mo), disk) == 0;
     agent_sim_cache_t *sim_cache = agent_platform_sim_cache(self->platform);
     agent_runner_opts_t o = {.train_bin = self->train_bin, .dataset_dir = r->dataset_dir,
                              .spec = s, .sim = agent_platform_sim(self->platform),

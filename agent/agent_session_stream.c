@@ -64,29 +64,9 @@ static void s_flush_samples(agent_session_t *self)
     }
 }
 
-// A sim board's trainer runs compressed in time (--sim-speed) while its rails are sampled in
-// wall-clock time, so an energy integrated here would be the modelled one divided by the speed:
-// a number that measures nothing. Sim records therefore carry no energy (total "none").
-static void s_sim_strip_energy(const agent_session_t *self, json_t *rec)
-{
-    const char *kind = json_string_value(json_object_get(rec, "kind"));
-    if (!kind || strcmp(agent_platform_name(self->platform), "sim") != 0) {
-        return;
-    }
-    if (strcmp(kind, "epoch") == 0) {
-        (void) json_object_del(rec, "energy_mj");
-        (void) json_object_del(rec, "avg_power_mw");
-        (void) json_object_del(rec, "peak_power_mw");
-    } else if (strcmp(kind, "measure") == 0) {
-        (void) json_object_set_new(rec, "energy",
-                                   json_pack("{s:s, s:[]}", "total", "none", "rails"));
-    }
-}
-
 static void s_add_record(agent_session_t *self, json_t *rec)
 {
     agent_run_t *r = &self->run;
-    s_sim_strip_energy(self, rec);
     if (json_array_size(r->records) == 0) {
         r->records_since_us = jf_clock_mono_us();
     }
@@ -105,11 +85,15 @@ static void s_release_epochs(agent_session_t *self, int64_t now_us, bool force)
     agent_measure_energy_t how = AGENT_MEASURE_MEASURED;
     for (json_t *rec; r->measure && (rec = agent_measure_pop_epoch(r->measure, now_us, force,
                                                                    &how)) != NULL;) {
+        long long epoch = (long long) json_integer_value(json_object_get(rec, "epoch"));
         if (how == AGENT_MEASURE_NOT_CLOSED) {
             jf_log_warn("run: %s: no sample after epoch %lld ended in time; its energy is left "
                         "out",
-                        r->spec.run_id,
-                        (long long) json_integer_value(json_object_get(rec, "epoch")));
+                        r->spec.run_id, epoch);
+        } else if (how == AGENT_MEASURE_ABSENT) {
+            jf_log_info("run: %s: epoch %lld goes without energy: the RAPL counters give none "
+                        "over it (the measure record says why)",
+                        r->spec.run_id, epoch);
         }
         s_add_record(self, rec);
     }

@@ -43,6 +43,7 @@ struct agent_sysfs {
     agent_sysfs_named_t zones[AGENT_SYSFS_ZONES_MAX];
     size_t n_rapl;
     agent_sysfs_named_t rapl[AGENT_SYSFS_RAPL_MAX];
+    int64_t rapl_range_uj[AGENT_SYSFS_RAPL_MAX]; // max_energy_range_uj, read once; 0 unknown
     bool have_prev;                      // prev holds the previous /proc/stat reading
     agent_proc_stat_t prev;
     agent_proc_stat_t now;

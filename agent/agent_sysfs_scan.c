@@ -201,6 +201,19 @@ static void s_rapl_key(const char dirs[][AGENT_SYSFS_NAME_MAX + 1],
     (void) snprintf(key, size, "%s", labels[i]);
 }
 
+// A zone's wrap range, read once: it does not change while the machine runs. 0 when unreadable.
+static int64_t s_rapl_range(const char *dir, const char *zone)
+{
+    char path[PATH_MAX + 128], text[AGENT_SYSFS_NAME_MAX + 1];
+    int64_t uj = 0;
+    (void) snprintf(path, sizeof path, "%s/%s/max_energy_range_uj", dir, zone);
+    if (!agent_sysfs_read_name(path, text, sizeof text) ||
+        agent_sysfs_parse_value(text, 1, INT64_MAX, &uj, NULL) != 0) {
+        return 0;
+    }
+    return uj;
+}
+
 void agent_sysfs_open_rapl(agent_sysfs_t *self)
 {
     if (!self->layout->rapl_dir) {
@@ -226,6 +239,7 @@ void agent_sysfs_open_rapl(agent_sysfs_t *self)
         // energy_uj is root-only on kernels since 5.10 (CVE-2020-8694): then it is absent.
         z.fd = agent_sysfs_open(self, dir, rel, "rapl_energy_uj");
         if (z.fd >= 0) {
+            self->rapl_range_uj[self->n_rapl] = s_rapl_range(dir, dirs[i]);
             self->rapl[self->n_rapl++] = z;
         }
     }
@@ -326,18 +340,30 @@ void agent_sysfs_add_rails(agent_sysfs_t *self, json_t *sample)
     }
 }
 
+// Each readable zone's counter, and beside it the wrap range of those whose range is known, so
+// that whoever turns the counters into energy (jf_energy_counter) can unwrap them.
 void agent_sysfs_add_rapl(agent_sysfs_t *self, json_t *sample)
 {
     json_t *rapl = self->n_rapl ? json_object() : NULL;
-    for (size_t i = 0; rapl && i < self->n_rapl; i++) {
+    json_t *range = self->n_rapl ? json_object() : NULL;
+    for (size_t i = 0; rapl && range && i < self->n_rapl; i++) {
         int64_t uj = 0;
         if (agent_sysfs_read_i64(self->rapl[i].fd, 0, INT64_MAX, &uj)) {
             (void) json_object_set_new(rapl, self->rapl[i].name, json_integer(uj));
+            if (self->rapl_range_uj[i] > 0) {
+                (void) json_object_set_new(range, self->rapl[i].name,
+                                           json_integer(self->rapl_range_uj[i]));
+            }
         }
     }
     if (rapl && json_object_size(rapl) > 0) {
         (void) json_object_set_new(sample, "rapl_energy_uj", rapl);
-    } else {
-        json_decref(rapl);
+        rapl = NULL;
     }
+    if (range && json_object_size(range) > 0 && !rapl) {
+        (void) json_object_set_new(sample, "rapl_max_energy_range_uj", range);
+        range = NULL;
+    }
+    json_decref(rapl);
+    json_decref(range);
 }

@@ -680,6 +680,7 @@ const char *jf_energy_total_name(jf_energy_total_t total)
         [JF_ENERGY_TOTAL_NONE] = "none",
         [JF_ENERGY_TOTAL_INPUT_RAIL] = "input-rail",
         [JF_ENERGY_TOTAL_SUM_OF_RAILS] = "sum-of-rails",
+        [JF_ENERGY_TOTAL_RAPL] = "rapl",
     };
     if ((int) total < 0 || (size_t) total >= sizeof names / sizeof names[0]) {
         return "?";

@@ -63,6 +63,8 @@ typedef enum jf_energy_total {
     JF_ENERGY_TOTAL_NONE = 0,     // no sample carried any power reading yet
     JF_ENERGY_TOTAL_INPUT_RAIL,   // the board input rail (VDD_IN, POM_5V_IN, ...)
     JF_ENERGY_TOTAL_SUM_OF_RAILS, // no input rail: the sum of all rails (e.g. AGX Xavier, AGX Orin)
+    JF_ENERGY_TOTAL_RAPL,         // a host's RAPL counters (jf_energy_counter.h); never from
+                                  // jf_energy itself, which integrates power readings only
 } jf_energy_total_t;
 
 typedef struct jf_energy_opts {
@@ -174,7 +176,7 @@ int jf_energy_interval_result(const jf_energy_t *self, int id, jf_energy_result_
 // Frees interval id's slot. Returns 0 or -ENOENT for an id not in use.
 int jf_energy_interval_drop(jf_energy_t *self, int id, jf_err_t *err);
 
-// "input-rail", "sum-of-rails" or "none", for reports; "?" for an out-of-range value.
+// "input-rail", "sum-of-rails", "rapl" or "none", for reports; "?" for an out-of-range value.
 const char *jf_energy_total_name(jf_energy_total_t total);
 
 #endif

@@ -22,12 +22,27 @@ const char *jf_measure_drop_name(jf_measure_drop_t drop)
 // ---------------------------------------------------------------------------------------------
 // Builder
 
+// Sets key to a string unless it is empty; nonzero when out of memory.
+static int s_set_text(json_t *o, const char *key, const char *text)
+{
+    return o && text[0] ? json_object_set_new(o, key, json_string(text)) : 0;
+}
+
 static json_t *s_telemetry_json(const jf_measure_t *m)
 {
-    return json_pack("{s:s, s:i, s:f, s:I, s:I, s:I, s:I}", "source", m->source, "rate_hz",
-                     m->rate_hz, "achieved_rate_hz", m->achieved_rate_hz, "samples",
-                     (json_int_t) m->samples, "late", (json_int_t) m->late, "missed",
-                     (json_int_t) m->missed, "max_gap_us", (json_int_t) m->max_gap_us);
+    json_t *t = json_pack("{s:s, s:i, s:f, s:I, s:I, s:I, s:I}", "source", m->source, "rate_hz",
+                          m->rate_hz, "achieved_rate_hz", m->achieved_rate_hz, "samples",
+                          (json_int_t) m->samples, "late", (json_int_t) m->late, "missed",
+                          (json_int_t) m->missed, "max_gap_us", (json_int_t) m->max_gap_us);
+    int bad = s_set_text(t, "time_base", m->time_base);
+    if (t && m->wall_rate_hz > 0) {
+        bad |= json_object_set_new(t, "wall_rate_hz", json_integer(m->wall_rate_hz));
+    }
+    if (bad) {
+        json_decref(t);
+        return NULL;
+    }
+    return t;
 }
 
 static json_t *s_rails_json(const jf_measure_t *m)
@@ -50,7 +65,15 @@ static json_t *s_energy_json(const jf_measure_t *m)
     json_t *e =
         json_pack("{s:s, s:o}", "total", jf_energy_total_name(m->total), "rails", s_rails_json(m));
     if (!e || m->total == JF_ENERGY_TOTAL_NONE) {
+        if (s_set_text(e, "reason", m->reason) != 0) {
+            json_decref(e);
+            return NULL;
+        }
         return e;
+    }
+    if (s_set_text(e, "source", m->energy_source) != 0 || s_set_text(e, "covers", m->covers) != 0) {
+        json_decref(e);
+        return NULL;
     }
     json_t *fig = json_pack("{s:f, s:f, s:f, s:I}", "energy_mj", m->energy_mj, "avg_power_mw",
                             m->avg_power_mw, "peak_power_mw", m->peak_power_mw, "covered_us",
@@ -58,9 +81,6 @@ static json_t *s_energy_json(const jf_measure_t *m)
     bool bad = !fig || json_object_update_new(e, fig) != 0;
     if (!bad && m->input_rail[0]) {
         bad = json_object_set_new(e, "input_rail", json_string(m->input_rail)) != 0;
-    }
-    if (!bad && m->energy_source[0]) {
-        bad = json_object_set_new(e, "source", json_string(m->energy_source)) != 0;
     }
     if (!bad && m->tegrastats_interval_ms > 0 &&
         strcmp(m->energy_source, JF_MEASURE_SOURCE_TEGRASTATS) == 0) {
@@ -165,12 +185,20 @@ static int s_array(const json_t *a, const char *key, size_t max, jf_err_t *err)
 
 static int s_check_telemetry(const json_t *t, jf_err_t *err)
 {
-    static const char *const keys[] = {"source", "rate_hz", "achieved_rate_hz", "samples",
-                                       "late",   "missed",  "max_gap_us",       NULL};
+    static const char *const keys[] = {"source",     "rate_hz",   "achieved_rate_hz",
+                                       "samples",    "late",      "missed",
+                                       "max_gap_us", "time_base", "wall_rate_hz",
+                                       NULL};
     int64_t i = 0;
     double x = 0;
     int rc = s_object(t, "telemetry", err);
     rc = rc ? rc : jf_msg_only_keys(t, keys, err);
+    if (rc == 0 && json_object_get(t, "time_base")) {
+        rc = s_word(t, "time_base", JF_MEASURE_TEXT_MAX, false, err);
+    }
+    if (rc == 0 && json_object_get(t, "wall_rate_hz")) {
+        rc = jf_msg_get_int(t, "wall_rate_hz", 1, JF_TELEMETRY_HZ_MAX, &i, err);
+    }
     rc = rc ? rc : s_word(t, "source", JF_MEASURE_WORD_MAX, true, err);
     rc = rc ? rc : jf_msg_get_int(t, "rate_hz", 1, JF_TELEMETRY_HZ_MAX, &i, err);
     rc = rc ? rc : jf_msg_get_num(t, "achieved_rate_hz", 0, JF_MEASURE_RATE_MAX_HZ, &x, err);
@@ -211,27 +239,35 @@ static int s_check_rails(const json_t *a, jf_err_t *err)
 static int s_total_parse(const json_t *e, jf_energy_total_t *ret, jf_err_t *err)
 {
     const char *name = json_string_value(json_object_get(e, "total"));
-    for (int t = JF_ENERGY_TOTAL_NONE; name && t <= JF_ENERGY_TOTAL_SUM_OF_RAILS; t++) {
+    for (int t = JF_ENERGY_TOTAL_NONE; name && t <= JF_ENERGY_TOTAL_RAPL; t++) {
         if (strcmp(name, jf_energy_total_name((jf_energy_total_t) t)) == 0) {
             *ret = (jf_energy_total_t) t;
             return 0;
         }
     }
-    return jf_err_set(err, -EINVAL, "'total' must be one of input-rail, sum-of-rails, none");
+    return jf_err_set(err, -EINVAL, "'total' must be one of input-rail, sum-of-rails, rapl, none");
 }
 
-// source (optional) and tegrastats_interval_ms (only with source tegrastats).
+// energy.source (optional): where the figures come from, one of JF_MEASURE_SOURCE_* (a board's
+// power monitor, tegrastats' rails, a host's RAPL counters, a sim board's modelled rails);
+// tegrastats_interval_ms only with source tegrastats.
 static int s_check_energy_source(const json_t *e, jf_err_t *err)
 {
-    char source[JF_MEASURE_WORD_MAX + 1] = "";
+    static const char *const sources[] = {
+        JF_MEASURE_SOURCE_POWER_MONITOR, JF_MEASURE_SOURCE_TEGRASTATS, JF_MEASURE_SOURCE_RAPL,
+        JF_MEASURE_SOURCE_SIMULATED};
+    const char *source = json_string_value(json_object_get(e, "source"));
     int64_t ms = 0;
     int rc = 0;
     if (json_object_get(e, "source")) {
-        rc = jf_msg_get_str(e, "source", false, source, sizeof source, err);
-        rc = rc ? rc : (source[0] ? 0 : jf_err_set(err, -EINVAL, "'source' must not be empty"));
+        rc = jf_err_set(err, -EINVAL,
+                        "'source' must be one of power-monitor, tegrastats, rapl, simulated");
+        for (size_t i = 0; source && i < sizeof sources / sizeof sources[0]; i++) {
+            rc = strcmp(source, sources[i]) == 0 ? 0 : rc;
+        }
     }
     if (rc == 0 && json_object_get(e, "tegrastats_interval_ms")) {
-        rc = strcmp(source, JF_MEASURE_SOURCE_TEGRASTATS) == 0
+        rc = source && strcmp(source, JF_MEASURE_SOURCE_TEGRASTATS) == 0
                  ? jf_msg_get_int(e, "tegrastats_interval_ms", 1, JF_MEASURE_TS_INTERVAL_MAX_MS,
                                   &ms, err)
                  : jf_err_set(err, -EINVAL, "'tegrastats_interval_ms' needs source 'tegrastats'");
@@ -243,8 +279,8 @@ static int s_check_energy(const json_t *e, jf_err_t *err)
 {
     static const char *const keys[] = {"total",         "input_rail", "energy_mj", "avg_power_mw",
                                        "peak_power_mw", "covered_us", "rails",     "source",
-                                       "tegrastats_interval_ms",      NULL};
-    static const char *const none_keys[] = {"total", "rails", NULL};
+                                       "tegrastats_interval_ms", "covers", NULL};
+    static const char *const none_keys[] = {"total", "rails", "reason", NULL};
     jf_energy_total_t total = JF_ENERGY_TOTAL_NONE;
     int64_t us = 0;
     int rc = s_object(e, "energy", err);
@@ -258,6 +294,12 @@ static int s_check_energy(const json_t *e, jf_err_t *err)
         rc = s_word(e, "input_rail", JF_ENERGY_RAIL_NAME_MAX, false, err);
     }
     rc = rc ? rc : s_check_energy_source(e, err);
+    if (rc == 0 && json_object_get(e, "covers")) {
+        rc = s_word(e, "covers", JF_MEASURE_TEXT_MAX, false, err);
+    }
+    if (rc == 0 && json_object_get(e, "reason")) {
+        rc = s_word(e, "reason", JF_MEASURE_NOTE_MAX, false, err);
+    }
     return rc ? rc : s_check_rails(json_object_get(e, "rails"), err);
 }
 

@@ -29,8 +29,13 @@
 #define JF_MEASURE_CLUSTERS_MAX 16
 #define JF_MEASURE_HZ_MAX       INT64_C(100000000000) // 100 GHz
 #define JF_MEASURE_CACHE_MAX    1000                  // one entry per epoch (JF_EPOCHS_MAX)
-#define JF_MEASURE_SOURCE_TEGRASTATS  "tegrastats"    // energy.source of the rails' fallback
-#define JF_MEASURE_TS_INTERVAL_MAX_MS 60000           // energy.tegrastats_interval_ms
+// energy.source: where the power readings came from (a closed vocabulary).
+#define JF_MEASURE_SOURCE_POWER_MONITOR "power-monitor" // the board's INA rails in sysfs
+#define JF_MEASURE_SOURCE_TEGRASTATS    "tegrastats"    // the rails' fallback, tegrastats' lines
+#define JF_MEASURE_SOURCE_RAPL          "rapl"          // a host's powercap RAPL counters
+#define JF_MEASURE_SOURCE_SIMULATED     "simulated"     // a sim board's fake rails (modelled)
+#define JF_MEASURE_TS_INTERVAL_MAX_MS   60000           // energy.tegrastats_interval_ms
+#define JF_MEASURE_TEXT_MAX             63              // energy.covers, telemetry.time_base
 
 // How the page cache was dropped before the run.
 typedef enum jf_measure_drop {
@@ -66,12 +71,16 @@ typedef struct jf_measure {
     int64_t late;                         // taken more than half a period after their deadline
     int64_t missed;                       // deadlines skipped because the sampler fell behind
     int64_t max_gap_us;                   // longest time between two samples, us
+    char time_base[JF_MEASURE_TEXT_MAX + 1]; // "monotonic", or "simulated, speed N": the clock
+                                             // of every time and rate here; "" = left out
+    int wall_rate_hz;                     // simulated: the sampler's wall-clock rate; 0 = none
     jf_energy_total_t total;              // how energy_mj was formed; NONE: no power readable
-    char energy_source[JF_MEASURE_WORD_MAX + 1]; // where the power readings came from: the
-                                                 // samples' source, or "tegrastats" when their
-                                                 // rails came from it; "" when unknown or NONE
+    char energy_source[JF_MEASURE_WORD_MAX + 1]; // JF_MEASURE_SOURCE_*; "" when total NONE
     int tegrastats_interval_ms;                  // energy_source "tegrastats": the --interval it
                                                  // ran at, 1..60000 ms; 0 when unknown
+    char covers[JF_MEASURE_TEXT_MAX + 1];        // what the total covers ("RAPL package+dram");
+                                                 // "" = left out
+    char reason[JF_MEASURE_NOTE_MAX + 1];        // total NONE: why; "" = left out
     char input_rail[JF_ENERGY_RAIL_NAME_MAX + 1]; // the input rail's name ("" if unnamed/none)
     double energy_mj;                             // run energy (total != NONE), mJ
     double avg_power_mw;                          // energy / covered time, mW

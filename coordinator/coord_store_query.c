@@ -73,6 +73,7 @@ static const char *const s_sql[COORD_TABLE_COUNT] = {
         "avg(e.e2e_us) / 1e6 AS e2e_s, avg(e.fetch_stall_us) / 1e6 AS fetch_stall_s, "
         "avg(e.compute_us) / 1e6 AS compute_s, avg(e.samples * 1e6 / nullif(e.e2e_us, 0)) AS "
         "samples_per_s, avg(e.energy_mj) AS energy_mj, avg(e.avg_power_mw) AS avg_power_mw, "
+        "json_extract(r.measure, '$.energy.source') AS energy_source, "
         "(SELECT loss FROM epochs x WHERE x.run = r.id AND x.attempt = r.attempt "
         "ORDER BY x.epoch DESC LIMIT 1) AS final_loss FROM runs r LEFT JOIN epochs e ON "
         "e.run = r.id AND e.attempt = r.attempt AND e.warmup = 0 LEFT JOIN boards b ON "

@@ -242,10 +242,27 @@ int train_records_epoch_end(train_records_t *self, int64_t e2e_us, jf_err_t *err
     return s_finish_epoch(self, s_pack_epoch(self, e2e_us), err);
 }
 
+// The model's own energy of each rail over an epoch of e2e_us modelled time: its power (constant
+// over the epoch in the model) x e2e_us, in mJ (mW x us / 1e6).
+static json_t *s_pack_energy(const train_records_power_t *power, int64_t e2e_us)
+{
+    json_t *obj = json_object();
+    for (size_t i = 0; obj && i < power->n_rails; i++) {
+        double mj = (double)power->power_mw[i] * (double)e2e_us / 1e6;
+        if (json_object_set_new(obj, power->names[i], json_real(mj)) < 0) {
+            json_decref(obj);
+            obj = NULL;
+        }
+    }
+    return obj;
+}
+
 // Adds a simulated epoch's fields to its line; false if out of memory.
-static bool s_add_epoch_sim(json_t *line, const train_records_epoch_sim_t *sim)
+static bool s_add_epoch_sim(json_t *line, const train_records_epoch_sim_t *sim, int64_t e2e_us)
 {
     bool ok = json_object_set_new(line, "sim_power_mw", s_pack_power(sim->power)) == 0;
+    ok = ok && json_object_set_new(line, "sim_model_energy_mj",
+                                   s_pack_energy(sim->power, e2e_us)) == 0;
     if (ok && sim->next_power) {
         ok = json_object_set_new(line, "sim_next_power_mw", s_pack_power(sim->next_power)) == 0;
     }
@@ -270,7 +287,7 @@ int train_records_epoch_end_sim(train_records_t *self, int64_t e2e_us,
                           TRAIN_RECORDS_RAILS_MAX);
     }
     json_t *line = s_pack_epoch(self, e2e_us);
-    if (line && !s_add_epoch_sim(line, sim)) {
+    if (line && !s_add_epoch_sim(line, sim, e2e_us)) {
         json_decref(line);
         line = NULL; // s_finish_epoch reports it
     }

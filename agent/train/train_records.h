@@ -13,8 +13,10 @@
  *   no "device", "threads", "blas" or "torch_version", as no torch runs;
  * - epoch: "sim_power_mw": {rail: mW}, the rails' average over this epoch; "sim_next_power_mw"
  *   over the next one (absent after the last), so that a fake power monitor can switch at the
- *   boundary; "sim_wall_s", the wall-clock seconds the epoch took (e2e_s / sim_speed, or more
- *   when writing the lines takes longer than that at a high speed); "sim_cache": the modelled
+ *   boundary; "sim_model_energy_mj": {rail: mJ}, the model's own energy of each rail over the
+ *   epoch (sim_power_mw x e2e_s), for checking what an agent measures on the fake rails;
+ *   "sim_wall_s", the wall-clock seconds the epoch took (e2e_s / sim_speed, or more when writing
+ *   the lines takes longer than that at a high speed); "sim_cache": the modelled
  *   page cache {"resident_before", "resident_after" (shares of the dataset at the epoch's start
  *   and end), "hit_fraction" (share of reads it served), "cache_bytes" (room it has for the
  *   dataset during the run), "dataset_bytes"};

@@ -30,3 +30,11 @@ jf_add_integration_test(sim_fleet TIMEOUT 120
                         SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/sim_fleet_test.c
                         LIBS jft_support jf_common)
 add_dependencies(sim_fleet_itest ${JF_ITEST_DEPS})
+
+# One simulated board's run: the energy the agent measures in modelled time against the model's.
+jf_add_integration_test(sim_energy TIMEOUT 90
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/sim_energy_test.c
+                        LIBS jft_support jf_common)
+target_compile_definitions(sim_energy_itest PRIVATE
+  JF_SIM_PARAMS_SOURCE="${PROJECT_SOURCE_DIR}/agent/sim/sim_params.yaml")
+add_dependencies(sim_energy_itest ${JF_ITEST_DEPS})

@@ -1,7 +1,8 @@
 /* Unit tests for agent_measure (energy per epoch from samples, epoch records held until their
  * closing sample, the fallback interval for epochs longer than the history, residency per epoch,
- * the measure record) and for the sampler actor against the Xavier NX fixture tree (rate,
- * deadlines, the final sample on stop). */
+ * the measure record; energy from RAPL counters, also read by the real host reader from a copy
+ * of the host fixture; a simulated run's time base) and for the sampler actor against the
+ * Xavier NX fixture tree (rate, deadlines, the final sample on stop). */
 #include "agent_measure.h"
 #include "agent_platform.h"
 #include "agent_sampler.h"
@@ -208,7 +209,7 @@ static void test_record(void **state)
     const json_t *energy = json_object_get(rec, "energy");
     assert_string_equal(json_string_value(json_object_get(energy, "total")), "input-rail");
     assert_string_equal(json_string_value(json_object_get(energy, "input_rail")), "VDD_IN");
-    assert_string_equal(json_string_value(json_object_get(energy, "source")), "sysfs");
+    assert_string_equal(json_string_value(json_object_get(energy, "source")), "power-monitor");
     assert_null(json_object_get(energy, "tegrastats_interval_ms"));
     assert_true(fabs(t_num(energy, "energy_mj") - T_POWER_MW * 2) < 1e-6);
     const json_t *soc = json_array_get(json_object_get(energy, "rails"), 1);
@@ -271,6 +272,202 @@ static void test_record_tegrastats(void **state)
     json_decref(rec);
     json_decref(power);
     agent_measure_destroy(&m);
+}
+
+// A host sample at mono_us with RAPL counters: package-0 at 10 W, its core at 6 W (inside it),
+// its dram at 2 W, all wrapping at T_RANGE_UJ; the package starts near the wrap.
+#define T_RANGE_UJ INT64_C(50000000)
+static json_t *t_rapl_sample(int64_t mono_us, bool with_dram)
+{
+    int64_t dt = mono_us - T_T0_US; // us; 10 W = 10 uJ/us
+    json_t *s = json_pack("{s:I, s:s, s:{s:I, s:I}, s:{s:I, s:I}}", "mono_us",
+                          (json_int_t) mono_us, "source", "proc", "rapl_energy_uj", "package-0",
+                          (json_int_t) ((T_RANGE_UJ - 3000000 + 10 * dt) % T_RANGE_UJ),
+                          "package-0/core", (json_int_t) (6 * dt), "rapl_max_energy_range_uj",
+                          "package-0", (json_int_t) T_RANGE_UJ, "package-0/core",
+                          (json_int_t) T_RANGE_UJ);
+    if (with_dram) {
+        json_t *c = json_object_get(s, "rapl_energy_uj");
+        (void) json_object_set_new(c, "package-0/dram", json_integer(2 * dt));
+    }
+    return s;
+}
+
+static void t_feed_rapl(agent_measure_t *m, int64_t from_us, int64_t to_us, bool with_dram)
+{
+    for (int64_t t = from_us; t <= to_us; t += T_S / 10) {
+        json_t *s = t_rapl_sample(t, with_dram);
+        assert_int_equal(agent_measure_add_sample(m, s, NULL), 0);
+        json_decref(s);
+    }
+}
+
+// A host: epochs and the run get energy from the RAPL counters (package + dram, the wrap
+// unwrapped); once a zone disappears, later epochs and the run go without, with the reason.
+static void test_rapl_energy(void **state)
+{
+    (void) state;
+    agent_measure_opts_t o = {.rate_hz = 10, .epochs = 3, .start_us = T_T0_US};
+    agent_measure_t *m = agent_measure_new(&o, NULL);
+    assert_non_null(m);
+    t_feed_rapl(m, T_T0_US, T_T0_US + 2 * T_S, true); // the package wraps at 0.3 s
+    int64_t read0 = T_T0_US + 2 * T_S - T_S / 20;
+    assert_int_equal(agent_measure_add_epoch(m, t_epoch(0, 3 * T_S / 2), read0, NULL), 0);
+    agent_measure_energy_t how = AGENT_MEASURE_NO_POWER;
+    json_t *r0 = agent_measure_pop_epoch(m, read0, false, &how);
+    assert_int_equal(how, AGENT_MEASURE_MEASURED);
+    assert_true(fabs(t_num(r0, "energy_mj") - 12000.0 * 1.5) < 1e-6); // 12 W x 1.5 s
+    assert_true(fabs(t_num(r0, "avg_power_mw") - 12000.0) < 1e-6);
+    json_decref(r0);
+    json_t *power = json_pack("{s:i, s:s}", "mode_id", 0, "mode_name", "DEFAULT");
+    agent_measure_facts_t f = {.power_mode = power, .drop = JF_MEASURE_DROP_NONE};
+    json_t *rec = agent_measure_record(m, &f);
+    assert_int_equal(jf_measure_check(rec, NULL), 0);
+    const json_t *energy = json_object_get(rec, "energy");
+    assert_string_equal(json_string_value(json_object_get(energy, "total")), "rapl");
+    assert_string_equal(json_string_value(json_object_get(energy, "source")), "rapl");
+    assert_string_equal(json_string_value(json_object_get(energy, "covers")), "RAPL package+dram");
+    assert_true(fabs(t_num(energy, "energy_mj") - 24000.0) < 1e-6);
+    assert_int_equal(json_array_size(json_object_get(energy, "rails")), 2);
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(rec, "telemetry"), "time_base")),
+        "monotonic");
+    json_decref(rec);
+    // The dram zone disappears at 2.1 s: epoch 1 ends after it and goes without energy.
+    t_feed_rapl(m, T_T0_US + 21 * T_S / 10, T_T0_US + 3 * T_S, false);
+    assert_int_equal(agent_measure_add_epoch(m, t_epoch(1, T_S / 2), T_T0_US + 25 * T_S / 10,
+                                             NULL),
+                     0);
+    json_t *r1 = agent_measure_pop_epoch(m, T_T0_US + 3 * T_S, false, &how);
+    assert_int_equal(how, AGENT_MEASURE_ABSENT);
+    assert_null(json_object_get(r1, "energy_mj"));
+    json_decref(r1);
+    rec = agent_measure_record(m, &f);
+    assert_int_equal(jf_measure_check(rec, NULL), 0);
+    energy = json_object_get(rec, "energy");
+    assert_string_equal(json_string_value(json_object_get(energy, "total")), "none");
+    assert_non_null(strstr(json_string_value(json_object_get(energy, "reason")),
+                           "'package-0/dram' disappeared at mono_us 1002100000"));
+    json_decref(rec);
+    json_decref(power);
+    agent_measure_destroy(&m);
+}
+
+// A simulated board at speed 10: wall-clock sample times become modelled times, the sampler runs
+// at the requested rate x speed (capped at 50 Hz), and an epoch's modelled e2e_us meets them.
+static void test_sim_time_base(void **state)
+{
+    (void) state;
+    agent_measure_opts_t o = {.rate_hz = 10, .input_rail = "VDD_IN", .epochs = 2,
+                              .start_us = T_T0_US, .simulated = true, .speed = 10.0};
+    assert_int_equal(agent_measure_wall_rate_hz(&o), 50);
+    agent_measure_opts_t slow = {.rate_hz = 2, .simulated = true, .speed = 1.5};
+    assert_int_equal(agent_measure_wall_rate_hz(&slow), 3);
+    slow.simulated = false;
+    assert_int_equal(agent_measure_wall_rate_hz(&slow), 2);
+    agent_measure_t *m = agent_measure_new(&o, NULL);
+    assert_non_null(m);
+    t_feed(m, T_T0_US, T_T0_US + 7 * T_S / 10, T_S / 50, true); // 0.7 s wall = 7 s modelled
+    // Read 0.6 s (wall) after the start: modelled 6 s; the epoch took 5 modelled seconds.
+    int64_t read0 = T_T0_US + 6 * T_S / 10;
+    assert_int_equal(agent_measure_add_epoch(m, t_epoch(0, 5 * T_S), read0, NULL), 0);
+    agent_measure_energy_t how = AGENT_MEASURE_NO_POWER;
+    json_t *r0 = agent_measure_pop_epoch(m, read0 + T_S / 10, false, &how);
+    assert_int_equal(how, AGENT_MEASURE_MEASURED);
+    assert_true(fabs(t_num(r0, "energy_mj") - T_POWER_MW * 5) < 1e-6);
+    json_decref(r0);
+    json_t *power = json_pack("{s:i, s:s}", "mode_id", 8, "mode_name", "MODE_20W_6CORE");
+    agent_sampler_stats_t stats = {.samples = 36, .achieved_rate_hz = 49.0};
+    agent_measure_facts_t f = {.power_mode = power, .sampling = &stats};
+    json_t *rec = agent_measure_record(m, &f);
+    assert_int_equal(jf_measure_check(rec, NULL), 0);
+    const json_t *tel = json_object_get(rec, "telemetry");
+    assert_string_equal(json_string_value(json_object_get(tel, "time_base")),
+                        "simulated, speed 10");
+    assert_int_equal(json_integer_value(json_object_get(tel, "wall_rate_hz")), 50);
+    assert_int_equal(json_integer_value(json_object_get(tel, "rate_hz")), 10);
+    assert_true(fabs(t_num(tel, "achieved_rate_hz") - 4.9) < 1e-9);
+    assert_int_equal(json_integer_value(json_object_get(tel, "max_gap_us")), 200000);
+    const json_t *energy = json_object_get(rec, "energy");
+    assert_string_equal(json_string_value(json_object_get(energy, "source")), "simulated");
+    assert_true(fabs(t_num(energy, "energy_mj") - T_POWER_MW * 7) < 1e-6);
+    json_decref(rec);
+    json_decref(power);
+    agent_measure_destroy(&m);
+    o.speed = 0.5;
+    assert_null(agent_measure_new(&o, NULL));
+}
+
+// The real host reader on a copy of the host fixture's powercap tree: the counters it reads
+// (with their wrap ranges) give the energy their difference says; psys is used alone; a zone
+// that becomes unreadable ends the energy with a reason.
+static void t_write_uj(const char *root, const char *zone, const char *text)
+{
+    char path[PATH_MAX];
+    (void) snprintf(path, sizeof path, "%s/sys/class/powercap/%s/energy_uj", root, zone);
+    assert_int_equal(jft_write_file(path, text), 0);
+}
+
+static int64_t t_host_sample(agent_platform_t *p, agent_measure_t *m)
+{
+    json_t *s = json_object();
+    jf_err_t err = {0};
+    if (agent_platform_sample(p, s, &err) != 0) {
+        fail_msg("%s", err.msg);
+    }
+    assert_int_equal(agent_measure_add_sample(m, s, NULL), 0);
+    int64_t mono = json_integer_value(json_object_get(s, "mono_us"));
+    json_decref(s);
+    return mono;
+}
+
+static void test_rapl_fixture(void **state)
+{
+    (void) state;
+    char dir[PATH_MAX], src[PATH_MAX], sys[PATH_MAX + 8], proc[PATH_MAX + 8];
+    assert_int_equal(jft_tmpdir_new(dir), 0);
+    jft_fixture("sysfs/host", src);
+    assert_int_equal(jft_copy_tree(src, dir), 0);
+    (void) snprintf(sys, sizeof sys, "%s/sys", dir);
+    (void) snprintf(proc, sizeof proc, "%s/proc", dir);
+    agent_platform_opts_t po = {.kind = AGENT_PLATFORM_HOST, .sysfs_root = sys, .proc_root = proc};
+    agent_platform_t *p = agent_platform_new(&po, NULL);
+    assert_non_null(p);
+    agent_measure_opts_t o = {.rate_hz = 1, .epochs = 2, .start_us = 0};
+    agent_measure_t *m = agent_measure_new(&o, NULL);
+    int64_t t0 = t_host_sample(p, m);
+    t_write_uj(dir, "intel-rapl:1", "987659321\n");   // psys +5000 uJ
+    t_write_uj(dir, "intel-rapl:0", "223456789\n");   // package: not used beside psys
+    int64_t t1 = t_host_sample(p, m);
+    assert_int_equal(agent_measure_add_epoch(m, t_epoch(0, t1 - t0), t1, NULL), 0);
+    agent_measure_energy_t how = AGENT_MEASURE_NO_POWER;
+    json_t *r0 = agent_measure_pop_epoch(m, t1, false, &how);
+    assert_int_equal(how, AGENT_MEASURE_MEASURED);
+    assert_true(fabs(t_num(r0, "energy_mj") - 5.0) < 1e-9);
+    json_decref(r0);
+    json_t *power = json_pack("{s:i, s:s}", "mode_id", 0, "mode_name", "DEFAULT");
+    // The samples came microseconds apart: the sampler's own figures stand in for the rate.
+    agent_sampler_stats_t stats = {.samples = 2, .achieved_rate_hz = 1.0};
+    agent_measure_facts_t f = {.power_mode = power, .sampling = &stats};
+    json_t *rec = agent_measure_record(m, &f);
+    assert_non_null(rec);
+    const json_t *energy = json_object_get(rec, "energy");
+    assert_string_equal(json_string_value(json_object_get(energy, "covers")), "RAPL psys");
+    assert_true(fabs(t_num(energy, "energy_mj") - 5.0) < 1e-9);
+    json_decref(rec);
+    t_write_uj(dir, "intel-rapl:1", "unreadable\n");
+    (void) t_host_sample(p, m);
+    rec = agent_measure_record(m, &f);
+    assert_non_null(rec);
+    energy = json_object_get(rec, "energy");
+    assert_string_equal(json_string_value(json_object_get(energy, "total")), "none");
+    assert_non_null(strstr(json_string_value(json_object_get(energy, "reason")),
+                           "RAPL zone 'psys' disappeared"));
+    json_decref(rec);
+    json_decref(power);
+    agent_measure_destroy(&m);
+    agent_platform_destroy(&p);
+    jft_tmpdir_remove(dir);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -364,7 +561,8 @@ int main(void)
         cmocka_unit_test(test_epoch_energy),        cmocka_unit_test(test_no_power),
         cmocka_unit_test(test_long_epoch_fallback), cmocka_unit_test(test_record),
         cmocka_unit_test(test_record_tegrastats),
-        cmocka_unit_test(test_sampler_actor),
+        cmocka_unit_test(test_sampler_actor),       cmocka_unit_test(test_rapl_energy),
+        cmocka_unit_test(test_sim_time_base),       cmocka_unit_test(test_rapl_fixture),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

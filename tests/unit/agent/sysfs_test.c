@@ -216,7 +216,10 @@ static const t_board_t s_boards[] = {
      "\"ram_available_bytes\":12288000000,\"page_cache_bytes\":3072000000,"
      "\"swap_total_bytes\":2147479552,\"swap_used_bytes\":0,"
      "\"rapl_energy_uj\":{\"package-0\":123456789,\"package-0/core\":23456789,"
-     "\"package-0/uncore\":3456,\"psys\":987654321}}"},
+     "\"package-0/uncore\":3456,\"psys\":987654321},"
+     "\"rapl_max_energy_range_uj\":{\"package-0\":262143328850,"
+     "\"package-0/core\":262143328850,\"package-0/uncore\":262143328850,"
+     "\"psys\":262143328850}}"},
 };
 
 typedef struct t_tree {

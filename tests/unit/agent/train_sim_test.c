@@ -346,6 +346,12 @@ static void t_expect_epoch(const t_lines_t *l, size_t *at, int epoch, const sim_
     assert_float_equal(stall_s, t_num(e, "fetch_stall_s"), 1e-4);
     assert_float_equal(compute_s, t_num(e, "compute_s"), 1e-4);
     t_expect_power(json_object_get(e, "sim_power_mw"), o);
+    const json_t *energy = json_object_get(e, "sim_model_energy_mj");
+    assert_int_equal(json_object_size(energy), o->n_rails);
+    for (size_t r = 0; r < o->n_rails; r++) {
+        assert_float_equal(t_num(energy, o->rails[r].name),
+                           (double)o->rails[r].power_mw * (double)o->e2e_us / 1e6, 1e-6);
+    }
     if (next) {
         t_expect_power(json_object_get(e, "sim_next_power_mw"), next);
     } else {

@@ -7,4 +7,6 @@ jf_add_unit_test(run_spec
 jf_add_unit_test(msg SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/msg_test.c LIBS jf_common)
 jf_add_unit_test(energy
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/energy_test.c LIBS jf_common)
+jf_add_unit_test(energy_counter
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/energy_counter_test.c LIBS jf_common)
 jf_add_unit_test(rng SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/rng_test.c LIBS jf_common)
