@@ -91,7 +91,12 @@ static int s_check_run(const agent_session_t *self, const jf_run_spec_t *s, char
         (void) snprintf(why, why_size, "this board has no storage medium '%s'", s->storage);
         return JF_FAIL_INFEASIBLE;
     }
-    (void) snprintf(dataset_dir, size, "%s/%s", st->dataset_root, s->dataset);
+    int n = snprintf(dataset_dir, size, "%s/%s", st->dataset_root, s->dataset);
+    if (n < 0 || (size_t) n >= size) {
+        (void) snprintf(why, why_size, "dataset path '%.200s/%s' is too long", st->dataset_root,
+                        s->dataset);
+        return JF_FAIL_INFEASIBLE;
+    }
     bool sim = agent_platform_sim(self->platform) != NULL; // the model has the dataset
     if (!sim && (stat(dataset_dir, &sb) != 0 || !S_ISDIR(sb.st_mode))) {
         (void) snprintf(why, why_size, "dataset directory '%.200s' is missing", dataset_dir);

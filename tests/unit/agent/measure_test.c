@@ -404,7 +404,8 @@ static void test_sim_time_base(void **state)
 static void t_write_uj(const char *root, const char *zone, const char *text)
 {
     char path[PATH_MAX];
-    (void) snprintf(path, sizeof path, "%s/sys/class/powercap/%s/energy_uj", root, zone);
+    int n = snprintf(path, sizeof path, "%s/sys/class/powercap/%s/energy_uj", root, zone);
+    assert_true(n > 0 && (size_t) n < sizeof path);
     assert_int_equal(jft_write_file(path, text), 0);
 }
 
