@@ -5,7 +5,7 @@
 # once, then runs bench/telemetry_overhead.py twice: the sampler reading this host, and reading
 # the Xavier NX fixture tree (the Jetson reader's file set: rails, GPU, EMC, cpufreq).
 #   bench/telemetry-overhead.sh [--pairs N] [--rate HZ] [--threads N] [--only WORKLOAD]
-# About 10 minutes on a 2-core machine with the defaults. Not part of the test suite.
+# About 15 minutes on a 2-core machine with the defaults. Not part of the test suite.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cmake -S "$top" -B "$top/build-bench" -DCMAKE_BUILD_TYPE=Release -DJF_BUILD_TESTS=OFF \

@@ -6,10 +6,12 @@
  * as compact JSON for the telemetry stream. It does not send it over the network (the agent's
  * ZeroMQ send of ~1 kB per sample is not included). At SIGTERM or SIGINT, or after --seconds, it
  * stops the sampler and prints one JSON line: samples, late, missed, the achieved rate and the
- * CPU time of the whole process (all threads) as a share of one core.
+ * CPU time of the whole process (all threads) as a share of one core. --rate 0 starts the same
+ * process, platform and sampler actor but never starts sampling: the "telemetry off" baseline
+ * of an agent that is there but does not sample.
  * Built only with -DJF_BUILD_BENCH=ON.
  *   jf-bench-telemetry-load [--platform P] [--sysfs-root D] [--proc-root D] [--etc-root D]
- *                           [--rate HZ] [--device DISK] [--seconds S] */
+ *                           [--rate HZ|0] [--device DISK] [--seconds S] */
 #include "agent_platform.h"
 #include "agent_sampler.h"
 #include "jf_parse.h"
@@ -74,7 +76,7 @@ static int s_parse(int argc, char **argv, s_opts_t *o, jf_err_t *err)
         case 'S': o->platform.sysfs_root = optarg; break;
         case 'p': o->platform.proc_root = optarg; break;
         case 'E': o->platform.etc_root = optarg; break;
-        case 'r': rc = jf_parse_i64(optarg, 1, AGENT_SAMPLER_RATE_MAX_HZ, &o->rate_hz, err); break;
+        case 'r': rc = jf_parse_i64(optarg, 0, AGENT_SAMPLER_RATE_MAX_HZ, &o->rate_hz, err); break;
         case 'd': o->device = optarg; break;
         case 's': rc = jf_parse_i64(optarg, 1, S_SECONDS_MAX, &o->seconds, err); break;
         default: rc = jf_err_set(err, -EINVAL, "unknown option"); break;
@@ -146,6 +148,14 @@ static int s_run(agent_sampler_t *sampler, int64_t deadline_ns, agent_sampler_st
     }
 }
 
+// --rate 0: waits for the signal (or the deadline) with the sampler idle.
+static void s_idle(int64_t deadline_ns)
+{
+    while (!s_stop_requested && (deadline_ns == 0 || s_now_ns(CLOCK_MONOTONIC) < deadline_ns)) {
+        (void) zmq_poll(NULL, 0, S_POLL_MS);
+    }
+}
+
 static double s_cpu_s(void)
 {
     struct rusage ru = {0};
@@ -175,10 +185,13 @@ int main(int argc, char **argv)
     double cpu0 = s_cpu_s();
     int64_t wall0 = s_now_ns(CLOCK_MONOTONIC), encoded = 0;
     agent_sampler_stats_t stats = {0};
-    int rc = sampler ? agent_sampler_start(sampler, (int) o.rate_hz, o.device) : -1;
-    if (rc == 0) {
-        int64_t deadline = o.seconds > 0 ? wall0 + o.seconds * 1000000000 : 0;
+    int rc = !sampler ? -1 : o.rate_hz > 0 ? agent_sampler_start(sampler, (int) o.rate_hz, o.device)
+                                           : 0;
+    int64_t deadline = o.seconds > 0 ? wall0 + o.seconds * 1000000000 : 0;
+    if (rc == 0 && o.rate_hz > 0) {
         rc = s_run(sampler, deadline, &stats, &encoded);
+    } else if (rc == 0) {
+        s_idle(deadline); // the same process and threads, the sampler never started
     }
     double wall_s = (double) (s_now_ns(CLOCK_MONOTONIC) - wall0) / 1e9;
     double cpu_s = s_cpu_s() - cpu0;

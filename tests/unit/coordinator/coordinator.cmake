@@ -1,6 +1,10 @@
 # Unit tests of the coordinator's store and board registry (STYLE.md §9).
 jf_add_unit_test(store
-  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_test.c LIBS jf_coord)
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_test.c
+  ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_coord)
+jf_add_unit_test(store_tables
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_tables_test.c
+  ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_coord)
 jf_add_unit_test(registry
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/registry_test.c LIBS jf_coord)
 jf_add_unit_test(store_power
