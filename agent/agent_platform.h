@@ -108,7 +108,15 @@ agent_sim_cache_t *agent_platform_sim_cache(agent_platform_t *self);
 
 // Sim: writes rail powers into the fake power monitor (agent_sim_tree_set_power: an object
 // {rail: mW}, NULL for idle). Returns 0, -ENOTSUP on other platforms, or a write error.
+// The tree's thermal zones follow in modelled time (monotonic time since the platform was made
+// times --sim-speed): they are advanced to now under the old power first.
 int agent_platform_sim_set_power(agent_platform_t *self, const json_t *power_mw, jf_err_t *err);
+
+// Sim: advances the fake board's thermal zones to the modelled time of monotonic time now_us and
+// rewrites their temp files (agent_sim_tree_advance), so that the sampler, which reads them in
+// its own thread, sees the lag between two power changes. Returns 0, -ENOTSUP on other
+// platforms, or a write error.
+int agent_platform_sim_tick(agent_platform_t *self, int64_t now_us, jf_err_t *err);
 
 // Closes every file and frees self. Accepts NULL and *self_p == NULL; sets *self_p to NULL.
 void agent_platform_destroy(agent_platform_t **self_p);

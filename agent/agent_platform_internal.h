@@ -52,6 +52,8 @@ struct agent_platform {
     agent_sim_tree_t *sim_tree;                 // owned (sim): removed with the platform
     agent_sim_cache_t sim_cache;                // sim: the board's page cache between runs
     sim_op_t sim_op;                            // sim: the operating point in the tree
+    int64_t sim_start_us;                       // sim: monotonic time of the tree's modelled
+                                                // time 0 (its clock runs at sim.speed)
 };
 
 // A zeroed platform with ops and board type set. NULL with err on -ENOMEM.

@@ -3,10 +3,13 @@
  * samples it with the jetson platform's own code (agent_platform_jetson_new over the tree), so
  * that a sim board exercises the same readers as a real one. Modes are "set" by writing the
  * mode's clocks and online cores into the tree; nothing real changes. The session writes the
- * simulated trainer's rail powers into the tree during runs (agent_platform_sim_set_power). */
+ * simulated trainer's rail powers into the tree during runs (agent_platform_sim_set_power) and
+ * advances its thermal zones each loop tick (agent_platform_sim_tick), in modelled time:
+ * monotonic time since the tree was made times --sim-speed. */
 #include "agent_platform_internal.h"
 
 #include "jf_board_clocks.h"
+#include "jf_units.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -83,8 +86,8 @@ static void s_describe(agent_platform_t *self)
     (void) snprintf(was, sizeof was, "%s", self->describe);
     (void) snprintf(self->describe, sizeof self->describe,
                     "sim: simulated %s, board factors of '%s' with seed %llu, speed %g, scale %g, "
-                    "parameters %.300s, fake tree %.300s (temperatures a fixed placeholder, no "
-                    "CPU or GPU load: not modelled); read as %.1500s",
+                    "parameters %.300s, fake tree %.300s (temperatures from the stated thermal "
+                    "model, not calibrated; no CPU or GPU load: not modelled); read as %.1500s",
                     jf_board_type_name(self->board_type), self->sim.board,
                     (unsigned long long) self->sim.seed, self->sim.speed, self->sim.scale,
                     self->sim.params,
@@ -136,6 +139,7 @@ agent_platform_t *agent_platform_sim_new(const agent_platform_opts_t *opts, jf_e
     self->is_sim = true;
     self->sim_model = model;
     self->sim_tree = tree;
+    self->sim_start_us = jf_clock_mono_us(); // the tree's modelled time 0, give or take its start
     // The tree starts in the family's first mode (agent_sim_tree_new); it has an operating point.
     (void) sim_model_mode_op(model, opts->sim_type, jf_board_family(opts->sim_type)->modes[0].id,
                              &self->sim_op, NULL);
@@ -147,6 +151,12 @@ agent_platform_t *agent_platform_sim_new(const agent_platform_opts_t *opts, jf_e
     (void) snprintf(self->sim.board, sizeof self->sim.board, "%s", board);
     s_describe(self);
     return self;
+}
+
+// The tree's modelled time at monotonic time now_us: the time since it was made times the speed.
+static int64_t s_model_us(const agent_platform_t *self, int64_t now_us)
+{
+    return (int64_t) ((double) (now_us - self->sim_start_us) * self->sim.speed);
 }
 
 const agent_platform_sim_t *agent_platform_sim(const agent_platform_t *self)
@@ -165,5 +175,15 @@ int agent_platform_sim_set_power(agent_platform_t *self, const json_t *power_mw,
         return jf_err_set(err, -ENOTSUP, "%s platform: no simulated power monitor",
                           self->ops->name);
     }
-    return agent_sim_tree_set_power(self->sim_tree, power_mw, err);
+    return agent_sim_tree_set_power(self->sim_tree, power_mw, s_model_us(self, jf_clock_mono_us()),
+                                    err);
+}
+
+int agent_platform_sim_tick(agent_platform_t *self, int64_t now_us, jf_err_t *err)
+{
+    if (!self->is_sim) {
+        return jf_err_set(err, -ENOTSUP, "%s platform: no simulated thermal zones",
+                          self->ops->name);
+    }
+    return agent_sim_tree_advance(self->sim_tree, s_model_us(self, now_us), err);
 }

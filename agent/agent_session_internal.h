@@ -94,6 +94,7 @@ struct agent_session {
     agent_run_t run;
     jf_log_ratelimit_t rl_bad;
     jf_log_ratelimit_t rl_sample; // sampler warnings and samples energy cannot use
+    jf_log_ratelimit_t rl_sim;    // sim: thermal zones that could not be rewritten
 };
 
 // Sends an encoded message now (non-blocking). 0 if queued to the socket.

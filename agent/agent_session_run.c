@@ -461,9 +461,26 @@ static void s_begin_finish(agent_session_t *self, const agent_runner_outcome_t *
     }
 }
 
+// A sim board's thermal zones follow modelled time between power changes: the sampler reads
+// them in its own thread, so the loop rewrites them once per tick (docs/simulator.md, "Thermal").
+static void s_sim_tick(agent_session_t *self, int64_t now_us)
+{
+    jf_err_t err = {0};
+    uint64_t n = 0;
+    if (agent_platform_sim_tick(self->platform, now_us, &err) != 0 &&
+        jf_log_ratelimit_allow(&self->rl_sim, &n)) {
+        jf_log_warn("sim: %s; the temperatures stay as written, retrying next tick (%llu more "
+                    "suppressed)",
+                    err.msg, (unsigned long long) n);
+    }
+}
+
 void agent_session_run_tick(agent_session_t *self, int64_t now_us)
 {
     agent_run_t *r = &self->run;
+    if (agent_platform_sim(self->platform)) {
+        s_sim_tick(self, now_us);
+    }
     if (r->phase == AGENT_RUN_RUNNING) {
         agent_runner_read(r->runner, agent_session_on_record, self);
         agent_runner_tick(r->runner, now_us);

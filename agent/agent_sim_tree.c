@@ -1,10 +1,11 @@
 /* The fake board of a sim platform: writes the family's sysfs/proc/etc layout into a private
- * temporary directory and rewrites its clocks and rails (agent_sim_tree.h). */
+ * temporary directory and rewrites its clocks, rails and thermal zones (agent_sim_tree.h). */
 #include "agent_sim_tree.h"
 
 #include "agent_board_table.h"
 #include "agent_nvpmodel.h"
 #include "agent_sim_confs.h" // generated: the fixture confs (cmake/jf_embed_confs.cmake)
+#include "sim_thermal.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,7 +26,14 @@ typedef struct s_rail {
     char voltage[S_PATH_MAX];
     char current[S_PATH_MAX];
     char power[S_PATH_MAX]; // "" when the driver has no power file
+    double mw;              // power written last, mW
 } s_rail_t;
+
+typedef struct s_zone {
+    char temp[S_PATH_MAX]; // the zone's temp file, relative to the sysfs root
+    size_t param;          // its index in board.zones (and the thermal state)
+    int64_t written_mc;    // value written last (INT64_MIN: none yet)
+} s_zone_t;
 
 struct agent_sim_tree {
     char dir[PATH_MAX];
@@ -36,6 +44,10 @@ struct agent_sim_tree {
     int n_cpus;
     size_t n_rails;
     s_rail_t rails[SIM_RAILS_MAX];
+    sim_board_params_t board; // a copy: the thermal state borrows its zones
+    sim_thermal_t thermal;    // the zones' temperatures, in modelled time
+    size_t n_zones;           // the layout's zones, thermal_zone0..n_zones-1
+    s_zone_t zones[SIM_ZONES_MAX];
 };
 
 // The L4T release line written for each JetPack generation of the table's newest layout.
@@ -197,6 +209,7 @@ static int s_write_ina(agent_sim_tree_t *self, const sim_board_params_t *b,
         int chan = f->first_channel + ch;
         (void) snprintf(r->name, sizeof r->name, "%s", p->name);
         r->idle_mw = p->idle_mw * o->factors.idle_power;
+        r->mw = r->idle_mw;
         char label[S_PATH_MAX], text[SIM_RAIL_NAME_MAX + 2];
         s_file(label, dir, &f->label, chan);
         s_file(r->voltage, dir, &f->voltage_mv, chan);
@@ -218,6 +231,62 @@ static int s_write_layout(agent_sim_tree_t *self, const sim_board_params_t *b,
         rc = s_write_ina(self, b, &self->layout->ina[i], o, err);
     }
     return rc;
+}
+
+// Zone n of the layout as thermal_zone<n> with its type file, tied to its parameters.
+static int s_add_zone(agent_sim_tree_t *self, size_t n, jf_err_t *err)
+{
+    const agent_board_layout_t *l = self->layout;
+    const char *type = l->zones[n].type;
+    size_t i = 0;
+    while (i < self->board.n_zones && strcmp(self->board.zones[i].type, type) != 0) {
+        i++;
+    }
+    if (i == self->board.n_zones || self->n_zones >= SIM_ZONES_MAX) {
+        return jf_err_set(err, -EINVAL, "sim: no thermal parameters for zone '%s' of %s", type,
+                          jf_board_type_name(l->type));
+    }
+    s_zone_t *z = &self->zones[self->n_zones++];
+    z->param = i;
+    z->written_mc = INT64_MIN;
+    char rel[S_PATH_MAX], text[SIM_ZONE_TYPE_MAX + 2];
+    (void) snprintf(z->temp, sizeof z->temp, "%s/thermal_zone%zu/temp", l->thermal_dir, n);
+    (void) snprintf(rel, sizeof rel, "%s/thermal_zone%zu/type", l->thermal_dir, n);
+    (void) snprintf(text, sizeof text, "%s\n", type);
+    return s_write_text(self->sysfs, rel, text, err);
+}
+
+// The layout's thermal zones (agent_board_table.c) as thermal_zone0.. in its order. The
+// parameters must list exactly these zones, modelled or offline; -EINVAL if not.
+static int s_write_zones(agent_sim_tree_t *self, jf_err_t *err)
+{
+    const agent_board_layout_t *l = self->layout;
+    int rc = 0;
+    size_t n = 0;
+    for (; rc == 0 && l->thermal_dir && n < AGENT_BOARD_ZONES_MAX && l->zones[n].type; n++) {
+        rc = s_add_zone(self, n, err);
+    }
+    if (rc == 0 && n != self->board.n_zones) {
+        rc = jf_err_set(err, -EINVAL,
+                        "sim: the %s parameters list %zu thermal zones, the sysfs layout %zu",
+                        jf_board_type_name(l->type), self->board.n_zones, n);
+    }
+    return rc;
+}
+
+// The board's heating power (docs/simulator.md, "Thermal"): its input rail where the family has
+// one; else the sum of its rails, which are then separate parts of the module.
+static double s_heating_mw(const agent_sim_tree_t *self)
+{
+    const char *input = self->layout->input_rail;
+    double sum_mw = 0.0;
+    for (size_t i = 0; i < self->n_rails; i++) {
+        if (input && strcmp(self->rails[i].name, input) == 0) {
+            return self->rails[i].mw;
+        }
+        sum_mw += self->rails[i].mw;
+    }
+    return sum_mw;
 }
 
 // 0 if the conf has exactly the model's modes (ids and names, in order), else -EINVAL: the model
@@ -310,15 +379,20 @@ agent_sim_tree_t *agent_sim_tree_new(const agent_sim_tree_opts_t *opts, jf_err_t
     }
     self->layout = all[0];
     self->n_cpus = b->cpu_cores;
+    self->board = *b;
     sim_op_t op = {0};
     int rc = s_make_dir(self, opts->tmp_dir, err);
     rc = rc ? rc : s_write_identity(self, opts->type, err);
     rc = rc ? rc : s_write_conf(self, opts->type, b, err);
     rc = rc ? rc : s_write_proc(self, b, err);
     rc = rc ? rc : s_write_layout(self, b, opts, err);
+    rc = rc ? rc : s_write_zones(self, err);
     rc = rc ? rc : sim_model_mode_op(opts->model, opts->type, fam->modes[0].id, &op, err);
     rc = rc ? rc : agent_sim_tree_set_op(self, &op, err);
-    rc = rc ? rc : agent_sim_tree_set_power(self, NULL, err);
+    if (rc == 0) {
+        sim_thermal_init(&self->thermal, &self->board, s_heating_mw(self), 0); // idle for long
+        rc = agent_sim_tree_set_power(self, NULL, 0, err);
+    }
     if (rc != 0) {
         agent_sim_tree_destroy(&self);
     }
@@ -367,14 +441,43 @@ static int s_write_rail(agent_sim_tree_t *self, const s_rail_t *r, double mw, jf
     return rc;
 }
 
-int agent_sim_tree_set_power(agent_sim_tree_t *self, const json_t *power_mw, jf_err_t *err)
+// Each zone's temperature as the thermal state has it, written where it changed.
+static int s_write_temps(agent_sim_tree_t *self, jf_err_t *err)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < self->n_zones; i++) {
+        s_zone_t *z = &self->zones[i];
+        int64_t mc = sim_thermal_zone_mc(&self->thermal, z->param);
+        if (mc != z->written_mc) {
+            rc = s_write_value(self->sysfs, z->temp, (long long) mc, err);
+            z->written_mc = rc == 0 ? mc : INT64_MIN;
+        }
+    }
+    return rc;
+}
+
+int agent_sim_tree_set_power(agent_sim_tree_t *self, const json_t *power_mw, int64_t model_us,
+                             jf_err_t *err)
 {
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < self->n_rails; i++) {
         const json_t *v = power_mw ? json_object_get(power_mw, self->rails[i].name) : NULL;
         double mw = json_is_number(v) ? json_number_value(v) : self->rails[i].idle_mw;
         mw = isfinite(mw) && mw >= 0 ? mw : self->rails[i].idle_mw; // nonsense: idle
+        self->rails[i].mw = mw;
         rc = s_write_rail(self, &self->rails[i], mw, err);
     }
-    return rc;
+    sim_thermal_set_power(&self->thermal, s_heating_mw(self), model_us);
+    return rc ? rc : s_write_temps(self, err);
+}
+
+int agent_sim_tree_advance(agent_sim_tree_t *self, int64_t model_us, jf_err_t *err)
+{
+    sim_thermal_advance(&self->thermal, model_us);
+    return s_write_temps(self, err);
+}
+
+int64_t agent_sim_tree_heating_mw(const agent_sim_tree_t *self)
+{
+    return llround(self->thermal.power_mw);
 }

@@ -2,13 +2,15 @@
  * proc and etc tree in the layout of the simulated Jetson family (agent_board_table.h): device
  * tree, nv_tegra_release, the family's nvpmodel.conf (the fixture conf of
  * tests/fixtures/nvpmodel/, embedded at build time), CPU present/online and cpufreq, GPU devfreq,
- * EMC clock, the INA3221 rails, /proc/stat and /proc/meminfo. The real jetson readers then run
- * over it, and the jetson platform takes the board's modes from its conf.
+ * EMC clock, the INA3221 rails, the thermal zones, /proc/stat and /proc/meminfo. The real jetson
+ * readers then run over it, and the jetson platform takes the board's modes from its conf.
  * Values come from the performance model's parameters (sim_params.h): RAM, idle rail power
- * scaled by the board's idle-power factor, the power modes' clocks. Rails are rewritten in place
- * (same inode, fixed-width text), so a reader that opened them once sees every update. What
- * the model does not give is not invented: CPU times stay constant (so no load is reported) and
- * there are no thermal zones (no temperature is reported). Not a sampler, not thread-safe. */
+ * scaled by the board's idle-power factor, the power modes' clocks, and the zones' temperatures
+ * from the stated (not calibrated) first-order thermal model of sim_thermal.h, in modelled time
+ * given by the caller. Rails and temperatures are rewritten in place (same inode, fixed-width
+ * text), so a reader that opened them once sees every update. What the model does not give is
+ * not invented: CPU times stay constant (so no load is reported), and a zone the parameters mark
+ * offline reads -256 C (left out by the reader). Not a sampler, not thread-safe. */
 #ifndef AGENT_SIM_TREE_H
 #define AGENT_SIM_TREE_H
 
@@ -33,9 +35,11 @@ typedef struct agent_sim_tree_opts {
 } agent_sim_tree_opts_t;
 
 // Creates the directory and writes the tree, idle, in the family's highest power mode
-// (the first of jf_board.h). Returns NULL with err: -EINVAL for a type the model has no
-// parameters, layout or conf for, or whose conf lists other modes than the model, or the errno
-// of a file that could not be written (the directory is removed again). Caller owns the result; release with agent_sim_tree_destroy.
+// (the first of jf_board.h), its zones at the idle steady state (modelled time 0). Returns NULL
+// with err: -EINVAL for a type the model has no parameters, layout or conf for, whose conf lists
+// other modes than the model, or whose thermal parameters list other zones than the layout; or
+// the errno of a file that could not be written (the directory is removed again). Caller owns
+// the result; release with agent_sim_tree_destroy.
 agent_sim_tree_t *agent_sim_tree_new(const agent_sim_tree_opts_t *opts, jf_err_t *err);
 
 // Removes the directory and everything in it, frees self and sets *self_p to NULL. Accepts NULL
@@ -51,10 +55,23 @@ const char *agent_sim_tree_etc_root(const agent_sim_tree_t *self);
 // Returns 0 or the errno of a file that could not be written, with err.
 int agent_sim_tree_set_op(agent_sim_tree_t *self, const sim_op_t *op, jf_err_t *err);
 
-// Writes rail powers: power_mw is an object {rail name: mW} (the trainer's sim_power_mw); a rail
-// it does not name, or NULL, gets its idle power. Voltage AGENT_SIM_TREE_RAIL_MV and current so
-// that V x I is the power (to the mA), plus the power file where the driver has one. Returns 0
-// or the errno of a file that could not be written, with err.
-int agent_sim_tree_set_power(agent_sim_tree_t *self, const json_t *power_mw, jf_err_t *err);
+// Writes rail powers at modelled time model_us (us since the tree was made, when the thermal
+// state starts at the idle steady state): power_mw is an object {rail name: mW} (the trainer's
+// sim_power_mw); a rail it does not name, or NULL, gets its idle power. Voltage
+// AGENT_SIM_TREE_RAIL_MV and current so that V x I is the power (to the mA), plus the power file
+// where the driver has one. The zones are first advanced to model_us under the old power, then
+// head for the new power's steady state (docs/simulator.md, "Thermal"); their temp files are
+// rewritten. Returns 0 or the errno of a file that could not be written, with err.
+int agent_sim_tree_set_power(agent_sim_tree_t *self, const json_t *power_mw, int64_t model_us,
+                             jf_err_t *err);
+
+// Advances the zones to modelled time model_us under the power in force and rewrites the temp
+// files that changed (a time before the last update changes nothing). Returns 0 or the errno of
+// a file that could not be written, with err.
+int agent_sim_tree_advance(agent_sim_tree_t *self, int64_t model_us, jf_err_t *err);
+
+// The heating power the zones follow now: the input rail's power where the family has one, else
+// the sum of the rails; mW.
+int64_t agent_sim_tree_heating_mw(const agent_sim_tree_t *self);
 
 #endif

@@ -20,6 +20,8 @@
 #define SIM_RAIL_NAME_MAX         JF_POWER_MODE_NAME_MAX // longest rail name, without the NUL
 #define SIM_MEDIA_MAX             8                      // storage media (jf_run_spec_media)
 #define SIM_WORKLOADS_MAX         8                      // workloads (model and dataset pairs)
+#define SIM_ZONES_MAX             16                     // thermal zones per board
+#define SIM_ZONE_TYPE_MAX         31                     // longest zone type, without the NUL
 
 // The dynamic power components that rails draw on.
 typedef enum sim_load {
@@ -48,6 +50,15 @@ typedef struct sim_mode_params {
     int gpu_cores;                         // CUDA cores left by the mode's TPC power gating
 } sim_mode_params_t;
 
+// One thermal zone as the kernel names it (thermal_zoneN/type), and its first-order model
+// (docs/simulator.md, "Thermal"): T_ss = ambient_c + r_c_per_w x P, approached with tau_s.
+typedef struct sim_zone_params {
+    char type[SIM_ZONE_TYPE_MAX + 1]; // "CPU-therm", "tj-thermal", ...
+    bool offline;                     // a power-gated sensor: reads -256 C; r and tau unused
+    double r_c_per_w;                 // degrees C per W of the board's heating power
+    double tau_s;                     // time constant, modelled s (> 0 unless offline)
+} sim_zone_params_t;
+
 // One board type: specifications, memory budget, power and modes.
 typedef struct sim_board_params {
     bool present;                      // the file describes this type
@@ -68,6 +79,9 @@ typedef struct sim_board_params {
     sim_rail_params_t rails[SIM_RAILS_MAX];
     size_t n_modes; // entries used in modes, same order as jf_board.h
     sim_mode_params_t modes[JF_POWER_MODES_MAX];
+    double ambient_c; // the thermal model's ambient, degrees C
+    size_t n_zones;   // entries used in zones: the modelled ones, then the offline ones
+    sim_zone_params_t zones[SIM_ZONES_MAX];
 } sim_board_params_t;
 
 // One storage medium.
@@ -121,7 +135,7 @@ typedef struct sim_variability_params {
     double run_fetch_sigma;        // per-epoch fetch time noise
 } sim_variability_params_t;
 
-// The whole parameter set (plain value record; about 20 kB).
+// The whole parameter set (plain value record; about 30 kB).
 typedef struct sim_params {
     sim_global_params_t model;
     sim_variability_params_t variability;

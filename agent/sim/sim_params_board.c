@@ -1,7 +1,8 @@
 /* The board part of the parameter loader (sim_params_internal.h): one record per Jetson type
- * with its specifications, power (dynamic figures, rails) and nvpmodel modes. The modes must be
- * exactly jf_board.h's (same ids and names), so that the names stay defined in one place and
- * this file only adds their operating points. docs/simulator.md documents the keys. */
+ * with its specifications, power (dynamic figures, rails), nvpmodel modes and thermal zones
+ * (sim_params_thermal.c). The modes must be exactly jf_board.h's (same ids and names), so that
+ * the names stay defined in one place and this file only adds their operating points.
+ * docs/simulator.md documents the keys. */
 #include "sim_params_internal.h"
 
 #include <errno.h>
@@ -16,7 +17,7 @@
 #define S_MW_MAX         1e6
 #define S_SHARE_MAX      10.0 // a rail's share of a component's dynamic power
 
-static const char *const s_board_nested[] = {"power", "rails", "modes"};
+static const char *const s_board_nested[] = {"power", "rails", "modes", "thermal"};
 static const char *const s_name_key[] = {"name"};
 static const jf_board_type_t s_jetsons[] = {JF_BOARD_AGX_XAVIER, JF_BOARD_XAVIER_NX, JF_BOARD_NANO,
                                             JF_BOARD_ORIN_AGX, JF_BOARD_ORIN_NANO};
@@ -231,6 +232,7 @@ static int s_parse_board(sim_params_t *p, jf_board_type_t type, const jf_yaml_no
     rc = rc != 0 ? rc : sim_params_record(power, &s_power, power_ctx, b, err);
     rc = rc != 0 ? rc : s_parse_rails(b, map, ctx, err);
     rc = rc != 0 ? rc : s_parse_modes(b, type, map, ctx, err);
+    rc = rc != 0 ? rc : sim_params_parse_thermal(b, map, ctx, err);
     b->present = rc == 0;
     return rc;
 }

@@ -1,6 +1,6 @@
 /* Private to sim_params*.c: the field tables that map a YAML mapping's keys onto a record (one
  * row per key: where it goes, its range in file units, its conversion to SI units), and the
- * board part of the loader (sim_params_board.c). */
+ * board part of the loader (sim_params_board.c, its thermal part sim_params_thermal.c). */
 #ifndef SIM_PARAMS_INTERNAL_H
 #define SIM_PARAMS_INTERNAL_H
 
@@ -68,5 +68,11 @@ int sim_params_record(const jf_yaml_node_t *map, const sim_params_table_t *table
 // Reads root's `boards` into p->boards: every Jetson type of jf_board.h, nothing else. Returns 0
 // or -EINVAL with err naming the position.
 int sim_params_parse_boards(sim_params_t *p, const jf_yaml_node_t *root, jf_err_t *err);
+
+// Reads a board's `thermal` mapping (board_map's key; board_ctx names the board) into
+// b->ambient_c and b->zones: the modelled zones, then the offline ones. Returns 0 or -EINVAL with
+// err naming the position.
+int sim_params_parse_thermal(sim_board_params_t *b, const jf_yaml_node_t *board_map,
+                             const char *board_ctx, jf_err_t *err);
 
 #endif

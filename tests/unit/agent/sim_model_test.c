@@ -703,6 +703,18 @@ static const t_bad_params_t t_bad_params[] = {
      "unknown key 'extra' in the parameter file"},
     {"    gpu_efficiency: 0.265         # FITTED", NULL, "    gpu_efficiency: 0 #",
      "    gpu_efficiency: 0 #", "'gpu_efficiency': 0 is out of range"},
+    // Thermal zones (docs/simulator.md, "Thermal").
+    {"{type: CPU-therm, r_c_per_w: 3.0, tau_s: 60}", NULL,
+     "{type: CPU-therm, r_c_per_w: 3.0, tau_s: 0}", "{type: CPU-therm, r_c_per_w: 3.0, tau_s: 0}",
+     "'tau_s': 0 is out of range [0.001, 1e+06] in zone 1 of thermal of board 'xavier-nx'"},
+    {"{type: GPU-therm, r_c_per_w: 3.0,", NULL, "{type: CPU-therm, r_c_per_w: 3.0,",
+     "CPU-therm, r_c_per_w: 3.0, tau_s: 60}        # assumed: GPU",
+     "zone 'CPU-therm' listed twice in thermal of board 'xavier-nx'"},
+    {"    thermal:                      # docs: \"Thermal\"; zones of agent_board_table.c\n",
+     NULL, "    thermals:\n", "    thermals:", "unknown key 'thermals' in board 'nano'"},
+    {"[cv0-thermal,", NULL, "[cv0 thermal,", "[cv0 thermal,",
+     "zone type in thermal of board 'orin-agx' must be 1 to 31 of [A-Za-z0-9_-], got 'cv0 "
+     "thermal'"},
 };
 
 static void test_params_reject_malformed_files(void **state)
