@@ -76,7 +76,7 @@ def main():
     ap.add_argument("--only", action="append")
     a = ap.parse_args()
     print("| workload | rounds | absent samples/s | off samples/s | on samples/s | on/off "
-          "median (min-max) | off/absent median (min-max) | sampler CPU %% of a core | "
+          "median (min-max) | off/absent median (min-max) | sampler CPU % of a core | "
           "sampler us/sample | samples late/missed |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     modes = (None, 0, a.rate)

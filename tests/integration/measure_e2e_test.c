@@ -13,6 +13,7 @@
  * set through the helper, read back into the measure record, shown by the CLI, and every file
  * of the tree restored afterwards. */
 #include "agent_storage.h"
+#include "jft_check.h"
 #include "jft_fleet.h"
 #include "jft_fs.h"
 
@@ -199,16 +200,7 @@ static void t_start_nx(t_ctx_t *c, int i, bool helper)
 
 static char *t_cli(jft_fleet_t *f, int expect_rc, const char *const *args)
 {
-    char out[PATH_MAX + 16];
-    (void) snprintf(out, sizeof out, "%s/cli.out", f->dir);
-    int rc = jft_fleet_cli(f, out, 120000, args);
-    char *text = jft_read_file(out, NULL);
-    if (rc != expect_rc) {
-        fprintf(stderr, "jetfleet %s exited %d:\n%s\n", args[0], rc, text ? text : "");
-    }
-    assert_int_equal(rc, expect_rc);
-    assert_non_null(text);
-    return text;
+    return jft_cli_expect(f, expect_rc, 120000, args);
 }
 
 static long long t_int(jft_fleet_t *f, const char *sql)

@@ -5,6 +5,7 @@
  * alone at full speed, reports the model's energy per rail and epoch (sim_model_energy_mj); the
  * stored epoch energies must agree with it within the bound below, and the records, the measure
  * record and `jetfleet results` must say that the energy is simulated. */
+#include "jft_check.h"
 #include "jft_fleet.h"
 #include "jft_fs.h"
 
@@ -67,15 +68,7 @@ static int s_teardown(void **state)
 
 static char *s_cli(jft_fleet_t *f, const char *const *args)
 {
-    char out[PATH_MAX + 16];
-    (void) snprintf(out, sizeof out, "%s/cli.out", f->dir);
-    int rc = jft_fleet_cli(f, out, 60000, args);
-    char *text = jft_read_file(out, NULL);
-    if (rc != 0) {
-        fprintf(stderr, "jetfleet %s exited %d:\n%s\n", args[0], rc, text ? text : "");
-    }
-    assert_int_equal(rc, 0);
-    return text;
+    return jft_cli_expect(f, 0, 60000, args);
 }
 
 static long long s_int(jft_fleet_t *f, const char *sql)

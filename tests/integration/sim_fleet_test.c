@@ -4,6 +4,7 @@
  * failed with oom where the model says so (both workloads on the Nano at batch 16); epochs are stored, every
  * board and record says platform sim, energy is measured in modelled time and labelled
  * simulated, and `jetfleet results` marks the rows as simulated. */
+#include "jft_check.h"
 #include "jft_fleet.h"
 #include "jft_fs.h"
 
@@ -55,15 +56,7 @@ static int s_teardown(void **state)
 
 static char *s_cli(jft_fleet_t *f, int expect_rc, const char *const *args)
 {
-    char out[PATH_MAX + 16];
-    (void) snprintf(out, sizeof out, "%s/cli.out", f->dir);
-    int rc = jft_fleet_cli(f, out, 120000, args);
-    char *text = jft_read_file(out, NULL);
-    if (rc != expect_rc) {
-        fprintf(stderr, "jetfleet %s exited %d:\n%s\n", args[0], rc, text ? text : "");
-    }
-    assert_int_equal(rc, expect_rc);
-    return text;
+    return jft_cli_expect(f, expect_rc, 120000, args);
 }
 
 static long long s_sql(jft_fleet_t *f, const char *sql)

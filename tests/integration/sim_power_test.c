@@ -3,6 +3,7 @@
  * nvpmodel mode and one custom point, both with DVFS off: every run is done, the custom point is
  * the model's operating point (its epochs are slower at the lowest GPU clock than the mode's on
  * the same board), the measure record says what was in force, and `jetfleet runs` shows it. */
+#include "jft_check.h"
 #include "jft_fleet.h"
 #include "jft_fs.h"
 
@@ -45,16 +46,7 @@ static int s_teardown(void **state)
 
 static char *s_cli(jft_fleet_t *f, int expect_rc, const char *const *args)
 {
-    char out[PATH_MAX + 16];
-    (void) snprintf(out, sizeof out, "%s/cli.out", f->dir);
-    int rc = jft_fleet_cli(f, out, 120000, args);
-    char *text = jft_read_file(out, NULL);
-    if (rc != expect_rc) {
-        fprintf(stderr, "jetfleet %s exited %d:\n%s\n", args[0], rc, text ? text : "");
-    }
-    assert_int_equal(rc, expect_rc);
-    assert_non_null(text);
-    return text;
+    return jft_cli_expect(f, expect_rc, 120000, args);
 }
 
 static long long s_sql(jft_fleet_t *f, const char *sql)

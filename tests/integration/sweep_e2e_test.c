@@ -1,6 +1,7 @@
 /* Integration: a coordinator and 3 agents on 127.0.0.1 run a 6-run LeNet-5 sweep end to end
  * through the CLI; every run is done exactly once with its epoch records stored, resubmitting
  * adds nothing, and the exports are tidy tables. */
+#include "jft_check.h"
 #include "jft_fleet.h"
 #include "jft_fs.h"
 
@@ -37,15 +38,7 @@ static int s_teardown(void **state)
 
 static char *s_cli(jft_fleet_t *f, int expect_rc, const char *const *args)
 {
-    char out[PATH_MAX + 16];
-    (void) snprintf(out, sizeof out, "%s/cli.out", f->dir);
-    int rc = jft_fleet_cli(f, out, 120000, args);
-    char *text = jft_read_file(out, NULL);
-    if (rc != expect_rc) {
-        fprintf(stderr, "jetfleet %s exited %d:\n%s\n", args[0], rc, text ? text : "");
-    }
-    assert_int_equal(rc, expect_rc);
-    return text;
+    return jft_cli_expect(f, expect_rc, 120000, args);
 }
 
 static void s_check_store(jft_fleet_t *f)

@@ -4,6 +4,7 @@
 #include "agent_diskstats.h"
 #include "jf_fs.h"
 #include "jf_units.h"
+#include "jft_check.h"
 #include "jft_fs.h"
 
 #include <errno.h>
@@ -27,18 +28,6 @@
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-static char *t_fixture_text(const char *name)
-{
-    char rel[PATH_MAX], path[PATH_MAX];
-    (void) snprintf(rel, sizeof rel, "proc/%s", name);
-    jft_fixture(rel, path);
-    char *text = jft_read_file(path, NULL);
-    if (!text) {
-        fail_msg("cannot read fixture %s", path);
-    }
-    return text;
-}
-
 // A fresh directory under $TMPDIR, which main() points at a filesystem with a page cache.
 static void t_tmpdir(char *out)
 {
@@ -48,26 +37,6 @@ static void t_tmpdir(char *out)
 static void t_rmtree(const char *dir)
 {
     jft_tmpdir_remove(dir);
-}
-
-static void t_path(char *out, const char *dir, const char *rel)
-{
-    int n = snprintf(out, PATH_MAX, "%s/%s", dir, rel);
-    assert_true(n > 0 && n < PATH_MAX);
-}
-
-static void t_write(const char *dir, const char *rel, const char *text)
-{
-    char p[PATH_MAX];
-    t_path(p, dir, rel);
-    assert_int_equal(jft_write_file(p, text), 0);
-}
-
-static void t_assert_err(int rc, const jf_err_t *err, int code, const char *frag)
-{
-    if (rc != code || err->code != code || !strstr(err->msg, frag)) {
-        fail_msg("expected %d with '%s', got %d: '%s'", code, frag, rc, err->msg);
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -109,7 +78,9 @@ static void test_diskstats_fixtures(void **state)
     size_t failed = 0;
     for (size_t i = 0; i < sizeof s_disk_fixtures / sizeof s_disk_fixtures[0]; i++) {
         const t_disk_row_t *r = &s_disk_fixtures[i];
-        char *text = t_fixture_text(r->fixture);
+        char rel[PATH_MAX];
+        jft_path(rel, "proc", r->fixture);
+        char *text = jft_fixture_text(rel);
         agent_disk_sample_t s = {.reads = -42};
         jf_err_t err = {0};
         int rc = agent_diskstats_parse(text, r->device, &s, &err);
@@ -219,7 +190,7 @@ static void t_write_diskstats(const char *root, int64_t nvme_reads)
     }
     (void) snprintf(text + n, cap - n, " 259       0 nvme0n1 %lld 0 2048 40 0 0 0 0 0 0 0\n",
                     (long long) nvme_reads);
-    t_write(root, "diskstats", text);
+    jft_write_at(root, "diskstats", text);
     free(text);
 }
 
@@ -244,17 +215,17 @@ static void test_diskstats_reader(void **state)
     assert_int_equal(b.reads, 250);
     assert_true(b.mono_us >= a.mono_us);
     // The device disappears (removed USB disk): an error, not zeros.
-    t_write(root, "diskstats", "8 0 sda 1 1 1 1 1 1 1 1 1 1 1\n");
-    t_assert_err(agent_diskstats_read(ds, &b, &err), &err, -ENOENT, "'nvme0n1'");
+    jft_write_at(root, "diskstats", "8 0 sda 1 1 1 1 1 1 1 1 1 1 1\n");
+    jft_expect_err(agent_diskstats_read(ds, &b, &err), &err, -ENOENT, "'nvme0n1'");
     assert_int_equal(b.reads, 250);
     // Past the size cap.
     char *big = malloc(AGENT_DISKSTATS_FILE_MAX_BYTES + 2);
     assert_non_null(big);
     memset(big, ' ', AGENT_DISKSTATS_FILE_MAX_BYTES + 1);
     big[AGENT_DISKSTATS_FILE_MAX_BYTES + 1] = '\0';
-    t_write(root, "diskstats", big);
+    jft_write_at(root, "diskstats", big);
     free(big);
-    t_assert_err(agent_diskstats_read(ds, &b, &err), &err, -EFBIG, "/diskstats: larger than");
+    jft_expect_err(agent_diskstats_read(ds, &b, &err), &err, -EFBIG, "/diskstats: larger than");
     agent_diskstats_destroy(&ds);
     assert_null(ds);
     agent_diskstats_destroy(&ds);
@@ -273,13 +244,13 @@ static void test_diskstats_new_errors(void **state)
                          ".sda",   "nvme0n1 ", "abcdefghijklmnopqrstuvwxyz012345"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         assert_null(agent_diskstats_new(root, bad[i], &err));
-        t_assert_err(err.code, &err, -EINVAL, "is not a block device name");
+        jft_expect_err(err.code, &err, -EINVAL, "is not a block device name");
     }
     assert_null(agent_diskstats_new(root, "nvme0n1", &err)); // no file yet
-    t_assert_err(err.code, &err, -ENOENT, "/diskstats: cannot open");
+    jft_expect_err(err.code, &err, -ENOENT, "/diskstats: cannot open");
     t_write_diskstats(root, 1);
     assert_null(agent_diskstats_new(root, "sda", &err));
-    t_assert_err(err.code, &err, -ENOENT, "no line for device 'sda'");
+    jft_expect_err(err.code, &err, -ENOENT, "no line for device 'sda'");
     assert_null(agent_diskstats_new(root, "sdz", NULL)); // err may be NULL
     t_rmtree(root);
 }
@@ -325,16 +296,16 @@ static void test_diskstats_rate(void **state)
     assert_int_equal(agent_diskstats_rate(&a, &idle, &r, &err), 0);
     assert_float_equal(r.reads_per_s, 0.0, 0.0);
     assert_float_equal(r.read_await_us, 0.0, 0.0);
-    t_assert_err(agent_diskstats_rate(&b, &a, &r, &err), &err, -EINVAL, "no time passed");
+    jft_expect_err(agent_diskstats_rate(&b, &a, &r, &err), &err, -EINVAL, "no time passed");
     agent_disk_sample_t other = b;
     (void) snprintf(other.device, sizeof other.device, "sda");
-    t_assert_err(agent_diskstats_rate(&a, &other, &r, &err), &err, -EINVAL, "'nvme0n1' and 'sda'");
+    jft_expect_err(agent_diskstats_rate(&a, &other, &r, &err), &err, -EINVAL, "'nvme0n1' and 'sda'");
     agent_disk_sample_t back = b;
     back.read_time_us = 10; // a 32-bit millisecond counter that wrapped
-    t_assert_err(agent_diskstats_rate(&a, &back, &r, &err), &err, -ERANGE, "went backwards");
+    jft_expect_err(agent_diskstats_rate(&a, &back, &r, &err), &err, -ERANGE, "went backwards");
     back = b;
     back.reads = 1;
-    t_assert_err(agent_diskstats_rate(&a, &back, &r, &err), &err, -ERANGE, "'nvme0n1'");
+    jft_expect_err(agent_diskstats_rate(&a, &back, &r, &err), &err, -ERANGE, "'nvme0n1'");
 }
 
 static void test_diskstats_json(void **state)

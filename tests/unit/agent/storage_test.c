@@ -7,6 +7,7 @@
 #include "agent_storage.h"
 #include "jf_fs.h"
 #include "jf_units.h"
+#include "jft_check.h"
 #include "jft_fs.h"
 
 #include <errno.h>
@@ -33,18 +34,6 @@
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-static char *t_fixture_text(const char *name)
-{
-    char rel[PATH_MAX], path[PATH_MAX];
-    (void) snprintf(rel, sizeof rel, "proc/%s", name);
-    jft_fixture(rel, path);
-    char *text = jft_read_file(path, NULL);
-    if (!text) {
-        fail_msg("cannot read fixture %s", path);
-    }
-    return text;
-}
-
 static bool t_is_ramfs(const char *dir)
 {
     struct statfs sf = {0};
@@ -63,30 +52,17 @@ static void t_rmtree(const char *dir)
     jft_tmpdir_remove(dir);
 }
 
-static void t_path(char *out, const char *dir, const char *rel)
-{
-    int n = snprintf(out, PATH_MAX, "%s/%s", dir, rel);
-    assert_true(n > 0 && n < PATH_MAX);
-}
-
 static void t_mkdir(const char *dir, const char *rel)
 {
     char p[PATH_MAX];
-    t_path(p, dir, rel);
+    jft_path(p, dir, rel);
     assert_int_equal(jf_fs_mkdir_p(p, 0755, NULL), 0);
-}
-
-static void t_write(const char *dir, const char *rel, const char *text)
-{
-    char p[PATH_MAX];
-    t_path(p, dir, rel);
-    assert_int_equal(jft_write_file(p, text), 0);
 }
 
 static void t_symlink(const char *dir, const char *rel, const char *target)
 {
     char p[PATH_MAX];
-    t_path(p, dir, rel);
+    jft_path(p, dir, rel);
     assert_int_equal(symlink(target, p), 0);
 }
 
@@ -94,7 +70,7 @@ static void t_symlink(const char *dir, const char *rel, const char *target)
 static void t_make_file(const char *dir, const char *rel, size_t size)
 {
     char p[PATH_MAX];
-    t_path(p, dir, rel);
+    jft_path(p, dir, rel);
     int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     assert_true(fd >= 0);
     char *data = malloc(size + 1);
@@ -115,13 +91,6 @@ static void t_read_whole(const char *path)
     while (read(fd, buf, sizeof buf) > 0) {
     }
     assert_int_equal(close(fd), 0);
-}
-
-static void t_assert_err(int rc, const jf_err_t *err, int code, const char *frag)
-{
-    if (rc != code || err->code != code || !strstr(err->msg, frag)) {
-        fail_msg("expected %d with '%s', got %d: '%s'", code, frag, rc, err->msg);
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -177,7 +146,9 @@ static void test_mount_fixtures(void **state)
     size_t failed = 0;
     for (size_t i = 0; i < sizeof s_mounts / sizeof s_mounts[0]; i++) {
         const t_mount_row_t *r = &s_mounts[i];
-        char *text = t_fixture_text(r->fixture);
+        char rel[PATH_MAX];
+        jft_path(rel, "proc", r->fixture);
+        char *text = jft_fixture_text(rel);
         agent_storage_mount_t m = {0};
         jf_err_t err = {0};
         int rc = agent_storage_find_mount(text, r->path, &m, &err);
@@ -323,8 +294,8 @@ static void t_make_sysfs(const char *root)
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
         t_mkdir(root, dirs[i]);
     }
-    t_write(root, "devices/platform/3460000.sdhci/block/mmcblk0/mmcblk0p1/partition", "1\n");
-    t_write(root, "devices/platform/nvme/block/nvme0n1/nvme0n1p1/partition", "1\n");
+    jft_write_at(root, "devices/platform/3460000.sdhci/block/mmcblk0/mmcblk0p1/partition", "1\n");
+    jft_write_at(root, "devices/platform/nvme/block/nvme0n1/nvme0n1p1/partition", "1\n");
     t_symlink(root, "dev/block/179:1",
               "../../devices/platform/3460000.sdhci/block/mmcblk0/mmcblk0p1");
     t_symlink(root, "dev/block/259:0", "../../devices/platform/nvme/block/nvme0n1");
@@ -368,8 +339,8 @@ static void t_lab_new(t_lab_t *lab)
 {
     t_tmpdir(lab->tmp);
     assert_non_null(realpath(lab->tmp, lab->dir));
-    t_path(lab->proc, lab->dir, "proc");
-    t_path(lab->sysfs, lab->dir, "sys");
+    jft_path(lab->proc, lab->dir, "proc");
+    jft_path(lab->sysfs, lab->dir, "sys");
     const char *dirs[] = {"proc/self", "sys", "nvme/ds", "sd/ds", "plain/ds"};
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
         t_mkdir(lab->dir, dirs[i]);
@@ -382,7 +353,7 @@ static void t_lab_new(t_lab_t *lab)
                     "127 26 259:1 / %s/nvme rw,relatime shared:68 - ext4 /dev/nvme0n1p1 rw\n"
                     "130 26 179:33 / %s/sd rw,relatime shared:70 - ext4 /dev/mmcblk1p1 rw\n",
                     lab->dir, lab->dir);
-    t_write(lab->proc, "self/mountinfo", text);
+    jft_write_at(lab->proc, "self/mountinfo", text);
     lab->roots = (agent_storage_roots_t){.proc_root = lab->proc, .sysfs_root = lab->sysfs};
 }
 
@@ -394,26 +365,26 @@ static void test_locate(void **state)
     char path[PATH_MAX], want[PATH_MAX];
     agent_storage_mount_t m = {0};
     jf_err_t err = {0};
-    t_path(path, lab.dir, "nvme/ds");
-    t_path(want, lab.dir, "nvme");
+    jft_path(path, lab.dir, "nvme/ds");
+    jft_path(want, lab.dir, "nvme");
     assert_int_equal(agent_storage_locate(&lab.roots, path, &m, &err), 0);
     assert_string_equal(m.mount_point, want);
     assert_string_equal(m.disk, "nvme0n1");
-    t_path(path, lab.dir, "link"); // resolved before the lookup
+    jft_path(path, lab.dir, "link"); // resolved before the lookup
     assert_int_equal(agent_storage_locate(&lab.roots, path, &m, &err), 0);
     assert_string_equal(m.mount_point, want);
-    t_path(path, lab.dir, "plain/ds");
+    jft_path(path, lab.dir, "plain/ds");
     assert_int_equal(agent_storage_locate(&lab.roots, path, &m, &err), 0);
     assert_string_equal(m.mount_point, "/");
     assert_string_equal(m.disk, "mmcblk0");
-    t_path(path, lab.dir, "missing");
-    t_assert_err(agent_storage_locate(&lab.roots, path, &m, &err), &err, -ENOENT, "/missing'");
+    jft_path(path, lab.dir, "missing");
+    jft_expect_err(agent_storage_locate(&lab.roots, path, &m, &err), &err, -ENOENT, "/missing'");
     agent_storage_roots_t no_proc = {.proc_root = lab.sysfs, .sysfs_root = lab.sysfs};
-    t_path(path, lab.dir, "nvme/ds");
-    t_assert_err(agent_storage_locate(&no_proc, path, &m, &err), &err, -ENOENT,
+    jft_path(path, lab.dir, "nvme/ds");
+    jft_expect_err(agent_storage_locate(&no_proc, path, &m, &err), &err, -ENOENT,
                  "/sys/self/mountinfo: cannot open");
-    t_write(lab.proc, "self/mountinfo", "1 0 8:1 / / rw\n");
-    t_assert_err(agent_storage_locate(&lab.roots, path, &m, &err), &err, -EINVAL, "mountinfo:1:");
+    jft_write_at(lab.proc, "self/mountinfo", "1 0 8:1 / / rw\n");
+    jft_expect_err(agent_storage_locate(&lab.roots, path, &m, &err), &err, -EINVAL, "mountinfo:1:");
     t_rmtree(lab.tmp);
 }
 
@@ -450,9 +421,9 @@ static void test_check(void **state)
     for (size_t i = 0; i < sizeof s_checks / sizeof s_checks[0]; i++) {
         const t_check_row_t *r = &s_checks[i];
         char ds[PATH_MAX], mount[PATH_MAX];
-        t_path(ds, lab.dir, r->dataset);
+        jft_path(ds, lab.dir, r->dataset);
         bool absolute = r->mount[0] == '/'; // else under the lab directory
-        t_path(mount, absolute ? "" : lab.dir, absolute ? r->mount + 1 : r->mount);
+        jft_path(mount, absolute ? "" : lab.dir, absolute ? r->mount + 1 : r->mount);
         agent_storage_medium_t medium = {.name = r->medium, .mount = mount};
         agent_storage_mount_t m = {.major = 4242};
         jf_err_t err = {0};
@@ -497,7 +468,7 @@ static void test_locate_real(void **state)
 static void t_script(const char *dir, const char *name, const char *body, mode_t mode)
 {
     char p[PATH_MAX];
-    t_path(p, dir, name);
+    jft_path(p, dir, name);
     assert_int_equal(jft_write_file(p, body), 0);
     assert_int_equal(chmod(p, mode), 0);
 }
@@ -537,7 +508,7 @@ static void test_drop_caches(void **state)
     for (size_t i = 0; i < sizeof s_helpers / sizeof s_helpers[0]; i++) {
         const t_helper_row_t *r = &s_helpers[i];
         char helper[PATH_MAX];
-        t_path(helper, dir, r->name);
+        jft_path(helper, dir, r->name);
         if (r->body) {
             t_script(dir, r->name, r->body, r->mode);
         }
@@ -564,7 +535,7 @@ static void test_drop_caches_argv(void **state)
              "#!/bin/sh\nread line\n[ \"$line|$#|$1|$2\" = 'drop-caches|2|--root|/x y' ] || "
              "{ echo \"got $line|$#|$1|$2\"; exit 9; }\n",
              0755);
-    t_path(helper, dir, "args");
+    jft_path(helper, dir, "args");
     const char *const argv[] = {helper, "--root", "/x y", NULL};
     jf_err_t err = {0};
     if (agent_storage_drop_caches_argv(argv, INT64_C(5) * 1000000, &err) != 0) {
@@ -601,7 +572,7 @@ static void test_residency_walk(void **state)
     t_symlink(dir, "link-file", "odd");
     t_symlink(dir, "link-dir", "sub");
     t_symlink(dir, "link-out", "/etc");
-    t_path(fifo, dir, "fifo");
+    jft_path(fifo, dir, "fifo");
     assert_int_equal(mkfifo(fifo, 0644), 0);
     int64_t total = (int64_t) (0 + 1 + page + 10000 + 3 * page + 5 + 64 * page);
     agent_residency_t r = {0};
@@ -612,7 +583,7 @@ static void test_residency_walk(void **state)
     assert_int_equal(r.total_bytes, total);
     assert_true(r.resident_bytes >= 0 && r.resident_bytes <= total);
     assert_int_equal(agent_residency_measure(dir, 6, &r, &err), 0); // exactly at the limit
-    t_assert_err(agent_residency_measure(dir, 5, &r, &err), &err, -E2BIG, "more than 5 files");
+    jft_expect_err(agent_residency_measure(dir, 5, &r, &err), &err, -E2BIG, "more than 5 files");
     assert_int_equal(agent_residency_evict(dir, 100, &r, &err), 0);
     assert_int_equal(r.files, 6);
     assert_int_equal(r.total_bytes, total);
@@ -635,7 +606,7 @@ static void test_residency_values(void **state)
     size_t page = (size_t) sysconf(_SC_PAGESIZE);
     size_t size = 256 * page + 123;
     t_make_file(dir, "data", size);
-    t_path(file, dir, "data");
+    jft_path(file, dir, "data");
     int fd = open(file, O_RDONLY | O_CLOEXEC);
     assert_true(fd >= 0);
     assert_int_equal(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
@@ -675,13 +646,13 @@ static void test_residency_errors(void **state)
     assert_false(agent_residency_fraction(&r, &fraction));
     assert_float_equal(fraction, -1, 0.0);
     r.files = -42;
-    t_path(path, dir, "missing");
-    t_assert_err(agent_residency_measure(path, 10, &r, &err), &err, -ENOENT, "/missing'");
+    jft_path(path, dir, "missing");
+    jft_expect_err(agent_residency_measure(path, 10, &r, &err), &err, -ENOENT, "/missing'");
     t_make_file(dir, "file", 10);
-    t_path(path, dir, "file");
-    t_assert_err(agent_residency_evict(path, 10, &r, &err), &err, -ENOTDIR, "/file'");
-    t_assert_err(agent_residency_measure(dir, -1, &r, &err), &err, -EINVAL, "max_files -1");
-    t_assert_err(agent_residency_measure(dir, AGENT_RESIDENCY_FILES_MAX + 1, &r, &err), &err,
+    jft_path(path, dir, "file");
+    jft_expect_err(agent_residency_evict(path, 10, &r, &err), &err, -ENOTDIR, "/file'");
+    jft_expect_err(agent_residency_measure(dir, -1, &r, &err), &err, -EINVAL, "max_files -1");
+    jft_expect_err(agent_residency_measure(dir, AGENT_RESIDENCY_FILES_MAX + 1, &r, &err), &err,
                  -EINVAL, "is not in [0, ");
     assert_int_equal(r.files, -42);
     // Deeper than the walk goes.
@@ -691,7 +662,7 @@ static void test_residency_errors(void **state)
         size_t n = strlen(rel);
         (void) snprintf(rel + n, sizeof rel - n, "/d");
     }
-    t_assert_err(agent_residency_measure(dir, 10, &r, &err), &err, -ELOOP, "deeper than 32");
+    jft_expect_err(agent_residency_measure(dir, 10, &r, &err), &err, -ELOOP, "deeper than 32");
     t_rmtree(dir);
 }
 

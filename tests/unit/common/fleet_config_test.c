@@ -3,6 +3,7 @@
  * fails with its code and file:line:col (table-driven). */
 #include "jf_fleet_config.h"
 
+#include "jft_config.h"
 #include "jft_fs.h"
 
 #include <dirent.h>
@@ -20,18 +21,6 @@
 
 #define T_S  INT64_C(1000000)
 #define T_MB (1024 * 1024)
-
-static jf_fleet_config_t *t_load_fixture(const char *rel)
-{
-    char path[PATH_MAX] = {0};
-    jft_fixture(rel, path);
-    jf_err_t err = {0};
-    jf_fleet_config_t *fleet = jf_fleet_config_load(path, &err);
-    if (!fleet) {
-        fail_msg("%s: %s", rel, err.msg);
-    }
-    return fleet;
-}
 
 static jf_fleet_config_t *t_parse(const char *text, const char *base_dir, jf_err_t *err)
 {
@@ -58,7 +47,7 @@ static void t_assert_example_coord(const jf_coord_settings_t *c)
 static void test_example_loads(void **state)
 {
     (void) state;
-    jf_fleet_config_t *fleet = t_load_fixture("../../fleet.yaml.example");
+    jf_fleet_config_t *fleet = jft_fleet_fixture("../../fleet.yaml.example");
     static const char *const names[] = {
         "agx-01", "agx-02", "agx-03",  "agx-04",  "agx-05",  "nx-01",   "nx-02",   "nx-03",
         "nx-04",  "nx-05",  "nano-01", "nano-02", "nano-03", "nano-04", "nano-05", "orin-01"};
@@ -111,7 +100,7 @@ static void test_defaults_and_relative_data_dir(void **state)
     char dir[PATH_MAX] = {0};
     t_fixture_dir("yaml/good", dir);
     char expect[PATH_MAX + 64] = {0};
-    jf_fleet_config_t *fleet = t_load_fixture("yaml/good/fleet-minimal.yaml");
+    jf_fleet_config_t *fleet = jft_fleet_fixture("yaml/good/fleet-minimal.yaml");
     const jf_coord_settings_t *c = &fleet->coord;
     (void) snprintf(expect, sizeof expect, "%s/jetfleet-data", dir);
     assert_string_equal(c->data_dir, expect);
@@ -130,7 +119,7 @@ static void test_defaults_and_relative_data_dir(void **state)
     assert_int_equal(b->n_labels, 0);
     assert_int_equal(b->n_modes, 2); // the nano family table
     jf_fleet_config_destroy(&fleet);
-    fleet = t_load_fixture("yaml/good/fleet-hosts.yaml");
+    fleet = jft_fleet_fixture("yaml/good/fleet-hosts.yaml");
     (void) snprintf(expect, sizeof expect, "%s/state", dir); // "./state/" normalised
     assert_string_equal(fleet->coord.data_dir, expect);
     assert_int_equal(fleet->coord.telemetry_hz, 5);
@@ -178,7 +167,7 @@ static void test_parse_base_dir(void **state)
 static void test_sim_board_and_accessors(void **state)
 {
     (void) state;
-    jf_fleet_config_t *fleet = t_load_fixture("yaml/good/fleet-lab.yaml");
+    jf_fleet_config_t *fleet = jft_fleet_fixture("yaml/good/fleet-lab.yaml");
     const jf_board_spec_t *sim = jf_fleet_config_board(fleet, "sim-nano-01");
     assert_int_equal(sim->type, JF_BOARD_SIM);
     assert_int_equal(sim->simulates, JF_BOARD_NANO);

@@ -5,6 +5,7 @@
 #include "jf_board_clocks.h"
 #include "jf_sweep.h"
 
+#include "jft_config.h"
 #include "jft_fs.h"
 
 #include <errno.h>
@@ -24,25 +25,13 @@ typedef struct t_fleets {
     jf_fleet_config_t *example; // fleet.yaml.example
 } t_fleets_t;
 
-static jf_fleet_config_t *t_fleet(const char *rel)
-{
-    char path[PATH_MAX] = {0};
-    jft_fixture(rel, path);
-    jf_err_t err = {0};
-    jf_fleet_config_t *fleet = jf_fleet_config_load(path, &err);
-    if (!fleet) {
-        fail_msg("%s: %s", rel, err.msg);
-    }
-    return fleet;
-}
-
 static int t_setup(void **state)
 {
     t_fleets_t *f = calloc(1, sizeof *f);
     assert_non_null(f);
-    f->lab = t_fleet("yaml/good/fleet-lab.yaml");
-    f->hosts = t_fleet("yaml/good/fleet-hosts.yaml");
-    f->example = t_fleet("../../fleet.yaml.example");
+    f->lab = jft_fleet_fixture("yaml/good/fleet-lab.yaml");
+    f->hosts = jft_fleet_fixture("yaml/good/fleet-hosts.yaml");
+    f->example = jft_fleet_fixture("../../fleet.yaml.example");
     *state = f;
     return 0;
 }

@@ -3,6 +3,7 @@
  * and every tests/fixtures/yaml/bad/sweep-* file fails with its file:line:col (table-driven). */
 #include "jf_sweep.h"
 
+#include "jft_config.h"
 #include "jft_fs.h"
 
 #include <dirent.h>
@@ -25,25 +26,13 @@ typedef struct t_fleets {
     jf_fleet_config_t *demo;    // tests/fixtures/yaml/good/fleet-demo.yaml (scripts/demo.sh's)
 } t_fleets_t;
 
-static jf_fleet_config_t *t_fleet(const char *rel)
-{
-    char path[PATH_MAX] = {0};
-    jft_fixture(rel, path);
-    jf_err_t err = {0};
-    jf_fleet_config_t *fleet = jf_fleet_config_load(path, &err);
-    if (!fleet) {
-        fail_msg("%s: %s", rel, err.msg);
-    }
-    return fleet;
-}
-
 static int t_setup(void **state)
 {
     t_fleets_t *f = calloc(1, sizeof *f);
     assert_non_null(f);
-    f->example = t_fleet("../../fleet.yaml.example");
-    f->lab = t_fleet("yaml/good/fleet-lab.yaml");
-    f->demo = t_fleet("yaml/good/fleet-demo.yaml");
+    f->example = jft_fleet_fixture("../../fleet.yaml.example");
+    f->lab = jft_fleet_fixture("yaml/good/fleet-lab.yaml");
+    f->demo = jft_fleet_fixture("yaml/good/fleet-demo.yaml");
     *state = f;
     return 0;
 }
