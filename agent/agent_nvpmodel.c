@@ -470,7 +470,7 @@ int agent_nvpmodel_parse_status(const char *text, size_t len, int *ret_id, jf_er
         digits++;
     }
     size_t end = plen + digits;
-    bool ends = end == len || text[end] == ' ' || text[end] == '\n';
+    bool ends = end >= len || text[end] == ' ' || text[end] == '\n'; // never read past len
     char num[8] = "";
     int64_t id = 0;
     if (len < plen || memcmp(text, prefix, plen) != 0 || digits == 0 || digits >= sizeof num ||
