@@ -50,6 +50,10 @@ static const agent_board_ident_t s_idents[] = {
     {{"CPU-therm", "CPU"},       {"GPU-therm", "GPU"},         {"AUX-therm", "AUX"},              \
      {"AO-therm", "AO"},         {"PMIC-Die", "PMIC"},         {"Tboard_tegra", "Tboard"},        \
      {"Tdiode_tegra", "Tdiode"}, {"thermal-fan-est", "thermal"}}
+// Xavier NX: the AGX's zones without its board and diode sensors (jetson-platforms.md thermal).
+#define S_ZONES_XAVIER_NX                                                                          \
+    {{"CPU-therm", "CPU"}, {"GPU-therm", "GPU"}, {"AUX-therm", "AUX"},                             \
+     {"AO-therm", "AO"},   {"PMIC-Die", "PMIC"}, {"thermal-fan-est", "thermal"}}
 #define S_ZONES_ORIN_JP5                                                                           \
     {{"CPU-therm", "CPU"},   {"GPU-therm", "GPU"},   {"CV0-therm", "CV0"},                         \
      {"CV1-therm", "CV1"},   {"CV2-therm", "CV2"},   {"SOC0-therm", "SOC0"},                       \
@@ -102,12 +106,12 @@ static const agent_board_layout_t s_layouts[] = {
      .gpu_devfreq_dir = S_GPU_XAVIER_JP5, .gpu_load = S_LOAD_XAVIER_JP5,
      .emc_rate = S_EMC_RATE_T194, .emc_activity = S_EMC_ACT_T194,
      .ina_driver = AGENT_INA_HWMON, .n_ina = 1, .ina = S_INA_XAVIER_NX, .input_rail = "VDD_IN",
-     .thermal_dir = S_THERMAL_DIR, .zones = S_ZONES_XAVIER},
+     .thermal_dir = S_THERMAL_DIR, .zones = S_ZONES_XAVIER_NX},
     {.type = JF_BOARD_XAVIER_NX, .jetpack_min = 4, .jetpack_max = 4,
      .gpu_devfreq_dir = S_GPU_XAVIER_JP4, .gpu_load = {"devices/gpu.0/load"},
      .emc_rate = S_EMC_RATE_T194, .emc_activity = S_EMC_ACT_T194,
      .ina_driver = AGENT_INA_IIO, .n_ina = 1, .ina = S_INA_XAVIER_NX, .input_rail = "VDD_IN",
-     .thermal_dir = S_THERMAL_DIR, .zones = S_ZONES_XAVIER},
+     .thermal_dir = S_THERMAL_DIR, .zones = S_ZONES_XAVIER_NX},
     {.type = JF_BOARD_ORIN_AGX, .jetpack_min = 6, .jetpack_max = 6,
      .gpu_devfreq_dir = S_GPU_ORIN_JP6, .gpu_load = S_LOAD_ORIN_JP6,
      .emc_rate = S_EMC_RATE_T194, .emc_activity = S_EMC_ACT_T234,
