@@ -4,6 +4,7 @@
 # touch the network. Only Debian's archive is used (one apt-get update at most).
 #   scripts/deps.sh            build, test and demo
 #   scripts/deps.sh --bench    also the Python PyTorch baseline for bench/train-vs-pytorch.sh
+#   scripts/deps.sh --fuzz     also clang and its libFuzzer runtime for scripts/fuzz.sh
 set -euo pipefail
 
 packages=(
@@ -12,9 +13,10 @@ packages=(
   libcmocka-dev libcurl4-openssl-dev libjpeg62-turbo-dev libturbojpeg0-dev libswscale-dev
   libtorch-dev
 )
-if [ "${1:-}" = "--bench" ]; then
-  packages+=(python3-torch python3-torchvision python3-pil)
-fi
+case "${1:-}" in
+  --bench) packages+=(python3-torch python3-torchvision python3-pil) ;;
+  --fuzz) packages+=(clang-14 libclang-rt-14-dev) ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do

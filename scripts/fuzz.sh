@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (tests/fuzz/, clang, ASan + UBSan) into ./build-fuzz and runs
+# each for SECONDS (default 60), seeded from the test fixtures. Prints one line per target:
+#   fuzz_msg: seconds=60 execs=123456 crashes=0
+# and exits 1 if any target found a crash, leak, timeout or out-of-memory input (kept under
+# build-fuzz/artifacts/<target>/ to reproduce with: build-fuzz/bin/<target> <file>).
+#   scripts/fuzz.sh [SECONDS]
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+seconds=${1:-60}
+"$top/scripts/deps.sh" --fuzz
+build=${JF_FUZZ_BUILD_DIR:-$top/build-fuzz}
+cmake -S "$top" -B "$build" -DJF_FUZZ=ON -DJF_WERROR=ON -DJF_BUILD_TESTS=OFF \
+  -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 >/dev/null
+cmake --build "$build" -j "${JF_JOBS:-$(nproc)}" >/dev/null
+
+fx=$top/tests/fixtures
+declare -A seeds=(
+  [fuzz_msg]="$fx/messages/good $fx/messages/bad"
+  [fuzz_fleet]="$fx/yaml/good $fx/yaml/bad"
+  [fuzz_sweep]="$fx/yaml/good $fx/yaml/bad $top/sweeps"
+)
+failed=0
+for target in fuzz_msg fuzz_fleet fuzz_sweep; do
+  corpus=$build/corpus/$target
+  artifacts=$build/artifacts/$target
+  rm -rf "$artifacts"
+  mkdir -p "$corpus" "$artifacts"
+  log=$build/$target.log
+  # The first corpus folder is ours to write; the fixtures are read-only seeds.
+  # shellcheck disable=SC2086
+  if ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+      "$build/bin/$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+      -artifact_prefix="$artifacts/" "$corpus" ${seeds[$target]} >"$log" 2>&1; then
+    :
+  fi
+  execs=$(grep -oE 'Done [0-9]+ runs' "$log" | grep -oE '[0-9]+' | tail -n 1 || true)
+  crashes=$(find "$artifacts" -type f | wc -l)
+  echo "$target: seconds=$seconds execs=${execs:-0} crashes=$crashes"
+  if [ "$crashes" -ne 0 ] || [ -z "$execs" ]; then
+    failed=1
+    tail -n 40 "$log"
+  fi
+done
+exit "$failed"
