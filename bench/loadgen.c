@@ -1,0 +1,483 @@
+/* jf-loadgen: many agent sessions in one process, speaking the real protocol (docs/protocol.md
+ * §4-§5) to a coordinator, for the fleet-scale and soak benchmarks (bench/fleet-soak.sh). Each
+ * session registers as one board of fleet.yaml, heartbeats, accepts one run and streams telemetry
+ * at a fixed rate until the end, resending what is not acknowledged after a re-registration. It
+ * is not an agent: it trains nothing and reads no hardware; every sample is a template taken
+ * from a real agent (`jetfleet-agent --platform sim:TYPE --sample-once`) with its time stamp set.
+ * Built only with -DJF_BUILD_BENCH=ON. */
+#include "jf_log.h"
+#include "jf_msg.h"
+#include "jf_msg_run.h"
+#include "jf_msg_session.h"
+#include "jf_parse.h"
+#include "jf_units.h"
+
+#include <czmq.h>
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#define LG_SESSIONS_MAX   4000
+#define LG_HELLO_RETRY_US (INT64_C(2) * 1000000) // as the agent: a hello unanswered this long
+#define LG_BATCH_US       (INT64_C(1) * 1000000) // samples of one second per telemetry message
+
+typedef struct lg_msg {
+    int64_t seq;
+    char *text; // owned: encoded message
+    size_t len;
+} lg_msg_t;
+
+typedef struct lg_session {
+    zsock_t *sock;                  // owned: DEALER, routing id = board name
+    char name[JF_IDENT_MAX + 1];    // board name
+    bool welcomed;                  // has a session with the coordinator
+    int64_t hello_at_us;            // when the outstanding hello left (0: none outstanding)
+    int64_t next_hb_us;             // next heartbeat
+    int64_t next_sample_us;         // next sample (monotonic)
+    int64_t welcomed_at_us;         // last welcome (monotonic)
+    bool running;                   // holds a run
+    jf_msg_run_ref_t ref;           // the run; ref.seq is the next seq to produce
+    int64_t acked_seq;              // highest seq the coordinator acknowledged
+    int64_t next_resend_seq;        // resend pointer after a welcome (0: none)
+    json_t *batch;                  // owned: samples not yet in a message
+    int64_t batch_since_us;         // when the first sample of the batch was taken
+    size_t n_unacked, cap_unacked;
+    lg_msg_t *unacked;              // owned: sent and not yet acknowledged, in seq order
+} lg_session_t;
+
+typedef struct lg_opts {
+    const char *endpoint;  // coordinator agent endpoint
+    const char *prefix;    // board names: <prefix><index, 4 digits from 1>
+    const char *type;      // board type the boards are in fleet.yaml (jf_board type name)
+    const char *sample;    // file with one sample (JSON object) to repeat
+    int sessions;          // how many boards
+    int hz;                // samples per second per board
+    int64_t duration_us;   // how long to run
+} lg_opts_t;
+
+typedef struct lg_stats {
+    int64_t hellos, welcomes, not_registered, assigns, samples, acked_samples, resent;
+    int64_t last_welcome_us; // monotonic time of the last welcome of any session
+} lg_stats_t;
+
+typedef struct lg {
+    lg_opts_t o;
+    json_t *sample;           // owned: the template
+    jf_board_type_t type;
+    int64_t next_id;
+    lg_session_t *s;          // owned: o.sessions entries
+    zmq_pollitem_t *items;    // owned
+    lg_stats_t st;
+} lg_t;
+
+static volatile sig_atomic_t s_stop;
+
+static void s_on_signal(int sig)
+{
+    (void) sig;
+    s_stop = 1;
+}
+
+static int s_send(lg_t *self, lg_session_t *s, json_t *msg)
+{
+    size_t len = 0;
+    char *text = msg ? jf_msg_encode(msg, &len) : NULL;
+    json_decref(msg);
+    int rc = text ? zmq_send(zsock_resolve(s->sock), text, len, ZMQ_DONTWAIT) : -1;
+    free(text);
+    (void) self;
+    return rc < 0 ? -1 : 0;
+}
+
+static void s_hello(lg_t *self, lg_session_t *s, int64_t now_us)
+{
+    const jf_board_family_t *fam = jf_board_family(self->type);
+    jf_hello_t h = {.board_type = self->type, .n_modes = fam->n_modes, .n_storage = 1,
+                    .started_us = jf_clock_wall_us()};
+    (void) snprintf(h.name, sizeof h.name, "%s", s->name);
+    (void) snprintf(h.platform, sizeof h.platform, "sim");
+    memcpy(h.modes, fam->modes, fam->n_modes * sizeof h.modes[0]);
+    (void) snprintf(h.storage[0].medium, sizeof h.storage[0].medium, "local");
+    (void) snprintf(h.storage[0].dataset_root, sizeof h.storage[0].dataset_root, "/nonexistent");
+    if (s->running) {
+        h.n_runs = 1;
+        memcpy(h.runs[0].run, s->ref.run, sizeof h.runs[0].run);
+        h.runs[0].attempt = s->ref.attempt;
+        h.runs[0].next_seq = s->ref.seq;
+    }
+    (void) s_send(self, s, jf_msg_hello_new(self->next_id++, &h, NULL));
+    s->hello_at_us = now_us;
+    self->st.hellos++;
+}
+
+// Keeps a sent stream message until its ack.
+static int s_keep(lg_session_t *s, int64_t seq, char *text, size_t len)
+{
+    if (s->n_unacked == s->cap_unacked) {
+        size_t cap = s->cap_unacked ? 2 * s->cap_unacked : 16;
+        lg_msg_t *grown = realloc(s->unacked, cap * sizeof *grown);
+        if (!grown) {
+            return -ENOMEM;
+        }
+        s->unacked = grown;
+        s->cap_unacked = cap;
+    }
+    s->unacked[s->n_unacked++] = (lg_msg_t){.seq = seq, .text = text, .len = len};
+    return 0;
+}
+
+static void s_flush_batch(lg_t *self, lg_session_t *s)
+{
+    size_t n = json_array_size(s->batch);
+    json_t *msg = jf_msg_telemetry_new(self->next_id++, &s->ref, &s->batch);
+    size_t len = 0;
+    char *text = msg ? jf_msg_encode(msg, &len) : NULL;
+    json_decref(msg);
+    json_decref(s->batch); // NULL when the message took it
+    s->batch = json_array();
+    if (!text || s_keep(s, s->ref.seq, text, len) != 0) {
+        free(text);
+        jf_log_error("loadgen: '%s': out of memory, %zu samples lost", s->name, n);
+        return;
+    }
+    s->ref.seq++;
+    if (s->welcomed) {
+        (void) zmq_send(zsock_resolve(s->sock), text, len, ZMQ_DONTWAIT);
+    }
+}
+
+static void s_produce(lg_t *self, lg_session_t *s, int64_t now_us)
+{
+    json_t *sample = json_deep_copy(self->sample);
+    (void) json_object_set_new(sample, "t_us", json_integer(jf_clock_wall_us()));
+    if (json_array_size(s->batch) == 0) {
+        s->batch_since_us = now_us;
+    }
+    (void) json_array_append_new(s->batch, sample);
+    self->st.samples++;
+    if (now_us - s->batch_since_us >= LG_BATCH_US - JF_US_PER_MS) {
+        s_flush_batch(self, s);
+    }
+}
+
+static void s_on_ack(lg_t *self, lg_session_t *s, const json_t *body)
+{
+    jf_msg_run_ref_t ref;
+    if (jf_msg_run_ref_parse(body, &ref, NULL) != 0 || strcmp(ref.run, s->ref.run) != 0) {
+        return;
+    }
+    size_t keep = 0;
+    for (size_t i = 0; i < s->n_unacked; i++) {
+        if (s->unacked[i].seq <= ref.seq) {
+            // Count the samples the coordinator has now committed.
+            json_t *m = json_loadb(s->unacked[i].text, s->unacked[i].len, 0, NULL);
+            self->st.acked_samples += (int64_t) json_array_size(json_object_get(m, "samples"));
+            json_decref(m);
+            free(s->unacked[i].text);
+        } else {
+            s->unacked[keep++] = s->unacked[i];
+        }
+    }
+    s->n_unacked = keep;
+    if (ref.seq > s->acked_seq) {
+        s->acked_seq = ref.seq;
+    }
+}
+
+static void s_on_assign(lg_t *self, lg_session_t *s, const json_t *body)
+{
+    jf_run_spec_t spec;
+    int64_t attempt = 0;
+    if (jf_msg_run_assign_parse(body, &spec, &attempt, NULL) != 0) {
+        return;
+    }
+    self->st.assigns++;
+    if (s->running && strcmp(spec.run_id, s->ref.run) != 0) {
+        (void) s_send(self, s,
+                      jf_msg_run_reject_new(self->next_id++, spec.run_id, attempt, JF_FAIL_BUSY,
+                                            "loadgen holds another run"));
+        return;
+    }
+    if (!s->running) {
+        s->running = true;
+        memcpy(s->ref.run, spec.run_id, sizeof s->ref.run);
+        s->ref.attempt = attempt;
+        s->ref.seq = 1;
+        s->acked_seq = 0;
+        s->next_sample_us = jf_clock_mono_us();
+    }
+    (void) s_send(self, s,
+                  jf_msg_run_ref_new(JF_MSG_RUN_ACCEPT, self->next_id++, spec.run_id, attempt));
+}
+
+static void s_on_welcome(lg_t *self, lg_session_t *s, const json_t *body, int64_t now_us)
+{
+    jf_welcome_t w;
+    if (jf_msg_welcome_parse(body, &w, NULL) != 0) {
+        return;
+    }
+    s->welcomed = true;
+    s->hello_at_us = 0;
+    s->welcomed_at_us = now_us;
+    self->st.welcomes++;
+    self->st.last_welcome_us = now_us;
+    for (size_t i = 0; i < w.n_resume; i++) {
+        if (s->running && strcmp(w.resume[i].run, s->ref.run) == 0 &&
+            w.resume[i].action == JF_RESUME_CONTINUE) {
+            s->next_resend_seq = w.resume[i].acked_seq + 1; // resent by s_resend, paced
+        }
+    }
+}
+
+static void s_on_msg(lg_t *self, lg_session_t *s, const void *data, size_t len, int64_t now_us)
+{
+    jf_msg_t msg = {0};
+    const char *code = NULL;
+    int64_t id = -1;
+    if (jf_msg_decode(data, len, JF_MSG_TO_AGENT, JF_MSG_MAX_BYTES_AGENT, &msg, &code, &id,
+                      NULL) != 0) {
+        return;
+    }
+    switch (msg.type) {
+    case JF_MSG_WELCOME:
+        s_on_welcome(self, s, msg.body, now_us);
+        break;
+    case JF_MSG_RUN_ASSIGN:
+        s_on_assign(self, s, msg.body);
+        break;
+    case JF_MSG_ACK:
+        s_on_ack(self, s, msg.body);
+        break;
+    case JF_MSG_ERROR: {
+        char ecode[64] = {0}, detail[256] = {0};
+        if (jf_msg_error_parse(msg.body, ecode, sizeof ecode, detail, sizeof detail, NULL) == 0 &&
+            strcmp(ecode, JF_MSG_E_NOT_REGISTERED) == 0) {
+            self->st.not_registered++;
+            s->welcomed = false; // one hello per lost session: s_tick_session sends it
+        }
+        break;
+    }
+    default:
+        break; // heartbeats and cancels: a load generator keeps streaming
+    }
+    jf_msg_fini(&msg);
+}
+
+// After a welcome: what the coordinator did not commit goes again, a few messages per tick.
+static void s_resend(lg_t *self, lg_session_t *s)
+{
+    for (size_t i = 0, n = 0; i < s->n_unacked && n < 4 && s->next_resend_seq > 0; i++) {
+        if (s->unacked[i].seq >= s->next_resend_seq) {
+            (void) zmq_send(zsock_resolve(s->sock), s->unacked[i].text, s->unacked[i].len,
+                            ZMQ_DONTWAIT);
+            s->next_resend_seq = s->unacked[i].seq + 1;
+            self->st.resent++;
+            n++;
+        }
+    }
+    if (s->n_unacked == 0 || s->next_resend_seq > s->unacked[s->n_unacked - 1].seq) {
+        s->next_resend_seq = 0;
+    }
+}
+
+static void s_tick_session(lg_t *self, lg_session_t *s, int64_t now_us, int64_t period_us)
+{
+    if (!s->welcomed && (s->hello_at_us == 0 || now_us - s->hello_at_us >= LG_HELLO_RETRY_US)) {
+        s_hello(self, s, now_us);
+    }
+    if (s->welcomed && now_us >= s->next_hb_us) {
+        (void) s_send(self, s, jf_msg_heartbeat_new(self->next_id++, s->running ? s->ref.run : NULL));
+        s->next_hb_us = now_us + JF_US_PER_S;
+    }
+    // A run's samples are taken at the rate whether or not the coordinator is there, as on
+    // an agent: they wait unacknowledged until it is.
+    while (s->running && now_us >= s->next_sample_us) {
+        s_produce(self, s, now_us);
+        s->next_sample_us += period_us;
+    }
+    if (s->welcomed && s->next_resend_seq > 0) {
+        s_resend(self, s);
+    }
+}
+
+static int s_open_sessions(lg_t *self)
+{
+    self->s = calloc((size_t) self->o.sessions, sizeof *self->s);
+    self->items = calloc((size_t) self->o.sessions, sizeof *self->items);
+    if (!self->s || !self->items) {
+        return -ENOMEM;
+    }
+    for (int i = 0; i < self->o.sessions; i++) {
+        lg_session_t *s = &self->s[i];
+        (void) snprintf(s->name, sizeof s->name, "%s%04d", self->o.prefix, i + 1);
+        s->batch = json_array();
+        s->sock = zsock_new(ZMQ_DEALER);
+        if (!s->sock || !s->batch) {
+            fprintf(stderr, "jf-loadgen: cannot create session %d (raise the open-file limit)\n",
+                    i + 1);
+            return -EMFILE;
+        }
+        zsock_set_identity(s->sock, s->name);
+        zsock_set_linger(s->sock, 0);
+        zsock_set_sndhwm(s->sock, 0); // the coordinator's behaviour is measured, not ours
+        zsock_set_rcvhwm(s->sock, 0);
+        if (zsock_connect(s->sock, "%s", self->o.endpoint) != 0) {
+            fprintf(stderr, "jf-loadgen: cannot connect to '%s'\n", self->o.endpoint);
+            return -EINVAL;
+        }
+        self->items[i] = (zmq_pollitem_t){.socket = zsock_resolve(s->sock), .events = ZMQ_POLLIN};
+    }
+    return 0;
+}
+
+static void s_receive(lg_t *self, int64_t now_us)
+{
+    if (zmq_poll(self->items, self->o.sessions, 10) <= 0) {
+        return;
+    }
+    for (int i = 0; i < self->o.sessions; i++) {
+        for (int n = 0; n < 64 && (self->items[i].revents & ZMQ_POLLIN); n++) {
+            zmq_msg_t m;
+            zmq_msg_init(&m);
+            if (zmq_msg_recv(&m, self->items[i].socket, ZMQ_DONTWAIT) < 0) {
+                zmq_msg_close(&m);
+                break;
+            }
+            s_on_msg(self, &self->s[i], zmq_msg_data(&m), zmq_msg_size(&m), now_us);
+            zmq_msg_close(&m);
+        }
+    }
+}
+
+static void s_report(const lg_t *self, int64_t elapsed_us)
+{
+    int64_t welcomed = 0, running = 0, unacked = 0;
+    for (int i = 0; i < self->o.sessions; i++) {
+        welcomed += self->s[i].welcomed;
+        running += self->s[i].running;
+        for (size_t k = 0; k < self->s[i].n_unacked; k++) {
+            json_t *m = json_loadb(self->s[i].unacked[k].text, self->s[i].unacked[k].len, 0, NULL);
+            unacked += (int64_t) json_array_size(json_object_get(m, "samples"));
+            json_decref(m);
+        }
+        unacked += (int64_t) json_array_size(self->s[i].batch);
+    }
+    double secs = (double) elapsed_us / JF_US_PER_S;
+    printf("sessions=%d welcomed=%lld running=%lld seconds=%.1f samples=%lld acked_samples=%lld "
+           "unacked_samples=%lld samples_per_s=%.0f hellos=%lld welcomes=%lld not_registered=%lld "
+           "assigns=%lld resent_messages=%lld\n",
+           self->o.sessions, (long long) welcomed, (long long) running, secs,
+           (long long) self->st.samples, (long long) self->st.acked_samples, (long long) unacked,
+           secs > 0 ? (double) self->st.acked_samples / secs : 0.0, (long long) self->st.hellos,
+           (long long) self->st.welcomes, (long long) self->st.not_registered,
+           (long long) self->st.assigns, (long long) self->st.resent);
+    fflush(stdout);
+}
+
+static int s_run(lg_t *self)
+{
+    int64_t start = jf_clock_mono_us(), next_report = start + 10 * JF_US_PER_S;
+    int64_t period_us = JF_US_PER_S / self->o.hz;
+    while (!s_stop && jf_clock_mono_us() - start < self->o.duration_us) {
+        int64_t now = jf_clock_mono_us();
+        s_receive(self, now);
+        for (int i = 0; i < self->o.sessions; i++) {
+            s_tick_session(self, &self->s[i], now, period_us);
+        }
+        if (now >= next_report) {
+            s_report(self, now - start);
+            next_report = now + 10 * JF_US_PER_S;
+        }
+    }
+    s_report(self, jf_clock_mono_us() - start);
+    return 0;
+}
+
+static void s_destroy(lg_t *self)
+{
+    for (int i = 0; self->s && i < self->o.sessions; i++) {
+        zsock_destroy(&self->s[i].sock);
+        json_decref(self->s[i].batch);
+        for (size_t k = 0; k < self->s[i].n_unacked; k++) {
+            free(self->s[i].unacked[k].text);
+        }
+        free(self->s[i].unacked);
+    }
+    free(self->s);
+    free(self->items);
+    json_decref(self->sample);
+}
+
+static int s_usage(void)
+{
+    fprintf(stderr, "usage: jf-loadgen --endpoint ENDPOINT --sessions N --sample FILE\n"
+                    "         [--prefix NAME] [--type TYPE] [--hz N] [--seconds S]\n");
+    return 2;
+}
+
+static int s_parse(int argc, char **argv, lg_opts_t *o)
+{
+    static const struct option longs[] = {
+        {"endpoint", required_argument, NULL, 'e'}, {"sessions", required_argument, NULL, 'n'},
+        {"sample", required_argument, NULL, 's'},   {"prefix", required_argument, NULL, 'p'},
+        {"type", required_argument, NULL, 't'},     {"hz", required_argument, NULL, 'z'},
+        {"seconds", required_argument, NULL, 'd'},  {NULL, 0, NULL, 0}};
+    *o = (lg_opts_t){.prefix = "lg-", .type = "agx-xavier", .sessions = 0, .hz = 10,
+                     .duration_us = 60 * JF_US_PER_S};
+    int c = 0;
+    int64_t v = 0;
+    while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+        if (c == 'e' || c == 's' || c == 'p' || c == 't') {
+            *(c == 'e' ? &o->endpoint : c == 's' ? &o->sample : c == 'p' ? &o->prefix : &o->type) =
+                optarg;
+        } else if (c == 'n' && jf_parse_i64(optarg, 1, LG_SESSIONS_MAX, &v, NULL) == 0) {
+            o->sessions = (int) v;
+        } else if (c == 'z' && jf_parse_i64(optarg, 1, 50, &v, NULL) == 0) {
+            o->hz = (int) v;
+        } else if (c == 'd' && jf_parse_i64(optarg, 1, 7 * 24 * 3600, &v, NULL) == 0) {
+            o->duration_us = v * JF_US_PER_S;
+        } else {
+            return -EINVAL;
+        }
+    }
+    return o->endpoint && o->sample && o->sessions > 0 && optind == argc ? 0 : -EINVAL;
+}
+
+// Enough descriptors for every session (a socket, its mailbox and its connection).
+static void s_raise_nofile(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        (void) setrlimit(RLIMIT_NOFILE, &rl); // if it fails, sessions fail to open and say so
+    }
+}
+
+int main(int argc, char **argv)
+{
+    lg_t self = {.next_id = 1};
+    if (s_parse(argc, argv, &self.o) != 0) {
+        return s_usage();
+    }
+    json_error_t jerr = {0};
+    self.sample = json_load_file(self.o.sample, 0, &jerr);
+    if (!json_is_object(self.sample) || !jf_board_type_parse(self.o.type, &self.type)) {
+        fprintf(stderr, "jf-loadgen: %s: not one JSON sample object (%s), or unknown type '%s'\n",
+                self.o.sample, jerr.text, self.o.type);
+        json_decref(self.sample);
+        return 1;
+    }
+    s_raise_nofile();
+    zsys_set_max_sockets(0); // as many as the open-file limit allows
+    zsys_handler_set(NULL);
+    signal(SIGINT, s_on_signal);
+    signal(SIGTERM, s_on_signal);
+    int rc = s_open_sessions(&self);
+    rc = rc ? rc : s_run(&self);
+    s_destroy(&self);
+    return rc ? 1 : 0;
+}
