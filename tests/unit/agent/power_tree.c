@@ -78,7 +78,7 @@ void jft_power_tree_new(jft_power_tree_t *tree)
     jft_power_path(tree->victim, "%s/outside/victim", tree->top);
     // A number: if the helper followed a planted symlink, a write would land here.
     assert_int_equal(jft_write_file(tree->victim, "1\n"), 0);
-    jft_bin("jetfleet-privhelper", tree->helper);
+    jft_bin("jft-privhelper-test", tree->helper);
     jft_bin("jft-fake-nvpmodel", tree->fake);
     (void) snprintf(tree->uid, sizeof tree->uid, "%u", (unsigned) getuid());
     const char *argv[] = {tree->helper, "--root",      tree->root, "--nvpmodel",

@@ -523,7 +523,7 @@ static void test_help(void **state)
 {
     (void) state;
     char helper[PATH_MAX];
-    jft_bin("jetfleet-privhelper", helper);
+    jft_bin("jft-privhelper-test", helper);
     const char *argv[] = {helper, "--help", NULL};
     static const char *const envp[] = {NULL};
     privhelper_spawn_opts_t o = {.argv = argv, .envp = envp, .timeout_us = T_TIMEOUT_US};
