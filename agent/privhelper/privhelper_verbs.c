@@ -216,6 +216,11 @@ static int s_plan_restore_slot(privhelper_t *self, int slot, privhelper_plan_t *
              ? rc
              : privhelper_store_read(self->store, slot, text, PRIVHELPER_STATE_TEXT_MAX, &len, err);
     rc = rc != 0 ? rc : privhelper_state_parse(text, len, st, err);
+    // The slot file is root's, but its values are checked as a request's: an edited slot must not
+    // write what no request could.
+    if (rc == 0 && privhelper_snapshot_check(self, st, err) != 0) {
+        rc = jf_err_prefix(err, "state %d", slot);
+    }
     // The mode first: nvpmodel -m rewrites cores and limits, which the saved values then refine.
     if (rc == 0 && st->has_pmode) {
         rc = s_plan_mode(self, st->pmode, plan, err);
