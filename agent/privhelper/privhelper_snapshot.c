@@ -303,8 +303,8 @@ static int s_plan_cpus(const privhelper_t *self, const privhelper_state_t *st,
     for (size_t i = 0; rc == 0 && i < st->n_policies; i++) {
         const privhelper_policy_t *p = &st->policies[i];
         char min_rel[PRIVHELPER_PATH_MAX], max_rel[PRIVHELPER_PATH_MAX];
-        rc = privhelper_paths_cpu(min_rel, SYS, p->cpu, PRIVHELPER_CPU_MIN_KHZ);
-        rc = rc != 0 ? rc : privhelper_paths_cpu(max_rel, SYS, p->cpu, PRIVHELPER_CPU_MAX_KHZ);
+        rc = privhelper_paths_policy(min_rel, SYS, p->cpu, PRIVHELPER_CPU_MIN_KHZ);
+        rc = rc != 0 ? rc : privhelper_paths_policy(max_rel, SYS, p->cpu, PRIVHELPER_CPU_MAX_KHZ);
         rc = rc != 0 ? rc : s_range(self, plan, min_rel, max_rel, p->min_khz, p->max_khz, err);
     }
     for (size_t i = 0; rc == 0 && i < st->n_idle; i++) {

@@ -33,7 +33,8 @@
 
 #define T_ANY    "<any content>"
 #define CPU(n)   "sys/devices/system/cpu/cpu" #n
-#define FQ(n)    CPU(n) "/cpufreq/"
+#define FQ(n)    "sys/devices/system/cpu/cpufreq/policy" #n "/" // cpuN/cpufreq links here
+#define CPUFQ(n) CPU(n) "/cpufreq/"
 #define IDLE(n)  CPU(n) "/cpuidle/state"
 #define GPU      "sys/devices/17000000.gv11b/devfreq/17000000.gv11b/"
 #define EMC      "sys/kernel/debug/bpmp/debug/clk/emc/"
@@ -530,9 +531,9 @@ typedef struct t_forged {
 
 static const t_forged_t s_forged[] = {
     {"policy 0 ", "policy 0 1000 2000",
-     "state 1: 1000 kHz is not in /" FQ(0) "scaling_available_frequencies"},
+     "state 1: 1000 kHz is not in /" CPUFQ(0) "scaling_available_frequencies"},
     {"policy 0 ", "policy 0 1190400 2000",
-     "state 1: 2000 kHz is not in /" FQ(0) "scaling_available_frequencies"},
+     "state 1: 2000 kHz is not in /" CPUFQ(0) "scaling_available_frequencies"},
     {"policy 2 ", "policy 3 1190400 1190400", "state 1: cpu3 is not the first core"},
     {"gpu ", "gpu 1 2", "state 1: 1 Hz is not in /" GPU "available_frequencies"},
     {"gpu ", "gpu 114750000 2", "state 1: 2 Hz is not in /" GPU "available_frequencies"},
