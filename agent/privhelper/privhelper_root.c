@@ -83,6 +83,12 @@ static int s_openat2(int dir_fd, const char *rel, int flags)
     return fd >= 0 ? (int) fd : -errno;
 }
 
+static bool s_is_link(int dir_fd, const char *name)
+{
+    struct stat st;
+    return fstatat(dir_fd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(st.st_mode);
+}
+
 static bool s_is_name(const char *name)
 {
     return name[0] != '\0' && strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
@@ -105,6 +111,8 @@ static int s_walk(int root_fd, const char *rel, int flags)
         }
         fd = s_is_name(name) ? openat(dir, name, slash ? S_DIR_FLAGS : flags | O_NOFOLLOW) : -EXDEV;
         fd = fd == -1 ? -errno : fd;
+        // O_DIRECTORY | O_NOFOLLOW on a symlink fails with ENOTDIR: report it as openat2 does.
+        fd = fd == -ENOTDIR && slash && s_is_link(dir, name) ? -ELOOP : fd;
         if (dir != root_fd) {
             (void) close(dir); // a directory opened only to walk through it
         }
@@ -116,15 +124,46 @@ static int s_walk(int root_fd, const char *rel, int flags)
     }
 }
 
+// True if every component of rel is a name: no "", "." or "..", so no leading '/' either.
+// openat2 would allow a ".." that stays beneath; refusing it makes both ways agree.
+static bool s_is_plain_path(const char *rel)
+{
+    char buf[PATH_MAX];
+    int n = snprintf(buf, sizeof buf, "%s", rel);
+    if (n <= 0 || (size_t) n >= sizeof buf) {
+        return false;
+    }
+    for (char *name = buf, *slash = NULL; name; name = slash ? slash + 1 : NULL) {
+        slash = strchr(name, '/');
+        if (slash) {
+            *slash = '\0';
+        }
+        if (!s_is_name(name)) {
+            return false;
+        }
+    }
+    return true;
+}
+
 int privhelper_root_open_beneath(const privhelper_root_t *self, const char *rel, int flags,
                                  jf_err_t *err)
 {
-    int fd = self->walk_only ? -ENOSYS : s_openat2(self->fd, rel, flags | O_NOFOLLOW | O_CLOEXEC);
+    int fd = !s_is_plain_path(rel) ? -EXDEV
+             : self->walk_only     ? -ENOSYS
+                                   : s_openat2(self->fd, rel, flags | O_NOFOLLOW | O_CLOEXEC);
     // ENOSYS: a kernel before 5.6; EPERM: a seccomp filter that does not know the call.
     if (fd == -ENOSYS || fd == -EPERM) {
         fd = s_walk(self->fd, rel, flags | O_CLOEXEC);
     }
-    if (fd == -ELOOP || fd == -EXDEV) {
+    // O_DIRECTORY on a symlink at the end fails with ENOTDIR; name the cause.
+    fd = fd == -ENOTDIR && s_is_link(self->fd, rel) ? -ELOOP : fd;
+    if (fd == -EXDEV) {
+        return jf_err_set(err, fd,
+                          "'%s%s' is not a plain path beneath the root (an absolute path, or an "
+                          "empty, '.' or '..' component)",
+                          self->dir, rel);
+    }
+    if (fd == -ELOOP) {
         return jf_err_set(err, fd,
                           "cannot open '%s%s' beneath the root without following a symbolic "
                           "link: %s",

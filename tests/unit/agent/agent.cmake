@@ -37,6 +37,13 @@ if(TARGET jft-privhelper-test)
             ${PROJECT_SOURCE_DIR}/tests/unit/agent/power_tree.c
     LIBS jf_privhelper jft_support)
   add_dependencies(privhelper_test jft-privhelper-test jft-fake-nvpmodel)
+  # Forged state slots, symlinked directories on a write's path, the strict path resolution.
+  jf_add_unit_test(privhelper_security
+    SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/privhelper_security_test.c
+            ${PROJECT_SOURCE_DIR}/tests/unit/agent/power_tree.c
+    LIBS jf_privhelper jft_support)
+  add_dependencies(privhelper_security_test jft-privhelper-test jft-fake-nvpmodel)
+  set_property(TEST unit.privhelper_security APPEND PROPERTY LABELS security)
   jf_add_unit_test(power
     SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/power_test.c
             ${PROJECT_SOURCE_DIR}/tests/unit/agent/power_tree.c

@@ -34,7 +34,6 @@
 #define T_ANY    "<any content>"
 #define CPU(n)   "sys/devices/system/cpu/cpu" #n
 #define FQ(n)    "sys/devices/system/cpu/cpufreq/policy" #n "/" // cpuN/cpufreq links here
-#define CPUFQ(n) CPU(n) "/cpufreq/"
 #define IDLE(n)  CPU(n) "/cpuidle/state"
 #define GPU      "sys/devices/17000000.gv11b/devfreq/17000000.gv11b/"
 #define EMC      "sys/kernel/debug/bpmp/debug/clk/emc/"
@@ -520,79 +519,6 @@ static void test_nvpmodel_failure(void **state)
     jft_power_tree_remove(&tree);
 }
 
-// ---------------------------------------------------------------------------------------------
-// A stored slot edited after clocks-store: restore must check its values as a request's.
-
-typedef struct t_forged {
-    const char *word; // the line of state-1 that starts with this is replaced...
-    const char *line; // ...by this one
-    const char *frag; // the error names the value
-} t_forged_t;
-
-static const t_forged_t s_forged[] = {
-    {"policy 0 ", "policy 0 1000 2000",
-     "state 1: 1000 kHz is not in /" CPUFQ(0) "scaling_available_frequencies"},
-    {"policy 0 ", "policy 0 1190400 2000",
-     "state 1: 2000 kHz is not in /" CPUFQ(0) "scaling_available_frequencies"},
-    {"policy 2 ", "policy 3 1190400 1190400", "state 1: cpu3 is not the first core"},
-    {"gpu ", "gpu 1 2", "state 1: 1 Hz is not in /" GPU "available_frequencies"},
-    {"gpu ", "gpu 114750000 2", "state 1: 2 Hz is not in /" GPU "available_frequencies"},
-    {"emc-cap ", "emc-cap 7", "state 1: EMC cap 7 Hz is not an EMC rate of nvidia,tegra194"},
-    {"emc-lock ", "emc-lock 1 7", "state 1: EMC rate 7 Hz is not an EMC rate of nvidia,tegra194"},
-};
-#define T_N_FORGED (sizeof s_forged / sizeof s_forged[0])
-
-// Replaces the line of the slot file that starts with f->word.
-static void t_forge(const jft_power_tree_t *tree, const t_forged_t *f)
-{
-    char *text = jft_power_read(tree, STATE "1");
-    assert_non_null(text);
-    char *at = strstr(text, f->word);
-    assert_non_null(at);
-    assert_true(at == text || at[-1] == '\n');
-    char forged[PRIVHELPER_STATE_TEXT_MAX];
-    int n = snprintf(forged, sizeof forged, "%.*s%s%s", (int) (at - text), text, f->line,
-                     strchr(at, '\n'));
-    assert_true(n > 0 && (size_t) n < sizeof forged);
-    jft_power_write(tree, STATE "1", forged);
-    free(text);
-}
-
-// Returns true if the forged slot was refused as required with nothing changed anywhere.
-static bool t_forged_row(const t_forged_t *f)
-{
-    jft_power_tree_t tree;
-    jft_power_tree_new(&tree);
-    static const char *const pre[] = {"clocks-store\n", NULL};
-    t_pre(&tree, pre);
-    t_forge(&tree, f);
-    jft_power_snap_t *before = jft_power_snap(tree.top);
-    privhelper_spawn_result_t r;
-    t_run(&tree, "restore 1\n", 10, false, false, NULL, &r);
-    jft_power_snap_t *after = jft_power_snap(tree.top);
-    size_t changed = jft_power_snap_diff(before, after, true, NULL, NULL);
-    bool ok = r.exit_code == 2 && t_one_line(r.err) && strstr(r.err, f->frag) && changed == 0;
-    if (!ok) {
-        print_error("forged '%s': exit %d, %zu changes, err '%s', want '%s'\n", f->line,
-                    r.exit_code, changed, r.err, f->frag);
-    }
-    free(after);
-    free(before);
-    jft_power_tree_remove(&tree);
-    return ok;
-}
-
-static void test_forged_slot(void **state)
-{
-    (void) state;
-    size_t refused = 0;
-    for (size_t i = 0; i < T_N_FORGED; i++) {
-        refused += t_forged_row(&s_forged[i]);
-    }
-    printf("forged_slots_refused=%zu/%zu\n", refused, T_N_FORGED);
-    assert_int_equal(refused, T_N_FORGED);
-}
-
 static void test_help(void **state)
 {
     (void) state;
@@ -725,7 +651,6 @@ int main(void)
         cmocka_unit_test(test_request_format),   cmocka_unit_test(test_state_round_trip),
         cmocka_unit_test(test_state_refused),    cmocka_unit_test(test_help),
         cmocka_unit_test(test_nvpmodel_failure), cmocka_unit_test(test_vocabulary),
-        cmocka_unit_test(test_forged_slot),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
