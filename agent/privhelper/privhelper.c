@@ -82,10 +82,28 @@ void privhelper_destroy(privhelper_t **self_p)
     *self_p = NULL;
 }
 
+// Every file the plan writes must resolve beneath the root with no symlink on the way. Checked
+// before the first write, so that such a request is refused with nothing written; the writes
+// resolve the same way again, so a swap in between fails instead of escaping.
+static int s_check_targets(const privhelper_t *self, const privhelper_plan_t *plan, jf_err_t *err)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < plan->n_steps; i++) {
+        const privhelper_step_t *s = &plan->steps[i];
+        bool write = s->kind == PRIVHELPER_STEP_WRITE || s->kind == PRIVHELPER_STEP_RANGE;
+        rc = write ? privhelper_root_check_write(self->root, s->path, err) : 0;
+        if (rc == 0 && s->kind == PRIVHELPER_STEP_RANGE) {
+            rc = privhelper_root_check_write(self->root, s->path2, err);
+        }
+    }
+    return rc;
+}
+
 int privhelper_plan(privhelper_t *self, const privhelper_request_t *req,
                     privhelper_plan_t *ret_plan, jf_err_t *err)
 {
-    return privhelper_verbs_plan(self, req, ret_plan, err);
+    int rc = privhelper_verbs_plan(self, req, ret_plan, err);
+    return rc != 0 ? rc : s_check_targets(self, ret_plan, err);
 }
 
 // Sets a min/max pair so that min <= max holds after each write: 4.9 kernels refuse a min above

@@ -41,7 +41,8 @@ void privhelper_destroy(privhelper_t **self_p);
 
 // Checks req against the root and fills *ret_plan. Reads only. 0, or -EINVAL (a value not in
 // its table, a cpu that does not exist or is not a cluster's first core, a mode not in the conf,
-// a state not stored), -ENOENT (a file the request needs is missing), -EIO; err says which.
+// a state not stored), -ENOENT (a file the request needs is missing), -ELOOP or -EXDEV (a file
+// it would write is not reached beneath the root without a symlink), -EIO; err says which.
 int privhelper_plan(privhelper_t *self, const privhelper_request_t *req,
                     privhelper_plan_t *ret_plan, jf_err_t *err);
 

@@ -34,6 +34,14 @@ int privhelper_verbs_plan(privhelper_t *self, const privhelper_request_t *req,
 int privhelper_snapshot_capture(const privhelper_t *self, privhelper_state_t *ret_st,
                                 jf_err_t *err);
 
+// Checks a saved state's values against the board's tables as a fresh request is checked: each
+// policy's cpu is the first core of its policy and its min and max are in its
+// scaling_available_frequencies, the GPU's in its available_frequencies, the EMC cap (0: none)
+// and rate among the SoC's EMC steps. 0, or -EINVAL (-errno if a table cannot be read) with err
+// naming the value.
+int privhelper_snapshot_check(const privhelper_t *self, const privhelper_state_t *st,
+                              jf_err_t *err);
+
 // Plans writing st back: cores brought online first, then offline, then the limits. Every file
 // must exist. 0, -EINVAL or -ENOSPC.
 int privhelper_snapshot_plan(const privhelper_t *self, const privhelper_state_t *st,

@@ -1,6 +1,6 @@
-/* jetfleet-privhelper: the only jetfleet program that runs as root. Options (test builds only),
- * caller check, one request from stdin, privhelper_handle; "ok ..." on stdout and exit 0, or one
- * line on stderr and exit 2 (rejected: nothing written) or 1 (failed while applying). Every
+/* jetfleet-privhelper: the only jetfleet program that runs as root. Options (jft-privhelper-test
+ * only), caller check, one request from stdin, privhelper_handle; "ok ..." on stdout and exit 0, or
+ * one line on stderr and exit 2 (rejected: nothing written) or 1 (failed while applying). Every
  * request and its outcome goes to syslog. docs/privileges.md. */
 #include "jf_log.h"
 #include "privhelper.h"
@@ -12,7 +12,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-// Set to 1 by CMake only when JF_PRIVHELPER_TEST_HOOKS is ON (docs/privileges.md §5).
+// CMake sets this per target: 0 for jetfleet-privhelper, the installed helper, and 1 only for
+// jft-privhelper-test, which is never installed (docs/privileges.md §5).
+#ifndef JF_PRIVHELPER_TEST_HOOKS
+#error "JF_PRIVHELPER_TEST_HOOKS must be set by the target (agent/privhelper/CMakeLists.txt)"
+#endif
 static const bool s_test_hooks = JF_PRIVHELPER_TEST_HOOKS;
 
 static const int s_exit_codes[] = {

@@ -93,6 +93,17 @@ int privhelper_paths_cpu(char *buf, const char *prefix, int cpu, privhelper_cpu_
                           s_cpu_files[file]));
 }
 
+int privhelper_paths_policy(char *buf, const char *prefix, int cpu, privhelper_cpu_file_t file)
+{
+    static const char dir[] = "cpufreq/";
+    if (cpu < 0 || cpu >= PRIVHELPER_CPUS_MAX || file == PRIVHELPER_CPU_ONLINE_FILE ||
+        (unsigned) file >= PRIVHELPER_CPU_FILE_COUNT) {
+        return -EINVAL;
+    }
+    return s_fit(snprintf(buf, PRIVHELPER_PATH_MAX, "%sdevices/system/cpu/cpufreq/policy%d/%s",
+                          prefix, cpu, s_cpu_files[file] + sizeof dir - 1));
+}
+
 int privhelper_paths_cpu_idle(char *buf, const char *prefix, int cpu, int state)
 {
     if (cpu < 0 || cpu >= PRIVHELPER_CPUS_MAX || state < 0 || state >= PRIVHELPER_IDLE_STATES_MAX) {

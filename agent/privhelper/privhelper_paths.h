@@ -20,7 +20,7 @@
 #define PRIVHELPER_CONF_PATH        "etc/nvpmodel.conf"
 #define PRIVHELPER_COMPATIBLE_PATH  "proc/device-tree/compatible"
 #define PRIVHELPER_DROP_CACHES_PATH "proc/sys/vm/drop_caches"
-#define PRIVHELPER_STATUS_PATH      "var/lib/nvpmodel/status" // nvpmodel's persisted mode
+#define PRIVHELPER_STATUS_PATH      "var/lib/nvpmodel/status"     // nvpmodel's persisted mode
 #define PRIVHELPER_STATE_DIR        "var/lib/jetfleet-privhelper" // root-owned, 0700, made at install
 
 // An absolute path: the nvpmodel binary of package nvidia-l4t-nvpmodel (§4.1).
@@ -60,6 +60,12 @@ typedef struct privhelper_soc {
 // prefix is PRIVHELPER_SYSFS_PREFIX for the helper, "" for a reader rooted at /sys. Returns 0,
 // or -EINVAL for a cpu outside 0..63 or an unknown file.
 int privhelper_paths_cpu(char *buf, const char *prefix, int cpu, privhelper_cpu_file_t file);
+
+// prefix + "devices/system/cpu/cpufreq/policy<cpu>/<file>" for the cpufreq files (not
+// PRIVHELPER_CPU_ONLINE_FILE), cpu being the policy's first core: the directory itself, where
+// cpu<cpu>/cpufreq is only a symlink to it, so that a write resolves with no symlink on the way
+// (privhelper_root.h). Returns 0, or -EINVAL for a cpu outside 0..63 or another file.
+int privhelper_paths_policy(char *buf, const char *prefix, int cpu, privhelper_cpu_file_t file);
 
 // prefix + "devices/system/cpu/cpu<cpu>/cpuidle/state<state>/disable". 0 or -EINVAL.
 int privhelper_paths_cpu_idle(char *buf, const char *prefix, int cpu, int state);

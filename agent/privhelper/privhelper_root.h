@@ -1,8 +1,10 @@
 /* Files below one directory, opened relative to a descriptor of that directory taken once: how
- * the helper touches the file system, and how the agent reads back what it set. The last path
- * component is always opened with O_NOFOLLOW, so a symlink planted at a target cannot redirect
- * a read or a write, and writes open existing regular files only: nothing is ever created.
- * Intermediate symlinks are followed, as sysfs needs (cpuN/cpufreq -> ../cpufreq/policyN). */
+ * the helper touches the file system, and how the agent reads back what it set. A write resolves
+ * every component beneath the directory with no symlink anywhere on the way (openat2 with
+ * RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS, else an openat walk), and opens an existing regular
+ * file only: nothing is ever created, and nothing outside the directory is reached. A read opens
+ * its last component with O_NOFOLLOW but follows the ones before, as a board needs
+ * (cpuN/cpufreq -> ../cpufreq/policyN, /proc/device-tree, /etc/nvpmodel.conf). */
 #ifndef PRIVHELPER_ROOT_H
 #define PRIVHELPER_ROOT_H
 
@@ -22,6 +24,10 @@ privhelper_root_t *privhelper_root_open(const char *dir, jf_err_t *err);
 
 // Closes the directory; accepts NULL and *self_p == NULL; sets *self_p to NULL.
 void privhelper_root_destroy(privhelper_root_t **self_p);
+
+// For tests: resolve privhelper_root_open_beneath by the openat walk even where the kernel has
+// openat2, so that both ways are tested on one machine.
+void privhelper_root_set_walk_only(privhelper_root_t *self, bool walk_only);
 
 // The directory's descriptor (borrowed; valid until destroy).
 int privhelper_root_fd(const privhelper_root_t *self);
@@ -46,10 +52,23 @@ int privhelper_root_read_i64(const privhelper_root_t *self, const char *rel, int
 int privhelper_root_read_list(const privhelper_root_t *self, const char *rel, int64_t *values,
                               size_t max, size_t *ret_n, jf_err_t *err);
 
-// Writes "<value>\n" to the existing regular file rel (O_WRONLY|O_TRUNC|O_NOFOLLOW, never
-// O_CREAT; O_TRUNC so that a plain file in a test tree holds exactly the value, sysfs ignores
-// it). Returns 0, -errno from open or write (the kernel's refusal of a value comes back here),
-// or -EINVAL for a non-regular file; err names the path.
+// Opens rel (flags: O_RDONLY, O_WRONLY, O_PATH, O_DIRECTORY, ...; O_NOFOLLOW and O_CLOEXEC are
+// added) beneath the root with no symlink on the way: openat2 where the kernel has it (5.6+),
+// else the openat walk. The descriptor (caller closes it), or -ELOOP (a symlink on the way),
+// -EXDEV (a way out: "..", an absolute path), -errno from open; err names the path.
+int privhelper_root_open_beneath(const privhelper_root_t *self, const char *rel, int flags,
+                                 jf_err_t *err);
+
+// 0 if rel resolves beneath the root with no symlink on the way to an existing regular file
+// (what privhelper_root_write_i64 would open), without opening it for writing; else an error of
+// privhelper_root_open_beneath, -ELOOP for a symlink at rel itself, -EINVAL for another type.
+int privhelper_root_check_write(const privhelper_root_t *self, const char *rel, jf_err_t *err);
+
+// Writes "<value>\n" to the existing regular file rel, opened as privhelper_root_open_beneath
+// does (O_WRONLY|O_TRUNC, never O_CREAT; O_TRUNC so that a plain file in a test tree holds
+// exactly the value, sysfs ignores it). Returns 0, an error of privhelper_root_open_beneath or
+// of write (the kernel's refusal of a value comes back here), or -EINVAL for a non-regular file;
+// err names the path.
 int privhelper_root_write_i64(const privhelper_root_t *self, const char *rel, int64_t value,
                               jf_err_t *err);
 

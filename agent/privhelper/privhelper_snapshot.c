@@ -22,7 +22,8 @@ bool privhelper_snapshot_is_online(const privhelper_t *self, int cpu)
     return privhelper_root_read_i64(self->root, rel, &v, NULL) == 0 && v == 1;
 }
 
-int privhelper_snapshot_check_policy(const privhelper_t *self, int cpu, jf_err_t *err)
+// 0 if cpu is the first core of its cpufreq policy (related_cpus), online or not.
+static int s_check_first_core(const privhelper_t *self, int cpu, jf_err_t *err)
 {
     char rel[PRIVHELPER_PATH_MAX];
     int64_t cpus[PRIVHELPER_TABLE_MAX];
@@ -38,6 +39,15 @@ int privhelper_snapshot_check_policy(const privhelper_t *self, int cpu, jf_err_t
     }
     if (n == 0 || cpus[0] != cpu) {
         return jf_err_set(err, -EINVAL, "cpu%d is not the first core of its cluster", cpu);
+    }
+    return 0;
+}
+
+int privhelper_snapshot_check_policy(const privhelper_t *self, int cpu, jf_err_t *err)
+{
+    int rc = s_check_first_core(self, cpu, err);
+    if (rc != 0) {
+        return rc;
     }
     if (!privhelper_snapshot_is_online(self, cpu)) {
         return jf_err_set(err, -EINVAL, "cpu%d is offline", cpu);
@@ -193,6 +203,56 @@ int privhelper_snapshot_capture(const privhelper_t *self, privhelper_state_t *re
     return rc != 0 ? rc : s_capture_devices(self, ret_st, err);
 }
 
+// A saved policy's limits, each a step of its table, as cpu-freq checks a request. The core need
+// not be online now: the restore brings it online before it writes the limits.
+static int s_check_policy(const privhelper_t *self, const privhelper_policy_t *p, jf_err_t *err)
+{
+    char table[PRIVHELPER_PATH_MAX];
+    int rc = s_check_first_core(self, p->cpu, err);
+    rc = rc != 0 ? rc : privhelper_paths_cpu(table, SYS, p->cpu, PRIVHELPER_CPU_TABLE_KHZ);
+    rc = rc != 0 ? rc : privhelper_snapshot_check_step(self, table, p->min_khz, "kHz", err);
+    return rc != 0 ? rc : privhelper_snapshot_check_step(self, table, p->max_khz, "kHz", err);
+}
+
+// An EMC rate of a saved state: one of the SoC's steps, as emc-freq checks a request.
+static int s_check_emc(const privhelper_t *self, int64_t hz, const char *what, jf_err_t *err)
+{
+    if (!self->soc) {
+        return jf_err_set(err, -EINVAL, "%s %lld Hz: unknown SoC in /%s, so no EMC table", what,
+                          (long long) hz, PRIVHELPER_COMPATIBLE_PATH);
+    }
+    if (!privhelper_paths_is_emc_step(self->soc, hz)) {
+        return jf_err_set(err, -EINVAL, "%s %lld Hz is not an EMC rate of %s", what, (long long) hz,
+                          self->soc->compatible);
+    }
+    return 0;
+}
+
+int privhelper_snapshot_check(const privhelper_t *self, const privhelper_state_t *st, jf_err_t *err)
+{
+    char table[PRIVHELPER_PATH_MAX];
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < st->n_policies; i++) {
+        rc = s_check_policy(self, &st->policies[i], err);
+    }
+    if (rc == 0 && st->has_gpu) {
+        rc = self->gpu_dir[0] ? 0 : jf_err_set(err, -EINVAL, "the board has no GPU node now");
+        rc = rc != 0
+                 ? rc
+                 : privhelper_paths_devfreq(table, "", self->gpu_dir, PRIVHELPER_DEVFREQ_TABLE_HZ);
+        rc = rc != 0 ? rc : privhelper_snapshot_check_step(self, table, st->gpu_min_hz, "Hz", err);
+        rc = rc != 0 ? rc : privhelper_snapshot_check_step(self, table, st->gpu_max_hz, "Hz", err);
+    }
+    // An EMC cap of 0 is nvpmodel's "no cap".
+    if (rc == 0 && st->has_emc_cap && st->emc_cap_hz != 0) {
+        rc = s_check_emc(self, st->emc_cap_hz, "EMC cap", err);
+    }
+    if (rc == 0 && st->has_emc_lock) {
+        rc = s_check_emc(self, st->emc_rate_hz, "EMC rate", err);
+    }
+    return rc;
+}
+
 // A WRITE of a saved value, to a file that must exist now.
 static int s_put(const privhelper_t *self, privhelper_plan_t *plan, const char *rel, int64_t v,
                  jf_err_t *err)
@@ -243,8 +303,8 @@ static int s_plan_cpus(const privhelper_t *self, const privhelper_state_t *st,
     for (size_t i = 0; rc == 0 && i < st->n_policies; i++) {
         const privhelper_policy_t *p = &st->policies[i];
         char min_rel[PRIVHELPER_PATH_MAX], max_rel[PRIVHELPER_PATH_MAX];
-        rc = privhelper_paths_cpu(min_rel, SYS, p->cpu, PRIVHELPER_CPU_MIN_KHZ);
-        rc = rc != 0 ? rc : privhelper_paths_cpu(max_rel, SYS, p->cpu, PRIVHELPER_CPU_MAX_KHZ);
+        rc = privhelper_paths_policy(min_rel, SYS, p->cpu, PRIVHELPER_CPU_MIN_KHZ);
+        rc = rc != 0 ? rc : privhelper_paths_policy(max_rel, SYS, p->cpu, PRIVHELPER_CPU_MAX_KHZ);
         rc = rc != 0 ? rc : s_range(self, plan, min_rel, max_rel, p->min_khz, p->max_khz, err);
     }
     for (size_t i = 0; rc == 0 && i < st->n_idle; i++) {

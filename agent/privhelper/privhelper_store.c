@@ -31,10 +31,11 @@ privhelper_store_t *privhelper_store_open(const privhelper_root_t *root, jf_err_
         jf_err_set(err, -ENOMEM, "out of memory");
         return NULL;
     }
-    self->fd = openat(privhelper_root_fd(root), PRIVHELPER_STATE_DIR,
-                      O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    // Beneath the root with no symlink on the way: slots are written here.
+    self->fd =
+        privhelper_root_open_beneath(root, PRIVHELPER_STATE_DIR, O_RDONLY | O_DIRECTORY, NULL);
     struct stat st;
-    int rc = self->fd < 0 ? -errno : 0;
+    int rc = self->fd < 0 ? self->fd : 0;
     if (rc == 0 && (fstat(self->fd, &st) != 0 || !s_safe(&st))) {
         rc = -EPERM;
     }

@@ -81,8 +81,8 @@ static int s_plan_cpu_freq(privhelper_t *self, const privhelper_request_t *req,
     int64_t khz = req->args[1];
     char min_rel[PRIVHELPER_PATH_MAX], max_rel[PRIVHELPER_PATH_MAX], table[PRIVHELPER_PATH_MAX];
     int rc = privhelper_snapshot_check_policy(self, cpu, err);
-    rc = rc != 0 ? rc : privhelper_paths_cpu(min_rel, SYS, cpu, PRIVHELPER_CPU_MIN_KHZ);
-    rc = rc != 0 ? rc : privhelper_paths_cpu(max_rel, SYS, cpu, PRIVHELPER_CPU_MAX_KHZ);
+    rc = rc != 0 ? rc : privhelper_paths_policy(min_rel, SYS, cpu, PRIVHELPER_CPU_MIN_KHZ);
+    rc = rc != 0 ? rc : privhelper_paths_policy(max_rel, SYS, cpu, PRIVHELPER_CPU_MAX_KHZ);
     rc = rc != 0 ? rc : privhelper_paths_cpu(table, SYS, cpu, PRIVHELPER_CPU_TABLE_KHZ);
     rc = rc != 0 ? rc : privhelper_snapshot_check_step(self, table, khz, "kHz", err);
     return rc != 0 ? rc : privhelper_plan_range(plan, min_rel, max_rel, khz, khz, err);
@@ -158,8 +158,8 @@ static int s_pin(privhelper_t *self, const privhelper_state_t *st, privhelper_pl
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < st->n_policies; i++) {
         const privhelper_policy_t *p = &st->policies[i];
-        rc = privhelper_paths_cpu(a, SYS, p->cpu, PRIVHELPER_CPU_MIN_KHZ);
-        rc = rc != 0 ? rc : privhelper_paths_cpu(b, SYS, p->cpu, PRIVHELPER_CPU_MAX_KHZ);
+        rc = privhelper_paths_policy(a, SYS, p->cpu, PRIVHELPER_CPU_MIN_KHZ);
+        rc = rc != 0 ? rc : privhelper_paths_policy(b, SYS, p->cpu, PRIVHELPER_CPU_MAX_KHZ);
         rc = rc != 0 ? rc : privhelper_plan_range(plan, a, b, p->max_khz, p->max_khz, err);
     }
     if (rc == 0 && st->has_gpu) {
@@ -216,6 +216,11 @@ static int s_plan_restore_slot(privhelper_t *self, int slot, privhelper_plan_t *
              ? rc
              : privhelper_store_read(self->store, slot, text, PRIVHELPER_STATE_TEXT_MAX, &len, err);
     rc = rc != 0 ? rc : privhelper_state_parse(text, len, st, err);
+    // The slot file is root's, but its values are checked as a request's: an edited slot must not
+    // write what no request could.
+    if (rc == 0 && privhelper_snapshot_check(self, st, err) != 0) {
+        rc = jf_err_prefix(err, "state %d", slot);
+    }
     // The mode first: nvpmodel -m rewrites cores and limits, which the saved values then refine.
     if (rc == 0 && st->has_pmode) {
         rc = s_plan_mode(self, st->pmode, plan, err);

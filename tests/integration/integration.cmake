@@ -11,11 +11,11 @@ endforeach()
 # Measured runs: agents on Jetson fixture trees with the privileged helper's test build (power
 # modes, cache drops, restore) and the fake nvpmodel, one of them with its rails from a fake
 # tegrastats, next to a host agent.
-if(JF_PRIVHELPER_TEST_HOOKS)
+if(TARGET jft-privhelper-test)
   jf_add_integration_test(measure_e2e TIMEOUT 90
                           SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/measure_e2e_test.c
                           LIBS jft_support jf_agent jf_common)
-  add_dependencies(measure_e2e_itest ${JF_ITEST_DEPS} jetfleet-privhelper jft-fake-nvpmodel
+  add_dependencies(measure_e2e_itest ${JF_ITEST_DEPS} jft-privhelper-test jft-fake-nvpmodel
                    jft-fake-tegrastats)
 endif()
 
@@ -38,3 +38,16 @@ jf_add_integration_test(sim_energy TIMEOUT 90
 target_compile_definitions(sim_energy_itest PRIVATE
   JF_SIM_PARAMS_SOURCE="${PROJECT_SOURCE_DIR}/agent/sim/sim_params.yaml")
 add_dependencies(sim_energy_itest ${JF_ITEST_DEPS})
+
+# The installed helper never takes the test options: `cmake --install` of this build, and the
+# other configurations configured (not built) into temporary trees (docs/privileges.md §5).
+if(TARGET jft-privhelper-test)
+  jf_add_integration_test(privhelper_install TIMEOUT 120
+                          SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/privhelper_install_test.c
+                          LIBS jft_support PkgConfig::JANSSON)
+  target_compile_definitions(privhelper_install_itest PRIVATE
+    JFT_CMAKE_COMMAND="${CMAKE_COMMAND}" JFT_BUILD_DIR="${PROJECT_BINARY_DIR}"
+    JFT_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  add_dependencies(privhelper_install_itest jetfleet-privhelper jft-privhelper-test)
+  set_property(TEST integration.privhelper_install APPEND PROPERTY LABELS security)
+endif()

@@ -187,7 +187,7 @@ static void t_start_nx(t_ctx_t *c, int i, bool helper)
     t_path(proc, c->tree[i], "proc");
     t_path(etc, c->tree[i], "etc");
     t_path(var, c->tree[i], "var");
-    jft_bin("jetfleet-privhelper", bin);
+    jft_bin("jft-privhelper-test", bin);
     jft_bin("jft-fake-nvpmodel", fake);
     (void) snprintf(cmd, sizeof cmd, "%s --root %s --nvpmodel %s --allow-uid %u", bin, c->tree[i],
                     fake, (unsigned) getuid());

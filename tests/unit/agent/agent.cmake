@@ -27,27 +27,34 @@ jf_add_unit_test(platform_modes
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/platform_modes_test.c LIBS jf_agent jft_support)
 target_compile_definitions(platform_modes_test PRIVATE
   SIM_PARAMS_PATH="${PROJECT_SOURCE_DIR}/agent/sim/sim_params.yaml")
-# The root helper as a real process with its test options (JF_PRIVHELPER_TEST_HOOKS) on a copy of
+# The root helper as a real process with its test options (jft-privhelper-test) on a copy of
 # tests/fixtures/privhelper/, and the fake nvpmodel it runs there.
 add_executable(jft-fake-nvpmodel ${PROJECT_SOURCE_DIR}/tests/unit/agent/nvpmodel_fake.c)
 target_link_libraries(jft-fake-nvpmodel PRIVATE jf_agent_nvpmodel)
-if(JF_PRIVHELPER_TEST_HOOKS)
+if(TARGET jft-privhelper-test)
   jf_add_unit_test(privhelper
     SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/privhelper_test.c
             ${PROJECT_SOURCE_DIR}/tests/unit/agent/power_tree.c
     LIBS jf_privhelper jft_support)
-  add_dependencies(privhelper_test jetfleet-privhelper jft-fake-nvpmodel)
+  add_dependencies(privhelper_test jft-privhelper-test jft-fake-nvpmodel)
+  # Forged state slots, symlinked directories on a write's path, the strict path resolution.
+  jf_add_unit_test(privhelper_security
+    SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/privhelper_security_test.c
+            ${PROJECT_SOURCE_DIR}/tests/unit/agent/power_tree.c
+    LIBS jf_privhelper jft_support)
+  add_dependencies(privhelper_security_test jft-privhelper-test jft-fake-nvpmodel)
+  set_property(TEST unit.privhelper_security APPEND PROPERTY LABELS security)
   jf_add_unit_test(power
     SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/power_test.c
             ${PROJECT_SOURCE_DIR}/tests/unit/agent/power_tree.c
     LIBS jf_agent jft_support)
-  add_dependencies(power_test jetfleet-privhelper jft-fake-nvpmodel)
+  add_dependencies(power_test jft-privhelper-test jft-fake-nvpmodel)
   # The run worker actor: preparing a run (storage, power mode, cache drop), restoring after it.
   jf_add_unit_test(worker
     SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/worker_test.c
             ${PROJECT_SOURCE_DIR}/tests/unit/agent/power_tree.c
     LIBS jf_agent jft_support)
-  add_dependencies(worker_test jetfleet-privhelper jft-fake-nvpmodel)
+  add_dependencies(worker_test jft-privhelper-test jft-fake-nvpmodel)
 endif()
 # The run's measurements in the agent: energy per epoch and the measure record (agent_measure),
 # and the sampler actor against the Xavier NX fixture tree.

@@ -1,5 +1,5 @@
 /* Tests of agent_power on a copy of tests/fixtures/privhelper/xavier-nx (power_tree.h) with the
- * real jetfleet-privhelper (test options) and the fake nvpmodel: the modes of the conf, the state
+ * real helper (jft-privhelper-test) and the fake nvpmodel: the modes of the conf, the state
  * read back, a mode and a custom mode with the files they must leave, DVFS off and back, store
  * and restore to the original tree, nvpmodel failures, and the refusals. */
 #include "agent_power.h"

@@ -36,29 +36,6 @@ static void s_copy_file(const char *src, const char *dst)
     free(data);
 }
 
-static void s_copy_tree(const char *src, const char *dst)
-{
-    assert_int_equal(mkdir(dst, 0755), 0);
-    DIR *d = opendir(src);
-    assert_non_null(d);
-    for (struct dirent *de = readdir(d); de; de = readdir(d)) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0) {
-            continue;
-        }
-        char s[PATH_MAX], t[PATH_MAX];
-        jft_power_path(s, "%s/%s", src, de->d_name);
-        jft_power_path(t, "%s/%s", dst, de->d_name);
-        struct stat st;
-        assert_int_equal(lstat(s, &st), 0);
-        if (S_ISDIR(st.st_mode)) {
-            s_copy_tree(s, t);
-        } else {
-            s_copy_file(s, t);
-        }
-    }
-    assert_int_equal(closedir(d), 0);
-}
-
 void jft_power_tree_new(jft_power_tree_t *tree)
 {
     char path[PATH_MAX], fixture[PATH_MAX];
@@ -66,7 +43,8 @@ void jft_power_tree_new(jft_power_tree_t *tree)
     assert_int_equal(jft_tmpdir_new(tree->top), 0);
     jft_power_path(tree->root, "%s/root", tree->top);
     jft_fixture("privhelper/xavier-nx", fixture);
-    s_copy_tree(fixture, tree->root);
+    // jft_copy_tree keeps symlinks (cpuN/cpufreq -> ../cpufreq/policyN) as symlinks.
+    assert_int_equal(jft_copy_tree(fixture, tree->root), 0);
     jft_power_path(tree->sys, "%s/sys", tree->root);
     jft_power_path(path, "%s/etc", tree->root);
     assert_int_equal(mkdir(path, 0755), 0);
@@ -78,7 +56,7 @@ void jft_power_tree_new(jft_power_tree_t *tree)
     jft_power_path(tree->victim, "%s/outside/victim", tree->top);
     // A number: if the helper followed a planted symlink, a write would land here.
     assert_int_equal(jft_write_file(tree->victim, "1\n"), 0);
-    jft_bin("jetfleet-privhelper", tree->helper);
+    jft_bin("jft-privhelper-test", tree->helper);
     jft_bin("jft-fake-nvpmodel", tree->fake);
     (void) snprintf(tree->uid, sizeof tree->uid, "%u", (unsigned) getuid());
     const char *argv[] = {tree->helper, "--root",      tree->root, "--nvpmodel",

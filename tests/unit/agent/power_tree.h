@@ -18,7 +18,7 @@ typedef struct jft_power_tree {
     char sys[PATH_MAX];    // top/root/sys: agent_power's sysfs root
     char conf[PATH_MAX];   // top/root/etc/nvpmodel.conf
     char victim[PATH_MAX]; // top/outside/victim, holding "1\n"
-    char helper[PATH_MAX]; // $JF_BIN_DIR/jetfleet-privhelper
+    char helper[PATH_MAX]; // $JF_BIN_DIR/jft-privhelper-test
     char fake[PATH_MAX];   // $JF_BIN_DIR/jft-fake-nvpmodel
     char uid[16];          // getuid(), for --allow-uid
     const char *argv[8];   // helper --root ROOT --nvpmodel FAKE --allow-uid UID, NULL (borrowed)

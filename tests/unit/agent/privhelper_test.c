@@ -33,7 +33,7 @@
 
 #define T_ANY    "<any content>"
 #define CPU(n)   "sys/devices/system/cpu/cpu" #n
-#define FQ(n)    CPU(n) "/cpufreq/"
+#define FQ(n)    "sys/devices/system/cpu/cpufreq/policy" #n "/" // cpuN/cpufreq links here
 #define IDLE(n)  CPU(n) "/cpuidle/state"
 #define GPU      "sys/devices/17000000.gv11b/devfreq/17000000.gv11b/"
 #define EMC      "sys/kernel/debug/bpmp/debug/clk/emc/"
@@ -523,7 +523,7 @@ static void test_help(void **state)
 {
     (void) state;
     char helper[PATH_MAX];
-    jft_bin("jetfleet-privhelper", helper);
+    jft_bin("jft-privhelper-test", helper);
     const char *argv[] = {helper, "--help", NULL};
     static const char *const envp[] = {NULL};
     privhelper_spawn_opts_t o = {.argv = argv, .envp = envp, .timeout_us = T_TIMEOUT_US};

@@ -1,5 +1,5 @@
 /* Unit tests for the run worker actor on a copy of tests/fixtures/privhelper/xavier-nx
- * (power_tree.h) with the real jetfleet-privhelper (test options) and the fake nvpmodel: a run
+ * (power_tree.h) with the real helper (jft-privhelper-test) and the fake nvpmodel: a run
  * prepared with the helper (state stored, mode 8 set and read back, cache dropped, residency),
  * residency after an epoch, the restore queued after a run and the one at exit, and the
  * refusals: no helper and the mode not in force, the dataset not on the medium's mount. */
