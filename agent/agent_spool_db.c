@@ -41,6 +41,13 @@ struct agent_spool_db {
 
 static int s_fail(agent_spool_db_t *self, int code, const char *what, jf_err_t *err)
 {
+    int sqlite_code = self->db ? sqlite3_errcode(self->db) : SQLITE_NOMEM;
+    if (sqlite_code == SQLITE_BUSY || sqlite_code == SQLITE_LOCKED) {
+        return jf_err_set(err, -EBUSY,
+                          "spool '%s': in use by another process (%s); run one agent per "
+                          "--state-dir",
+                          self->path, sqlite3_errmsg(self->db));
+    }
     return jf_err_set(err, code, "spool '%s': %s: %s%s", self->path, what,
                       self->db ? sqlite3_errmsg(self->db) : "out of memory", S_WHAT_TO_DO);
 }
@@ -62,12 +69,6 @@ void agent_spool_db_destroy(agent_spool_db_t **self_p)
 static int s_exec(agent_spool_db_t *self, const char *sql, const char *what, jf_err_t *err)
 {
     int rc = sqlite3_exec(self->db, sql, NULL, NULL, NULL);
-    if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED) {
-        return jf_err_set(err, -EBUSY,
-                          "spool '%s': in use by another process (%s); run one agent per "
-                          "--state-dir",
-                          self->path, sqlite3_errmsg(self->db));
-    }
     return rc == SQLITE_OK ? 0 : s_fail(self, -EIO, what, err);
 }
 
