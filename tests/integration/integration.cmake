@@ -38,3 +38,11 @@ jf_add_integration_test(sim_energy TIMEOUT 90
 target_compile_definitions(sim_energy_itest PRIVATE
   JF_SIM_PARAMS_SOURCE="${PROJECT_SOURCE_DIR}/agent/sim/sim_params.yaml")
 add_dependencies(sim_energy_itest ${JF_ITEST_DEPS})
+
+# The agent's on-disk spool across a coordinator outage and an agent SIGKILL, with the in-memory
+# spool as the control that loses data (labels integration and reliability).
+jf_add_integration_test(spool_restart TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/spool_restart_test.c
+                        LIBS jft_support jf_common PkgConfig::SQLITE)
+set_property(TEST integration.spool_restart APPEND PROPERTY LABELS reliability)
+add_dependencies(spool_restart_itest ${JF_ITEST_DEPS})
