@@ -1,7 +1,8 @@
 /* Integration (reliability): the agent's on-disk spool across an agent crash during a
  * coordinator outage (docs/protocol.md §4.4, §5.3.3). A coordinator and one simulated Xavier NX
  * run a long run; the coordinator is killed (acks stop, the agent keeps producing into its
- * spool), then the agent is killed with SIGKILL together with its trainer, the coordinator and
+ * spool), then the agent is killed with SIGKILL (its trainer, in its own process group, dies at
+ * its next write into the dead agent's pipe), the coordinator and
  * the agent are restarted (the agent on the same --state-dir), and the store must hold every
  * message the dead agent had spooled, once, the attempt failed once as crashed by the restarted
  * agent, and the run done after the sweep is submitted again. The same scenario with
@@ -141,7 +142,7 @@ static void s_outage_and_crash(jft_fleet_t *f, s_figures_t *g)
     // The fault schedule, not a wait for readiness: the outage lasts this long.
     (void)poll(NULL, 0, S_OUTAGE_MS);
     assert_true(jft_proc_alive(&f->agents[0]));
-    jft_proc_signal(&f->agents[0], SIGKILL); // the group: the agent and its trainer
+    jft_proc_signal(&f->agents[0], SIGKILL); // not the trainer: it has its own process group
     assert_int_equal(jft_proc_wait(&f->agents[0], 10000, &status), 0);
 }
 
