@@ -3,10 +3,12 @@
  * are gone, orphaned streams get their crash report once, and a damaged, foreign, locked or
  * unreachable file is refused with an error naming the path (never a crash, never an empty
  * spool in its place). Each test works in its own mkdtemp directory. */
+#include "agent_options.h"
 #include "agent_spool.h"
 #include "jf_msg.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <setjmp.h>
 #include <sqlite3.h>
 #include <stdarg.h>
@@ -358,6 +360,56 @@ static void test_unusable_paths_refused(void **state)
     assert_non_null(strstr(err.msg, "--state-dir"));
 }
 
+// --state-dir, --spool-max-bytes and --spool-in-memory: defaults, values and refusals.
+static void test_options(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *args[3];
+        int code;
+        const char *frag;      // in err.msg when code != 0
+        const char *state_dir; // when code == 0
+        int64_t max_bytes;
+        bool in_memory;
+    } rows[] = {
+        {{NULL}, 0, NULL, AGENT_OPTIONS_STATE_DIR, AGENT_SPOOL_BYTES_MAX, false},
+        {{"--state-dir", "/srv/jf"}, 0, NULL, "/srv/jf", AGENT_SPOOL_BYTES_MAX, false},
+        {{"--spool-max-bytes", "1048576"}, 0, NULL, AGENT_OPTIONS_STATE_DIR, 1048576, false},
+        {{"--spool-in-memory"}, 0, NULL, AGENT_OPTIONS_STATE_DIR, AGENT_SPOOL_BYTES_MAX, true},
+        {{"--state-dir", "relative"},
+         -EINVAL,
+         "--state-dir 'relative': expected an absolute",
+         NULL,
+         0,
+         false},
+        {{"--spool-max-bytes", "0"}, -EINVAL, "--spool-max-bytes", NULL, 0, false},
+        {{"--spool-max-bytes", "12MB"}, -EINVAL, "--spool-max-bytes", NULL, 0, false},
+        {{"--spool-max-bytes", "-5"}, -EINVAL, "--spool-max-bytes", NULL, 0, false},
+    };
+    agent_options_t *o = malloc(sizeof *o);
+    assert_non_null(o);
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        char *argv[8] = {"jetfleet-agent", "--coordinator", "tcp://127.0.0.1:1", "--name", "nx-01"};
+        int argc = 5;
+        for (size_t k = 0; k < 3 && rows[i].args[k]; k++) {
+            argv[argc++] = (char *)rows[i].args[k];
+        }
+        jf_err_t err = {0};
+        optind = 0; // glibc: start a fresh scan
+        opterr = 0;
+        int rc = agent_options_parse(argc, argv, o, &err);
+        if (rc != rows[i].code || (rc != 0 && !strstr(err.msg, rows[i].frag))) {
+            fail_msg("row %zu: rc %d '%s'", i, rc, err.msg);
+        }
+        if (rc == 0) {
+            assert_string_equal(o->state_dir, rows[i].state_dir);
+            assert_int_equal(o->spool_max_bytes, rows[i].max_bytes);
+            assert_int_equal(o->spool_in_memory, rows[i].in_memory);
+        }
+    }
+    free(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -370,6 +422,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_gap_refused, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_second_agent_refused, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_unusable_paths_refused, t_setup, t_teardown),
+        cmocka_unit_test(test_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
