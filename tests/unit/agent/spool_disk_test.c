@@ -149,6 +149,30 @@ static int t_teardown(void **state)
     return rc;
 }
 
+// Pumps the two reopened streams of test_reopen_keeps_unacked: T_RUN 3..5 and T_RUN2 1..3.
+// Streams may come back in any order; each one's messages come in seq order, once.
+static void t_pump_reopened(agent_spool_t *sp)
+{
+    t_sink_t *sink = calloc(1, sizeof *sink);
+    assert_non_null(sink);
+    assert_int_equal(agent_spool_pump(sp, T_T0, t_send, sink), 6);
+    bool run_first = strstr(sink->sent[0], T_RUN) != NULL;
+    size_t k = run_first ? 0 : 3;
+    for (int64_t seq = 3; seq <= 5; seq++) {
+        char *exp = t_text(T_RUN, 1, seq);
+        assert_string_equal(sink->sent[k++], exp);
+        free(exp);
+    }
+    k = run_first ? 3 : 0;
+    for (int64_t seq = 1; seq <= 3; seq++) {
+        char *exp = t_text(T_RUN2, 3, seq);
+        assert_string_equal(sink->sent[k++], exp);
+        free(exp);
+    }
+    assert_int_equal(agent_spool_pump(sp, T_T0 + 1, t_send, sink), 0); // none twice
+    free(sink);
+}
+
 // Streams come back after a close with their positions, unacked messages byte-identical and in
 // seq order; acknowledged rows are gone from the file.
 static void test_reopen_keeps_unacked(void **state)
@@ -174,25 +198,7 @@ static void test_reopen_keeps_unacked(void **state)
     // The welcome's acked_seq: the coordinator has 2 of T_RUN and nothing of T_RUN2.
     agent_spool_rewind(sp, T_RUN, 1, 2);
     agent_spool_rewind(sp, T_RUN2, 3, 0);
-    t_sink_t *sink = calloc(1, sizeof *sink);
-    assert_non_null(sink);
-    assert_int_equal(agent_spool_pump(sp, T_T0, t_send, sink), 6);
-    // Streams may come back in any order; each one's messages come in seq order.
-    bool run_first = strstr(sink->sent[0], T_RUN) != NULL;
-    size_t k = run_first ? 0 : 3;
-    for (int64_t seq = 3; seq <= 5; seq++) {
-        char *exp = t_text(T_RUN, 1, seq);
-        assert_string_equal(sink->sent[k++], exp);
-        free(exp);
-    }
-    k = run_first ? 3 : 0;
-    for (int64_t seq = 1; seq <= 3; seq++) {
-        char *exp = t_text(T_RUN2, 3, seq);
-        assert_string_equal(sink->sent[k++], exp);
-        free(exp);
-    }
-    assert_int_equal(agent_spool_pump(sp, T_T0 + 1, t_send, sink), 0); // none twice
-    free(sink);
+    t_pump_reopened(sp);
     // The final message acknowledged: the stream leaves the file too.
     agent_spool_ack(sp, T_RUN2, 3, 3);
     assert_false(agent_spool_has(sp, T_RUN2, 3));
