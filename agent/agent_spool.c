@@ -155,6 +155,11 @@ static int s_make_state_dir(const char *dir, char *path, size_t size, jf_err_t *
 
 agent_spool_t *agent_spool_new(const agent_spool_opts_t *opts, jf_err_t *err)
 {
+    if (opts->max_bytes <= 0) {
+        jf_err_set(err, -EINVAL, "spool: max_bytes must be > 0, got %lld",
+                   (long long)opts->max_bytes);
+        return NULL;
+    }
     agent_spool_t *self = calloc(1, sizeof *self);
     if (!self) {
         jf_err_set(err, -ENOMEM, "spool: out of memory");

@@ -32,7 +32,8 @@ typedef struct agent_spool_opts {
 // come back with their unacknowledged messages, seqs and final flags (agent_spool_inventory).
 // NULL with err naming the path when the directory or file cannot be used (damaged, not a
 // spool, locked by another agent: agent_spool_db_new); a damaged file is never replaced by an
-// empty one. Caller owns the result; release with agent_spool_destroy.
+// empty one; -EINVAL when max_bytes is not > 0. Caller owns the result; release with
+// agent_spool_destroy.
 agent_spool_t *agent_spool_new(const agent_spool_opts_t *opts, jf_err_t *err);
 void agent_spool_destroy(agent_spool_t **self_p);
 

@@ -364,6 +364,10 @@ static void test_unusable_paths_refused(void **state)
     assert_int_equal(err.code, -ENOENT);
     assert_non_null(strstr(err.msg, missing));
     assert_non_null(strstr(err.msg, "--state-dir"));
+    o = (agent_spool_opts_t){.state_dir = NULL, .max_bytes = 0};
+    assert_null(agent_spool_new(&o, &err));
+    assert_int_equal(err.code, -EINVAL);
+    assert_non_null(strstr(err.msg, "max_bytes must be > 0, got 0"));
 }
 
 // --state-dir, --spool-max-bytes and --spool-in-memory: defaults, values and refusals.
