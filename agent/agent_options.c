@@ -29,6 +29,13 @@ const char *agent_options_usage(void)
            "  --privhelper CMD  how to run jetfleet-privhelper for power modes and cache drops,\n"
            "              e.g. '/usr/bin/sudo -n /usr/local/libexec/jetfleet-privhelper'\n"
            "              (words split at spaces; without it the agent changes nothing)\n"
+           "  --state-dir DIR  where the agent keeps its spool of unacknowledged results,\n"
+           "              spool.db (default /var/lib/jetfleet-agent; created if missing, its\n"
+           "              parent must exist); one agent per directory\n"
+           "  --spool-max-bytes N  refuse new runs while the spool holds N bytes or more\n"
+           "              (default 268435456); a running attempt may go past it\n"
+           "  --spool-in-memory  keep the spool in memory only, losing it on a restart\n"
+           "              (for tests that show what the file saves)\n"
            "  --sample-once  print one telemetry sample (JSON; two readings 100 ms apart) and\n"
            "              exit\n"
            "  --parse-tegrastats  print one JSON telemetry sample per line of a saved tegrastats\n"
@@ -53,6 +60,20 @@ const char *agent_options_usage(void)
            "  --sim-speed X     modelled seconds per wall-clock second, 1..100000 (default 1)\n"
            "  --sim-scale F     dataset size of the runs relative to the real one,\n"
            "              0.0001..1000 (default 1)\n";
+}
+
+static int s_spool_option(agent_options_t *o, int c, const char *arg, jf_err_t *err)
+{
+    if (c == 'D') {
+        if (arg[0] != '/' || strlen(arg) >= sizeof o->state_dir - sizeof AGENT_SPOOL_FILE_NAME) {
+            return jf_err_set(err, -EINVAL, "--state-dir '%.200s': expected an absolute path",
+                              arg);
+        }
+        (void) snprintf(o->state_dir, sizeof o->state_dir, "%s", arg);
+        return 0;
+    }
+    int rc = jf_parse_i64(arg, 1, INT64_C(1) << 62, &o->spool_max_bytes, err);
+    return rc ? jf_err_prefix(err, "--spool-max-bytes") : 0;
 }
 
 static int s_add_storage(agent_options_t *o, const char *arg, jf_err_t *err)
@@ -239,6 +260,9 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, jf_err_t *err
                                          {"sim-speed", required_argument, NULL, 'x'},
                                          {"sim-scale", required_argument, NULL, 'g'},
                                          {"tegrastats", required_argument, NULL, 'G'},
+                                         {"state-dir", required_argument, NULL, 'D'},
+                                         {"spool-max-bytes", required_argument, NULL, 'B'},
+                                         {"spool-in-memory", no_argument, NULL, 'M'},
                                          {NULL, 0, NULL, 0}};
     *o = (agent_options_t){.log_level = JF_LOG_NOTICE, .platform = AGENT_PLATFORM_AUTO,
                            .sim_type = JF_BOARD_SIM, .sysfs_root = AGENT_PLATFORM_SYSFS_ROOT,
@@ -247,7 +271,9 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, jf_err_t *err
                            .var_root = AGENT_PLATFORM_VAR_ROOT,
                            .sim_seed = AGENT_PLATFORM_SIM_SEED_DEFAULT,
                            .sim_speed = AGENT_PLATFORM_SIM_SPEED_DEFAULT,
-                           .sim_scale = AGENT_PLATFORM_SIM_SCALE_DEFAULT};
+                           .sim_scale = AGENT_PLATFORM_SIM_SCALE_DEFAULT,
+                           .state_dir = AGENT_OPTIONS_STATE_DIR,
+                           .spool_max_bytes = AGENT_SPOOL_BYTES_MAX};
     (void) snprintf(o->tegrastats, sizeof o->tegrastats, "%s", AGENT_TEGRASTATS_PATH_DEFAULT);
     s_default_bin("jetfleet-train", o->train_bin, sizeof o->train_bin);
     s_default_bin("jetfleet-train-sim", o->sim_train_bin, sizeof o->sim_train_bin);
@@ -267,6 +293,8 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, jf_err_t *err
         case 'V': (void) snprintf(o->var_root, sizeof o->var_root, "%s", optarg); break;
         case 'P': rc = agent_platform_kind_parse(optarg, &o->platform, &o->sim_type, err); break;
         case 'O': o->sample_once = true; break;
+        case 'D': case 'B': rc = s_spool_option(o, c, optarg, err); break;
+        case 'M': o->spool_in_memory = true; break;
         case 'G': rc = s_tegrastats(o, optarg, err); break;
         case 'm': case 'b': case 'd': case 'x': case 'g':
             o->sim_option = true;

@@ -3,6 +3,7 @@
 #define AGENT_OPTIONS_H
 
 #include "agent_platform.h"
+#include "agent_spool.h"
 #include "jf_err.h"
 #include "jf_log.h"
 #include "jf_msg_session.h"
@@ -39,7 +40,15 @@ typedef struct agent_options {
     double sim_speed;                               // --sim-speed, default 1
     double sim_scale;                               // --sim-scale, default 1
     bool sim_option;                                // one of the --sim-* options was given
+    char state_dir[PATH_MAX];                       // --state-dir, default
+                                                    // AGENT_OPTIONS_STATE_DIR: holds the spool
+    int64_t spool_max_bytes;                        // --spool-max-bytes, default
+                                                    // AGENT_SPOOL_BYTES_MAX
+    bool spool_in_memory;                           // --spool-in-memory: no file (tests only)
 } agent_options_t;
+
+#define AGENT_OPTIONS_STATE_DIR "/var/lib/jetfleet-agent"
+
 
 #define AGENT_OPTIONS_SIM_PARAMS_NAME "sim_params.yaml"
 #define AGENT_OPTIONS_SIM_SEED_MAX    INT64_MAX // as jetfleet-train's --sim-seed
@@ -53,7 +62,8 @@ typedef struct agent_options {
 // Parses argv. --tegrastats takes an absolute path or "none". --sim-params, --sim-train-bin,
 // --sim-seed, --sim-speed and --sim-scale need --platform sim:TYPE. With --parse-tegrastats FILE
 // only --log-level may accompany it (import mode, no
-// coordinator). --sample-once takes the platform options (--platform, --sysfs-root, --proc-root,
+// coordinator). --state-dir must be absolute; --spool-max-bytes takes bytes (1 .. 2^62).
+// --sample-once takes the platform options (--platform, --sysfs-root, --proc-root,
 // --etc-root) and --log-level but no coordinator. Otherwise --coordinator and --name are
 // required. Returns 0, or -EINVAL with err saying what is wrong (main prints usage, exit 2).
 int agent_options_parse(int argc, char **argv, agent_options_t *ret_opts, jf_err_t *err);

@@ -305,6 +305,18 @@ static int s_start_threads(agent_session_t *self, const agent_session_opts_t *op
     return self->worker && self->sampler ? 0 : -ENOMEM;
 }
 
+// Streams reopened without a final message lost their trainer with the previous agent process:
+// each gets its run.failed now, so the coordinator records the attempt as failed once.
+static int s_end_orphans(agent_session_t *self, jf_err_t *err)
+{
+    int ended = agent_spool_end_orphans(self->spool, &self->next_id, err);
+    if (ended > 0) {
+        jf_log_warn("spool: %d run attempt(s) were running when the agent stopped; reporting "
+                    "them failed (crashed), after their spooled results", ended);
+    }
+    return ended < 0 ? ended : 0;
+}
+
 agent_session_t *agent_session_new(const agent_session_opts_t *opts, jf_err_t *err)
 {
     if (!jf_parse_is_ident(opts->name) || opts->n_storage > JF_HELLO_STORAGE_MAX) {
@@ -328,8 +340,9 @@ agent_session_t *agent_session_new(const agent_session_opts_t *opts, jf_err_t *e
     self->heartbeat_timeout_us = JF_DEFAULT_HB_TIMEOUT_US;
     srandom((unsigned) (jf_clock_mono_us() ^ (int64_t) getpid()));
     s_copy_mounts(self, opts);
-    self->spool = agent_spool_new();
-    if (!self->spool || s_connect(self, err) != 0 || s_start_threads(self, opts, err) != 0) {
+    self->spool = agent_spool_new(&opts->spool, err);
+    if (!self->spool || s_end_orphans(self, err) != 0 || s_connect(self, err) != 0 ||
+        s_start_threads(self, opts, err) != 0) {
         agent_session_destroy(&self);
     }
     return self;

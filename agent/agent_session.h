@@ -8,6 +8,7 @@
 #define AGENT_SESSION_H
 
 #include "agent_platform.h"
+#include "agent_spool.h"
 #include "jf_err.h"
 #include "jf_msg_session.h"
 
@@ -32,6 +33,7 @@ typedef struct agent_session_opts {
     const char *sysfs_root;              // /sys, for block device names; copied
     agent_platform_t *platform;          // borrowed; must outlive the session. Its telemetry
                                          // reader is handed to the sampler thread
+    agent_spool_opts_t spool;            // where the spool lives and its cap (agent_spool.h)
 } agent_session_opts_t;
 
 // Caller owns the result; release with agent_session_destroy. NULL with err on bad options.

@@ -410,6 +410,11 @@ void agent_session_on_assign(agent_session_t *self, const jf_msg_t *msg)
                                                           why, sizeof why);
     if (r->active) {
         (void) snprintf(why, sizeof why, "busy with run %s", r->spec.run_id);
+    } else if (reason < 0 && agent_spool_is_full(self->spool)) {
+        // Results of earlier runs wait for the coordinator: take no new data until they go.
+        reason = JF_FAIL_BUSY;
+        (void) snprintf(why, sizeof why, "spool full: %zu bytes of unacknowledged results held "
+                        "(--spool-max-bytes)", agent_spool_bytes(self->spool));
     }
     if (reason >= 0) {
         s_reject(self, &s, attempt, (jf_fail_reason_t) reason, why);

@@ -1,7 +1,8 @@
 /* The agent's outgoing streams: one per run attempt, numbered seq = 1, 2, 3..., kept until the
  * coordinator acknowledges them, resent go-back-N when acks stall or after a reconnect
- * (docs/protocol.md §5.3). Held in memory for now: TODO(#2 follow-up): spill to an on-disk
- * SQLite spool so a long coordinator outage cannot grow memory. */
+ * (docs/protocol.md §5.3). Every message is on disk (agent_spool_db.h) before it is sent, so an
+ * agent restart finds its streams again; memory holds only an index of (seq, length) per
+ * message. An in-memory mode without a file exists for tests that show what the file saves. */
 #ifndef AGENT_SPOOL_H
 #define AGENT_SPOOL_H
 
@@ -12,32 +13,53 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define AGENT_SPOOL_STREAMS_MAX  JF_HELLO_RUNS_MAX
-#define AGENT_SPOOL_WINDOW       32                      // unacked messages in flight per stream
-#define AGENT_SPOOL_RESEND_US    (INT64_C(5) * 1000000)  // go back when no ack advanced this long
-#define AGENT_SPOOL_BYTES_MAX    (INT64_C(256) * 1024 * 1024)
+#define AGENT_SPOOL_STREAMS_MAX    JF_HELLO_RUNS_MAX
+#define AGENT_SPOOL_WINDOW         32                     // unacked messages in flight per stream
+#define AGENT_SPOOL_RESEND_US      (INT64_C(5) * 1000000) // go back when no ack advanced this long
+#define AGENT_SPOOL_BYTES_MAX      (INT64_C(256) * 1024 * 1024) // default of --spool-max-bytes
+#define AGENT_SPOOL_FILE_NAME      "spool.db"                   // in the agent's --state-dir
+#define AGENT_SPOOL_RESTART_DETAIL "agent restarted during the run; its trainer did not survive"
 
 typedef struct agent_spool agent_spool_t;
 
-// Caller owns the result; release with agent_spool_destroy. NULL on ENOMEM.
-agent_spool_t *agent_spool_new(void);
+typedef struct agent_spool_opts {
+    const char *state_dir; // borrowed: holds AGENT_SPOOL_FILE_NAME; created (mode 0700)
+                           // if missing, its parent must exist. NULL: memory only
+    int64_t max_bytes;     // cap on held message bytes for opening new streams; > 0
+} agent_spool_opts_t;
+
+// Opens the spool. With a state_dir, its file is created if absent, else reopened: its streams
+// come back with their unacknowledged messages, seqs and final flags (agent_spool_inventory).
+// NULL with err naming the path when the directory or file cannot be used (damaged, not a
+// spool, locked by another agent: agent_spool_db_new); a damaged file is never replaced by an
+// empty one; -EINVAL when max_bytes is not > 0. Caller owns the result; release with
+// agent_spool_destroy.
+agent_spool_t *agent_spool_new(const agent_spool_opts_t *opts, jf_err_t *err);
 void agent_spool_destroy(agent_spool_t **self_p);
 
 // Opens the stream of (run, attempt); opening an open stream is a no-op. -ENOSPC when
-// AGENT_SPOOL_STREAMS_MAX streams are open.
+// AGENT_SPOOL_STREAMS_MAX streams are open, or when the bytes held reach max_bytes (the agent
+// refuses new runs then); -EIO when the file cannot record it.
 int agent_spool_open(agent_spool_t *self, const char *run, int64_t attempt, jf_err_t *err);
+
+// True when the bytes held reach max_bytes: a new stream would be refused.
+bool agent_spool_is_full(const agent_spool_t *self);
 
 // The seq the next message of the stream must carry (1 for a new stream); 0 if not open.
 int64_t agent_spool_next_seq(const agent_spool_t *self, const char *run, int64_t attempt);
 
 // Appends the encoded message carrying seq == next_seq, taking over text (malloc'ed) on
-// success. final marks the stream's last message (run.done or run.failed). -ENOSPC when the
-// byte cap is reached (the caller keeps text).
+// success; with a file it is durably stored (and freed) before this returns. final marks the
+// stream's last message (run.done or run.failed). The byte cap never refuses a message of an
+// open stream: a running attempt's data is kept even past max_bytes. -EINVAL for a wrong seq or
+// a closed stream, -EIO when the file cannot store it (the caller keeps text either way).
 int agent_spool_append(agent_spool_t *self, const char *run, int64_t attempt, int64_t seq,
                        char *text, size_t len, bool final, jf_err_t *err);
 
-// Everything up to seq is stored by the coordinator: frees it. A stream whose final message is
-// acknowledged is closed.
+// Everything up to seq is stored by the coordinator: frees it (and deletes its rows). A stream
+// whose final message is acknowledged is closed. A file that cannot delete rows keeps them
+// (they are resent after a restart, which the coordinator de-duplicates): the in-memory index
+// moves on regardless.
 void agent_spool_ack(agent_spool_t *self, const char *run, int64_t attempt, int64_t seq);
 
 // After a welcome: the coordinator has everything up to acked_seq; resend from there.
@@ -46,8 +68,15 @@ void agent_spool_rewind(agent_spool_t *self, const char *run, int64_t attempt, i
 // Forgets a stream entirely (the coordinator said drop).
 void agent_spool_drop(agent_spool_t *self, const char *run, int64_t attempt);
 
+// Ends every stream that has no final message, which after agent_spool_new means its trainer
+// died with the previous agent process: appends run.failed (reason crashed, detail
+// AGENT_SPOOL_RESTART_DETAIL) after what is spooled, with envelope ids from *next_id (advanced).
+// Returns how many streams it ended, or -EIO / -ENOMEM with err (those before are ended).
+int agent_spool_end_orphans(agent_spool_t *self, int64_t *next_id, jf_err_t *err);
+
 // Sends what is due, in seq order per stream, through send (which returns 0 if the message was
-// queued to the socket, else stops the pump). Returns how many were sent.
+// queued to the socket, else stops the pump). Returns how many were sent. A message the file
+// cannot give back stops its stream's pump for this call.
 typedef int (*agent_spool_send_fn)(const char *text, size_t len, void *arg);
 size_t agent_spool_pump(agent_spool_t *self, int64_t now_mono_us, agent_spool_send_fn send,
                         void *arg);

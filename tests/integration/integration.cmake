@@ -51,3 +51,11 @@ if(TARGET jft-privhelper-test)
   add_dependencies(privhelper_install_itest jetfleet-privhelper jft-privhelper-test)
   set_property(TEST integration.privhelper_install APPEND PROPERTY LABELS security)
 endif()
+
+# The agent's on-disk spool across a coordinator outage and an agent SIGKILL, with the in-memory
+# spool as the control that loses data (labels integration and reliability).
+jf_add_integration_test(spool_restart TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/spool_restart_test.c
+                        LIBS jft_support jf_common PkgConfig::SQLITE)
+set_property(TEST integration.spool_restart APPEND PROPERTY LABELS reliability)
+add_dependencies(spool_restart_itest ${JF_ITEST_DEPS})

@@ -119,12 +119,13 @@ int jft_fleet_start_agent_at(jft_fleet_t *f, size_t i, const char *endpoint,
     if (i >= JFT_FLEET_AGENTS_MAX) {
         return -EINVAL;
     }
-    char bin[PATH_MAX], log[PATH_MAX + 64], name[32];
+    char bin[PATH_MAX], log[PATH_MAX + 64], name[32], state[PATH_MAX + 64];
     jft_bin("jetfleet-agent", bin);
     (void) snprintf(name, sizeof name, "host-%zu", i + 1);
     (void) snprintf(log, sizeof log, "%s/agent-%s.log", f->dir, name);
-    char *argv[] = {bin, "--coordinator", (char *) endpoint, "--name", name, "--config", f->config,
-                    "--log-level", "info", NULL};
+    (void) snprintf(state, sizeof state, JFT_FLEET_AGENT_STATE_FMT, f->dir, name);
+    char *argv[] = {bin,         "--coordinator", (char *) endpoint, "--name", name, "--config",
+                    f->config,   "--log-level",   "info",            "--state-dir", state, NULL};
     return jft_proc_start(&f->agents[i], log, argv, env_extra);
 }
 
@@ -134,12 +135,14 @@ int jft_fleet_start_agent_named(jft_fleet_t *f, size_t i, const char *name,
     if (i >= JFT_FLEET_AGENTS_MAX) {
         return -EINVAL;
     }
-    char bin[PATH_MAX], log[PATH_MAX + 64];
+    char bin[PATH_MAX], log[PATH_MAX + 64], state[PATH_MAX + 64];
     jft_bin("jetfleet-agent", bin);
     (void) snprintf(log, sizeof log, "%s/agent-%s.log", f->dir, name);
-    char *argv[40] = {bin,        "--coordinator", f->endpoint,   "--name", (char *) name,
-                      "--config", f->config,       "--log-level", "info"};
-    size_t n = 9;
+    (void) snprintf(state, sizeof state, JFT_FLEET_AGENT_STATE_FMT, f->dir, name);
+    char *argv[40] = {bin,           "--coordinator", f->endpoint, "--name",      (char *) name,
+                      "--config",    f->config,       "--log-level", "info",      "--state-dir",
+                      state};
+    size_t n = 11;
     for (size_t k = 0; extra_args && extra_args[k] && n < 39; k++) {
         argv[n++] = (char *) extra_args[k];
     }

@@ -12,6 +12,7 @@
 #define JFT_FLEET_AGENTS_MAX 64
 #define JFT_FLEET_SIM_HEARTBEAT_TIMEOUT "30s" // fleets with sim boards (many trainers at once)
 #define JFT_FLEET_DIR_MAX    1024 // short enough that every path built inside it fits PATH_MAX
+#define JFT_FLEET_AGENT_STATE_FMT "%s/agent-state-%s" // each agent's --state-dir: dir, name
 
 typedef struct jft_fleet {
     char dir[JFT_FLEET_DIR_MAX]; // temporary directory (removed at teardown)

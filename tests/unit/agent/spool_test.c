@@ -1,7 +1,9 @@
 /* Unit tests for agent_spool: per-run streams with seq numbers, cumulative acks, the window,
  * go-back-N resend after AGENT_SPOOL_RESEND_US without ack progress (time is injected through
  * agent_spool_pump's now_mono_us), rewind after a reconnect, final messages, inventory, drop,
- * byte accounting and the limits. The send callback records what went out, and can refuse. */
+ * byte accounting and the limits. The send callback records what went out, and can refuse.
+ * Every test runs twice: with the spool in memory and with its file in a mkdtemp directory
+ * (spool_disk_test.c covers what only the file does: reopening, damage, locking). */
 #include "agent_spool.h"
 
 #include <errno.h>
@@ -14,6 +16,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <unistd.h>
 
 #define T_RUN      "r0123456789abcdef"
 #define T_RUN2     "r00000000000000ff"
@@ -87,11 +90,27 @@ static void t_pump_expect(agent_spool_t *sp, int64_t now, const char *run, const
     }
 }
 
+static char t_dir[64]; // the group's state directory; "" runs the group in memory
+
+static agent_spool_t *t_new_capped(int64_t max_bytes)
+{
+    char path[128];
+    (void)snprintf(path, sizeof path, "%s/%s", t_dir, AGENT_SPOOL_FILE_NAME);
+    (void)unlink(path); // each test starts empty; the file may be absent
+    (void)snprintf(path, sizeof path, "%s/%s-wal", t_dir, AGENT_SPOOL_FILE_NAME);
+    (void)unlink(path);
+    jf_err_t err = {0};
+    agent_spool_opts_t o = {.state_dir = t_dir[0] ? t_dir : NULL, .max_bytes = max_bytes};
+    agent_spool_t *sp = agent_spool_new(&o, &err);
+    if (!sp) {
+        fail_msg("agent_spool_new: %s", err.msg);
+    }
+    return sp;
+}
+
 static agent_spool_t *t_new(void)
 {
-    agent_spool_t *sp = agent_spool_new();
-    assert_non_null(sp);
-    return sp;
+    return t_new_capped(AGENT_SPOOL_BYTES_MAX);
 }
 
 static void test_open_and_next_seq(void **state)
@@ -412,28 +431,53 @@ static void test_drop_and_bytes(void **state)
     agent_spool_destroy(&sp); // frees what is still held (the sanitizer build checks)
 }
 
+// The cap refuses new streams, never a message of an open (running) stream.
 static void test_byte_cap(void **state)
 {
     (void)state;
-    agent_spool_t *sp = t_new();
+    agent_spool_t *sp = t_new_capped(20);
     assert_int_equal(agent_spool_open(sp, T_RUN, 1, NULL), 0);
-    // The length is only accounted, not read: a small buffer stands for a huge message.
-    char *big = t_text(T_RUN, 1);
-    assert_int_equal(
-        agent_spool_append(sp, T_RUN, 1, 1, big, (size_t)AGENT_SPOOL_BYTES_MAX - 4, false, NULL),
-        0);
-    char *four = strdup("abcd");
-    assert_int_equal(agent_spool_append(sp, T_RUN, 1, 2, four, 4, false, NULL), 0);
-    assert_int_equal(agent_spool_bytes(sp), AGENT_SPOOL_BYTES_MAX);
-    char *more = strdup("x");
+    t_append(sp, T_RUN, 1, 2, false); // 2 x 8 bytes: under the cap
+    assert_false(agent_spool_is_full(sp));
+    t_append(sp, T_RUN, 1, 3, false); // 40 bytes: past it, still kept
+    assert_int_equal(agent_spool_bytes(sp), 5 * strlen("abcdef#1"));
+    assert_true(agent_spool_is_full(sp));
     jf_err_t err = {0};
-    assert_int_equal(agent_spool_append(sp, T_RUN, 1, 3, more, 1, false, &err), -ENOSPC);
-    assert_non_null(strstr(err.msg, "cap reached"));
-    free(more); // refused: the caller keeps it
-    assert_int_equal(agent_spool_next_seq(sp, T_RUN, 1), 3);
-    agent_spool_ack(sp, T_RUN, 1, 1);
-    assert_int_equal(agent_spool_bytes(sp), 4);
+    assert_int_equal(agent_spool_open(sp, T_RUN2, 1, &err), -ENOSPC);
+    assert_non_null(strstr(err.msg, "spool full: 40 bytes held, cap 20"));
+    assert_false(agent_spool_has(sp, T_RUN2, 1));
+    t_append(sp, T_RUN, 1, 1, true); // the running stream's final message always fits
+    assert_int_equal(agent_spool_next_seq(sp, T_RUN, 1), 7);
+    agent_spool_ack(sp, T_RUN, 1, 4);
+    assert_int_equal(agent_spool_bytes(sp), 2 * strlen("abcdef#1"));
+    assert_false(agent_spool_is_full(sp));
+    assert_int_equal(agent_spool_open(sp, T_RUN2, 1, NULL), 0);
     agent_spool_destroy(&sp);
+}
+
+static int t_setup_memory(void **state)
+{
+    (void)state;
+    t_dir[0] = '\0';
+    return 0;
+}
+
+static int t_setup_disk(void **state)
+{
+    (void)state;
+    (void)snprintf(t_dir, sizeof t_dir, "/tmp/jf-spool-test-XXXXXX");
+    return mkdtemp(t_dir) ? 0 : -1;
+}
+
+static int t_teardown_disk(void **state)
+{
+    (void)state;
+    char path[128];
+    (void)snprintf(path, sizeof path, "%s/%s", t_dir, AGENT_SPOOL_FILE_NAME);
+    (void)unlink(path);
+    (void)snprintf(path, sizeof path, "%s/%s-wal", t_dir, AGENT_SPOOL_FILE_NAME);
+    (void)unlink(path);
+    return rmdir(t_dir);
 }
 
 int main(void)
@@ -455,5 +499,6 @@ int main(void)
         cmocka_unit_test(test_drop_and_bytes),
         cmocka_unit_test(test_byte_cap),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests_name("memory", tests, t_setup_memory, NULL);
+    return failed + cmocka_run_group_tests_name("disk", tests, t_setup_disk, t_teardown_disk);
 }
