@@ -1,17 +1,17 @@
 /* One run's measurements, kept by the event loop: the board's energy per epoch and per run from
- * the sampler's samples (jf_energy, trapezoidal), epoch records held until the sample that closes
- * their interval has arrived, the dataset's page-cache residency around each epoch, the dataset
- * device's reads over the run, and the measure record built from all of it (docs/protocol.md
- * §5.4.1, docs/telemetry.md). Bookkeeping only: no I/O, no clock, no logging; the caller passes
- * monotonic times in. One thread. */
+ * the sampler's samples (agent_energy, trapezoidal), epoch records held until the sample that
+ * closes their interval has arrived, the dataset's page-cache residency around each epoch, the
+ * dataset device's reads over the run, and the measure record built from all of it
+ * (docs/protocol.md §5.4.1, docs/telemetry.md). Bookkeeping only: no I/O, no clock, no logging;
+ * the caller passes monotonic times in. One thread. */
 #ifndef AGENT_MEASURE_H
 #define AGENT_MEASURE_H
 
 #include "agent_residency.h"
 #include "agent_sampler.h"
 #include "agent_storage.h"
-#include "jf_energy.h"
-#include "jf_energy_counter.h"
+#include "agent_energy.h"
+#include "agent_energy_counter.h"
 #include "jf_err.h"
 #include "jf_msg_measure.h"
 
@@ -23,7 +23,7 @@
 // An epoch record waits two sampling periods and this long for its closing sample.
 #define AGENT_MEASURE_WAIT_US (INT64_C(1) * 1000000)
 // Epoch records that wait with an interval at once (one interval slot is the fallback).
-#define AGENT_MEASURE_PENDING_MAX (JF_ENERGY_INTERVALS_MAX - 1)
+#define AGENT_MEASURE_PENDING_MAX (AGENT_ENERGY_INTERVALS_MAX - 1)
 
 typedef struct agent_measure agent_measure_t;
 
@@ -74,7 +74,7 @@ void agent_measure_destroy(agent_measure_t **self_p);
 
 // One telemetry sample (docs/telemetry.md; the caller keeps it): its power goes into the energy
 // accumulator, its RAPL counters into the counter accumulator, its `source` and `disk` are
-// remembered. Returns 0, or jf_energy_add_json's error
+// remembered. Returns 0, or agent_energy_add_json's error
 // (the sample then counts for nothing here; the caller decides what to say).
 int agent_measure_add_sample(agent_measure_t *self, const json_t *sample, jf_err_t *err);
 

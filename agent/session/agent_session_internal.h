@@ -77,7 +77,7 @@ struct agent_session {
     bool has_clocks;             // clocks holds the board's custom-mode space
     agent_power_tables_t clocks; // what custom points are checked against before a run
     char clocks_error[JF_ERR_MSG_MAX]; // why clocks could not be read; "" if read
-    char input_rail[JF_ENERGY_RAIL_NAME_MAX + 1]; // the board input rail; "" if none
+    char input_rail[AGENT_ENERGY_RAIL_NAME_MAX + 1]; // the board input rail; "" if none
     int sampler_stops;           // sampler stops not answered yet
     zsock_t *sock;               // owned: DEALER
     agent_spool_t *spool;        // owned

@@ -49,6 +49,12 @@ if(JF_PRIVHELPER_TEST_HOOKS)
     LIBS jf_agent jft_support)
   add_dependencies(worker_test jetfleet-privhelper jft-fake-nvpmodel)
 endif()
+# Energy integration in the agent (agent/measure/): power readings (agent_energy) and RAPL
+# counters (agent_energy_counter).
+jf_add_unit_test(energy
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/energy_test.c LIBS jf_agent)
+jf_add_unit_test(energy_counter
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/energy_counter_test.c LIBS jf_agent)
 # The run's measurements in the agent: energy per epoch and the measure record (agent_measure),
 # and the sampler actor against the Xavier NX fixture tree.
 jf_add_unit_test(measure
