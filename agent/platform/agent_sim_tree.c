@@ -63,7 +63,7 @@ static const struct {
         "DATE: Fri Sep 13 04:36:44 UTC 2024\n"},
 };
 
-// Each family's nvpmodel conf: the text of tests/fixtures/nvpmodel/<family>.conf, built from
+// Each family's nvpmodel conf: the text of agent/share/nvpmodel/<family>.conf, built from
 // ../shared/reference/jetson-platforms.md §4.4, embedded at build time.
 static const char *const s_confs[JF_BOARD_TYPE_COUNT] = {
     [JF_BOARD_AGX_XAVIER] = agent_sim_conf_agx_xavier,

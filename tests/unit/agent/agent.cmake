@@ -9,7 +9,13 @@ jf_add_unit_test(storage
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/storage_test.c LIBS jf_agent jft_support)
 jf_add_unit_test(diskstats
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/diskstats_test.c LIBS jf_agent jft_support)
-# Jetson power control: the nvpmodel conf parser (tests/fixtures/nvpmodel/).
+# The board tables the agent ships (agent/share/nvpmodel/) and the tests' copies stay identical.
+jf_add_unit_test(share_data
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/share_data_test.c LIBS jft_support)
+target_compile_definitions(share_data_test PRIVATE
+  JF_SHARE_DIR="${PROJECT_SOURCE_DIR}/agent/share")
+# Jetson power control: the nvpmodel conf parser (tests/fixtures/nvpmodel/, copies of
+# agent/share/nvpmodel/).
 jf_add_unit_test(nvpmodel
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/nvpmodel_test.c LIBS jf_agent_nvpmodel)
 # The Jetson platform layer: the sysfs reader and board tables against tests/fixtures/sysfs/, and
@@ -20,13 +26,13 @@ jf_add_unit_test(platform
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/platform_test.c LIBS jf_agent jft_support)
 add_dependencies(platform_test jetfleet-agent)
 target_compile_definitions(platform_test PRIVATE
-  SIM_PARAMS_PATH="${PROJECT_SOURCE_DIR}/agent/sim/sim_params.yaml")
+  SIM_PARAMS_PATH="${PROJECT_SOURCE_DIR}/agent/share/sim_params.yaml")
 # Where a board's power modes come from: its nvpmodel conf (jetson), the embedded fixture conf
 # (sim), the family's defaults when the conf cannot be loaded.
 jf_add_unit_test(platform_modes
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/platform_modes_test.c LIBS jf_agent jft_support)
 target_compile_definitions(platform_modes_test PRIVATE
-  SIM_PARAMS_PATH="${PROJECT_SOURCE_DIR}/agent/sim/sim_params.yaml")
+  SIM_PARAMS_PATH="${PROJECT_SOURCE_DIR}/agent/share/sim_params.yaml")
 # The root helper as a real process with its test options (JF_PRIVHELPER_TEST_HOOKS) on a copy of
 # tests/fixtures/privhelper/, and the fake nvpmodel it runs there.
 add_executable(jft-fake-nvpmodel ${PROJECT_SOURCE_DIR}/tests/unit/agent/nvpmodel_fake.c)
