@@ -34,8 +34,11 @@ struct agent_measure {
     int rate_hz;                                  // requested, in the run's time base
     int wall_rate_hz;                             // the sampler's rate
     int64_t period_us;                            // the sampler's period, wall-clock us
-    bool simulated;
-    double speed;     // modelled us per wall-clock us (1 for real boards)
+    bool own_clock;   // the run keeps the trainer's clock (opts.timing), not the monotonic one
+    double speed;     // trainer us per monotonic us (1 without an own clock)
+    char time_base[JF_MEASURE_TEXT_MAX + 1];       // the record's time_base
+    char energy_source[JF_MEASURE_WORD_MAX + 1];   // the platform's energy.source; "": the samples'
+
     int64_t start_us; // monotonic: the time base's origin
     int epochs;
     int since; // fallback interval from the last epoch read
@@ -55,19 +58,19 @@ struct agent_measure {
 
 int agent_measure_wall_rate_hz(const agent_measure_opts_t *opts)
 {
-    if (!opts->simulated) {
+    if (!opts->timing.own_clock) {
         return opts->rate_hz;
     }
-    double hz = (double) opts->rate_hz * opts->speed;
+    double hz = (double) opts->rate_hz * opts->timing.speed;
     return hz >= AGENT_SAMPLER_RATE_MAX_HZ ? AGENT_SAMPLER_RATE_MAX_HZ : hz < 1.0 ? 1 : (int) hz;
 }
 
 static bool s_opts_ok(const agent_measure_opts_t *opts, jf_err_t *err)
 {
     if (opts->rate_hz < 1 || opts->rate_hz > JF_TELEMETRY_HZ_MAX || opts->epochs < 1 ||
-        opts->epochs > JF_EPOCHS_MAX || (opts->simulated && !(opts->speed >= 1.0))) {
+        opts->epochs > JF_EPOCHS_MAX || (opts->timing.own_clock && !(opts->timing.speed >= 1.0))) {
         jf_err_set(err, -EINVAL, "measure: rate %d Hz, %d epochs or speed %g out of range",
-                   opts->rate_hz, opts->epochs, opts->speed);
+                   opts->rate_hz, opts->epochs, opts->timing.speed);
         return false;
     }
     return true;
@@ -79,10 +82,10 @@ static int s_open_energy(agent_measure_t *self, const agent_measure_opts_t *opts
     size_t history = (size_t) self->wall_rate_hz * AGENT_MEASURE_HISTORY_S;
     history = history < AGENT_ENERGY_HISTORY_DEFAULT ? AGENT_ENERGY_HISTORY_DEFAULT : history;
     history = history > AGENT_ENERGY_HISTORY_MAX ? AGENT_ENERGY_HISTORY_MAX : history;
-    // A simulated run's rate in modelled time is no whole number of Hz: its late and missed
+    // With the trainer's own clock the rate is no whole number of Hz in it: the late and missed
     // counts come from the sampler, on its own wall-clock deadlines.
     agent_energy_opts_t eo = {.input_rail = opts->input_rail,
-                              .rate_hz = opts->simulated ? 0 : opts->rate_hz,
+                              .rate_hz = opts->timing.own_clock ? 0 : opts->rate_hz,
                               .history_max = history};
     agent_energy_counter_opts_t co = {.history_max = history};
     self->energy = agent_energy_new(&eo, err);
@@ -108,8 +111,12 @@ agent_measure_t *agent_measure_new(const agent_measure_opts_t *opts, jf_err_t *e
     self->rate_hz = opts->rate_hz;
     self->wall_rate_hz = agent_measure_wall_rate_hz(opts);
     self->period_us = JF_US_PER_S / self->wall_rate_hz;
-    self->simulated = opts->simulated;
-    self->speed = opts->simulated ? opts->speed : 1.0;
+    self->own_clock = opts->timing.own_clock;
+    self->speed = opts->timing.own_clock ? opts->timing.speed : 1.0;
+    (void) snprintf(self->time_base, sizeof self->time_base, "%s",
+                    opts->timing.time_base[0] ? opts->timing.time_base : "monotonic");
+    (void) snprintf(self->energy_source, sizeof self->energy_source, "%s",
+                    opts->timing.energy_source ? opts->timing.energy_source : "");
     self->start_us = opts->start_us;
     self->epochs = opts->epochs;
     self->last_epoch = -1;
@@ -186,18 +193,18 @@ static const char *s_power_source(const json_t *sample)
 // A monotonic time in the run's time base (the header's rule); times before the start stay.
 static int64_t s_time(const agent_measure_t *self, int64_t mono_us)
 {
-    if (!self->simulated || mono_us <= self->start_us) {
+    if (!self->own_clock || mono_us <= self->start_us) {
         return mono_us;
     }
     return self->start_us + llround((double) (mono_us - self->start_us) * self->speed);
 }
 
 // The sample with its mono_us in the run's time base: the sample itself (a new reference) for a
-// real board, a shallow copy for a simulated one. NULL when out of memory.
+// run on the monotonic clock, a shallow copy with the trainer's own. NULL when out of memory.
 static json_t *s_in_time_base(const agent_measure_t *self, const json_t *sample)
 {
     json_t *mono = json_object_get(sample, "mono_us");
-    if (!self->simulated || !json_is_integer(mono)) {
+    if (!self->own_clock || !json_is_integer(mono)) {
         return json_incref((json_t *) sample);
     }
     json_t *copy = json_copy((json_t *) sample);
@@ -276,7 +283,7 @@ int agent_measure_add_epoch(agent_measure_t *self, json_t *rec, int64_t read_us,
     if (rc == 0 && n >= 0 && n < self->epochs && n > self->last_epoch) {
         self->last_epoch = (int) n;
     }
-    // e2e_us is in the run's time base already (a simulated trainer reports modelled time).
+    // e2e_us is in the run's time base already (a trainer with its own clock reports in it).
     int64_t read_tb_us = s_time(self, read_us);
     s_held_t *h = &self->held[self->n_held++];
     *h = (s_held_t){.rec = rec,
@@ -308,7 +315,7 @@ static bool s_counter_energy(const agent_measure_t *self, const agent_energy_res
     return true;
 }
 
-// Power rails first (a board's monitor, or a sim board's fake one), else RAPL counters.
+// Power rails first (a board's monitor, as the platform presents it), else RAPL counters.
 static agent_measure_energy_t s_attach(agent_measure_t *self, const s_held_t *h)
 {
     agent_energy_result_t r;
@@ -438,7 +445,7 @@ static void s_energy(const agent_measure_t *self, jf_measure_t *m)
         return;
     }
     (void) snprintf(m->energy_source, sizeof m->energy_source, "%s",
-                    self->simulated ? JF_MEASURE_SOURCE_SIMULATED : self->power_source);
+                    self->energy_source[0] ? self->energy_source : self->power_source);
     m->energy_mj = r.energy_mj;
     m->avg_power_mw = r.avg_power_mw;
     m->peak_power_mw = r.peak_power_mw;
@@ -456,16 +463,15 @@ static void s_energy(const agent_measure_t *self, jf_measure_t *m)
     }
 }
 
-// The time base. A simulated run's sample times went into the energy code in modelled time
-// (max_gap_us is modelled already); the sampler's achieved rate is on the wall clock.
+// The time base. With the trainer's own clock the sample times went into the energy code in
+// that clock (max_gap_us is in it already); the sampler's achieved rate is on the wall clock.
 static void s_time_base(const agent_measure_t *self, const agent_measure_facts_t *f,
                         jf_measure_t *m)
 {
-    if (!self->simulated) {
-        (void) snprintf(m->time_base, sizeof m->time_base, "monotonic");
+    (void) snprintf(m->time_base, sizeof m->time_base, "%s", self->time_base);
+    if (!self->own_clock) {
         return;
     }
-    (void) snprintf(m->time_base, sizeof m->time_base, "simulated, speed %g", self->speed);
     m->wall_rate_hz = self->wall_rate_hz;
     if (f->sampling) {
         m->achieved_rate_hz = f->sampling->achieved_rate_hz / self->speed;

@@ -7,6 +7,7 @@
 #ifndef AGENT_MEASURE_H
 #define AGENT_MEASURE_H
 
+#include "agent_platform.h"
 #include "agent_residency.h"
 #include "agent_sampler.h"
 #include "agent_storage.h"
@@ -32,17 +33,18 @@ typedef struct agent_measure_opts {
     const char *input_rail; // the board's input rail ("VDD_IN"); NULL if none; borrowed
     int epochs;             // epochs of the run, 1..JF_EPOCHS_MAX
     int64_t start_us;       // monotonic time the run starts: before epoch 0
-    bool simulated;         // a sim board: its trainer runs speed x faster than modelled time
-    double speed;           // simulated: modelled seconds per wall-clock second, >= 1
+    agent_platform_timing_t timing; // the run's time base and energy source, as the platform
+                                    // says (agent_platform_timing); zeroed: the monotonic clock
 } agent_measure_opts_t;
 
-// The run's time base. Real boards: CLOCK_MONOTONIC. Simulated boards: every monotonic time t
-// the caller passes (samples' mono_us, epoch read times) is taken as the modelled time
-// start_us + (t - start_us) x speed, the clock of the simulated trainer's e2e_us, so that energy
-// is power x modelled time. The sampler then runs at agent_measure_wall_rate_hz, which is the
-// requested rate in modelled time where 50 Hz allows.
+// The run's time base is the platform's to say (opts.timing). Without an own clock it is
+// CLOCK_MONOTONIC. With one (a modelled board's trainer) every monotonic time t the caller
+// passes (samples' mono_us, epoch read times) is taken as the trainer's time
+// start_us + (t - start_us) x speed, the clock of its e2e_us, so that energy is power x the
+// trainer's time. The sampler then runs at agent_measure_wall_rate_hz, which is the requested
+// rate in the trainer's time where 50 Hz allows.
 
-// The sampler's wall-clock rate for opts: rate_hz, or for a simulated run rate_hz x speed capped
+// The sampler's wall-clock rate for opts: rate_hz, or with an own clock rate_hz x speed capped
 // at AGENT_SAMPLER_RATE_MAX_HZ (at least 1).
 int agent_measure_wall_rate_hz(const agent_measure_opts_t *opts);
 

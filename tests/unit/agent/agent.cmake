@@ -27,6 +27,12 @@ jf_add_unit_test(platform
 add_dependencies(platform_test jetfleet-agent)
 target_compile_definitions(platform_test PRIVATE
   SIM_PARAMS_PATH="${PROJECT_SOURCE_DIR}/agent/share/sim_params.yaml")
+# The platform's run interface: a host's and a sim board's trainer, timing, preparation, power
+# record, clock tables and trainer lines.
+jf_add_unit_test(platform_run
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/platform_run_test.c LIBS jf_agent jft_support)
+target_compile_definitions(platform_run_test PRIVATE
+  SIM_PARAMS_PATH="${PROJECT_SOURCE_DIR}/agent/share/sim_params.yaml")
 # Where a board's power modes come from: its nvpmodel conf (jetson), the embedded fixture conf
 # (sim), the family's defaults when the conf cannot be loaded.
 jf_add_unit_test(platform_modes
