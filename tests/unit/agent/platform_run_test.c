@@ -24,7 +24,7 @@
 
 #define T_SIM_SPEED 100.0
 
-// The argument after name in t, or NULL when name is not there.
+// The argument after name in t; the test fails when name is not there.
 static const char *t_arg(const agent_platform_trainer_t *t, const char *name)
 {
     for (size_t i = 0; i + 1 < t->n_args; i++) {
@@ -32,6 +32,7 @@ static const char *t_arg(const agent_platform_trainer_t *t, const char *name)
             return t->args[i + 1];
         }
     }
+    fail_msg("the trainer's arguments have no '%s' with a value", name);
     return NULL;
 }
 
