@@ -7,7 +7,7 @@
 #ifndef AGENT_MEASURE_H
 #define AGENT_MEASURE_H
 
-#include "agent_platform.h"
+#include "agent_platform_run.h"
 #include "agent_residency.h"
 #include "agent_sampler.h"
 #include "agent_storage.h"

@@ -6,6 +6,7 @@
 
 #include "agent_detect.h"
 #include "agent_platform.h"
+#include "agent_platform_run.h"
 #include "agent_sim_cache.h"
 #include "agent_sim_tree.h"
 #include "agent_sysfs.h"

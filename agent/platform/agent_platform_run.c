@@ -1,4 +1,4 @@
-/* The platform's run interface (agent_platform.h, "Runs"): dispatch to an implementation's run
+/* The platform's run interface (agent_platform_run.h): dispatch to an implementation's run
  * operations, and what a real machine does where it has none: a Jetson or a host runs the
  * trainer on the dataset's files in the monotonic clock and has nothing modelled to update.
  * The sim board's operations are agent_platform_sim_run.c. */

@@ -15,7 +15,7 @@
 #include <string.h>
 
 #define S_POWER_NOTE                                                                               \
-    "simulated: the operating point written into the fake sysfs tree, no hardware switched; "    \
+    "simulated: the operating point written into the fake sysfs tree, no hardware switched; "      \
     "page cache modelled (cold after drop_caches, else as the board's earlier runs left it)"
 #define S_PREPARED_DETAIL                                                                          \
     "simulated board: storage check and power-mode helper skipped; page cache modelled"
@@ -51,9 +51,10 @@ static int s_trainer(const agent_platform_t *self, const agent_platform_run_t *r
     rc = rc ? rc : agent_platform_trainer_add(t, err, "%.17g", resident);
     if (rc == 0 && c->n_cores != 0) {
         rc = agent_platform_trainer_add(t, err, "--sim-point");
-        rc = rc ? rc : agent_platform_trainer_add(t, err, "%d,%lld,%lld,%lld", c->n_cores,
-                                                  (long long) c->cpu_hz, (long long) c->gpu_hz,
-                                                  (long long) c->emc_hz);
+        rc = rc ? rc
+                : agent_platform_trainer_add(t, err, "%d,%lld,%lld,%lld", c->n_cores,
+                                             (long long) c->cpu_hz, (long long) c->gpu_hz,
+                                             (long long) c->emc_hz);
     }
     return rc;
 }
@@ -128,8 +129,8 @@ static int s_clock_tables(const agent_platform_t *self, agent_power_tables_t *t,
         return jf_err_set(err, -ENOTSUP, "sim: no clock table for %s",
                           jf_board_type_name(self->board_type));
     }
-    *t = (agent_power_tables_t){.n_cpus = f->n_cpus, .n_cpu_steps = f->n_cpu_steps,
-                                .n_gpu_steps = f->n_gpu_steps};
+    *t = (agent_power_tables_t){
+        .n_cpus = f->n_cpus, .n_cpu_steps = f->n_cpu_steps, .n_gpu_steps = f->n_gpu_steps};
     memcpy(t->cpu_steps_hz, f->cpu_steps_hz, f->n_cpu_steps * sizeof f->cpu_steps_hz[0]);
     memcpy(t->gpu_steps_hz, f->gpu_steps_hz, f->n_gpu_steps * sizeof f->gpu_steps_hz[0]);
     return 0;
@@ -137,8 +138,7 @@ static int s_clock_tables(const agent_platform_t *self, agent_power_tables_t *t,
 
 // The rails of the line's key (an object {rail: mW}; anything else is left alone) into the
 // tree's power monitor, where the sampler and the energy code read them as on a real board.
-static int s_line_power(agent_platform_t *self, const json_t *line, const char *key,
-                        jf_err_t *err)
+static int s_line_power(agent_platform_t *self, const json_t *line, const char *key, jf_err_t *err)
 {
     const json_t *p = json_object_get(line, key);
     return json_is_object(p) ? agent_platform_sim_set_power(self, p, err) : 0;

@@ -5,7 +5,7 @@
 #ifndef AGENT_RUNNER_H
 #define AGENT_RUNNER_H
 
-#include "agent_platform.h"
+#include "agent_platform_run.h"
 #include "jf_err.h"
 #include "jf_msg_run.h"
 #include "jf_run_spec.h"

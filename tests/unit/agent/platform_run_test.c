@@ -1,9 +1,9 @@
-/* Unit tests for the platform's run interface (agent_platform.h, "Runs"): what a host over its
+/* Unit tests for the platform's run interface (agent_platform_run.h): what a host over its
  * fixture tree answers (the real trainer on the dataset's files, the monotonic clock, the worker
  * prepares), and what a sim board answers from its model (the simulated trainer's arguments, its
  * own clock and energy source, a preparation without worker, the power record of its tree, the
  * family's clock tables, its trainer's lines into the fake rails and the modelled page cache). */
-#include "agent_platform.h"
+#include "agent_platform_run.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -62,8 +62,8 @@ static agent_platform_t *t_host(void)
     jft_fixture("sysfs/host/sys", sys);
     jft_fixture("sysfs/host/proc", proc);
     jft_fixture("sysfs/host/etc", etc);
-    agent_platform_opts_t o = {.kind = AGENT_PLATFORM_HOST, .sysfs_root = sys, .proc_root = proc,
-                               .etc_root = etc};
+    agent_platform_opts_t o = {
+        .kind = AGENT_PLATFORM_HOST, .sysfs_root = sys, .proc_root = proc, .etc_root = etc};
     jf_err_t err = {0};
     agent_platform_t *p = agent_platform_new(&o, &err);
     if (!p) {
@@ -74,10 +74,14 @@ static agent_platform_t *t_host(void)
 
 static agent_platform_t *t_sim(void)
 {
-    agent_platform_opts_t o = {.kind = AGENT_PLATFORM_SIM, .sim_type = JF_BOARD_XAVIER_NX,
-                               .sim_params = SIM_PARAMS_PATH, .sim_train_bin = "/opt/train-sim",
-                               .sim_board = "sim-nx-01", .sim_seed = 7,
-                               .sim_speed = T_SIM_SPEED, .sim_scale = 0.5};
+    agent_platform_opts_t o = {.kind = AGENT_PLATFORM_SIM,
+                               .sim_type = JF_BOARD_XAVIER_NX,
+                               .sim_params = SIM_PARAMS_PATH,
+                               .sim_train_bin = "/opt/train-sim",
+                               .sim_board = "sim-nx-01",
+                               .sim_seed = 7,
+                               .sim_speed = T_SIM_SPEED,
+                               .sim_scale = 0.5};
     jf_err_t err = {0};
     agent_platform_t *p = agent_platform_new(&o, &err);
     if (!p) {
@@ -92,8 +96,8 @@ static void test_host_runs(void **state)
     (void) state;
     agent_platform_t *p = t_host();
     jf_run_spec_t s = t_spec("DEFAULT", 0);
-    agent_platform_run_t run = {.spec = &s, .dataset_dir = "/data/cifar10",
-                                .train_bin = "/opt/jetfleet-train"};
+    agent_platform_run_t run = {
+        .spec = &s, .dataset_dir = "/data/cifar10", .train_bin = "/opt/jetfleet-train"};
     agent_platform_trainer_t t;
     jf_err_t err = {0};
     assert_int_equal(agent_platform_trainer(p, &run, &t, &err), 0);
@@ -161,8 +165,8 @@ static void test_sim_trainer(void **state)
     (void) state;
     agent_platform_t *p = t_sim();
     jf_run_spec_t s = t_spec("MODE_15W_6CORE", 2);
-    agent_platform_run_t run = {.spec = &s, .dataset_dir = "/data/cifar10",
-                                .train_bin = "/opt/jetfleet-train"};
+    agent_platform_run_t run = {
+        .spec = &s, .dataset_dir = "/data/cifar10", .train_bin = "/opt/jetfleet-train"};
     agent_platform_trainer_t t;
     jf_err_t err = {0};
     assert_int_equal(agent_platform_trainer(p, &run, &t, &err), 0);
@@ -195,20 +199,12 @@ static void test_sim_trainer(void **state)
     agent_platform_destroy(&p);
 }
 
-// Its trainer's lines: rail powers into the tree, the page cache into the board's state (the
-// next run's --sim-cache-resident) and into residency; a drop empties it; the run's end idles.
-static void test_sim_lines(void **state)
+// An epoch-0 line whose modelled page cache leaves 75 % of a 1000-byte dataset resident: the
+// platform turns it into residency before (-1) and after epoch 0.
+static void t_epoch0_cache(agent_platform_t *p)
 {
-    (void) state;
-    agent_platform_t *p = t_sim();
-    jf_run_spec_t s = t_spec("MODE_15W_6CORE", 2);
     jf_err_t err = {0};
-    double idle_mw = t_input_mw(p);
     agent_platform_line_t out;
-    json_t *start = json_pack("{s:s, s:{s:i}}", "kind", "start", "sim_power_mw", "VDD_IN", 12345);
-    assert_int_equal(agent_platform_trainer_line(p, "cifar10", start, &out, &err), 0);
-    json_decref(start);
-    assert_true(fabs(t_input_mw(p) - 12345) <= 5);
     json_t *epoch = json_pack("{s:s, s:i, s:{s:f, s:f, s:I, s:I}}", "kind", "epoch", "epoch", 0,
                               "sim_cache", "resident_before", 0.0, "resident_after", 0.75,
                               "cache_bytes", (json_int_t) 1 << 40, "dataset_bytes",
@@ -221,6 +217,22 @@ static void test_sim_lines(void **state)
     assert_int_equal(out.residency_epoch[1], 0);
     assert_int_equal(out.residency[1].resident_bytes, 750);
     assert_int_equal(out.residency[1].total_bytes, 1000);
+}
+
+// Its trainer's lines: rail powers into the tree, the page cache into the board's state (the
+// next run's --sim-cache-resident) and into residency; the power record of its tree.
+static void test_sim_lines(void **state)
+{
+    (void) state;
+    agent_platform_t *p = t_sim();
+    jf_run_spec_t s = t_spec("MODE_15W_6CORE", 2);
+    jf_err_t err = {0};
+    agent_platform_line_t out;
+    json_t *start = json_pack("{s:s, s:{s:i}}", "kind", "start", "sim_power_mw", "VDD_IN", 12345);
+    assert_int_equal(agent_platform_trainer_line(p, "cifar10", start, &out, &err), 0);
+    json_decref(start);
+    assert_true(fabs(t_input_mw(p) - 12345) <= 5);
+    t_epoch0_cache(p);
     agent_platform_run_t run = {.spec = &s, .dataset_dir = "", .train_bin = ""};
     agent_platform_trainer_t t;
     assert_int_equal(agent_platform_trainer(p, &run, &t, &err), 0);
@@ -230,15 +242,34 @@ static void test_sim_lines(void **state)
     assert_int_equal(json_integer_value(json_object_get(rec, "mode_id")), 2);
     assert_non_null(json_object_get(rec, "online_cpus"));
     json_decref(rec);
+    agent_platform_destroy(&p);
+}
+
+// A drop empties the modelled page cache, the run's end idles the rails, and an epoch line with
+// an incomplete sim_cache is an error that names the epoch.
+static void test_sim_prepare_and_end(void **state)
+{
+    (void) state;
+    agent_platform_t *p = t_sim();
+    jf_run_spec_t s = t_spec("MODE_15W_6CORE", 2);
+    jf_err_t err = {0};
+    double idle_mw = t_input_mw(p);
+    json_t *pw = json_pack("{s:i}", "VDD_IN", 12345);
+    assert_int_equal(agent_platform_sim_set_power(p, pw, &err), 0);
+    json_decref(pw);
+    t_epoch0_cache(p);
     s.drop_caches = true;
     agent_platform_prepared_t prep = {0};
     assert_true(agent_platform_prepare_run(p, &s, &prep));
     assert_int_equal(prep.drop, JF_MEASURE_DROP_SIMULATED);
+    agent_platform_run_t run = {.spec = &s, .dataset_dir = "", .train_bin = ""};
+    agent_platform_trainer_t t;
     assert_int_equal(agent_platform_trainer(p, &run, &t, &err), 0);
     assert_string_equal(t_arg(&t, "--sim-cache-resident"), "0");
     assert_int_equal(agent_platform_tick(p, 0, &err), 0);
     assert_int_equal(agent_platform_run_end(p, &err), 0);
     assert_true(fabs(t_input_mw(p) - idle_mw) <= 5);
+    agent_platform_line_t out;
     json_t *bad = json_pack("{s:s, s:i, s:{s:f}}", "kind", "epoch", "epoch", 3, "sim_cache",
                             "resident_after", 0.5);
     assert_int_equal(agent_platform_trainer_line(p, "cifar10", bad, &out, &err), -EPROTO);
@@ -255,6 +286,7 @@ int main(void)
         cmocka_unit_test(test_trainer_too_long),
         cmocka_unit_test(test_sim_trainer),
         cmocka_unit_test(test_sim_lines),
+        cmocka_unit_test(test_sim_prepare_and_end),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
