@@ -4,7 +4,7 @@
 
 #include "agent_board_table.h"
 #include "agent_nvpmodel.h"
-#include "agent_sim_confs.h" // generated: the fixture confs (cmake/jf_embed_confs.cmake)
+#include "agent_sim_confs.h" // generated: share/nvpmodel/ (cmake/jf_embed_confs.cmake)
 #include "sim_thermal.h"
 
 #include <errno.h>

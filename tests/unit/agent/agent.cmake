@@ -33,7 +33,7 @@ jf_add_unit_test(platform_run
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/platform_run_test.c LIBS jf_agent jft_support)
 target_compile_definitions(platform_run_test PRIVATE
   SIM_PARAMS_PATH="${PROJECT_SOURCE_DIR}/agent/share/sim_params.yaml")
-# Where a board's power modes come from: its nvpmodel conf (jetson), the embedded fixture conf
+# Where a board's power modes come from: its nvpmodel conf (jetson), the embedded share/ conf
 # (sim), the family's defaults when the conf cannot be loaded.
 jf_add_unit_test(platform_modes
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/platform_modes_test.c LIBS jf_agent jft_support)
