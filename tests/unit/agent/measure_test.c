@@ -1,8 +1,8 @@
 /* Unit tests for agent_measure (energy per epoch from samples, epoch records held until their
  * closing sample, the fallback interval for epochs longer than the history, residency per epoch,
  * the measure record; energy from RAPL counters, also read by the real host reader from a copy
- * of the host fixture; the time base of a trainer with its own clock) and for the sampler actor against the
- * Xavier NX fixture tree (rate, deadlines, the final sample on stop). */
+ * of the host fixture; the time base of a trainer with its own clock) and for the sampler actor
+ * against the Xavier NX fixture tree (rate, deadlines, the final sample on stop). */
 #include "agent_measure.h"
 #include "agent_platform.h"
 #include "agent_sampler.h"
