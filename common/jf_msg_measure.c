@@ -19,6 +19,20 @@ const char *jf_measure_drop_name(jf_measure_drop_t drop)
     return (unsigned) drop < (unsigned) S_N_DROPS ? s_drops[drop] : "?";
 }
 
+const char *jf_measure_total_name(jf_measure_total_t total)
+{
+    static const char *const names[] = {
+        [JF_MEASURE_TOTAL_NONE] = "none",
+        [JF_MEASURE_TOTAL_INPUT_RAIL] = "input-rail",
+        [JF_MEASURE_TOTAL_SUM_OF_RAILS] = "sum-of-rails",
+        [JF_MEASURE_TOTAL_RAPL] = "rapl",
+    };
+    if ((int) total < 0 || (size_t) total >= sizeof names / sizeof names[0]) {
+        return "?";
+    }
+    return names[total];
+}
+
 // ---------------------------------------------------------------------------------------------
 // Builder
 
@@ -63,8 +77,8 @@ static json_t *s_rails_json(const jf_measure_t *m)
 static json_t *s_energy_json(const jf_measure_t *m)
 {
     json_t *e =
-        json_pack("{s:s, s:o}", "total", jf_energy_total_name(m->total), "rails", s_rails_json(m));
-    if (!e || m->total == JF_ENERGY_TOTAL_NONE) {
+        json_pack("{s:s, s:o}", "total", jf_measure_total_name(m->total), "rails", s_rails_json(m));
+    if (!e || m->total == JF_MEASURE_TOTAL_NONE) {
         if (s_set_text(e, "reason", m->reason) != 0) {
             json_decref(e);
             return NULL;
@@ -220,13 +234,13 @@ static int s_figures(const json_t *o, jf_err_t *err)
 static int s_check_rails(const json_t *a, jf_err_t *err)
 {
     static const char *const keys[] = {"name", "energy_mj", "avg_power_mw", "peak_power_mw", NULL};
-    int rc = s_array(a, "rails", JF_ENERGY_RAILS_MAX, err);
+    int rc = s_array(a, "rails", JF_MEASURE_RAILS_MAX, err);
     size_t i = 0;
     json_t *r = NULL;
     json_array_foreach (a, i, r) {
         rc = rc ? rc : s_object(r, "rails[]", err);
         rc = rc ? rc : jf_msg_only_keys(r, keys, err);
-        rc = rc ? rc : s_word(r, "name", JF_ENERGY_RAIL_NAME_MAX, false, err);
+        rc = rc ? rc : s_word(r, "name", JF_MEASURE_RAIL_NAME_MAX, false, err);
         rc = rc ? rc : s_figures(r, err);
         if (rc != 0) {
             jf_err_prefix(err, "rails[%zu]", i);
@@ -236,12 +250,12 @@ static int s_check_rails(const json_t *a, jf_err_t *err)
     return rc;
 }
 
-static int s_total_parse(const json_t *e, jf_energy_total_t *ret, jf_err_t *err)
+static int s_total_parse(const json_t *e, jf_measure_total_t *ret, jf_err_t *err)
 {
     const char *name = json_string_value(json_object_get(e, "total"));
-    for (int t = JF_ENERGY_TOTAL_NONE; name && t <= JF_ENERGY_TOTAL_RAPL; t++) {
-        if (strcmp(name, jf_energy_total_name((jf_energy_total_t) t)) == 0) {
-            *ret = (jf_energy_total_t) t;
+    for (int t = JF_MEASURE_TOTAL_NONE; name && t <= JF_MEASURE_TOTAL_RAPL; t++) {
+        if (strcmp(name, jf_measure_total_name((jf_measure_total_t)t)) == 0) {
+            *ret = (jf_measure_total_t)t;
             return 0;
         }
     }
@@ -281,17 +295,17 @@ static int s_check_energy(const json_t *e, jf_err_t *err)
                                        "peak_power_mw", "covered_us", "rails",     "source",
                                        "tegrastats_interval_ms", "covers", NULL};
     static const char *const none_keys[] = {"total", "rails", "reason", NULL};
-    jf_energy_total_t total = JF_ENERGY_TOTAL_NONE;
+    jf_measure_total_t total = JF_MEASURE_TOTAL_NONE;
     int64_t us = 0;
     int rc = s_object(e, "energy", err);
     rc = rc ? rc : s_total_parse(e, &total, err);
-    rc = rc ? rc : jf_msg_only_keys(e, total == JF_ENERGY_TOTAL_NONE ? none_keys : keys, err);
-    if (rc == 0 && total != JF_ENERGY_TOTAL_NONE) {
+    rc = rc ? rc : jf_msg_only_keys(e, total == JF_MEASURE_TOTAL_NONE ? none_keys : keys, err);
+    if (rc == 0 && total != JF_MEASURE_TOTAL_NONE) {
         rc = s_figures(e, err);
         rc = rc ? rc : jf_msg_get_int(e, "covered_us", 0, JF_MEASURE_US_MAX, &us, err);
     }
     if (rc == 0 && json_object_get(e, "input_rail")) {
-        rc = s_word(e, "input_rail", JF_ENERGY_RAIL_NAME_MAX, false, err);
+        rc = s_word(e, "input_rail", JF_MEASURE_RAIL_NAME_MAX, false, err);
     }
     rc = rc ? rc : s_check_energy_source(e, err);
     if (rc == 0 && json_object_get(e, "covers")) {

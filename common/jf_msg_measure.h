@@ -7,7 +7,6 @@
 #ifndef JF_MSG_MEASURE_H
 #define JF_MSG_MEASURE_H
 
-#include "jf_energy.h"
 #include "jf_err.h"
 #include "jf_msg_session.h"
 
@@ -36,6 +35,16 @@
 #define JF_MEASURE_SOURCE_SIMULATED     "simulated"     // a sim board's fake rails (modelled)
 #define JF_MEASURE_TS_INTERVAL_MAX_MS   60000           // energy.tegrastats_interval_ms
 #define JF_MEASURE_TEXT_MAX             63              // energy.covers, telemetry.time_base
+#define JF_MEASURE_RAILS_MAX            16              // rails in energy.rails
+#define JF_MEASURE_RAIL_NAME_MAX        64              // longest rail name, without the NUL
+
+// How the run's total energy was formed (energy.total; the agent's agent_energy decides).
+typedef enum jf_measure_total {
+    JF_MEASURE_TOTAL_NONE = 0,     // no sample carried any power reading
+    JF_MEASURE_TOTAL_INPUT_RAIL,   // the board input rail (VDD_IN, POM_5V_IN, ...)
+    JF_MEASURE_TOTAL_SUM_OF_RAILS, // no input rail: the sum of all rails (AGX Xavier, AGX Orin)
+    JF_MEASURE_TOTAL_RAPL,         // a host's RAPL counters
+} jf_measure_total_t;
 
 // How the page cache was dropped before the run.
 typedef enum jf_measure_drop {
@@ -47,7 +56,7 @@ typedef enum jf_measure_drop {
 
 // One rail's share of the run (a plain value record).
 typedef struct jf_measure_rail {
-    char name[JF_ENERGY_RAIL_NAME_MAX + 1]; // rail name as the board labels it
+    char name[JF_MEASURE_RAIL_NAME_MAX + 1]; // rail name as the board labels it
     double energy_mj;                       // over the run, mJ
     double avg_power_mw;                    // over the time the rail was read, mW
     double peak_power_mw;                   // highest reading, mW
@@ -74,20 +83,20 @@ typedef struct jf_measure {
     char time_base[JF_MEASURE_TEXT_MAX + 1]; // "monotonic", or "simulated, speed N": the clock
                                              // of every time and rate here; "" = left out
     int wall_rate_hz;                     // simulated: the sampler's wall-clock rate; 0 = none
-    jf_energy_total_t total;              // how energy_mj was formed; NONE: no power readable
+    jf_measure_total_t total;             // how energy_mj was formed; NONE: no power readable
     char energy_source[JF_MEASURE_WORD_MAX + 1]; // JF_MEASURE_SOURCE_*; "" when total NONE
     int tegrastats_interval_ms;                  // energy_source "tegrastats": the --interval it
                                                  // ran at, 1..60000 ms; 0 when unknown
     char covers[JF_MEASURE_TEXT_MAX + 1];        // what the total covers ("RAPL package+dram");
                                                  // "" = left out
     char reason[JF_MEASURE_NOTE_MAX + 1];        // total NONE: why; "" = left out
-    char input_rail[JF_ENERGY_RAIL_NAME_MAX + 1]; // the input rail's name ("" if unnamed/none)
+    char input_rail[JF_MEASURE_RAIL_NAME_MAX + 1]; // the input rail's name ("" if unnamed/none)
     double energy_mj;                             // run energy (total != NONE), mJ
     double avg_power_mw;                          // energy / covered time, mW
     double peak_power_mw;                         // highest total reading, mW
     int64_t covered_us;                           // time the total was known, us
     size_t n_rails;                               // entries used in rails
-    jf_measure_rail_t rails[JF_ENERGY_RAILS_MAX]; // per rail, in the board's order
+    jf_measure_rail_t rails[JF_MEASURE_RAILS_MAX]; // per rail, in the board's order
     const json_t *power_mode;               // borrowed: the power state in force (an object, see
                                             // docs/protocol.md); NULL is not allowed
     bool has_storage;                       // the fields below were found
@@ -122,5 +131,9 @@ size_t jf_measure_cache_count(const json_t *rec);
 
 // Entry i of a checked record's cache into *ret_cache. Returns 0, or -ENOENT past the end.
 int jf_measure_cache_at(const json_t *rec, size_t i, jf_measure_cache_t *ret_cache);
+
+// "input-rail", "sum-of-rails", "rapl" or "none", the wire names of energy.total; "?" for an
+// out-of-range value.
+const char *jf_measure_total_name(jf_measure_total_t total);
 
 #endif

@@ -15,7 +15,7 @@
 
 #define JF_SEQ_MAX (INT64_C(1) << 53)
 #define JF_REC_ENERGY_MAX_MJ 1e15 // largest energy figure accepted on the wire (mJ; ~32 kW-years)
-#define JF_REC_POWER_MAX_MW  1e7  // largest power figure accepted (mW; as JF_ENERGY_POWER_MAX_MW)
+#define JF_REC_POWER_MAX_MW  1e7 // largest power figure accepted (mW; as AGENT_ENERGY_POWER_MAX_MW)
 
 typedef struct jf_msg_run_ref {
     char run[JF_RUN_ID_LEN + 1]; // run id

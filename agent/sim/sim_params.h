@@ -1,6 +1,6 @@
 /* The simulator's parameters (plain value records) and their loader: per board type, storage
  * medium and workload, plus the model's global constants, read strictly from a YAML file
- * (sim_params.yaml beside this header). Every key is required and unknown keys are errors that
+ * (agent/share/sim_params.yaml). Every key is required and unknown keys are errors that
  * name file:line:column. Units in the file are the ones its key names say (MHz, MiB, GB/s, us);
  * the records hold SI values (Hz, bytes, bytes/s, s) and mW. docs/simulator.md explains each
  * parameter and where its value comes from. */

@@ -1,7 +1,7 @@
 /* The thermal part of a board's parameters (sim_params_internal.h): `thermal: {ambient_c, zones:
  * [{type, r_c_per_w, tau_s}, ...], offline_zones: [type, ...]}`. Zone types must be distinct;
  * that they are exactly the family's zones is checked by the fake tree that writes them
- * (agent/agent_sim_tree.c), which knows the sysfs layout. docs/simulator.md, "Thermal". */
+ * (agent/platform/agent_sim_tree.c), which knows the sysfs layout. docs/simulator.md, "Thermal". */
 #include "sim_params_internal.h"
 
 #include <errno.h>

@@ -3,7 +3,7 @@
  * as a first-order lag with time constant tau_s in modelled time. P is constant between two
  * updates, so T(t) = T_ss + (T(t0) - T_ss) x exp(-(t - t0) / tau_s) is exact however often it
  * is evaluated. A stated assumption, not calibrated against measurements. Pure computation: no
- * clocks, no files (agent/agent_sim_tree.c writes the zones). */
+ * clocks, no files (agent/platform/agent_sim_tree.c writes the zones). */
 #ifndef SIM_THERMAL_H
 #define SIM_THERMAL_H
 

@@ -109,7 +109,7 @@ static void s_usage_simulate(FILE *out)
         "dataset is the model's: lenet5 mnist, resnet18 and vgg11 cifar10, mobilenetv3 gld23k.\n"
         "--data, --device, --threads, --drop-last and --loader-only do not apply.\n"
         "\n"
-        "  --sim-params FILE      the model's parameter file (agent/sim/sim_params.yaml)\n"
+        "  --sim-params FILE      the model's parameter file (agent/share/sim_params.yaml)\n"
         "  --sim-board-type TYPE  the Jetson simulated: agx-xavier, xavier-nx, nano, orin-agx,\n"
         "                         orin-nano\n"
         "  --sim-board NAME       the simulated board's name: with --sim-seed, its persistent\n"

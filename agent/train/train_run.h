@@ -24,7 +24,7 @@ typedef enum train_fault {
 // A simulated run's settings (--simulate, train_sim.h): the Jetson board whose performance model
 // runs in place of torch. Plain value record; strings borrowed from the caller (argv).
 typedef struct train_run_sim_opts {
-    const char *params_path; // borrowed; the model's parameter file (agent/sim/sim_params.yaml)
+    const char *params_path; // borrowed; the model's parameter file (agent/share/sim_params.yaml)
     const char *board_type;  // borrowed; the Jetson type simulated, a jf_board.h type name
     const char *board;       // borrowed; the simulated board's name: selects its factors
     uint64_t fleet_seed;     // seed of the boards' factors, <= INT64_MAX

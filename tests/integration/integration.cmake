@@ -36,7 +36,7 @@ jf_add_integration_test(sim_energy TIMEOUT 90
                         SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/sim_energy_test.c
                         LIBS jft_support jf_common)
 target_compile_definitions(sim_energy_itest PRIVATE
-  JF_SIM_PARAMS_SOURCE="${PROJECT_SOURCE_DIR}/agent/sim/sim_params.yaml")
+  JF_SIM_PARAMS_SOURCE="${PROJECT_SOURCE_DIR}/agent/share/sim_params.yaml")
 add_dependencies(sim_energy_itest ${JF_ITEST_DEPS})
 
 # The installed helper never takes the test options: `cmake --install` of this build, and the

@@ -11,7 +11,13 @@ jf_add_unit_test(storage
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/storage_test.c LIBS jf_agent jft_support)
 jf_add_unit_test(diskstats
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/diskstats_test.c LIBS jf_agent jft_support)
-# Jetson power control: the nvpmodel conf parser (tests/fixtures/nvpmodel/).
+# The board tables the agent ships (agent/share/nvpmodel/) and the tests' copies stay identical.
+jf_add_unit_test(share_data
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/share_data_test.c LIBS jft_support)
+target_compile_definitions(share_data_test PRIVATE
+  JF_SHARE_DIR="${PROJECT_SOURCE_DIR}/agent/share")
+# Jetson power control: the nvpmodel conf parser (tests/fixtures/nvpmodel/, copies of
+# agent/share/nvpmodel/).
 jf_add_unit_test(nvpmodel
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/nvpmodel_test.c LIBS jf_agent_nvpmodel)
 # The Jetson platform layer: the sysfs reader and board tables against tests/fixtures/sysfs/, and
@@ -22,13 +28,19 @@ jf_add_unit_test(platform
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/platform_test.c LIBS jf_agent jft_support)
 add_dependencies(platform_test jetfleet-agent)
 target_compile_definitions(platform_test PRIVATE
-  SIM_PARAMS_PATH="${PROJECT_SOURCE_DIR}/agent/sim/sim_params.yaml")
-# Where a board's power modes come from: its nvpmodel conf (jetson), the embedded fixture conf
+  SIM_PARAMS_PATH="${PROJECT_SOURCE_DIR}/agent/share/sim_params.yaml")
+# The platform's run interface: a host's and a sim board's trainer, timing, preparation, power
+# record, clock tables and trainer lines.
+jf_add_unit_test(platform_run
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/platform_run_test.c LIBS jf_agent jft_support)
+target_compile_definitions(platform_run_test PRIVATE
+  SIM_PARAMS_PATH="${PROJECT_SOURCE_DIR}/agent/share/sim_params.yaml")
+# Where a board's power modes come from: its nvpmodel conf (jetson), the embedded share/ conf
 # (sim), the family's defaults when the conf cannot be loaded.
 jf_add_unit_test(platform_modes
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/platform_modes_test.c LIBS jf_agent jft_support)
 target_compile_definitions(platform_modes_test PRIVATE
-  SIM_PARAMS_PATH="${PROJECT_SOURCE_DIR}/agent/sim/sim_params.yaml")
+  SIM_PARAMS_PATH="${PROJECT_SOURCE_DIR}/agent/share/sim_params.yaml")
 # The root helper as a real process with its test options (jft-privhelper-test) on a copy of
 # tests/fixtures/privhelper/, and the fake nvpmodel it runs there.
 add_executable(jft-fake-nvpmodel ${PROJECT_SOURCE_DIR}/tests/unit/agent/nvpmodel_fake.c)
@@ -58,6 +70,12 @@ if(TARGET jft-privhelper-test)
     LIBS jf_agent jft_support)
   add_dependencies(worker_test jft-privhelper-test jft-fake-nvpmodel)
 endif()
+# Energy integration in the agent (agent/measure/): power readings (agent_energy) and RAPL
+# counters (agent_energy_counter).
+jf_add_unit_test(energy
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/energy_test.c LIBS jf_agent)
+jf_add_unit_test(energy_counter
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/energy_counter_test.c LIBS jf_agent)
 # The run's measurements in the agent: energy per epoch and the measure record (agent_measure),
 # and the sampler actor against the Xavier NX fixture tree.
 jf_add_unit_test(measure

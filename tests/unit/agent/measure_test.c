@@ -1,8 +1,8 @@
 /* Unit tests for agent_measure (energy per epoch from samples, epoch records held until their
  * closing sample, the fallback interval for epochs longer than the history, residency per epoch,
  * the measure record; energy from RAPL counters, also read by the real host reader from a copy
- * of the host fixture; a simulated run's time base) and for the sampler actor against the
- * Xavier NX fixture tree (rate, deadlines, the final sample on stop). */
+ * of the host fixture; the time base of a trainer with its own clock) and for the sampler actor
+ * against the Xavier NX fixture tree (rate, deadlines, the final sample on stop). */
 #include "agent_measure.h"
 #include "agent_platform.h"
 #include "agent_sampler.h"
@@ -353,17 +353,22 @@ static void test_rapl_energy(void **state)
     agent_measure_destroy(&m);
 }
 
-// A simulated board at speed 10: wall-clock sample times become modelled times, the sampler runs
-// at the requested rate x speed (capped at 50 Hz), and an epoch's modelled e2e_us meets them.
-static void test_sim_time_base(void **state)
+// A platform whose trainer keeps its own clock at speed 10 (as a sim board's timing says,
+// platform_test.c): wall-clock sample times become the trainer's times, the sampler runs at the
+// requested rate x speed (capped at 50 Hz), an epoch's e2e_us in that clock meets them, and the
+// record takes the platform's time base and energy source.
+static void test_own_clock_time_base(void **state)
 {
     (void) state;
+    agent_platform_timing_t clock10 = {.own_clock = true, .speed = 10.0,
+                                       .time_base = "simulated, speed 10",
+                                       .energy_source = JF_MEASURE_SOURCE_SIMULATED};
     agent_measure_opts_t o = {.rate_hz = 10, .input_rail = "VDD_IN", .epochs = 2,
-                              .start_us = T_T0_US, .simulated = true, .speed = 10.0};
+                              .start_us = T_T0_US, .timing = clock10};
     assert_int_equal(agent_measure_wall_rate_hz(&o), 50);
-    agent_measure_opts_t slow = {.rate_hz = 2, .simulated = true, .speed = 1.5};
+    agent_measure_opts_t slow = {.rate_hz = 2, .timing = {.own_clock = true, .speed = 1.5}};
     assert_int_equal(agent_measure_wall_rate_hz(&slow), 3);
-    slow.simulated = false;
+    slow.timing.own_clock = false;
     assert_int_equal(agent_measure_wall_rate_hz(&slow), 2);
     agent_measure_t *m = agent_measure_new(&o, NULL);
     assert_non_null(m);
@@ -394,7 +399,7 @@ static void test_sim_time_base(void **state)
     json_decref(rec);
     json_decref(power);
     agent_measure_destroy(&m);
-    o.speed = 0.5;
+    o.timing.speed = 0.5;
     assert_null(agent_measure_new(&o, NULL));
 }
 
@@ -563,7 +568,7 @@ int main(void)
         cmocka_unit_test(test_long_epoch_fallback), cmocka_unit_test(test_record),
         cmocka_unit_test(test_record_tegrastats),
         cmocka_unit_test(test_sampler_actor),       cmocka_unit_test(test_rapl_energy),
-        cmocka_unit_test(test_sim_time_base),       cmocka_unit_test(test_rapl_fixture),
+        cmocka_unit_test(test_own_clock_time_base),       cmocka_unit_test(test_rapl_fixture),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

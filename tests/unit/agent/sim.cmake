@@ -5,13 +5,13 @@ jf_add_unit_test(sim_model
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/sim_model_test.c
   LIBS jf_sim jf_common jft_support)
 target_compile_definitions(sim_model_test PRIVATE
-  SIM_PARAMS_PATH="${PROJECT_SOURCE_DIR}/agent/sim/sim_params.yaml")
-# A simulated board's page cache between runs (agent/agent_sim_cache.c).
+  SIM_PARAMS_PATH="${PROJECT_SOURCE_DIR}/agent/share/sim_params.yaml")
+# A simulated board's page cache between runs (agent/platform/agent_sim_cache.c).
 jf_add_unit_test(sim_cache
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/sim_cache_test.c LIBS jf_agent)
 # The simulated boards' thermal zones: the model (agent/sim/sim_thermal.c) and the fake tree's
-# zone files read by the jetson reader (agent/agent_sim_tree.c).
+# zone files read by the jetson reader (agent/platform/agent_sim_tree.c).
 jf_add_unit_test(sim_thermal
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/sim_thermal_test.c LIBS jf_agent jft_support)
 target_compile_definitions(sim_thermal_test PRIVATE
-  SIM_PARAMS_PATH="${PROJECT_SOURCE_DIR}/agent/sim/sim_params.yaml")
+  SIM_PARAMS_PATH="${PROJECT_SOURCE_DIR}/agent/share/sim_params.yaml")

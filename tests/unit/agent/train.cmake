@@ -21,7 +21,7 @@ jf_add_unit_test(train_sim
   LIBS jf_train_sim jf_sim jf_common jft_support)
 add_dependencies(train_sim_test jetfleet-train jetfleet-train-sim)
 set_property(TEST unit.train_sim APPEND PROPERTY ENVIRONMENT
-  "JF_SIM_PARAMS=${PROJECT_SOURCE_DIR}/agent/sim/sim_params.yaml")
+  "JF_SIM_PARAMS=${PROJECT_SOURCE_DIR}/agent/share/sim_params.yaml")
 
 # jetfleet-train-sim must not load libtorch (the point of having it): ldd must succeed and name
 # neither libtorch nor libc10.

@@ -408,7 +408,7 @@ static void t_measure_fill(jf_measure_t *m, json_t *power, const jf_measure_cach
                         .late = 1,
                         .missed = 2,
                         .max_gap_us = 250000,
-                        .total = JF_ENERGY_TOTAL_INPUT_RAIL,
+                        .total = JF_MEASURE_TOTAL_INPUT_RAIL,
                         .input_rail = "VDD_IN",
                         .energy_mj = 114420.5,
                         .avg_power_mw = 9535.0,
@@ -468,7 +468,7 @@ static void test_measure_roundtrip(void **state)
     jf_msg_fini(&msg);
 
     // No power readable (a host without RAPL): the total says so and no figure is invented.
-    m.total = JF_ENERGY_TOTAL_NONE;
+    m.total = JF_MEASURE_TOTAL_NONE;
     m.n_rails = 0;
     m.has_storage = m.has_disk = false;
     m.n_cache = 0;

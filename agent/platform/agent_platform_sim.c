@@ -2,9 +2,9 @@
  * private directory (agent_sim_tree.h) from the performance model's parameters, then detects and
  * samples it with the jetson platform's own code (agent_platform_jetson_new over the tree), so
  * that a sim board exercises the same readers as a real one. Modes are "set" by writing the
- * mode's clocks and online cores into the tree; nothing real changes. The session writes the
- * simulated trainer's rail powers into the tree during runs (agent_platform_sim_set_power) and
- * advances its thermal zones each loop tick (agent_platform_sim_tick), in modelled time:
+ * mode's clocks and online cores into the tree; nothing real changes. Its runs go through the
+ * run interface (agent_platform_sim_run.c): the simulated trainer's rail powers are written into
+ * the tree during runs and its thermal zones advanced each loop tick, in modelled time:
  * monotonic time since the tree was made times --sim-speed. */
 #include "agent_platform_internal.h"
 
@@ -74,6 +74,7 @@ static void s_add_software(const agent_platform_t *self, json_t *sw)
 
 static const agent_platform_ops_t s_ops = {
     .name = "sim",
+    .run = &agent_platform_sim_run_ops,
     .set_mode = s_set_mode,
     .set_point = s_set_point,
     .add_software = s_add_software,
@@ -153,8 +154,7 @@ agent_platform_t *agent_platform_sim_new(const agent_platform_opts_t *opts, jf_e
     return self;
 }
 
-// The tree's modelled time at monotonic time now_us: the time since it was made times the speed.
-static int64_t s_model_us(const agent_platform_t *self, int64_t now_us)
+int64_t agent_platform_sim_model_us(const agent_platform_t *self, int64_t now_us)
 {
     return (int64_t) ((double) (now_us - self->sim_start_us) * self->sim.speed);
 }
@@ -164,26 +164,12 @@ const agent_platform_sim_t *agent_platform_sim(const agent_platform_t *self)
     return self->is_sim ? &self->sim : NULL;
 }
 
-agent_sim_cache_t *agent_platform_sim_cache(agent_platform_t *self)
-{
-    return self->is_sim ? &self->sim_cache : NULL;
-}
-
 int agent_platform_sim_set_power(agent_platform_t *self, const json_t *power_mw, jf_err_t *err)
 {
     if (!self->is_sim) {
         return jf_err_set(err, -ENOTSUP, "%s platform: no simulated power monitor",
                           self->ops->name);
     }
-    return agent_sim_tree_set_power(self->sim_tree, power_mw, s_model_us(self, jf_clock_mono_us()),
-                                    err);
-}
-
-int agent_platform_sim_tick(agent_platform_t *self, int64_t now_us, jf_err_t *err)
-{
-    if (!self->is_sim) {
-        return jf_err_set(err, -ENOTSUP, "%s platform: no simulated thermal zones",
-                          self->ops->name);
-    }
-    return agent_sim_tree_advance(self->sim_tree, s_model_us(self, now_us), err);
+    return agent_sim_tree_set_power(self->sim_tree, power_mw,
+                                    agent_platform_sim_model_us(self, jf_clock_mono_us()), err);
 }

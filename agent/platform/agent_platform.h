@@ -8,7 +8,6 @@
 #define AGENT_PLATFORM_H
 
 #include "agent_power.h"
-#include "agent_sim_cache.h"
 #include "agent_sysfs.h"
 #include "jf_board.h"
 #include "jf_err.h"
@@ -99,24 +98,15 @@ agent_platform_t *agent_platform_jetson_new(const agent_platform_opts_t *opts, j
 // platform's. Caller owns the result; release with agent_platform_destroy.
 agent_platform_t *agent_platform_sim_new(const agent_platform_opts_t *opts, jf_err_t *err);
 
-// What the platform simulates; NULL unless it is a sim platform. Borrowed.
+// What the platform simulates; NULL unless it is a sim platform. Borrowed. For tests and the
+// platform's own files: the session and the measurements ask the run interface below instead.
 const agent_platform_sim_t *agent_platform_sim(const agent_platform_t *self);
-
-// Sim: the board's simulated page cache between runs (agent_sim_cache.h), which its runs read and
-// update; NULL unless it is a sim platform. Borrowed, valid as long as the platform.
-agent_sim_cache_t *agent_platform_sim_cache(agent_platform_t *self);
 
 // Sim: writes rail powers into the fake power monitor (agent_sim_tree_set_power: an object
 // {rail: mW}, NULL for idle). Returns 0, -ENOTSUP on other platforms, or a write error.
 // The tree's thermal zones follow in modelled time (monotonic time since the platform was made
 // times --sim-speed): they are advanced to now under the old power first.
 int agent_platform_sim_set_power(agent_platform_t *self, const json_t *power_mw, jf_err_t *err);
-
-// Sim: advances the fake board's thermal zones to the modelled time of monotonic time now_us and
-// rewrites their temp files (agent_sim_tree_advance), so that the sampler, which reads them in
-// its own thread, sees the lag between two power changes. Returns 0, -ENOTSUP on other
-// platforms, or a write error.
-int agent_platform_sim_tick(agent_platform_t *self, int64_t now_us, jf_err_t *err);
 
 // Closes every file and frees self. Accepts NULL and *self_p == NULL; sets *self_p to NULL.
 void agent_platform_destroy(agent_platform_t **self_p);
@@ -135,25 +125,12 @@ const jf_power_mode_t *agent_platform_modes(const agent_platform_t *self, size_t
 // board does not have is -EINVAL; -ENOTSUP where the platform cannot switch modes yet).
 int agent_platform_set_mode(agent_platform_t *self, int mode_id, jf_err_t *err);
 
-// An operating point in force (plain value record): cores online and the clocks.
-typedef struct agent_platform_point {
-    int n_cores;    // cpu0..n_cores-1 online
-    int64_t cpu_hz; // every online core
-    int64_t gpu_hz;
-    int64_t emc_hz;
-} agent_platform_point_t;
-
 // Puts the board in mode mode_id with a custom point on top (custom NULL or n_cores 0: none)
 // and DVFS off if asked, for a platform without a power handle. Returns 0; -ENOTSUP with err
 // saying why where the platform cannot (a host has no modes to change); -EINVAL for a mode the
 // board does not have or a point outside its custom-mode space.
 int agent_platform_set_point(agent_platform_t *self, int mode_id, const jf_run_custom_t *custom,
                              bool dvfs_off, jf_err_t *err);
-
-// A sim board's operating point as last written into its tree (by set_mode or set_point).
-// 0, or -ENOTSUP on other platforms.
-int agent_platform_sim_point(const agent_platform_t *self, agent_platform_point_t *ret_point,
-                             jf_err_t *err);
 
 // Adds one telemetry sample's quantities (docs/telemetry.md; units in the key names, t_us and
 // mono_us included) to sample. Load needs two readings, so the first sample has none. Returns

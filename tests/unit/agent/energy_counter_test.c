@@ -1,8 +1,8 @@
-/* Unit tests for jf_energy_counter: synthetic RAPL counter series with known energy, exact to the
- * microjoule: differences, boundaries between samples, wrap-around, a counter that goes
+/* Unit tests for agent_energy_counter: synthetic RAPL counter series with known energy, exact to
+ * the microjoule: differences, boundaries between samples, wrap-around, a counter that goes
  * backwards beyond a wrap, a zone that disappears, psys alone, the zone choice, a short history,
  * the JSON form and every documented failure. */
-#include "jf_energy_counter.h"
+#include "agent_energy_counter.h"
 
 #include <errno.h>
 #include <math.h>
@@ -19,30 +19,30 @@
 #define T_UJ_TOL  1e-6 // 1 uJ, in mJ: "exact to the microjoule"
 #define T_MAX_Z   4
 
-static jf_energy_counter_t *t_new(size_t history)
+static agent_energy_counter_t *t_new(size_t history)
 {
     jf_err_t err = {0};
-    jf_energy_counter_opts_t o = {.history_max = history};
-    jf_energy_counter_t *c = jf_energy_counter_new(&o, &err);
+    agent_energy_counter_opts_t o = {.history_max = history};
+    agent_energy_counter_t *c = agent_energy_counter_new(&o, &err);
     if (!c) {
-        fail_msg("jf_energy_counter_new: %s", err.msg);
+        fail_msg("agent_energy_counter_new: %s", err.msg);
     }
     return c;
 }
 
 // One sample: n zones named names[] with counters uj[] and ranges range[].
-static int t_add(jf_energy_counter_t *c, int64_t t_us, size_t n, const char *const names[],
+static int t_add(agent_energy_counter_t *c, int64_t t_us, size_t n, const char *const names[],
                  const int64_t uj[], const int64_t range[], jf_err_t *err)
 {
-    jf_energy_counter_zone_t z[T_MAX_Z] = {{0}};
+    agent_energy_counter_zone_t z[T_MAX_Z] = {{0}};
     for (size_t i = 0; i < n; i++) {
-        z[i] = (jf_energy_counter_zone_t){names[i], uj[i], range ? range[i] : 0};
+        z[i] = (agent_energy_counter_zone_t){names[i], uj[i], range ? range[i] : 0};
     }
-    jf_energy_counter_sample_t s = {.mono_us = t_us, .n_zones = n, .zones = z};
-    return jf_energy_counter_add(c, &s, err);
+    agent_energy_counter_sample_t s = {.mono_us = t_us, .n_zones = n, .zones = z};
+    return agent_energy_counter_add(c, &s, err);
 }
 
-static void t_ok(jf_energy_counter_t *c, int64_t t_us, size_t n, const char *const names[],
+static void t_ok(agent_energy_counter_t *c, int64_t t_us, size_t n, const char *const names[],
                  const int64_t uj[], const int64_t range[])
 {
     jf_err_t err = {0};
@@ -51,11 +51,11 @@ static void t_ok(jf_energy_counter_t *c, int64_t t_us, size_t n, const char *con
     }
 }
 
-static double t_between(const jf_energy_counter_t *c, int64_t a, int64_t b)
+static double t_between(const agent_energy_counter_t *c, int64_t a, int64_t b)
 {
-    jf_energy_counter_result_t r;
+    agent_energy_counter_result_t r;
     jf_err_t err = {0};
-    if (jf_energy_counter_between(c, a, b, &r, &err) != 0) {
+    if (agent_energy_counter_between(c, a, b, &r, &err) != 0) {
         fail_msg("between %lld %lld: %s", (long long) a, (long long) b, err.msg);
     }
     return r.energy_mj;
@@ -65,7 +65,7 @@ static const char *const s_pkg_names[] = {"package-0", "package-0/core", "packag
                                           "package-1"};
 
 // package-0 5 W, core 3 W (inside the package: not added), dram 1 W, package-1 2 W: 8 W summed.
-static void t_pkg_series(jf_energy_counter_t *c, int n_s)
+static void t_pkg_series(agent_energy_counter_t *c, int n_s)
 {
     for (int64_t k = 0; k <= n_s; k++) {
         int64_t uj[] = {1000 + 5000000 * k, 77 + 3000000 * k, 5 + 1000000 * k, 2000000 * k};
@@ -76,16 +76,16 @@ static void t_pkg_series(jf_energy_counter_t *c, int n_s)
 static void test_known_energy(void **state)
 {
     (void) state;
-    jf_energy_counter_t *c = t_new(64);
+    agent_energy_counter_t *c = t_new(64);
     t_pkg_series(c, 4);
-    assert_string_equal(jf_energy_counter_covers(c), "RAPL package+dram");
+    assert_string_equal(agent_energy_counter_covers(c), "RAPL package+dram");
     assert_true(fabs(t_between(c, 11 * T_S, 13 * T_S) - 16000.0) < T_UJ_TOL);
     // Boundaries between samples: 0.25 s to 2.5 s past 10 s, 2.25 s at 8 W = 18000 mJ.
     assert_true(fabs(t_between(c, 10 * T_S + 250000, 12 * T_S + 500000) - 18000.0) < T_UJ_TOL);
     // A boundary that splits one microjoule-step: 1 us at 8 W = 0.008 mJ.
     assert_true(fabs(t_between(c, 11 * T_S, 11 * T_S + 1) - 0.008) < T_UJ_TOL);
-    jf_energy_counter_result_t r;
-    assert_int_equal(jf_energy_counter_run(c, &r, NULL), 0);
+    agent_energy_counter_result_t r;
+    assert_int_equal(agent_energy_counter_run(c, &r, NULL), 0);
     assert_true(fabs(r.energy_mj - 32000.0) < T_UJ_TOL);
     assert_int_equal(r.covered_us, 4 * T_S);
     assert_true(fabs(r.avg_power_mw - 8000.0) < 1e-9);
@@ -94,27 +94,27 @@ static void test_known_energy(void **state)
     assert_string_equal(r.names[1], "package-0/dram");
     assert_true(fabs(r.zone_energy_mj[1] - 4000.0) < T_UJ_TOL);
     // A range that starts before the first sample is clipped to it.
-    assert_int_equal(jf_energy_counter_between(c, 9 * T_S, 11 * T_S, &r, NULL), 0);
+    assert_int_equal(agent_energy_counter_between(c, 9 * T_S, 11 * T_S, &r, NULL), 0);
     assert_int_equal(r.covered_us, T_S);
     assert_true(fabs(r.energy_mj - 8000.0) < T_UJ_TOL);
-    jf_energy_counter_destroy(&c);
+    agent_energy_counter_destroy(&c);
     assert_null(c);
 }
 
 static void test_wrap(void **state)
 {
     (void) state;
-    jf_energy_counter_t *c = t_new(16);
+    agent_energy_counter_t *c = t_new(16);
     const char *const n[] = {"package-0"};
     const int64_t range[] = {1000000};
     t_ok(c, 0, 1, n, (int64_t[]){700000}, range);
     t_ok(c, T_S, 1, n, (int64_t[]){900000}, range);
     t_ok(c, 2 * T_S, 1, n, (int64_t[]){150000}, range); // wrapped: 100000 + 150000 = 250000 uJ
-    assert_string_equal(jf_energy_counter_covers(c), "RAPL package");
+    assert_string_equal(agent_energy_counter_covers(c), "RAPL package");
     assert_true(fabs(t_between(c, 0, 2 * T_S) - 450.0) < T_UJ_TOL);
     assert_true(fabs(t_between(c, T_S, T_S + 500000) - 125.0) < T_UJ_TOL);
-    assert_string_equal(jf_energy_counter_reason(c), "");
-    jf_energy_counter_destroy(&c);
+    assert_string_equal(agent_energy_counter_reason(c), "");
+    agent_energy_counter_destroy(&c);
 }
 
 // Counters that cannot be believed: energy stops at the last good sample, with a reason.
@@ -133,23 +133,23 @@ static void test_broken(void **state)
         {0, 2000, "package-1", "disappeared"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        jf_energy_counter_t *c = t_new(16);
+        agent_energy_counter_t *c = t_new(16);
         const char *const n0[] = {"package-0"};
         const char *const n1[] = {rows[i].zone_name};
         t_ok(c, 0, 1, n0, (int64_t[]){0}, &rows[i].range);
         t_ok(c, T_S, 1, n0, (int64_t[]){1000}, &rows[i].range);
         t_ok(c, 2 * T_S, 1, n1, &rows[i].second_uj, &rows[i].range);
         t_ok(c, 3 * T_S, 1, n0, (int64_t[]){3000}, &rows[i].range); // ignored once broken
-        jf_energy_counter_result_t r;
+        agent_energy_counter_result_t r;
         jf_err_t err = {0};
-        assert_int_equal(jf_energy_counter_between(c, 0, T_S, &r, NULL), 0);
+        assert_int_equal(agent_energy_counter_between(c, 0, T_S, &r, NULL), 0);
         assert_true(fabs(r.energy_mj - 1.0) < T_UJ_TOL);
-        assert_int_equal(jf_energy_counter_between(c, 0, 2 * T_S, &r, &err), -EIO);
+        assert_int_equal(agent_energy_counter_between(c, 0, 2 * T_S, &r, &err), -EIO);
         assert_non_null(strstr(err.msg, rows[i].why));
         assert_non_null(strstr(err.msg, "mono_us 2000000"));
-        assert_int_equal(jf_energy_counter_run(c, &r, NULL), -EIO);
-        assert_non_null(strstr(jf_energy_counter_reason(c), rows[i].why));
-        jf_energy_counter_destroy(&c);
+        assert_int_equal(agent_energy_counter_run(c, &r, NULL), -EIO);
+        assert_non_null(strstr(agent_energy_counter_reason(c), rows[i].why));
+        agent_energy_counter_destroy(&c);
     }
 }
 
@@ -157,66 +157,66 @@ static void test_broken(void **state)
 static void test_all_zones_gone(void **state)
 {
     (void) state;
-    jf_energy_counter_t *c = t_new(16);
+    agent_energy_counter_t *c = t_new(16);
     const char *const n[] = {"package-0"};
     t_ok(c, 0, 1, n, (int64_t[]){0}, NULL);
     t_ok(c, T_S, 0, NULL, NULL, NULL);
-    jf_energy_counter_result_t r;
-    assert_int_equal(jf_energy_counter_run(c, &r, NULL), -EIO);
-    assert_non_null(strstr(jf_energy_counter_reason(c), "disappeared"));
-    jf_energy_counter_destroy(&c);
+    agent_energy_counter_result_t r;
+    assert_int_equal(agent_energy_counter_run(c, &r, NULL), -EIO);
+    assert_non_null(strstr(agent_energy_counter_reason(c), "disappeared"));
+    agent_energy_counter_destroy(&c);
 }
 
 static void test_psys_alone(void **state)
 {
     (void) state;
-    jf_energy_counter_t *c = t_new(16);
+    agent_energy_counter_t *c = t_new(16);
     const char *const n[] = {"package-0", "psys", "package-0/dram"};
     t_ok(c, 0, 3, n, (int64_t[]){0, 100, 0}, NULL);
     t_ok(c, T_S, 3, n, (int64_t[]){5000000, 12000100, 1000000}, NULL);
-    assert_string_equal(jf_energy_counter_covers(c), "RAPL psys");
+    assert_string_equal(agent_energy_counter_covers(c), "RAPL psys");
     assert_true(fabs(t_between(c, 0, T_S) - 12000.0) < T_UJ_TOL);
-    jf_energy_counter_destroy(&c);
+    agent_energy_counter_destroy(&c);
 }
 
 static void test_no_zone(void **state)
 {
     (void) state;
-    jf_energy_counter_t *c = t_new(16);
-    jf_energy_counter_result_t r;
+    agent_energy_counter_t *c = t_new(16);
+    agent_energy_counter_result_t r;
     jf_err_t err = {0};
     t_ok(c, 0, 0, NULL, NULL, NULL); // no counters yet: only time advances
-    assert_false(jf_energy_counter_has_zones(c));
-    assert_int_equal(jf_energy_counter_run(c, &r, &err), -ENOENT);
+    assert_false(agent_energy_counter_has_zones(c));
+    assert_int_equal(agent_energy_counter_run(c, &r, &err), -ENOENT);
     assert_non_null(strstr(err.msg, "no RAPL counters"));
     const char *const n[] = {"package-0/core"};
     t_ok(c, T_S, 1, n, (int64_t[]){0}, NULL);
-    assert_int_equal(jf_energy_counter_between(c, 0, T_S, &r, &err), -ENOENT);
+    assert_int_equal(agent_energy_counter_between(c, 0, T_S, &r, &err), -ENOENT);
     assert_non_null(strstr(err.msg, "no RAPL package or psys zone"));
-    assert_string_equal(jf_energy_counter_covers(c), "");
-    jf_energy_counter_destroy(&c);
+    assert_string_equal(agent_energy_counter_covers(c), "");
+    agent_energy_counter_destroy(&c);
 }
 
 static void test_history(void **state)
 {
     (void) state;
-    jf_energy_counter_t *c = t_new(3);
+    agent_energy_counter_t *c = t_new(3);
     t_pkg_series(c, 5); // 6 samples, 3 kept: 13 s .. 15 s
-    jf_energy_counter_result_t r;
+    agent_energy_counter_result_t r;
     jf_err_t err = {0};
-    assert_int_equal(jf_energy_counter_between(c, 12 * T_S, 14 * T_S, &r, &err), -ERANGE);
+    assert_int_equal(agent_energy_counter_between(c, 12 * T_S, 14 * T_S, &r, &err), -ERANGE);
     assert_non_null(strstr(err.msg, "before the retained history"));
     assert_true(fabs(t_between(c, 13 * T_S, 15 * T_S) - 16000.0) < T_UJ_TOL);
-    assert_int_equal(jf_energy_counter_run(c, &r, NULL), 0); // the run needs no history
+    assert_int_equal(agent_energy_counter_run(c, &r, NULL), 0); // the run needs no history
     assert_true(fabs(r.energy_mj - 40000.0) < T_UJ_TOL);
-    assert_int_equal(jf_energy_counter_between(c, 16 * T_S, 17 * T_S, &r, &err), -ERANGE);
-    jf_energy_counter_destroy(&c);
+    assert_int_equal(agent_energy_counter_between(c, 16 * T_S, 17 * T_S, &r, &err), -ERANGE);
+    agent_energy_counter_destroy(&c);
 }
 
 static void test_json(void **state)
 {
     (void) state;
-    jf_energy_counter_t *c = t_new(16);
+    agent_energy_counter_t *c = t_new(16);
     json_t *a = json_loads("{\"mono_us\": 0, \"rapl_energy_uj\": {\"package-0\": 999000, "
                            "\"package-0/core\": 5}, \"rapl_max_energy_range_uj\": "
                            "{\"package-0\": 1000000, \"package-0/core\": 1000000}}",
@@ -225,23 +225,23 @@ static void test_json(void **state)
                            "\"package-0/core\": 3000}, \"rapl_max_energy_range_uj\": "
                            "{\"package-0\": 1000000, \"package-0/core\": 1000000}}",
                            0, NULL);
-    assert_int_equal(jf_energy_counter_add_json(c, a, NULL), 0);
-    assert_int_equal(jf_energy_counter_add_json(c, b, NULL), 0);
+    assert_int_equal(agent_energy_counter_add_json(c, a, NULL), 0);
+    assert_int_equal(agent_energy_counter_add_json(c, b, NULL), 0);
     assert_true(fabs(t_between(c, 0, T_S) - 5.0) < T_UJ_TOL);
     json_decref(a);
     json_decref(b);
-    jf_energy_counter_destroy(&c);
+    agent_energy_counter_destroy(&c);
 }
 
 static void test_failures(void **state)
 {
     (void) state;
     jf_err_t err = {0};
-    jf_energy_counter_opts_t o = {.history_max = 1};
-    assert_null(jf_energy_counter_new(&o, &err));
+    agent_energy_counter_opts_t o = {.history_max = 1};
+    assert_null(agent_energy_counter_new(&o, &err));
     assert_int_equal(err.code, -EINVAL);
     assert_non_null(strstr(err.msg, "history_max 1"));
-    jf_energy_counter_t *c = t_new(16);
+    agent_energy_counter_t *c = t_new(16);
     const char *const n[] = {"package-0"};
     t_ok(c, T_S, 1, n, (int64_t[]){0}, NULL);
     assert_int_equal(t_add(c, T_S, 1, n, (int64_t[]){1}, NULL, &err), -EINVAL);
@@ -261,12 +261,12 @@ static void test_failures(void **state)
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         json_t *j = json_loads(rows[i].json, 0, NULL);
-        assert_int_equal(jf_energy_counter_add_json(c, j, &err), rows[i].code);
+        assert_int_equal(agent_energy_counter_add_json(c, j, &err), rows[i].code);
         assert_non_null(strstr(err.msg, rows[i].fragment));
         json_decref(j);
     }
-    jf_energy_counter_destroy(&c);
-    jf_energy_counter_destroy(NULL);
+    agent_energy_counter_destroy(&c);
+    agent_energy_counter_destroy(NULL);
 }
 
 int main(void)

@@ -3,25 +3,26 @@
  * quality counts. Pure computation: no I/O, no clock, no logging; one thread uses an accumulator.
  * Implements the energy rules of docs/telemetry.md and the "total" rule of
  * ../shared/reference/jetson-platforms.md §2.5 (input rail if the board has one, else the sum). */
-#ifndef JF_ENERGY_H
-#define JF_ENERGY_H
+#ifndef AGENT_ENERGY_H
+#define AGENT_ENERGY_H
 
 #include "jf_err.h"
+#include "jf_msg_measure.h"
 
 #include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#define JF_ENERGY_RAILS_MAX       16    // distinct rail names one accumulator accepts
-#define JF_ENERGY_RAIL_NAME_MAX   64    // longest rail name, without the NUL
-#define JF_ENERGY_RATE_MAX_HZ     1000  // highest requested sampling rate accepted
-#define JF_ENERGY_POWER_MAX_MW    1.0e7 // highest power accepted (10 kW); above is a bad read
-#define JF_ENERGY_HISTORY_DEFAULT 256   // retained samples when opts.history_max is 0
-#define JF_ENERGY_HISTORY_MAX     65536 // largest opts.history_max
-#define JF_ENERGY_INTERVALS_MAX   8     // intervals one accumulator holds at a time
-#define JF_ENERGY_LATE_NUM        3     // a gap is late when gap > NUM/DEN periods (1.5)
-#define JF_ENERGY_LATE_DEN        2
+#define AGENT_ENERGY_RAILS_MAX       JF_MEASURE_RAILS_MAX // distinct rails one accumulator takes
+#define AGENT_ENERGY_RAIL_NAME_MAX   JF_MEASURE_RAIL_NAME_MAX // longest rail name, without the NUL
+#define AGENT_ENERGY_RATE_MAX_HZ     1000  // highest requested sampling rate accepted
+#define AGENT_ENERGY_POWER_MAX_MW    1.0e7 // highest power accepted (10 kW); above is a bad read
+#define AGENT_ENERGY_HISTORY_DEFAULT 256   // retained samples when opts.history_max is 0
+#define AGENT_ENERGY_HISTORY_MAX     65536 // largest opts.history_max
+#define AGENT_ENERGY_INTERVALS_MAX   8     // intervals one accumulator holds at a time
+#define AGENT_ENERGY_LATE_NUM        3     // a gap is late when gap > NUM/DEN periods (1.5)
+#define AGENT_ENERGY_LATE_DEN        2
 
 // Model (the definitions every result field below refers to):
 // - A series is the input power or one rail. It is the piecewise-linear curve through its own
@@ -37,7 +38,7 @@
 //   as an integer. Intervals that share a boundary split the energy exactly; a sample that lies
 //   exactly on the shared boundary counts (n_samples, peak) in both.
 // - The total is the input series when any accepted sample carried input power
-//   (JF_ENERGY_TOTAL_INPUT_RAIL), otherwise the sum of the rails (JF_ENERGY_TOTAL_SUM_OF_RAILS).
+//   (JF_MEASURE_TOTAL_INPUT_RAIL), otherwise the sum of the rails (JF_MEASURE_TOTAL_SUM_OF_RAILS).
 //   Input power is the sample's input_power_mw or, when that is absent, the rail named
 //   opts.input_rail; that rail also stays in the per-rail results. The sum adds every rail, so
 //   set opts.input_rail on boards that have an input rail (VDD_IN on TX2, Xavier NX, Orin NX and
@@ -57,52 +58,44 @@
 //   A gap belongs to the range that holds its later sample. With rate_hz 0 (unknown) late and
 //   missed stay 0.
 
-typedef struct jf_energy jf_energy_t;
+typedef struct agent_energy agent_energy_t;
 
-typedef enum jf_energy_total {
-    JF_ENERGY_TOTAL_NONE = 0,     // no sample carried any power reading yet
-    JF_ENERGY_TOTAL_INPUT_RAIL,   // the board input rail (VDD_IN, POM_5V_IN, ...)
-    JF_ENERGY_TOTAL_SUM_OF_RAILS, // no input rail: the sum of all rails (e.g. AGX Xavier, AGX Orin)
-    JF_ENERGY_TOTAL_RAPL,         // a host's RAPL counters (jf_energy_counter.h); never from
-                                  // jf_energy itself, which integrates power readings only
-} jf_energy_total_t;
-
-typedef struct jf_energy_opts {
-    const char *input_rail; // borrowed during jf_energy_new; name of the board's input rail in
+typedef struct agent_energy_opts {
+    const char *input_rail; // borrowed during agent_energy_new; name of the board's input rail in
                             // rails[] ("VDD_IN", "POM_5V_IN"); NULL or "" if it has none
-    int rate_hz;            // requested sampling rate, 0..JF_ENERGY_RATE_MAX_HZ; 0 = unknown
+    int rate_hz;            // requested sampling rate, 0..AGENT_ENERGY_RATE_MAX_HZ; 0 = unknown
     size_t history_max;     // samples retained for late boundaries (about 170 bytes each);
-                            // 0 = JF_ENERGY_HISTORY_DEFAULT, at most JF_ENERGY_HISTORY_MAX
-} jf_energy_opts_t;
+                            // 0 = AGENT_ENERGY_HISTORY_DEFAULT, at most AGENT_ENERGY_HISTORY_MAX
+} agent_energy_opts_t;
 
 // One rail reading, as the caller passes it in.
-typedef struct jf_energy_reading {
-    const char *name; // borrowed for the call; 1..JF_ENERGY_RAIL_NAME_MAX bytes
-    double power_mw;  // finite, 0..JF_ENERGY_POWER_MAX_MW
-} jf_energy_reading_t;
+typedef struct agent_energy_reading {
+    const char *name; // borrowed for the call; 1..AGENT_ENERGY_RAIL_NAME_MAX bytes
+    double power_mw;  // finite, 0..AGENT_ENERGY_POWER_MAX_MW
+} agent_energy_reading_t;
 
 // One sample, as the caller passes it in (a plain value record).
-typedef struct jf_energy_sample {
+typedef struct agent_energy_sample {
     int64_t mono_us;                  // CLOCK_MONOTONIC time, >= 0, after the previous sample's
     bool has_input;                   // input_power_mw is set
     double input_power_mw;            // board input power, when has_input
-    size_t n_rails;                   // entries in rails, 0..JF_ENERGY_RAILS_MAX
-    const jf_energy_reading_t *rails; // borrowed for the call; names unique within the sample
-} jf_energy_sample_t;
+    size_t n_rails;                   // entries in rails, 0..AGENT_ENERGY_RAILS_MAX
+    const agent_energy_reading_t *rails; // borrowed for the call; names unique within the sample
+} agent_energy_sample_t;
 
 // Per-rail part of a result.
-typedef struct jf_energy_rail {
-    char name[JF_ENERGY_RAIL_NAME_MAX + 1]; // rail name
+typedef struct agent_energy_rail {
+    char name[AGENT_ENERGY_RAIL_NAME_MAX + 1]; // rail name
     double energy_mj;                       // integral of this rail over the range, mJ
     double avg_power_mw;                    // energy_mj / covered time, mW; 0 if not covered
     double peak_power_mw;                   // highest reading inside the range, mW
     int64_t covered_us;                     // time inside the range where the rail is known, us
     int64_t n_readings;                     // readings inside the range
-} jf_energy_rail_t;
+} agent_energy_rail_t;
 
 // The result over a range: the whole run or an interval. A plain value record.
-typedef struct jf_energy_result {
-    jf_energy_total_t total; // which curve energy_mj, avg and peak describe
+typedef struct agent_energy_result {
+    jf_measure_total_t total; // which curve energy_mj, avg and peak describe
     int64_t start_us;        // range start: interval start, or the run's first sample, us
     int64_t end_us;          // range end: interval end (the latest sample while it is open),
                              // or the run's latest sample, us; never before start_us
@@ -119,64 +112,61 @@ typedef struct jf_energy_result {
     int64_t n_missed;        // estimated missed samples inside the range
     int64_t max_gap_us;      // longest gap inside the range, us; 0 if none
     size_t n_rails;          // entries used in rails
-    jf_energy_rail_t rails[JF_ENERGY_RAILS_MAX]; // in order of first appearance in the run
-} jf_energy_result_t;
+    agent_energy_rail_t rails[AGENT_ENERGY_RAILS_MAX]; // in order of first appearance in the run
+} agent_energy_result_t;
 
 // Creates an empty accumulator. opts may be NULL (no input rail, rate unknown, default history).
-// Caller owns the result; release with jf_energy_destroy. NULL on failure: -EINVAL for an input
+// Caller owns the result; release with agent_energy_destroy. NULL on failure: -EINVAL for an input
 // rail name too long or a rate_hz or history_max out of range, -ENOMEM; the reason is in err.
-jf_energy_t *jf_energy_new(const jf_energy_opts_t *opts, jf_err_t *err);
+agent_energy_t *agent_energy_new(const agent_energy_opts_t *opts, jf_err_t *err);
 
 // Frees the accumulator and sets *self_p to NULL. Accepts NULL and *self_p == NULL.
-void jf_energy_destroy(jf_energy_t **self_p);
+void agent_energy_destroy(agent_energy_t **self_p);
 
 // Adds one sample; samples come in strictly increasing mono_us order. Returns 0, or on failure
 // leaves the accumulator unchanged and returns: -EINVAL for a sample at or before the previous
 // one (out of order or a duplicate timestamp), a negative mono_us, a power that is negative,
-// not finite or above JF_ENERGY_POWER_MAX_MW, an empty, too long or repeated rail name;
-// -ENOSPC when the sample has more than JF_ENERGY_RAILS_MAX rails or would bring the run past
-// JF_ENERGY_RAILS_MAX distinct rails. err names the sample's mono_us and the offending rail.
-int jf_energy_add(jf_energy_t *self, const jf_energy_sample_t *sample, jf_err_t *err);
+// not finite or above AGENT_ENERGY_POWER_MAX_MW, an empty, too long or repeated rail name;
+// -ENOSPC when the sample has more than AGENT_ENERGY_RAILS_MAX rails or would bring the run past
+// AGENT_ENERGY_RAILS_MAX distinct rails. err names the sample's mono_us and the offending rail.
+int agent_energy_add(agent_energy_t *self, const agent_energy_sample_t *sample, jf_err_t *err);
 
 // Adds one telemetry sample in the docs/telemetry.md shape: mono_us, input_power_mw, and
 // rails[] {name, power_mw}; other members are ignored, and a rail without power_mw (unreadable)
-// is skipped for this sample. The JSON stays the caller's. Returns what jf_energy_add returns,
+// is skipped for this sample. The JSON stays the caller's. Returns what agent_energy_add returns,
 // plus -ENOENT when the sample has no mono_us (not a live sample) and -EPROTO when a member
 // has the wrong type (err names it, e.g. "rails[1].power_mw must be a number").
-int jf_energy_add_json(jf_energy_t *self, const json_t *sample, jf_err_t *err);
+int agent_energy_add_json(agent_energy_t *self, const json_t *sample, jf_err_t *err);
 
 // Fills *ret_result over the whole run so far: from the first to the latest sample. Cannot fail;
-// an empty accumulator gives a zeroed result with total JF_ENERGY_TOTAL_NONE.
-void jf_energy_result(const jf_energy_t *self, jf_energy_result_t *ret_result);
+// an empty accumulator gives a zeroed result with total JF_MEASURE_TOTAL_NONE.
+void agent_energy_result(const agent_energy_t *self, agent_energy_result_t *ret_result);
 
 // Intervals (epochs): open one at the epoch start, close it at the epoch end, read its result once
-// jf_energy_interval_is_complete says so, then drop it. Boundaries may arrive late: a boundary may
-// lie before the latest sample as long as it lies after the latest sample dropped from the
+// agent_energy_interval_is_complete says so, then drop it. Boundaries may arrive late: a boundary
+// may lie before the latest sample as long as it lies after the latest sample dropped from the
 // history (the accumulator keeps the last history_max samples).
 
-// Opens an interval at start_us and writes its id (0..JF_ENERGY_INTERVALS_MAX - 1; reused after
+// Opens an interval at start_us and writes its id (0..AGENT_ENERGY_INTERVALS_MAX - 1; reused after
 // a drop) to *ret_id. Returns 0, -EINVAL for a negative start_us, -ERANGE when start_us is too
-// old for the history, -ENOSPC when JF_ENERGY_INTERVALS_MAX intervals are in use.
-int jf_energy_interval_open(jf_energy_t *self, int64_t start_us, int *ret_id, jf_err_t *err);
+// old for the history, -ENOSPC when AGENT_ENERGY_INTERVALS_MAX intervals are in use.
+int agent_energy_interval_open(agent_energy_t *self, int64_t start_us, int *ret_id, jf_err_t *err);
 
 // Closes interval id at end_us. Returns 0,
 // -ENOENT for an id not in use, -EINVAL when it is already closed or end_us < its start,
 // -ERANGE when end_us is too old for the history.
-int jf_energy_interval_close(jf_energy_t *self, int id, int64_t end_us, jf_err_t *err);
+int agent_energy_interval_close(agent_energy_t *self, int id, int64_t end_us, jf_err_t *err);
 
 // True when interval id is closed and a sample at or after its end has been added, so its result
 // is final. False for an id not in use.
-bool jf_energy_interval_is_complete(const jf_energy_t *self, int id);
+bool agent_energy_interval_is_complete(const agent_energy_t *self, int id);
 
 // Fills *ret_result for interval id: the part of every curve inside [start, end], up to the latest
 // sample while the interval is open or incomplete. Returns 0 or -ENOENT for an id not in use.
-int jf_energy_interval_result(const jf_energy_t *self, int id, jf_energy_result_t *ret_result,
-                              jf_err_t *err);
+int agent_energy_interval_result(const agent_energy_t *self, int id,
+                                 agent_energy_result_t *ret_result, jf_err_t *err);
 
 // Frees interval id's slot. Returns 0 or -ENOENT for an id not in use.
-int jf_energy_interval_drop(jf_energy_t *self, int id, jf_err_t *err);
-
-// "input-rail", "sum-of-rails", "rapl" or "none", for reports; "?" for an out-of-range value.
-const char *jf_energy_total_name(jf_energy_total_t total);
+int agent_energy_interval_drop(agent_energy_t *self, int id, jf_err_t *err);
 
 #endif

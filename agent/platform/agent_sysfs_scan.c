@@ -341,7 +341,7 @@ void agent_sysfs_add_rails(agent_sysfs_t *self, json_t *sample)
 }
 
 // Each readable zone's counter, and beside it the wrap range of those whose range is known, so
-// that whoever turns the counters into energy (jf_energy_counter) can unwrap them.
+// that whoever turns the counters into energy (agent_energy_counter) can unwrap them.
 void agent_sysfs_add_rapl(agent_sysfs_t *self, json_t *sample)
 {
     json_t *rapl = self->n_rapl ? json_object() : NULL;

@@ -77,7 +77,7 @@ struct agent_session {
     bool has_clocks;             // clocks holds the board's custom-mode space
     agent_power_tables_t clocks; // what custom points are checked against before a run
     char clocks_error[JF_ERR_MSG_MAX]; // why clocks could not be read; "" if read
-    char input_rail[JF_ENERGY_RAIL_NAME_MAX + 1]; // the board input rail; "" if none
+    char input_rail[AGENT_ENERGY_RAIL_NAME_MAX + 1]; // the board input rail; "" if none
     int sampler_stops;           // sampler stops not answered yet
     zsock_t *sock;               // owned: DEALER
     agent_spool_t *spool;        // owned
@@ -94,7 +94,7 @@ struct agent_session {
     agent_run_t run;
     jf_log_ratelimit_t rl_bad;
     jf_log_ratelimit_t rl_sample; // sampler warnings and samples energy cannot use
-    jf_log_ratelimit_t rl_sim;    // sim: thermal zones that could not be rewritten
+    jf_log_ratelimit_t rl_platform; // agent_platform_tick failures
 };
 
 // Sends an encoded message now (non-blocking). 0 if queued to the socket.
@@ -111,14 +111,12 @@ void agent_session_drop_run(agent_session_t *self, const char *run, int64_t atte
 void agent_session_run_fini(agent_session_t *self);
 
 // Power extras (agent_session_power.c): the board's custom-mode space, read once at start from
-// the power handle (a Jetson) or the family table (a sim board), and the checks of a run's custom
-// point and DVFS setting against it.
+// the power handle (a Jetson) or from the platform (agent_platform_clock_tables), and the checks
+// of a run's custom point and DVFS setting against it.
 void agent_session_power_tables(agent_session_t *self, const agent_power_t *power);
 // -1 if the run's custom point and DVFS setting can run here, else the reject reason with why.
 int agent_session_check_power(const agent_session_t *self, const jf_run_spec_t *s, char *why,
                               size_t why_size);
-// A sim board's power record for the measure record: the mode, the point in force, dvfs_off.
-json_t *agent_session_sim_power_json(const agent_session_t *self, const char *note);
 
 // The run's stream (agent_session_stream.c): records, samples and the final message.
 // Takes over one record from the trainer (agent_runner_record_fn).

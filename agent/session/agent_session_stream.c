@@ -115,8 +115,8 @@ int agent_session_on_record(json_t *rec, void *arg)
     if (agent_measure_add_epoch(r->measure, rec, now_us, &err) != 0) {
         jf_log_warn("run: %s: %s; the record goes without energy", r->spec.run_id, err.msg);
     }
-    // A sim board has no dataset files: its residency is the model's (agent_session_run.c).
-    if (!agent_platform_sim(self->platform) &&
+    // Where the platform models the dataset, its residency comes with the trainer's lines.
+    if (agent_platform_has_dataset_files(self->platform) &&
         agent_worker_residency(self->worker, r->spec.run_id, r->attempt, epoch, r->dataset_dir) ==
             0) {
         r->residency_pending++;

@@ -1,7 +1,7 @@
 /* Energy counter accumulator: the summed zones' counters unwrapped into cumulative microjoules,
  * kept in a ring of history_max samples so that interval boundaries may arrive late, plus the
- * run's first and last good sample. The model is in jf_energy_counter.h. */
-#include "jf_energy_counter.h"
+ * run's first and last good sample. The model is in agent_energy_counter.h. */
+#include "agent_energy_counter.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -18,11 +18,11 @@
 // One retained sample: its time and the cumulative energy of each summed zone since the first.
 typedef struct s_entry {
     int64_t mono_us;
-    int64_t cum_uj[JF_ENERGY_COUNTER_ZONES_MAX]; // per summed zone, uJ
+    int64_t cum_uj[AGENT_ENERGY_COUNTER_ZONES_MAX]; // per summed zone, uJ
     int64_t total_uj;                            // their sum, uJ
 } s_entry_t;
 
-struct jf_energy_counter {
+struct agent_energy_counter {
     size_t history_max;
     s_entry_t *ring;   // owned; history_max entries
     size_t ring_head;  // oldest retained
@@ -31,27 +31,28 @@ struct jf_energy_counter {
     int64_t latest_us; // the latest sample's time (good or not), us
     bool chosen;       // a sample with counters chose the zones
     size_t n_zones;    // summed zones; 0 until chosen (or when none fits)
-    char names[JF_ENERGY_COUNTER_ZONES_MAX][JF_ENERGY_COUNTER_NAME_MAX + 1];
-    int64_t last_raw_uj[JF_ENERGY_COUNTER_ZONES_MAX]; // each zone's last counter value
-    int64_t range_uj[JF_ENERGY_COUNTER_ZONES_MAX];    // each zone's wrap range; 0 unknown
-    char covers[JF_ENERGY_COUNTER_COVERS_MAX + 1];
+    char names[AGENT_ENERGY_COUNTER_ZONES_MAX][AGENT_ENERGY_COUNTER_NAME_MAX + 1];
+    int64_t last_raw_uj[AGENT_ENERGY_COUNTER_ZONES_MAX]; // each zone's last counter value
+    int64_t range_uj[AGENT_ENERGY_COUNTER_ZONES_MAX];    // each zone's wrap range; 0 unknown
+    char covers[AGENT_ENERGY_COUNTER_COVERS_MAX + 1];
     s_entry_t first;      // the first sample with zones
     s_entry_t last;       // the last good sample
     double run_peak_mw;   // highest step mean power so far
     bool run_has_peak;    // a step was seen
     bool broken;          // a step was refused: energy known up to last.mono_us only
-    char reason[JF_ENERGY_COUNTER_REASON_MAX + 1];
+    char reason[AGENT_ENERGY_COUNTER_REASON_MAX + 1];
 };
 
-jf_energy_counter_t *jf_energy_counter_new(const jf_energy_counter_opts_t *opts, jf_err_t *err)
+agent_energy_counter_t *agent_energy_counter_new(const agent_energy_counter_opts_t *opts,
+                                                 jf_err_t *err)
 {
     size_t n = opts->history_max;
-    if (n < JF_ENERGY_COUNTER_HISTORY_MIN || n > JF_ENERGY_COUNTER_HISTORY_MAX) {
+    if (n < AGENT_ENERGY_COUNTER_HISTORY_MIN || n > AGENT_ENERGY_COUNTER_HISTORY_MAX) {
         jf_err_set(err, -EINVAL, "energy counter: history_max %zu out of range %d..%d", n,
-                   JF_ENERGY_COUNTER_HISTORY_MIN, JF_ENERGY_COUNTER_HISTORY_MAX);
+                   AGENT_ENERGY_COUNTER_HISTORY_MIN, AGENT_ENERGY_COUNTER_HISTORY_MAX);
         return NULL;
     }
-    jf_energy_counter_t *self = calloc(1, sizeof *self);
+    agent_energy_counter_t *self = calloc(1, sizeof *self);
     s_entry_t *ring = self ? calloc(n, sizeof *ring) : NULL;
     if (!ring) {
         free(self);
@@ -63,7 +64,7 @@ jf_energy_counter_t *jf_energy_counter_new(const jf_energy_counter_opts_t *opts,
     return self;
 }
 
-void jf_energy_counter_destroy(jf_energy_counter_t **self_p)
+void agent_energy_counter_destroy(agent_energy_counter_t **self_p)
 {
     if (!self_p || !*self_p) {
         return;
@@ -73,12 +74,12 @@ void jf_energy_counter_destroy(jf_energy_counter_t **self_p)
     *self_p = NULL;
 }
 
-static const s_entry_t *s_at(const jf_energy_counter_t *self, size_t i)
+static const s_entry_t *s_at(const agent_energy_counter_t *self, size_t i)
 {
     return &self->ring[(self->ring_head + i) % self->history_max];
 }
 
-static void s_push(jf_energy_counter_t *self, const s_entry_t *e)
+static void s_push(agent_energy_counter_t *self, const s_entry_t *e)
 {
     if (self->ring_n == self->history_max) {
         self->ring_head = (self->ring_head + 1) % self->history_max;
@@ -94,7 +95,7 @@ static bool s_is_sub(const char *name, const char *label)
     return slash && strcmp(slash + 1, label) == 0;
 }
 
-static void s_choose_add(jf_energy_counter_t *self, const jf_energy_counter_zone_t *z)
+static void s_choose_add(agent_energy_counter_t *self, const agent_energy_counter_zone_t *z)
 {
     memcpy(self->names[self->n_zones], z->name, strlen(z->name) + 1);
     self->last_raw_uj[self->n_zones] = z->energy_uj;
@@ -103,7 +104,7 @@ static void s_choose_add(jf_energy_counter_t *self, const jf_energy_counter_zone
 }
 
 // Chooses the zones to sum from the first sample with counters (the model's rule).
-static void s_choose(jf_energy_counter_t *self, const jf_energy_counter_sample_t *s)
+static void s_choose(agent_energy_counter_t *self, const agent_energy_counter_sample_t *s)
 {
     bool dram = false;
     for (size_t i = 0; i < s->n_zones; i++) {
@@ -128,7 +129,7 @@ static void s_choose(jf_energy_counter_t *self, const jf_energy_counter_sample_t
                                        : "RAPL package");
 }
 
-static int s_check(const jf_energy_counter_t *self, const jf_energy_counter_sample_t *s,
+static int s_check(const agent_energy_counter_t *self, const agent_energy_counter_sample_t *s,
                    jf_err_t *err)
 {
     if (s->mono_us < 0 || (self->has_latest && s->mono_us <= self->latest_us)) {
@@ -137,25 +138,27 @@ static int s_check(const jf_energy_counter_t *self, const jf_energy_counter_samp
                           " is negative or not after the previous one",
                           s->mono_us);
     }
-    if (s->n_zones > JF_ENERGY_COUNTER_ZONES_MAX || (s->n_zones > 0 && !s->zones)) {
-        return jf_err_set(err, -EINVAL, "energy counter: sample at mono_us %" PRId64
-                          " has %zu zones, at most %d", s->mono_us, s->n_zones,
-                          JF_ENERGY_COUNTER_ZONES_MAX);
+    if (s->n_zones > AGENT_ENERGY_COUNTER_ZONES_MAX || (s->n_zones > 0 && !s->zones)) {
+        return jf_err_set(err, -EINVAL,
+                          "energy counter: sample at mono_us %" PRId64 " has %zu zones, at most %d",
+                          s->mono_us, s->n_zones, AGENT_ENERGY_COUNTER_ZONES_MAX);
     }
     for (size_t i = 0; i < s->n_zones; i++) {
-        const jf_energy_counter_zone_t *z = &s->zones[i];
+        const agent_energy_counter_zone_t *z = &s->zones[i];
         size_t len = z->name ? strlen(z->name) : 0;
-        if (len == 0 || len > JF_ENERGY_COUNTER_NAME_MAX || z->energy_uj < 0 || z->range_uj < 0) {
+        if (len == 0 || len > AGENT_ENERGY_COUNTER_NAME_MAX || z->energy_uj < 0 ||
+            z->range_uj < 0) {
             return jf_err_set(err, -EINVAL,
                               "energy counter: sample at mono_us %" PRId64 ": zone %zu ('%.64s') "
                               "needs a name of 1..%d bytes and non-negative counter and range",
-                              s->mono_us, i, z->name ? z->name : "", JF_ENERGY_COUNTER_NAME_MAX);
+                              s->mono_us, i, z->name ? z->name : "", AGENT_ENERGY_COUNTER_NAME_MAX);
         }
     }
     return 0;
 }
 
-static const jf_energy_counter_zone_t *s_find(const jf_energy_counter_sample_t *s, const char *name)
+static const agent_energy_counter_zone_t *s_find(const agent_energy_counter_sample_t *s,
+                                                 const char *name)
 {
     for (size_t i = 0; i < s->n_zones; i++) {
         if (strcmp(s->zones[i].name, name) == 0) {
@@ -165,7 +168,7 @@ static const jf_energy_counter_zone_t *s_find(const jf_energy_counter_sample_t *
     return NULL;
 }
 
-static void s_break(jf_energy_counter_t *self, int64_t t_us, const char *zone, const char *why)
+static void s_break(agent_energy_counter_t *self, int64_t t_us, const char *zone, const char *why)
 {
     self->broken = true;
     (void) snprintf(self->reason, sizeof self->reason,
@@ -175,7 +178,7 @@ static void s_break(jf_energy_counter_t *self, int64_t t_us, const char *zone, c
 }
 
 // Zone i's step to counter c over dt_us; false (and broken) when it is not a believable step.
-static bool s_step(jf_energy_counter_t *self, size_t i, int64_t c, int64_t t_us, int64_t *ret_uj)
+static bool s_step(agent_energy_counter_t *self, size_t i, int64_t c, int64_t t_us, int64_t *ret_uj)
 {
     int64_t prev = self->last_raw_uj[i], range = self->range_uj[i];
     if (range > 0 && c > range) {
@@ -188,7 +191,7 @@ static bool s_step(jf_energy_counter_t *self, size_t i, int64_t c, int64_t t_us,
     }
     int64_t d = c >= prev ? c - prev : range - prev + c;
     double mw = (double) d / (double) (t_us - self->last.mono_us) * S_MW_PER_W;
-    if (mw > JF_ENERGY_COUNTER_POWER_MAX_MW) {
+    if (mw > AGENT_ENERGY_COUNTER_POWER_MAX_MW) {
         s_break(self, t_us, self->names[i],
                 c < prev ? "went backwards beyond a wrap" : "jumped by more than 10 kW allows");
         return false;
@@ -198,13 +201,13 @@ static bool s_step(jf_energy_counter_t *self, size_t i, int64_t c, int64_t t_us,
 }
 
 // Extends the curve by one sample of the chosen zones, or breaks it.
-static void s_advance(jf_energy_counter_t *self, const jf_energy_counter_sample_t *s)
+static void s_advance(agent_energy_counter_t *self, const agent_energy_counter_sample_t *s)
 {
     s_entry_t e = self->last;
     e.mono_us = s->mono_us;
-    int64_t raw[JF_ENERGY_COUNTER_ZONES_MAX] = {0};
+    int64_t raw[AGENT_ENERGY_COUNTER_ZONES_MAX] = {0};
     for (size_t i = 0; i < self->n_zones; i++) {
-        const jf_energy_counter_zone_t *z = s_find(s, self->names[i]);
+        const agent_energy_counter_zone_t *z = s_find(s, self->names[i]);
         int64_t d = 0;
         if (!z) {
             s_break(self, s->mono_us, self->names[i], "disappeared");
@@ -226,8 +229,8 @@ static void s_advance(jf_energy_counter_t *self, const jf_energy_counter_sample_
     s_push(self, &e);
 }
 
-int jf_energy_counter_add(jf_energy_counter_t *self, const jf_energy_counter_sample_t *sample,
-                          jf_err_t *err)
+int agent_energy_counter_add(agent_energy_counter_t *self,
+                             const agent_energy_counter_sample_t *sample, jf_err_t *err)
 {
     int rc = s_check(self, sample, err);
     if (rc != 0) {
@@ -258,7 +261,7 @@ int jf_energy_counter_add(jf_energy_counter_t *self, const jf_energy_counter_sam
 }
 
 static int s_json_zones(const json_t *counters, const json_t *ranges,
-                        jf_energy_counter_zone_t *zones, size_t *ret_n, jf_err_t *err)
+                        agent_energy_counter_zone_t *zones, size_t *ret_n, jf_err_t *err)
 {
     const char *key = NULL;
     json_t *v = NULL;
@@ -272,18 +275,18 @@ static int s_json_zones(const json_t *counters, const json_t *ranges,
         if (!json_is_integer(v) || (r && !json_is_integer(r))) {
             return jf_err_set(err, -EPROTO, "energy counter: zone '%.64s' must be an integer", key);
         }
-        if (n == JF_ENERGY_COUNTER_ZONES_MAX) {
+        if (n == AGENT_ENERGY_COUNTER_ZONES_MAX) {
             return jf_err_set(err, -EINVAL, "energy counter: more than %d zones",
-                              JF_ENERGY_COUNTER_ZONES_MAX);
+                              AGENT_ENERGY_COUNTER_ZONES_MAX);
         }
-        zones[n++] = (jf_energy_counter_zone_t){
-            key, json_integer_value(v), r ? json_integer_value(r) : 0};
+        zones[n++] = (agent_energy_counter_zone_t){key, json_integer_value(v),
+                                                   r ? json_integer_value(r) : 0};
     }
     *ret_n = n;
     return 0;
 }
 
-int jf_energy_counter_add_json(jf_energy_counter_t *self, const json_t *sample, jf_err_t *err)
+int agent_energy_counter_add_json(agent_energy_counter_t *self, const json_t *sample, jf_err_t *err)
 {
     json_t *mono = json_object_get(sample, "mono_us");
     if (!mono) {
@@ -292,32 +295,32 @@ int jf_energy_counter_add_json(jf_energy_counter_t *self, const json_t *sample, 
     if (!json_is_integer(mono)) {
         return jf_err_set(err, -EPROTO, "energy counter: 'mono_us' must be an integer");
     }
-    jf_energy_counter_zone_t zones[JF_ENERGY_COUNTER_ZONES_MAX] = {{0}};
-    jf_energy_counter_sample_t s = {.mono_us = json_integer_value(mono), .zones = zones};
+    agent_energy_counter_zone_t zones[AGENT_ENERGY_COUNTER_ZONES_MAX] = {{0}};
+    agent_energy_counter_sample_t s = {.mono_us = json_integer_value(mono), .zones = zones};
     int rc = s_json_zones(json_object_get(sample, "rapl_energy_uj"),
                           json_object_get(sample, "rapl_max_energy_range_uj"), zones, &s.n_zones,
                           err);
-    return rc != 0 ? rc : jf_energy_counter_add(self, &s, err);
+    return rc != 0 ? rc : agent_energy_counter_add(self, &s, err);
 }
 
-bool jf_energy_counter_has_zones(const jf_energy_counter_t *self)
+bool agent_energy_counter_has_zones(const agent_energy_counter_t *self)
 {
     return self->n_zones > 0;
 }
 
-const char *jf_energy_counter_covers(const jf_energy_counter_t *self)
+const char *agent_energy_counter_covers(const agent_energy_counter_t *self)
 {
     return self->n_zones > 0 ? self->covers : "";
 }
 
-const char *jf_energy_counter_reason(const jf_energy_counter_t *self)
+const char *agent_energy_counter_reason(const agent_energy_counter_t *self)
 {
     return self->reason;
 }
 
 // Cumulative energy of zone z (or the total when z is n_zones) at t_us, which lies within the
 // ring's span; linear between the two retained samples around it.
-static double s_cum_at(const jf_energy_counter_t *self, size_t z, int64_t t_us)
+static double s_cum_at(const agent_energy_counter_t *self, size_t z, int64_t t_us)
 {
     size_t i = 0;
     while (i + 1 < self->ring_n && s_at(self, i + 1)->mono_us < t_us) {
@@ -334,8 +337,8 @@ static double s_cum_at(const jf_energy_counter_t *self, size_t z, int64_t t_us)
 }
 
 // The highest step mean power of steps wholly inside [start, end], over the ring.
-static void s_peak(const jf_energy_counter_t *self, int64_t start_us, int64_t end_us,
-                   jf_energy_counter_result_t *r)
+static void s_peak(const agent_energy_counter_t *self, int64_t start_us, int64_t end_us,
+                   agent_energy_counter_result_t *r)
 {
     for (size_t i = 0; i + 1 < self->ring_n; i++) {
         const s_entry_t *a = s_at(self, i), *b = s_at(self, i + 1);
@@ -350,7 +353,7 @@ static void s_peak(const jf_energy_counter_t *self, int64_t start_us, int64_t en
 }
 
 // Fails when there is no energy up to end_us: no zones, or a break before it.
-static int s_check_zones(const jf_energy_counter_t *self, int64_t end_us, jf_err_t *err)
+static int s_check_zones(const agent_energy_counter_t *self, int64_t end_us, jf_err_t *err)
 {
     if (self->n_zones == 0) {
         return jf_err_set(err, -ENOENT, "energy counter: %s",
@@ -362,7 +365,7 @@ static int s_check_zones(const jf_energy_counter_t *self, int64_t end_us, jf_err
     return 0;
 }
 
-static int s_check_range(const jf_energy_counter_t *self, int64_t start_us, int64_t end_us,
+static int s_check_range(const agent_energy_counter_t *self, int64_t start_us, int64_t end_us,
                          jf_err_t *err)
 {
     int rc = s_check_zones(self, end_us, err);
@@ -385,8 +388,9 @@ static int s_check_range(const jf_energy_counter_t *self, int64_t start_us, int6
     return 0;
 }
 
-int jf_energy_counter_between(const jf_energy_counter_t *self, int64_t start_us, int64_t end_us,
-                              jf_energy_counter_result_t *ret_result, jf_err_t *err)
+int agent_energy_counter_between(const agent_energy_counter_t *self, int64_t start_us,
+                                 int64_t end_us, agent_energy_counter_result_t *ret_result,
+                                 jf_err_t *err)
 {
     int rc = s_check_range(self, start_us, end_us, err);
     if (rc != 0) {
@@ -394,8 +398,8 @@ int jf_energy_counter_between(const jf_energy_counter_t *self, int64_t start_us,
     }
     int64_t a = start_us > s_at(self, 0)->mono_us ? start_us : s_at(self, 0)->mono_us;
     int64_t b = end_us < self->last.mono_us ? end_us : self->last.mono_us;
-    jf_energy_counter_result_t r = {.start_us = a, .end_us = b, .covered_us = b - a,
-                                    .n_zones = self->n_zones};
+    agent_energy_counter_result_t r = {
+        .start_us = a, .end_us = b, .covered_us = b - a, .n_zones = self->n_zones};
     r.energy_mj = (s_cum_at(self, self->n_zones, b) - s_cum_at(self, self->n_zones, a)) /
                   S_UJ_PER_MJ;
     for (size_t z = 0; z < self->n_zones; z++) {
@@ -408,8 +412,8 @@ int jf_energy_counter_between(const jf_energy_counter_t *self, int64_t start_us,
     return 0;
 }
 
-int jf_energy_counter_run(const jf_energy_counter_t *self, jf_energy_counter_result_t *ret_result,
-                          jf_err_t *err)
+int agent_energy_counter_run(const agent_energy_counter_t *self,
+                             agent_energy_counter_result_t *ret_result, jf_err_t *err)
 {
     int64_t end_us = self->has_latest ? self->latest_us : 0;
     int rc = s_check_zones(self, end_us, err);
@@ -417,12 +421,14 @@ int jf_energy_counter_run(const jf_energy_counter_t *self, jf_energy_counter_res
         return rc;
     }
     const s_entry_t *a = &self->first, *b = &self->last;
-    jf_energy_counter_result_t r = {.start_us = a->mono_us, .end_us = b->mono_us,
-                                    .covered_us = b->mono_us - a->mono_us,
-                                    .energy_mj = (double) (b->total_uj - a->total_uj) / S_UJ_PER_MJ,
-                                    .has_peak = self->run_has_peak,
-                                    .peak_power_mw = self->run_peak_mw,
-                                    .n_zones = self->n_zones};
+    agent_energy_counter_result_t r = {.start_us = a->mono_us,
+                                       .end_us = b->mono_us,
+                                       .covered_us = b->mono_us - a->mono_us,
+                                       .energy_mj =
+                                           (double)(b->total_uj - a->total_uj) / S_UJ_PER_MJ,
+                                       .has_peak = self->run_has_peak,
+                                       .peak_power_mw = self->run_peak_mw,
+                                       .n_zones = self->n_zones};
     for (size_t z = 0; z < self->n_zones; z++) {
         memcpy(r.names[z], self->names[z], sizeof r.names[z]);
         r.zone_energy_mj[z] = (double) (b->cum_uj[z] - a->cum_uj[z]) / S_UJ_PER_MJ;

@@ -1,17 +1,18 @@
 /* One run's measurements, kept by the event loop: the board's energy per epoch and per run from
- * the sampler's samples (jf_energy, trapezoidal), epoch records held until the sample that closes
- * their interval has arrived, the dataset's page-cache residency around each epoch, the dataset
- * device's reads over the run, and the measure record built from all of it (docs/protocol.md
- * §5.4.1, docs/telemetry.md). Bookkeeping only: no I/O, no clock, no logging; the caller passes
- * monotonic times in. One thread. */
+ * the sampler's samples (agent_energy, trapezoidal), epoch records held until the sample that
+ * closes their interval has arrived, the dataset's page-cache residency around each epoch, the
+ * dataset device's reads over the run, and the measure record built from all of it
+ * (docs/protocol.md §5.4.1, docs/telemetry.md). Bookkeeping only: no I/O, no clock, no logging;
+ * the caller passes monotonic times in. One thread. */
 #ifndef AGENT_MEASURE_H
 #define AGENT_MEASURE_H
 
+#include "agent_platform_run.h"
 #include "agent_residency.h"
 #include "agent_sampler.h"
 #include "agent_storage.h"
-#include "jf_energy.h"
-#include "jf_energy_counter.h"
+#include "agent_energy.h"
+#include "agent_energy_counter.h"
 #include "jf_err.h"
 #include "jf_msg_measure.h"
 
@@ -23,7 +24,7 @@
 // An epoch record waits two sampling periods and this long for its closing sample.
 #define AGENT_MEASURE_WAIT_US (INT64_C(1) * 1000000)
 // Epoch records that wait with an interval at once (one interval slot is the fallback).
-#define AGENT_MEASURE_PENDING_MAX (JF_ENERGY_INTERVALS_MAX - 1)
+#define AGENT_MEASURE_PENDING_MAX (AGENT_ENERGY_INTERVALS_MAX - 1)
 
 typedef struct agent_measure agent_measure_t;
 
@@ -32,17 +33,18 @@ typedef struct agent_measure_opts {
     const char *input_rail; // the board's input rail ("VDD_IN"); NULL if none; borrowed
     int epochs;             // epochs of the run, 1..JF_EPOCHS_MAX
     int64_t start_us;       // monotonic time the run starts: before epoch 0
-    bool simulated;         // a sim board: its trainer runs speed x faster than modelled time
-    double speed;           // simulated: modelled seconds per wall-clock second, >= 1
+    agent_platform_timing_t timing; // the run's time base and energy source, as the platform
+                                    // says (agent_platform_timing); zeroed: the monotonic clock
 } agent_measure_opts_t;
 
-// The run's time base. Real boards: CLOCK_MONOTONIC. Simulated boards: every monotonic time t
-// the caller passes (samples' mono_us, epoch read times) is taken as the modelled time
-// start_us + (t - start_us) x speed, the clock of the simulated trainer's e2e_us, so that energy
-// is power x modelled time. The sampler then runs at agent_measure_wall_rate_hz, which is the
-// requested rate in modelled time where 50 Hz allows.
+// The run's time base is the platform's to say (opts.timing). Without an own clock it is
+// CLOCK_MONOTONIC. With one (a modelled board's trainer) every monotonic time t the caller
+// passes (samples' mono_us, epoch read times) is taken as the trainer's time
+// start_us + (t - start_us) x speed, the clock of its e2e_us, so that energy is power x the
+// trainer's time. The sampler then runs at agent_measure_wall_rate_hz, which is the requested
+// rate in the trainer's time where 50 Hz allows.
 
-// The sampler's wall-clock rate for opts: rate_hz, or for a simulated run rate_hz x speed capped
+// The sampler's wall-clock rate for opts: rate_hz, or with an own clock rate_hz x speed capped
 // at AGENT_SAMPLER_RATE_MAX_HZ (at least 1).
 int agent_measure_wall_rate_hz(const agent_measure_opts_t *opts);
 
@@ -74,7 +76,7 @@ void agent_measure_destroy(agent_measure_t **self_p);
 
 // One telemetry sample (docs/telemetry.md; the caller keeps it): its power goes into the energy
 // accumulator, its RAPL counters into the counter accumulator, its `source` and `disk` are
-// remembered. Returns 0, or jf_energy_add_json's error
+// remembered. Returns 0, or agent_energy_add_json's error
 // (the sample then counts for nothing here; the caller decides what to say).
 int agent_measure_add_sample(agent_measure_t *self, const json_t *sample, jf_err_t *err);
 

@@ -4,7 +4,7 @@
 
 #include "agent_board_table.h"
 #include "agent_nvpmodel.h"
-#include "agent_sim_confs.h" // generated: the fixture confs (cmake/jf_embed_confs.cmake)
+#include "agent_sim_confs.h" // generated: share/nvpmodel/ (cmake/jf_embed_confs.cmake)
 #include "sim_thermal.h"
 
 #include <errno.h>
@@ -63,7 +63,7 @@ static const struct {
         "DATE: Fri Sep 13 04:36:44 UTC 2024\n"},
 };
 
-// Each family's nvpmodel conf: the text of tests/fixtures/nvpmodel/<family>.conf, built from
+// Each family's nvpmodel conf: the text of agent/share/nvpmodel/<family>.conf, built from
 // ../shared/reference/jetson-platforms.md §4.4, embedded at build time.
 static const char *const s_confs[JF_BOARD_TYPE_COUNT] = {
     [JF_BOARD_AGX_XAVIER] = agent_sim_conf_agx_xavier,

@@ -1,8 +1,8 @@
 /* Energy accumulator: trapezoidal integration of power samples per run and per interval.
  * Samples are kept in a ring of history_max entries so that interval boundaries may arrive a
  * little late; a sample dropped from the ring is folded into the run and into every interval in
- * use ("settled"), and a query adds the ring's samples to that. The model is in jf_energy.h. */
-#include "jf_energy.h"
+ * use ("settled"), and a query adds the ring's samples to that. The model is in agent_energy.h. */
+#include "agent_energy.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define S_SLOTS      (1 + JF_ENERGY_RAILS_MAX) // series: slot 0 is the input, 1.. the rails
+#define S_SLOTS      (1 + AGENT_ENERGY_RAILS_MAX) // series: slot 0 is the input, 1.. the rails
 #define S_INPUT      0
 #define S_US_PER_S_F 1e6
 
@@ -69,11 +69,11 @@ typedef struct s_interval {
     s_acc_t settled; // folded from samples dropped out of the history
 } s_interval_t;
 
-struct jf_energy {
-    char input_rail[JF_ENERGY_RAIL_NAME_MAX + 1]; // "" if the board has none
+struct agent_energy {
+    char input_rail[AGENT_ENERGY_RAIL_NAME_MAX + 1]; // "" if the board has none
     int rate_hz;                                  // requested rate, 0 = unknown
     size_t n_rails;                               // rail names known; rail i is slot i + 1
-    char rail_names[JF_ENERGY_RAILS_MAX][JF_ENERGY_RAIL_NAME_MAX + 1];
+    char rail_names[AGENT_ENERGY_RAILS_MAX][AGENT_ENERGY_RAIL_NAME_MAX + 1];
     bool seen_input;     // some sample carried input power
     s_entry_t *ring;     // owned; history_max entries
     size_t history_max;  // ring capacity
@@ -83,7 +83,7 @@ struct jf_energy {
     int64_t horizon_us;  // the latest dropped sample's time, us
     s_cursor_t carry;    // state after the dropped samples
     s_acc_t run_settled; // the run's dropped samples
-    s_interval_t intervals[JF_ENERGY_INTERVALS_MAX];
+    s_interval_t intervals[AGENT_ENERGY_INTERVALS_MAX];
 };
 
 static const s_range_t s_all = {INT64_MIN, INT64_MAX};
@@ -122,7 +122,7 @@ static void s_fold_segment(s_series_acc_t *acc, s_point_t a, s_point_t b, s_rang
     acc->covered_us += hi - lo;
 }
 
-// Counts a gap between two accepted samples (definitions in jf_energy.h).
+// Counts a gap between two accepted samples (definitions in agent_energy.h).
 static void s_fold_gap(s_acc_t *acc, int64_t gap_us, int rate_hz)
 {
     if (gap_us > acc->max_gap_us) {
@@ -130,7 +130,8 @@ static void s_fold_gap(s_acc_t *acc, int64_t gap_us, int rate_hz)
     }
     // gap x rate is the gap in periods times 1e6; exact in a double for gaps below ~50 days.
     double periods_e6 = (double) gap_us * (double) rate_hz;
-    if (rate_hz == 0 || JF_ENERGY_LATE_DEN * periods_e6 <= JF_ENERGY_LATE_NUM * S_US_PER_S_F) {
+    if (rate_hz == 0 ||
+        AGENT_ENERGY_LATE_DEN * periods_e6 <= AGENT_ENERGY_LATE_NUM * S_US_PER_S_F) {
         return;
     }
     acc->n_late++;
@@ -189,13 +190,13 @@ static void s_cursor_advance(s_cursor_t *cur, const s_entry_t *x)
     }
 }
 
-static const s_entry_t *s_ring_at(const jf_energy_t *self, size_t k)
+static const s_entry_t *s_ring_at(const agent_energy_t *self, size_t k)
 {
     return &self->ring[(self->ring_head + k) % self->history_max];
 }
 
 // The settled part plus the retained samples, over range r.
-static void s_gather(const jf_energy_t *self, const s_acc_t *settled, s_range_t r, s_acc_t *ret)
+static void s_gather(const agent_energy_t *self, const s_acc_t *settled, s_range_t r, s_acc_t *ret)
 {
     *ret = *settled;
     s_cursor_t cur = self->carry;
@@ -207,11 +208,11 @@ static void s_gather(const jf_energy_t *self, const s_acc_t *settled, s_range_t 
 }
 
 // Drops the oldest retained sample, folding it into the run and every interval in use.
-static void s_ring_drop_oldest(jf_energy_t *self)
+static void s_ring_drop_oldest(agent_energy_t *self)
 {
     const s_entry_t *x = s_ring_at(self, 0);
     s_fold_entry(&self->run_settled, &self->carry, x, s_all, self->rate_hz);
-    for (size_t i = 0; i < JF_ENERGY_INTERVALS_MAX; i++) {
+    for (size_t i = 0; i < AGENT_ENERGY_INTERVALS_MAX; i++) {
         s_interval_t *iv = &self->intervals[i];
         if (iv->in_use) {
             s_fold_entry(&iv->settled, &self->carry, x, iv->range, self->rate_hz);
@@ -224,7 +225,7 @@ static void s_ring_drop_oldest(jf_energy_t *self)
     self->ring_n--;
 }
 
-static void s_ring_push(jf_energy_t *self, const s_entry_t *x)
+static void s_ring_push(agent_energy_t *self, const s_entry_t *x)
 {
     if (self->ring_n == self->history_max) {
         s_ring_drop_oldest(self);
@@ -233,35 +234,36 @@ static void s_ring_push(jf_energy_t *self, const s_entry_t *x)
     self->ring_n++;
 }
 
-static bool s_has_latest(const jf_energy_t *self)
+static bool s_has_latest(const agent_energy_t *self)
 {
     return self->ring_n > 0 || self->carry.has_sample;
 }
 
-static int64_t s_latest_us(const jf_energy_t *self)
+static int64_t s_latest_us(const agent_energy_t *self)
 {
     return self->ring_n > 0 ? s_ring_at(self, self->ring_n - 1)->mono_us : self->carry.sample_us;
 }
 
-jf_energy_t *jf_energy_new(const jf_energy_opts_t *opts, jf_err_t *err)
+agent_energy_t *agent_energy_new(const agent_energy_opts_t *opts, jf_err_t *err)
 {
-    jf_energy_opts_t o = opts ? *opts : (jf_energy_opts_t){0};
+    agent_energy_opts_t o = opts ? *opts : (agent_energy_opts_t){0};
     const char *rail = o.input_rail ? o.input_rail : "";
-    size_t history = o.history_max ? o.history_max : JF_ENERGY_HISTORY_DEFAULT;
-    if (strlen(rail) > JF_ENERGY_RAIL_NAME_MAX) {
-        (void) jf_err_set(err, -EINVAL,
-                          "energy: input rail name '%.64s...' is longer than %d bytes", rail,
-                          JF_ENERGY_RAIL_NAME_MAX);
+    size_t history = o.history_max ? o.history_max : AGENT_ENERGY_HISTORY_DEFAULT;
+    if (strlen(rail) > AGENT_ENERGY_RAIL_NAME_MAX) {
+        (void)jf_err_set(err, -EINVAL, "energy: input rail name '%.64s...' is longer than %d bytes",
+                         rail, AGENT_ENERGY_RAIL_NAME_MAX);
         return NULL;
     }
-    if (o.rate_hz < 0 || o.rate_hz > JF_ENERGY_RATE_MAX_HZ || history > JF_ENERGY_HISTORY_MAX) {
-        (void) jf_err_set(err, -EINVAL,
-                          "energy: rate_hz %d or history_max %zu out of range, expected 0..%d "
-                          "and 0..%d",
-                          o.rate_hz, o.history_max, JF_ENERGY_RATE_MAX_HZ, JF_ENERGY_HISTORY_MAX);
+    if (o.rate_hz < 0 || o.rate_hz > AGENT_ENERGY_RATE_MAX_HZ ||
+        history > AGENT_ENERGY_HISTORY_MAX) {
+        (void)jf_err_set(err, -EINVAL,
+                         "energy: rate_hz %d or history_max %zu out of range, expected 0..%d "
+                         "and 0..%d",
+                         o.rate_hz, o.history_max, AGENT_ENERGY_RATE_MAX_HZ,
+                         AGENT_ENERGY_HISTORY_MAX);
         return NULL;
     }
-    jf_energy_t *self = calloc(1, sizeof *self);
+    agent_energy_t *self = calloc(1, sizeof *self);
     if (!self) {
         (void) jf_err_set(err, -ENOMEM, "energy: out of memory");
         return NULL;
@@ -277,11 +279,11 @@ jf_energy_t *jf_energy_new(const jf_energy_opts_t *opts, jf_err_t *err)
     return self;
 
 fail_destroy:
-    jf_energy_destroy(&self);
+    agent_energy_destroy(&self);
     return NULL;
 }
 
-void jf_energy_destroy(jf_energy_t **self_p)
+void agent_energy_destroy(agent_energy_t **self_p)
 {
     if (!self_p || !*self_p) {
         return;
@@ -292,7 +294,7 @@ void jf_energy_destroy(jf_energy_t **self_p)
 }
 
 // Rail slot of name (1..), or 0 if the rail is not known yet.
-static size_t s_rail_slot(const jf_energy_t *self, const char *name)
+static size_t s_rail_slot(const agent_energy_t *self, const char *name)
 {
     for (size_t i = 0; i < self->n_rails; i++) {
         if (strcmp(self->rail_names[i], name) == 0) {
@@ -304,15 +306,15 @@ static size_t s_rail_slot(const jf_energy_t *self, const char *name)
 
 static int s_check_power(double power_mw, int64_t mono_us, const char *what, jf_err_t *err)
 {
-    if (isfinite(power_mw) && power_mw >= 0.0 && power_mw <= JF_ENERGY_POWER_MAX_MW) {
+    if (isfinite(power_mw) && power_mw >= 0.0 && power_mw <= AGENT_ENERGY_POWER_MAX_MW) {
         return 0;
     }
     return jf_err_set(err, -EINVAL,
                       "energy: sample at mono_us %" PRId64 ": %s power %g mW, expected 0..%g mW",
-                      mono_us, what, power_mw, JF_ENERGY_POWER_MAX_MW);
+                      mono_us, what, power_mw, AGENT_ENERGY_POWER_MAX_MW);
 }
 
-static int s_check_time(const jf_energy_t *self, int64_t mono_us, jf_err_t *err)
+static int s_check_time(const agent_energy_t *self, int64_t mono_us, jf_err_t *err)
 {
     if (mono_us < 0) {
         return jf_err_set(err, -EINVAL, "energy: sample at mono_us %" PRId64 " is negative",
@@ -329,16 +331,16 @@ static int s_check_time(const jf_energy_t *self, int64_t mono_us, jf_err_t *err)
 }
 
 // Checks rail i of the sample against the rails before it; counts it in *n_new if unknown.
-static int s_check_reading(const jf_energy_t *self, const jf_energy_sample_t *s, size_t i,
+static int s_check_reading(const agent_energy_t *self, const agent_energy_sample_t *s, size_t i,
                            size_t *n_new, jf_err_t *err)
 {
     const char *name = s->rails[i].name;
     size_t len = name ? strlen(name) : 0;
-    if (len == 0 || len > JF_ENERGY_RAIL_NAME_MAX) {
+    if (len == 0 || len > AGENT_ENERGY_RAIL_NAME_MAX) {
         return jf_err_set(err, -EINVAL,
                           "energy: sample at mono_us %" PRId64 ": rail %zu has an empty or too "
                           "long name '%.64s', expected 1..%d bytes",
-                          s->mono_us, i, name ? name : "", JF_ENERGY_RAIL_NAME_MAX);
+                          s->mono_us, i, name ? name : "", AGENT_ENERGY_RAIL_NAME_MAX);
     }
     for (size_t j = 0; j < i; j++) {
         if (strcmp(s->rails[j].name, name) == 0) {
@@ -348,26 +350,26 @@ static int s_check_reading(const jf_energy_t *self, const jf_energy_sample_t *s,
         }
     }
     *n_new += s_rail_slot(self, name) == 0 ? 1 : 0;
-    if (self->n_rails + *n_new > JF_ENERGY_RAILS_MAX) {
+    if (self->n_rails + *n_new > AGENT_ENERGY_RAILS_MAX) {
         return jf_err_set(err, -ENOSPC,
                           "energy: sample at mono_us %" PRId64 ": rail '%s' would be rail %zu, "
                           "at most %d rails are supported",
-                          s->mono_us, name, self->n_rails + *n_new, JF_ENERGY_RAILS_MAX);
+                          s->mono_us, name, self->n_rails + *n_new, AGENT_ENERGY_RAILS_MAX);
     }
-    char what[JF_ENERGY_RAIL_NAME_MAX + 16] = {0};
+    char what[AGENT_ENERGY_RAIL_NAME_MAX + 16] = {0};
     (void) snprintf(what, sizeof what, "rail '%s'", name); // fits: name length checked
     return s_check_power(s->rails[i].power_mw, s->mono_us, what, err);
 }
 
 // Checks the whole sample before anything changes.
-static int s_check_sample(const jf_energy_t *self, const jf_energy_sample_t *s, jf_err_t *err)
+static int s_check_sample(const agent_energy_t *self, const agent_energy_sample_t *s, jf_err_t *err)
 {
     int rc = s_check_time(self, s->mono_us, err);
-    if (rc == 0 && s->n_rails > JF_ENERGY_RAILS_MAX) {
+    if (rc == 0 && s->n_rails > AGENT_ENERGY_RAILS_MAX) {
         rc = jf_err_set(err, -ENOSPC,
                         "energy: sample at mono_us %" PRId64 " has %zu rails, at most %d are "
                         "supported",
-                        s->mono_us, s->n_rails, JF_ENERGY_RAILS_MAX);
+                        s->mono_us, s->n_rails, AGENT_ENERGY_RAILS_MAX);
     }
     if (rc == 0 && s->n_rails > 0 && !s->rails) {
         rc = jf_err_set(err, -EINVAL, "energy: sample at mono_us %" PRId64 ": rails is NULL",
@@ -384,15 +386,15 @@ static int s_check_sample(const jf_energy_t *self, const jf_energy_sample_t *s, 
 }
 
 // Builds the ring entry of a checked sample, registering rails seen for the first time.
-static void s_entry_build(jf_energy_t *self, const jf_energy_sample_t *s, s_entry_t *ret)
+static void s_entry_build(agent_energy_t *self, const agent_energy_sample_t *s, s_entry_t *ret)
 {
     *ret = (s_entry_t){.mono_us = s->mono_us};
     for (size_t i = 0; i < s->n_rails; i++) {
-        const jf_energy_reading_t *r = &s->rails[i];
+        const agent_energy_reading_t *r = &s->rails[i];
         size_t slot = s_rail_slot(self, r->name);
         if (slot == 0) {
-            (void) snprintf(self->rail_names[self->n_rails], JF_ENERGY_RAIL_NAME_MAX + 1, "%s",
-                            r->name); // length checked
+            (void)snprintf(self->rail_names[self->n_rails], AGENT_ENERGY_RAIL_NAME_MAX + 1, "%s",
+                           r->name); // length checked
             slot = ++self->n_rails;
         }
         ret->has[slot] = true;
@@ -408,7 +410,7 @@ static void s_entry_build(jf_energy_t *self, const jf_energy_sample_t *s, s_entr
     }
 }
 
-int jf_energy_add(jf_energy_t *self, const jf_energy_sample_t *sample, jf_err_t *err)
+int agent_energy_add(agent_energy_t *self, const agent_energy_sample_t *sample, jf_err_t *err)
 {
     int rc = s_check_sample(self, sample, err);
     if (rc != 0) {
@@ -421,7 +423,7 @@ int jf_energy_add(jf_energy_t *self, const jf_energy_sample_t *sample, jf_err_t 
     return 0;
 }
 
-static int s_json_rail(const json_t *item, size_t i, jf_energy_reading_t *ret_reading,
+static int s_json_rail(const json_t *item, size_t i, agent_energy_reading_t *ret_reading,
                        bool *ret_readable, jf_err_t *err)
 {
     json_t *name = json_object_get(item, "name");
@@ -434,13 +436,14 @@ static int s_json_rail(const json_t *item, size_t i, jf_energy_reading_t *ret_re
     }
     *ret_readable = power != NULL; // a member that cannot be read is left out of the sample
     if (power) {
-        *ret_reading = (jf_energy_reading_t){json_string_value(name), json_number_value(power)};
+        *ret_reading = (agent_energy_reading_t){json_string_value(name), json_number_value(power)};
     }
     return 0;
 }
 
-// Fills rails (JF_ENERGY_RAILS_MAX entries) from the readable members of a rails[] array.
-static int s_json_rails(const json_t *arr, jf_energy_reading_t *rails, size_t *ret_n, jf_err_t *err)
+// Fills rails (AGENT_ENERGY_RAILS_MAX entries) from the readable members of a rails[] array.
+static int s_json_rails(const json_t *arr, agent_energy_reading_t *rails, size_t *ret_n,
+                        jf_err_t *err)
 {
     size_t n = 0;
     if (!arr) {
@@ -451,11 +454,11 @@ static int s_json_rails(const json_t *arr, jf_energy_reading_t *rails, size_t *r
         return jf_err_set(err, -EPROTO, "'rails' must be an array");
     }
     for (size_t i = 0; i < json_array_size(arr); i++) {
-        jf_energy_reading_t r = {0};
+        agent_energy_reading_t r = {0};
         bool readable = false;
         int rc = s_json_rail(json_array_get(arr, i), i, &r, &readable, err);
-        if (rc == 0 && readable && n == JF_ENERGY_RAILS_MAX) {
-            rc = jf_err_set(err, -ENOSPC, "more than %d readable rails", JF_ENERGY_RAILS_MAX);
+        if (rc == 0 && readable && n == AGENT_ENERGY_RAILS_MAX) {
+            rc = jf_err_set(err, -ENOSPC, "more than %d readable rails", AGENT_ENERGY_RAILS_MAX);
         }
         if (rc != 0) {
             return rc;
@@ -468,7 +471,7 @@ static int s_json_rails(const json_t *arr, jf_energy_reading_t *rails, size_t *r
     return 0;
 }
 
-int jf_energy_add_json(jf_energy_t *self, const json_t *sample, jf_err_t *err)
+int agent_energy_add_json(agent_energy_t *self, const json_t *sample, jf_err_t *err)
 {
     if (!json_is_object(sample)) {
         return jf_err_set(err, -EPROTO, "energy: a telemetry sample must be a JSON object");
@@ -482,24 +485,24 @@ int jf_energy_add_json(jf_energy_t *self, const json_t *sample, jf_err_t *err)
         return jf_err_set(err, -EPROTO,
                           "energy: 'mono_us' must be an integer and 'input_power_mw' a number");
     }
-    jf_energy_reading_t rails[JF_ENERGY_RAILS_MAX] = {{0}};
-    jf_energy_sample_t s = {.mono_us = json_integer_value(mono),
-                            .has_input = input != NULL,
-                            .input_power_mw = input ? json_number_value(input) : 0.0,
-                            .rails = rails};
+    agent_energy_reading_t rails[AGENT_ENERGY_RAILS_MAX] = {{0}};
+    agent_energy_sample_t s = {.mono_us = json_integer_value(mono),
+                               .has_input = input != NULL,
+                               .input_power_mw = input ? json_number_value(input) : 0.0,
+                               .rails = rails};
     int rc = s_json_rails(json_object_get(sample, "rails"), rails, &s.n_rails, err);
     if (rc != 0) {
         return jf_err_prefix(err, "energy: sample at mono_us %" PRId64, s.mono_us);
     }
-    return jf_energy_add(self, &s, err);
+    return agent_energy_add(self, &s, err);
 }
 
-static jf_energy_total_t s_total(const jf_energy_t *self)
+static jf_measure_total_t s_total(const agent_energy_t *self)
 {
     if (self->seen_input) {
-        return JF_ENERGY_TOTAL_INPUT_RAIL;
+        return JF_MEASURE_TOTAL_INPUT_RAIL;
     }
-    return self->n_rails > 0 ? JF_ENERGY_TOTAL_SUM_OF_RAILS : JF_ENERGY_TOTAL_NONE;
+    return self->n_rails > 0 ? JF_MEASURE_TOTAL_SUM_OF_RAILS : JF_MEASURE_TOTAL_NONE;
 }
 
 static double s_avg_mw(double energy_mj, int64_t covered_us)
@@ -507,12 +510,12 @@ static double s_avg_mw(double energy_mj, int64_t covered_us)
     return covered_us > 0 ? energy_mj * S_US_PER_S_F / (double) covered_us : 0.0;
 }
 
-static void s_fill_rails(const jf_energy_t *self, const s_acc_t *acc, jf_energy_result_t *ret)
+static void s_fill_rails(const agent_energy_t *self, const s_acc_t *acc, agent_energy_result_t *ret)
 {
     ret->n_rails = self->n_rails;
     for (size_t i = 0; i < self->n_rails; i++) {
         const s_series_acc_t *s = &acc->series[i + 1];
-        jf_energy_rail_t *r = &ret->rails[i];
+        agent_energy_rail_t *r = &ret->rails[i];
         memcpy(r->name, self->rail_names[i], sizeof r->name);
         r->energy_mj = s->energy_mj;
         r->covered_us = s->covered_us;
@@ -523,9 +526,9 @@ static void s_fill_rails(const jf_energy_t *self, const s_acc_t *acc, jf_energy_
 }
 
 // Fills the total from the input series or from the rails, per the source.
-static void s_fill_total(const s_acc_t *acc, jf_energy_result_t *ret)
+static void s_fill_total(const s_acc_t *acc, agent_energy_result_t *ret)
 {
-    if (ret->total == JF_ENERGY_TOTAL_INPUT_RAIL) {
+    if (ret->total == JF_MEASURE_TOTAL_INPUT_RAIL) {
         ret->energy_mj = acc->series[S_INPUT].energy_mj;
         ret->covered_us = acc->series[S_INPUT].covered_us;
         ret->peak_power_mw = acc->series[S_INPUT].peak_mw;
@@ -540,18 +543,18 @@ static void s_fill_total(const s_acc_t *acc, jf_energy_result_t *ret)
     ret->avg_power_mw = s_avg_mw(ret->energy_mj, ret->covered_us);
 }
 
-static void s_fill_result(const jf_energy_t *self, const s_acc_t *acc, s_range_t shown,
-                          jf_energy_result_t *ret)
+static void s_fill_result(const agent_energy_t *self, const s_acc_t *acc, s_range_t shown,
+                          agent_energy_result_t *ret)
 {
-    *ret = (jf_energy_result_t){.total = s_total(self),
-                                .start_us = shown.start_us,
-                                .end_us = shown.end_us,
-                                .duration_us = shown.end_us - shown.start_us,
-                                .n_samples = acc->n_samples,
-                                .rate_hz = self->rate_hz,
-                                .n_late = acc->n_late,
-                                .n_missed = acc->n_missed,
-                                .max_gap_us = acc->max_gap_us};
+    *ret = (agent_energy_result_t){.total = s_total(self),
+                                   .start_us = shown.start_us,
+                                   .end_us = shown.end_us,
+                                   .duration_us = shown.end_us - shown.start_us,
+                                   .n_samples = acc->n_samples,
+                                   .rate_hz = self->rate_hz,
+                                   .n_late = acc->n_late,
+                                   .n_missed = acc->n_missed,
+                                   .max_gap_us = acc->max_gap_us};
     if (acc->n_samples > 1) {
         ret->achieved_rate_hz =
             (double) (acc->n_samples - 1) * S_US_PER_S_F / (double) (acc->last_us - acc->first_us);
@@ -560,7 +563,7 @@ static void s_fill_result(const jf_energy_t *self, const s_acc_t *acc, s_range_t
     s_fill_total(acc, ret);
 }
 
-void jf_energy_result(const jf_energy_t *self, jf_energy_result_t *ret_result)
+void agent_energy_result(const agent_energy_t *self, agent_energy_result_t *ret_result)
 {
     s_acc_t acc = {0};
     s_gather(self, &self->run_settled, s_all, &acc);
@@ -572,7 +575,8 @@ void jf_energy_result(const jf_energy_t *self, jf_energy_result_t *ret_result)
 }
 
 // Fails unless t_us is later than every sample dropped from the history.
-static int s_check_boundary(const jf_energy_t *self, const char *which, int64_t t_us, jf_err_t *err)
+static int s_check_boundary(const agent_energy_t *self, const char *which, int64_t t_us,
+                            jf_err_t *err)
 {
     if (t_us < 0) {
         return jf_err_set(err, -EINVAL, "energy: interval %s %" PRId64 " us is negative", which,
@@ -587,13 +591,13 @@ static int s_check_boundary(const jf_energy_t *self, const char *which, int64_t 
                       which, t_us, self->horizon_us, self->history_max);
 }
 
-int jf_energy_interval_open(jf_energy_t *self, int64_t start_us, int *ret_id, jf_err_t *err)
+int agent_energy_interval_open(agent_energy_t *self, int64_t start_us, int *ret_id, jf_err_t *err)
 {
     int rc = s_check_boundary(self, "start", start_us, err);
     if (rc != 0) {
         return rc;
     }
-    for (int i = 0; i < JF_ENERGY_INTERVALS_MAX; i++) {
+    for (int i = 0; i < AGENT_ENERGY_INTERVALS_MAX; i++) {
         s_interval_t *iv = &self->intervals[i];
         if (!iv->in_use) {
             *iv = (s_interval_t){.in_use = true, .range = {start_us, INT64_MAX}};
@@ -602,18 +606,18 @@ int jf_energy_interval_open(jf_energy_t *self, int64_t start_us, int *ret_id, jf
         }
     }
     return jf_err_set(err, -ENOSPC, "energy: all %d intervals are in use; drop finished ones",
-                      JF_ENERGY_INTERVALS_MAX);
+                      AGENT_ENERGY_INTERVALS_MAX);
 }
 
-static int s_check_id(const jf_energy_t *self, int id, jf_err_t *err)
+static int s_check_id(const agent_energy_t *self, int id, jf_err_t *err)
 {
-    if (id < 0 || id >= JF_ENERGY_INTERVALS_MAX || !self->intervals[id].in_use) {
+    if (id < 0 || id >= AGENT_ENERGY_INTERVALS_MAX || !self->intervals[id].in_use) {
         return jf_err_set(err, -ENOENT, "energy: no interval with id %d", id);
     }
     return 0;
 }
 
-int jf_energy_interval_close(jf_energy_t *self, int id, int64_t end_us, jf_err_t *err)
+int agent_energy_interval_close(agent_energy_t *self, int id, int64_t end_us, jf_err_t *err)
 {
     int rc = s_check_id(self, id, err);
     if (rc != 0) {
@@ -636,7 +640,7 @@ int jf_energy_interval_close(jf_energy_t *self, int id, int64_t end_us, jf_err_t
     return 0;
 }
 
-bool jf_energy_interval_is_complete(const jf_energy_t *self, int id)
+bool agent_energy_interval_is_complete(const agent_energy_t *self, int id)
 {
     if (s_check_id(self, id, NULL) != 0) {
         return false;
@@ -645,8 +649,8 @@ bool jf_energy_interval_is_complete(const jf_energy_t *self, int id)
     return iv->closed && s_has_latest(self) && s_latest_us(self) >= iv->range.end_us;
 }
 
-int jf_energy_interval_result(const jf_energy_t *self, int id, jf_energy_result_t *ret_result,
-                              jf_err_t *err)
+int agent_energy_interval_result(const agent_energy_t *self, int id,
+                                 agent_energy_result_t *ret_result, jf_err_t *err)
 {
     int rc = s_check_id(self, id, err);
     if (rc != 0) {
@@ -664,7 +668,7 @@ int jf_energy_interval_result(const jf_energy_t *self, int id, jf_energy_result_
     return 0;
 }
 
-int jf_energy_interval_drop(jf_energy_t *self, int id, jf_err_t *err)
+int agent_energy_interval_drop(agent_energy_t *self, int id, jf_err_t *err)
 {
     int rc = s_check_id(self, id, err);
     if (rc != 0) {
@@ -672,18 +676,4 @@ int jf_energy_interval_drop(jf_energy_t *self, int id, jf_err_t *err)
     }
     self->intervals[id] = (s_interval_t){0};
     return 0;
-}
-
-const char *jf_energy_total_name(jf_energy_total_t total)
-{
-    static const char *const names[] = {
-        [JF_ENERGY_TOTAL_NONE] = "none",
-        [JF_ENERGY_TOTAL_INPUT_RAIL] = "input-rail",
-        [JF_ENERGY_TOTAL_SUM_OF_RAILS] = "sum-of-rails",
-        [JF_ENERGY_TOTAL_RAPL] = "rapl",
-    };
-    if ((int) total < 0 || (size_t) total >= sizeof names / sizeof names[0]) {
-        return "?";
-    }
-    return names[total];
 }

@@ -148,19 +148,6 @@ int agent_platform_set_point(agent_platform_t *self, int mode_id, const jf_run_c
                       jf_board_type_name(self->board_type), mode_id);
 }
 
-int agent_platform_sim_point(const agent_platform_t *self, agent_platform_point_t *ret_point,
-                             jf_err_t *err)
-{
-    if (!self->is_sim) {
-        return jf_err_set(err, -ENOTSUP, "%s platform: no simulated operating point",
-                          self->ops->name);
-    }
-    const sim_op_t *op = &self->sim_op;
-    *ret_point = (agent_platform_point_t){
-        .n_cores = op->n_cores, .cpu_hz = op->cpu_hz, .gpu_hz = op->gpu_hz, .emc_hz = op->emc_hz};
-    return 0;
-}
-
 int agent_platform_sample(agent_platform_t *self, json_t *sample, jf_err_t *err)
 {
     assert(self && sample);

@@ -5,7 +5,7 @@
 #ifndef AGENT_RUNNER_H
 #define AGENT_RUNNER_H
 
-#include "agent_platform.h"
+#include "agent_platform_run.h"
 #include "jf_err.h"
 #include "jf_msg_run.h"
 #include "jf_run_spec.h"
@@ -19,25 +19,17 @@
 
 typedef struct agent_runner agent_runner_t;
 
-// Called with a simulated trainer's rail powers {rail: mW}: the start line's sim_power_mw (the
-// first epoch) and each epoch line's sim_next_power_mw (the next one). power_mw is borrowed for
-// the call.
-typedef void (*agent_runner_power_fn)(const json_t *power_mw, void *arg);
-
-// Called with a simulated trainer's modelled page cache after an epoch: the epoch line's
-// "sim_cache" object (train_records.h). sim_cache is borrowed for the call.
-typedef void (*agent_runner_cache_fn)(int64_t epoch, const json_t *sim_cache, void *arg);
+// Called with every line of the trainer's output that parses as JSON, before it becomes a wire
+// record, for what the platform's trainer reports beyond the records (agent_platform_trainer_line).
+// line is borrowed for the call.
+typedef void (*agent_runner_line_fn)(const json_t *line, void *arg);
 
 typedef struct agent_runner_opts {
-    const char *train_bin;      // absolute path of jetfleet-train
-    const char *dataset_dir;    // <dataset_root>/<dataset>; unused when sim is set
+    const agent_platform_trainer_t *trainer; // the program and the platform's arguments to it
+                                             // (agent_platform_trainer); borrowed for the call
     const jf_run_spec_t *spec;  // borrowed for the call
-    const agent_platform_sim_t *sim; // NULL: a real run; else sim->train_bin with the simulated
-                                // trainer's argv (no --data, --threads, --device); borrowed
-    agent_runner_power_fn power_fn; // sim: where the trainer's rail powers go (may be NULL)
-    void *power_arg;            // passed to power_fn and cache_fn
-    agent_runner_cache_fn cache_fn; // sim: where the trainer's page cache goes (may be NULL)
-    double sim_cache_resident;  // sim: share of the dataset in the page cache at the start, 0..1
+    agent_runner_line_fn line_fn; // may be NULL
+    void *line_arg;             // passed to line_fn
 } agent_runner_opts_t;
 
 typedef struct agent_runner_outcome {

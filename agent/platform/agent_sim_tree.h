@@ -1,7 +1,7 @@
 /* The fake board of a sim platform (issue #5): a private temporary directory holding a sysfs,
  * proc and etc tree in the layout of the simulated Jetson family (agent_board_table.h): device
- * tree, nv_tegra_release, the family's nvpmodel.conf (the fixture conf of
- * tests/fixtures/nvpmodel/, embedded at build time), CPU present/online and cpufreq, GPU devfreq,
+ * tree, nv_tegra_release, the family's nvpmodel.conf (the board table of agent/share/nvpmodel/,
+ * embedded at build time), CPU present/online and cpufreq, GPU devfreq,
  * EMC clock, the INA3221 rails, the thermal zones, /proc/stat and /proc/meminfo. The real jetson
  * readers then run over it, and the jetson platform takes the board's modes from its conf.
  * Values come from the performance model's parameters (sim_params.h): RAM, idle rail power

@@ -15,8 +15,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define S_ARGV_MAX 40
-#define S_NUM_BUFS 11 // numbers formatted for an argv
+#define S_RUN_ARGS 12 // the run's own arguments (s_build_argv)
+#define S_ARGV_MAX (1 + AGENT_PLATFORM_TRAINER_ARGS_MAX + S_RUN_ARGS + 1) // NULL-terminated
+#define S_NUM_BUFS 5 // numbers formatted for an argv
 #define S_NUM_LEN  64
 #define S_ENV_KEEP_MAX 8
 
@@ -38,9 +39,8 @@ struct agent_runner {
     char error_detail[200];
     int64_t epochs;
     int64_t bad_lines;
-    agent_runner_power_fn power_fn; // sim: rail powers of the trainer's lines; NULL: none
-    void *power_arg;                // for power_fn and cache_fn
-    agent_runner_cache_fn cache_fn; // sim: the epoch lines' page cache; NULL: none
+    agent_runner_line_fn line_fn; // the trainer's parsed lines; NULL: none
+    void *line_arg;               // for line_fn
 };
 
 static void s_env_keep(char **env, size_t *n, char bufs[][512], const char *name)
@@ -81,60 +81,31 @@ static int s_spawn(agent_runner_t *self, char *const argv[], int out_fd, jf_err_
     return 0;
 }
 
-static void s_copy_argv(const char *const *args, size_t n, char *argv[])
+// Copies n arguments to argv from index at on, keeping the NULL at the end; returns the next index.
+static size_t s_copy_argv(const char *const *args, size_t n, char *argv[], size_t at)
 {
-    for (size_t i = 0; i < n && i < S_ARGV_MAX; i++) {
-        argv[i] = (char *) args[i];
+    for (size_t i = 0; i < n && at < S_ARGV_MAX - 1; i++) {
+        argv[at++] = (char *) args[i];
     }
+    return at;
 }
 
-// The simulated trainer's argv (docs/simulator.md "The simulated trainer", jetfleet-train-sim,
-// which implies --simulate): the board, mode and medium from the platform and the spec, a custom
-// point over the mode (--sim-point), the page cache the board kept from its last runs, the
-// workload's knobs as for a real run. Every string lives in bufs, which outlive the call.
-static void s_build_sim_argv(const agent_runner_opts_t *o, char bufs[][S_NUM_LEN], char *argv[])
-{
-    const jf_run_spec_t *s = o->spec;
-    const agent_platform_sim_t *sim = o->sim;
-    const jf_run_custom_t *c = &s->custom;
-    (void) snprintf(bufs[6], S_NUM_LEN, "%llu", (unsigned long long) sim->seed);
-    (void) snprintf(bufs[7], S_NUM_LEN, "%d", s->power_mode_id);
-    (void) snprintf(bufs[4], S_NUM_LEN, "%.17g", sim->speed);
-    char *scale = bufs[8], *resident = bufs[10];
-    (void) snprintf(scale, S_NUM_LEN, "%.17g", sim->scale);
-    (void) snprintf(resident, S_NUM_LEN, "%.17g", o->sim_cache_resident);
-    (void) snprintf(bufs[9], S_NUM_LEN, "%d,%lld,%lld,%lld", c->n_cores, (long long) c->cpu_hz,
-                    (long long) c->gpu_hz, (long long) c->emc_hz);
-    bool point = c->n_cores != 0;
-    const char *args[] = {sim->train_bin, "--sim-params", sim->params,
-                          "--sim-board-type", jf_board_type_name(sim->type), "--sim-board",
-                          sim->board, "--sim-seed", bufs[6], "--sim-mode", bufs[7],
-                          "--sim-medium", s->storage, "--sim-speed", bufs[4], "--sim-scale",
-                          scale, "--sim-cache-resident", resident, "--model", s->model,
-                          "--workers", bufs[0], "--prefetch", bufs[1], "--batch", bufs[2],
-                          "--epochs", bufs[3], "--seed", bufs[5],
-                          point ? "--sim-point" : NULL, point ? bufs[9] : NULL, NULL};
-    s_copy_argv(args, sizeof args / sizeof args[0], argv);
-}
-
+// The program and the platform's arguments (agent_platform_trainer), then the run's own.
 static void s_build_argv(const agent_runner_opts_t *o, char bufs[][S_NUM_LEN], char *argv[])
 {
     const jf_run_spec_t *s = o->spec;
+    const agent_platform_trainer_t *t = o->trainer;
     (void) snprintf(bufs[0], S_NUM_LEN, "%d", s->workers);
     (void) snprintf(bufs[1], S_NUM_LEN, "%d", s->prefetch);
     (void) snprintf(bufs[2], S_NUM_LEN, "%d", s->batch_size);
     (void) snprintf(bufs[3], S_NUM_LEN, "%d", s->epochs);
-    (void) snprintf(bufs[4], S_NUM_LEN, "%d", s->threads);
-    (void) snprintf(bufs[5], S_NUM_LEN, "%llu", (unsigned long long) s->seed);
-    if (o->sim) {
-        s_build_sim_argv(o, bufs, argv);
-        return;
-    }
-    const char *args[] = {o->train_bin, "--model", s->model, "--data", o->dataset_dir,
-                          "--workers", bufs[0], "--prefetch", bufs[1], "--batch", bufs[2],
-                          "--epochs", bufs[3], "--threads", bufs[4], "--seed", bufs[5],
-                          "--device", "auto", NULL};
-    s_copy_argv(args, sizeof args / sizeof args[0], argv);
+    (void) snprintf(bufs[4], S_NUM_LEN, "%llu", (unsigned long long) s->seed);
+    const char *args[S_RUN_ARGS] = {"--model",  s->model, "--workers", bufs[0],
+                                    "--prefetch", bufs[1], "--batch", bufs[2],
+                                    "--epochs", bufs[3], "--seed", bufs[4]};
+    size_t at = s_copy_argv(&t->program, 1, argv, 0);
+    at = s_copy_argv(t->args, t->n_args, argv, at);
+    (void) s_copy_argv(args, S_RUN_ARGS, argv, at);
 }
 
 agent_runner_t *agent_runner_start(const agent_runner_opts_t *opts, jf_err_t *err)
@@ -151,9 +122,8 @@ agent_runner_t *agent_runner_start(const agent_runner_opts_t *opts, jf_err_t *er
         goto fail_destroy;
     }
     self->fd = fds[0];
-    self->power_fn = opts->sim ? opts->power_fn : NULL;
-    self->cache_fn = opts->sim ? opts->cache_fn : NULL;
-    self->power_arg = opts->power_arg;
+    self->line_fn = opts->line_fn;
+    self->line_arg = opts->line_arg;
     char bufs[S_NUM_BUFS][S_NUM_LEN];
     char *argv[S_ARGV_MAX] = {0};
     s_build_argv(opts, bufs, argv);
@@ -238,26 +208,6 @@ static void s_note_error(agent_runner_t *self, const json_t *line)
                     detail ? detail : "the trainer reported an error");
 }
 
-// A simulated trainer's rail powers to the power callback (an object only; else nothing).
-static void s_sim_power(const agent_runner_t *self, const json_t *line, const char *key)
-{
-    const json_t *p = json_object_get(line, key);
-    if (self->power_fn && json_is_object(p)) {
-        self->power_fn(p, self->power_arg);
-    }
-}
-
-// A simulated trainer's page cache after an epoch to the cache callback (an object with an
-// integer epoch only; else nothing).
-static void s_sim_cache(const agent_runner_t *self, const json_t *line)
-{
-    const json_t *c = json_object_get(line, "sim_cache");
-    const json_t *epoch = json_object_get(line, "epoch");
-    if (self->cache_fn && json_is_object(c) && json_is_integer(epoch)) {
-        self->cache_fn(json_integer_value(epoch), c, self->power_arg);
-    }
-}
-
 // Converts one line into a wire record (validated with the wire decoder's own rules), or
 // records its effect (done, error). Returns the record or NULL.
 static json_t *s_line_record(agent_runner_t *self, const char *text)
@@ -266,15 +216,13 @@ static json_t *s_line_record(agent_runner_t *self, const char *text)
     json_t *line = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
     const char *kind = json_string_value(json_object_get(line, "kind"));
     json_t *rec = NULL;
+    if (line && self->line_fn) {
+        self->line_fn(line, self->line_arg);
+    }
     if (kind && strcmp(kind, "start") == 0) {
         rec = s_start_record(line);
-        s_sim_power(self, line, "sim_power_mw");
     } else if (kind && (strcmp(kind, "epoch") == 0 || strcmp(kind, "minibatch") == 0)) {
         rec = s_timed_record(line, kind[0] == 'e');
-        if (kind[0] == 'e') {
-            s_sim_power(self, line, "sim_next_power_mw");
-            s_sim_cache(self, line);
-        }
     } else if (kind && strcmp(kind, "done") == 0) {
         self->done_seen = true;
     } else if (kind && strcmp(kind, "error") == 0) {

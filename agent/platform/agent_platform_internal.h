@@ -6,6 +6,7 @@
 
 #include "agent_detect.h"
 #include "agent_platform.h"
+#include "agent_platform_run.h"
 #include "agent_sim_cache.h"
 #include "agent_sim_tree.h"
 #include "agent_sysfs.h"
@@ -15,8 +16,30 @@
 
 #define AGENT_PLATFORM_MODES_NOTE_MAX 511 // longest modes_note
 
+// The run interface's operations where a platform differs from a real machine's (every member
+// may be NULL: agent_platform_run.c then does what a Jetson or a host does).
+typedef struct agent_platform_run_ops {
+    int (*trainer)(const agent_platform_t *self, const agent_platform_run_t *run,
+                   agent_platform_trainer_t *ret_trainer, jf_err_t *err);
+    void (*timing)(const agent_platform_t *self, agent_platform_timing_t *ret_timing);
+    bool (*prepare_run)(agent_platform_t *self, const jf_run_spec_t *spec,
+                        agent_platform_prepared_t *ret_prepared);
+    json_t *(*power_record)(const agent_platform_t *self, const jf_run_spec_t *spec);
+    int (*clock_tables)(const agent_platform_t *self, agent_power_tables_t *ret_tables,
+                        jf_err_t *err);
+    int (*trainer_line)(agent_platform_t *self, const char *dataset, const json_t *line,
+                        agent_platform_line_t *ret_line, jf_err_t *err);
+    int (*tick)(agent_platform_t *self, int64_t now_us, jf_err_t *err);
+    int (*run_end)(agent_platform_t *self, jf_err_t *err);
+    bool dataset_files; // a run's dataset is files on this machine
+} agent_platform_run_ops_t;
+
+// The sim board's run operations (agent_platform_sim_run.c).
+extern const agent_platform_run_ops_t agent_platform_sim_run_ops;
+
 typedef struct agent_platform_ops {
     const char *name; // "host", "jetson", "sim"
+    const agent_platform_run_ops_t *run; // NULL: a real machine's runs
     // Switches to a power mode already checked to be in self->modes.
     int (*set_mode)(agent_platform_t *self, int mode_id, jf_err_t *err);
     // Switches to a checked mode, then a custom point (NULL: none) and DVFS off if asked. May
@@ -59,6 +82,15 @@ struct agent_platform {
 // A zeroed platform with ops and board type set. NULL with err on -ENOMEM.
 agent_platform_t *agent_platform_alloc(const agent_platform_ops_t *ops, jf_board_type_t type,
                                        jf_err_t *err);
+
+// Sim: the tree's modelled time at monotonic time now_us (the time since the platform was made
+// times its speed).
+int64_t agent_platform_sim_model_us(const agent_platform_t *self, int64_t now_us);
+
+// Appends a formatted argument to trainer (program first). Returns 0, or -ENOSPC with err when
+// it does not fit.
+int agent_platform_trainer_add(agent_platform_trainer_t *trainer, jf_err_t *err, const char *fmt,
+                               ...) __attribute__((format(printf, 3, 4)));
 
 // Appends "; not readable, left out of samples: ..." to self->describe when the reader
 // missed something.

@@ -16,7 +16,7 @@
 
 typedef struct s_held {
     json_t *rec;         // owned: the epoch record
-    int interval;        // its jf_energy interval, or -1
+    int interval;        // its agent_energy interval, or -1
     int64_t deadline_us; // monotonic: give up waiting for its closing sample after this
 } s_held_t;
 
@@ -28,14 +28,17 @@ typedef struct s_disk {
 } s_disk_t;
 
 struct agent_measure {
-    jf_energy_t *energy;                          // owned
-    jf_energy_counter_t *counter;                 // owned: RAPL counters
-    char input_rail[JF_ENERGY_RAIL_NAME_MAX + 1]; // "" if none
+    agent_energy_t *energy;                          // owned
+    agent_energy_counter_t *counter;                 // owned: RAPL counters
+    char input_rail[AGENT_ENERGY_RAIL_NAME_MAX + 1]; // "" if none
     int rate_hz;                                  // requested, in the run's time base
     int wall_rate_hz;                             // the sampler's rate
     int64_t period_us;                            // the sampler's period, wall-clock us
-    bool simulated;
-    double speed;     // modelled us per wall-clock us (1 for real boards)
+    bool own_clock;   // the run keeps the trainer's clock (opts.timing), not the monotonic one
+    double speed;     // trainer us per monotonic us (1 without an own clock)
+    char time_base[JF_MEASURE_TEXT_MAX + 1];       // the record's time_base
+    char energy_source[JF_MEASURE_WORD_MAX + 1];   // the platform's energy.source; "": the samples'
+
     int64_t start_us; // monotonic: the time base's origin
     int epochs;
     int since; // fallback interval from the last epoch read
@@ -55,19 +58,19 @@ struct agent_measure {
 
 int agent_measure_wall_rate_hz(const agent_measure_opts_t *opts)
 {
-    if (!opts->simulated) {
+    if (!opts->timing.own_clock) {
         return opts->rate_hz;
     }
-    double hz = (double) opts->rate_hz * opts->speed;
+    double hz = (double) opts->rate_hz * opts->timing.speed;
     return hz >= AGENT_SAMPLER_RATE_MAX_HZ ? AGENT_SAMPLER_RATE_MAX_HZ : hz < 1.0 ? 1 : (int) hz;
 }
 
 static bool s_opts_ok(const agent_measure_opts_t *opts, jf_err_t *err)
 {
     if (opts->rate_hz < 1 || opts->rate_hz > JF_TELEMETRY_HZ_MAX || opts->epochs < 1 ||
-        opts->epochs > JF_EPOCHS_MAX || (opts->simulated && !(opts->speed >= 1.0))) {
+        opts->epochs > JF_EPOCHS_MAX || (opts->timing.own_clock && !(opts->timing.speed >= 1.0))) {
         jf_err_set(err, -EINVAL, "measure: rate %d Hz, %d epochs or speed %g out of range",
-                   opts->rate_hz, opts->epochs, opts->speed);
+                   opts->rate_hz, opts->epochs, opts->timing.speed);
         return false;
     }
     return true;
@@ -77,20 +80,20 @@ static bool s_opts_ok(const agent_measure_opts_t *opts, jf_err_t *err)
 static int s_open_energy(agent_measure_t *self, const agent_measure_opts_t *opts, jf_err_t *err)
 {
     size_t history = (size_t) self->wall_rate_hz * AGENT_MEASURE_HISTORY_S;
-    history = history < JF_ENERGY_HISTORY_DEFAULT ? JF_ENERGY_HISTORY_DEFAULT : history;
-    history = history > JF_ENERGY_HISTORY_MAX ? JF_ENERGY_HISTORY_MAX : history;
-    // A simulated run's rate in modelled time is no whole number of Hz: its late and missed
+    history = history < AGENT_ENERGY_HISTORY_DEFAULT ? AGENT_ENERGY_HISTORY_DEFAULT : history;
+    history = history > AGENT_ENERGY_HISTORY_MAX ? AGENT_ENERGY_HISTORY_MAX : history;
+    // With the trainer's own clock the rate is no whole number of Hz in it: the late and missed
     // counts come from the sampler, on its own wall-clock deadlines.
-    jf_energy_opts_t eo = {.input_rail = opts->input_rail,
-                           .rate_hz = opts->simulated ? 0 : opts->rate_hz,
-                           .history_max = history};
-    jf_energy_counter_opts_t co = {.history_max = history};
-    self->energy = jf_energy_new(&eo, err);
-    self->counter = self->energy ? jf_energy_counter_new(&co, err) : NULL;
+    agent_energy_opts_t eo = {.input_rail = opts->input_rail,
+                              .rate_hz = opts->timing.own_clock ? 0 : opts->rate_hz,
+                              .history_max = history};
+    agent_energy_counter_opts_t co = {.history_max = history};
+    self->energy = agent_energy_new(&eo, err);
+    self->counter = self->energy ? agent_energy_counter_new(&co, err) : NULL;
     if (!self->counter) {
         return -ENOMEM;
     }
-    return jf_energy_interval_open(self->energy, opts->start_us, &self->since, err);
+    return agent_energy_interval_open(self->energy, opts->start_us, &self->since, err);
 }
 
 agent_measure_t *agent_measure_new(const agent_measure_opts_t *opts, jf_err_t *err)
@@ -108,8 +111,12 @@ agent_measure_t *agent_measure_new(const agent_measure_opts_t *opts, jf_err_t *e
     self->rate_hz = opts->rate_hz;
     self->wall_rate_hz = agent_measure_wall_rate_hz(opts);
     self->period_us = JF_US_PER_S / self->wall_rate_hz;
-    self->simulated = opts->simulated;
-    self->speed = opts->simulated ? opts->speed : 1.0;
+    self->own_clock = opts->timing.own_clock;
+    self->speed = opts->timing.own_clock ? opts->timing.speed : 1.0;
+    (void) snprintf(self->time_base, sizeof self->time_base, "%s",
+                    opts->timing.time_base[0] ? opts->timing.time_base : "monotonic");
+    (void) snprintf(self->energy_source, sizeof self->energy_source, "%s",
+                    opts->timing.energy_source ? opts->timing.energy_source : "");
     self->start_us = opts->start_us;
     self->epochs = opts->epochs;
     self->last_epoch = -1;
@@ -130,8 +137,8 @@ void agent_measure_destroy(agent_measure_t **self_p)
     for (size_t i = 0; i < self->n_held; i++) {
         json_decref(self->held[i].rec);
     }
-    jf_energy_destroy(&self->energy);
-    jf_energy_counter_destroy(&self->counter);
+    agent_energy_destroy(&self->energy);
+    agent_energy_counter_destroy(&self->counter);
     free(self->has_after);
     free(self->after);
     free(self);
@@ -153,7 +160,7 @@ static void s_read_disk(const json_t *sample, s_disk_t *d)
 }
 
 // Whether the energy accumulator got a power reading from this sample (the rules of
-// jf_energy_add_json: input_power_mw, or a rail's power_mw).
+// agent_energy_add_json: input_power_mw, or a rail's power_mw).
 static bool s_has_power(const json_t *sample)
 {
     size_t i = 0;
@@ -186,18 +193,18 @@ static const char *s_power_source(const json_t *sample)
 // A monotonic time in the run's time base (the header's rule); times before the start stay.
 static int64_t s_time(const agent_measure_t *self, int64_t mono_us)
 {
-    if (!self->simulated || mono_us <= self->start_us) {
+    if (!self->own_clock || mono_us <= self->start_us) {
         return mono_us;
     }
     return self->start_us + llround((double) (mono_us - self->start_us) * self->speed);
 }
 
 // The sample with its mono_us in the run's time base: the sample itself (a new reference) for a
-// real board, a shallow copy for a simulated one. NULL when out of memory.
+// run on the monotonic clock, a shallow copy with the trainer's own. NULL when out of memory.
 static json_t *s_in_time_base(const agent_measure_t *self, const json_t *sample)
 {
     json_t *mono = json_object_get(sample, "mono_us");
-    if (!self->simulated || !json_is_integer(mono)) {
+    if (!self->own_clock || !json_is_integer(mono)) {
         return json_incref((json_t *) sample);
     }
     json_t *copy = json_copy((json_t *) sample);
@@ -220,14 +227,14 @@ int agent_measure_add_sample(agent_measure_t *self, const json_t *sample, jf_err
     if (!s) {
         return jf_err_set(err, -ENOMEM, "measure: out of memory");
     }
-    int rc = jf_energy_add_json(self->energy, s, err);
+    int rc = agent_energy_add_json(self->energy, s, err);
     if (rc == 0 && !self->seen_power && s_has_power(s)) {
         self->seen_power = true;
         (void) snprintf(self->power_source, sizeof self->power_source, "%s", s_power_source(s));
     }
     // RAPL counters are a second, independent source: a sample refused above still counts here.
     jf_err_t cerr = {0};
-    int crc = jf_energy_counter_add_json(self->counter, s, &cerr);
+    int crc = agent_energy_counter_add_json(self->counter, s, &cerr);
     if (crc != 0 && rc == 0) {
         rc = jf_err_set(err, crc, "%s", cerr.msg);
     }
@@ -241,21 +248,21 @@ static int s_epoch_interval(agent_measure_t *self, int64_t e2e_us, int64_t read_
 {
     int64_t start_us = read_us > e2e_us ? read_us - e2e_us : 0;
     int id = -1;
-    int rc = jf_energy_interval_open(self->energy, start_us, &id, NULL);
-    if (rc == 0 && jf_energy_interval_close(self->energy, id, read_us, NULL) != 0) {
-        (void) jf_energy_interval_drop(self->energy, id, NULL);
+    int rc = agent_energy_interval_open(self->energy, start_us, &id, NULL);
+    if (rc == 0 && agent_energy_interval_close(self->energy, id, read_us, NULL) != 0) {
+        (void)agent_energy_interval_drop(self->energy, id, NULL);
         id = -1;
     }
     if (rc == -ERANGE && self->since >= 0 &&
-        jf_energy_interval_close(self->energy, self->since, read_us, NULL) == 0) {
+        agent_energy_interval_close(self->energy, self->since, read_us, NULL) == 0) {
         id = self->since;
         self->since = -1;
     }
     if (self->since >= 0) {
-        (void) jf_energy_interval_drop(self->energy, self->since, NULL);
+        (void)agent_energy_interval_drop(self->energy, self->since, NULL);
         self->since = -1;
     }
-    if (jf_energy_interval_open(self->energy, read_us, &self->since, NULL) != 0) {
+    if (agent_energy_interval_open(self->energy, read_us, &self->since, NULL) != 0) {
         self->since = -1; // no slot: the next long epoch goes without the fallback
     }
     return id;
@@ -276,7 +283,7 @@ int agent_measure_add_epoch(agent_measure_t *self, json_t *rec, int64_t read_us,
     if (rc == 0 && n >= 0 && n < self->epochs && n > self->last_epoch) {
         self->last_epoch = (int) n;
     }
-    // e2e_us is in the run's time base already (a simulated trainer reports modelled time).
+    // e2e_us is in the run's time base already (a trainer with its own clock reports in it).
     int64_t read_tb_us = s_time(self, read_us);
     s_held_t *h = &self->held[self->n_held++];
     *h = (s_held_t){.rec = rec,
@@ -292,11 +299,12 @@ size_t agent_measure_held(const agent_measure_t *self)
 }
 
 // The epoch's energy from the RAPL counters over the interval's range; false when they give none.
-static bool s_counter_energy(const agent_measure_t *self, const jf_energy_result_t *range,
+static bool s_counter_energy(const agent_measure_t *self, const agent_energy_result_t *range,
                              jf_epoch_rec_t *e)
 {
-    jf_energy_counter_result_t c;
-    if (jf_energy_counter_between(self->counter, range->start_us, range->end_us, &c, NULL) != 0 ||
+    agent_energy_counter_result_t c;
+    if (agent_energy_counter_between(self->counter, range->start_us, range->end_us, &c, NULL) !=
+            0 ||
         c.covered_us <= 0) {
         return false;
     }
@@ -307,20 +315,20 @@ static bool s_counter_energy(const agent_measure_t *self, const jf_energy_result
     return true;
 }
 
-// Power rails first (a board's monitor, or a sim board's fake one), else RAPL counters.
+// Power rails first (a board's monitor, as the platform presents it), else RAPL counters.
 static agent_measure_energy_t s_attach(agent_measure_t *self, const s_held_t *h)
 {
-    jf_energy_result_t r;
+    agent_energy_result_t r;
     jf_epoch_rec_t e = {0};
-    if (jf_energy_interval_result(self->energy, h->interval, &r, NULL) != 0) {
+    if (agent_energy_interval_result(self->energy, h->interval, &r, NULL) != 0) {
         return AGENT_MEASURE_NOT_CLOSED;
     }
-    if (r.total != JF_ENERGY_TOTAL_NONE && r.covered_us > 0) {
+    if (r.total != JF_MEASURE_TOTAL_NONE && r.covered_us > 0) {
         e = (jf_epoch_rec_t){.energy_mj = r.energy_mj,
                              .avg_power_mw = r.avg_power_mw,
                              .has_peak = r.n_samples > 0, // a short epoch may hold no sample
                              .peak_power_mw = r.peak_power_mw};
-    } else if (r.total != JF_ENERGY_TOTAL_NONE) {
+    } else if (r.total != JF_MEASURE_TOTAL_NONE) {
         return AGENT_MEASURE_NOT_CLOSED;
     } else if (!s_counter_energy(self, &r, &e)) {
         return AGENT_MEASURE_ABSENT;
@@ -336,8 +344,8 @@ json_t *agent_measure_pop_epoch(agent_measure_t *self, int64_t now_us, bool forc
         return NULL;
     }
     s_held_t h = self->held[0];
-    bool power = self->seen_power || jf_energy_counter_has_zones(self->counter);
-    bool closed = h.interval >= 0 && jf_energy_interval_is_complete(self->energy, h.interval);
+    bool power = self->seen_power || agent_energy_counter_has_zones(self->counter);
+    bool closed = h.interval >= 0 && agent_energy_interval_is_complete(self->energy, h.interval);
     if (power && !closed && h.interval >= 0 && !force && now_us < h.deadline_us) {
         return NULL; // its closing sample is due
     }
@@ -345,7 +353,7 @@ json_t *agent_measure_pop_epoch(agent_measure_t *self, int64_t now_us, bool forc
                                  : closed ? s_attach(self, &h)
                                           : AGENT_MEASURE_NOT_CLOSED;
     if (h.interval >= 0) {
-        (void) jf_energy_interval_drop(self->energy, h.interval, NULL);
+        (void)agent_energy_interval_drop(self->energy, h.interval, NULL);
     }
     memmove(&self->held[0], &self->held[1], (self->n_held - 1) * sizeof self->held[0]);
     self->n_held--;
@@ -394,16 +402,16 @@ static size_t s_cache(const agent_measure_t *self, jf_measure_cache_t *out)
 // The run's energy from the RAPL counters, or why there is none.
 static void s_energy_rapl(const agent_measure_t *self, jf_measure_t *m)
 {
-    jf_energy_counter_result_t c;
+    agent_energy_counter_result_t c;
     jf_err_t err = {0};
-    if (jf_energy_counter_run(self->counter, &c, &err) != 0 || c.covered_us <= 0) {
+    if (agent_energy_counter_run(self->counter, &c, &err) != 0 || c.covered_us <= 0) {
         (void) snprintf(m->reason, sizeof m->reason, "%.*s", (int) sizeof m->reason - 1,
                         err.msg[0] ? err.msg : "RAPL counters were read only once");
         return;
     }
-    m->total = JF_ENERGY_TOTAL_RAPL;
+    m->total = JF_MEASURE_TOTAL_RAPL;
     (void) snprintf(m->energy_source, sizeof m->energy_source, "rapl");
-    (void) snprintf(m->covers, sizeof m->covers, "%s", jf_energy_counter_covers(self->counter));
+    (void)snprintf(m->covers, sizeof m->covers, "%s", agent_energy_counter_covers(self->counter));
     m->energy_mj = c.energy_mj;
     m->avg_power_mw = c.avg_power_mw;
     m->peak_power_mw = c.has_peak ? c.peak_power_mw : 0.0;
@@ -419,33 +427,34 @@ static void s_energy_rapl(const agent_measure_t *self, jf_measure_t *m)
 
 static void s_energy(const agent_measure_t *self, jf_measure_t *m)
 {
-    jf_energy_result_t r;
-    jf_energy_result(self->energy, &r);
+    agent_energy_result_t r;
+    agent_energy_result(self->energy, &r);
     m->achieved_rate_hz = r.achieved_rate_hz;
     m->samples = r.n_samples;
     m->late = r.n_late;
     m->missed = r.n_missed;
     m->max_gap_us = r.max_gap_us;
-    m->total = r.covered_us > 0 ? r.total : JF_ENERGY_TOTAL_NONE;
-    if (m->total == JF_ENERGY_TOTAL_NONE) {
+    m->total = r.covered_us > 0 ? r.total : JF_MEASURE_TOTAL_NONE;
+    if (m->total == JF_MEASURE_TOTAL_NONE) {
         (void) snprintf(m->reason, sizeof m->reason,
                         "no sample carried a power reading or RAPL counters");
-        if (jf_energy_counter_has_zones(self->counter) || jf_energy_counter_reason(self->counter)[0]) {
+        if (agent_energy_counter_has_zones(self->counter) ||
+            agent_energy_counter_reason(self->counter)[0]) {
             s_energy_rapl(self, m);
         }
         return;
     }
     (void) snprintf(m->energy_source, sizeof m->energy_source, "%s",
-                    self->simulated ? JF_MEASURE_SOURCE_SIMULATED : self->power_source);
+                    self->energy_source[0] ? self->energy_source : self->power_source);
     m->energy_mj = r.energy_mj;
     m->avg_power_mw = r.avg_power_mw;
     m->peak_power_mw = r.peak_power_mw;
     m->covered_us = r.covered_us;
-    if (m->total == JF_ENERGY_TOTAL_INPUT_RAIL) {
+    if (m->total == JF_MEASURE_TOTAL_INPUT_RAIL) {
         memcpy(m->input_rail, self->input_rail, sizeof m->input_rail);
     }
     for (size_t i = 0; i < r.n_rails; i++) {
-        const jf_energy_rail_t *x = &r.rails[i];
+        const agent_energy_rail_t *x = &r.rails[i];
         jf_measure_rail_t *y = &m->rails[m->n_rails++];
         memcpy(y->name, x->name, sizeof y->name);
         y->energy_mj = x->energy_mj;
@@ -454,16 +463,15 @@ static void s_energy(const agent_measure_t *self, jf_measure_t *m)
     }
 }
 
-// The time base. A simulated run's sample times went into the energy code in modelled time
-// (max_gap_us is modelled already); the sampler's achieved rate is on the wall clock.
+// The time base. With the trainer's own clock the sample times went into the energy code in
+// that clock (max_gap_us is in it already); the sampler's achieved rate is on the wall clock.
 static void s_time_base(const agent_measure_t *self, const agent_measure_facts_t *f,
                         jf_measure_t *m)
 {
-    if (!self->simulated) {
-        (void) snprintf(m->time_base, sizeof m->time_base, "monotonic");
+    (void) snprintf(m->time_base, sizeof m->time_base, "%s", self->time_base);
+    if (!self->own_clock) {
         return;
     }
-    (void) snprintf(m->time_base, sizeof m->time_base, "simulated, speed %g", self->speed);
     m->wall_rate_hz = self->wall_rate_hz;
     if (f->sampling) {
         m->achieved_rate_hz = f->sampling->achieved_rate_hz / self->speed;

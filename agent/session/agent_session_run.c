@@ -13,12 +13,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define S_SIM_POWER_NOTE                                                                           \
-    "simulated: the operating point written into the fake sysfs tree, no hardware switched; "    \
-    "page cache modelled (cold after drop_caches, else as the board's earlier runs left it)"
-#define S_SIM_PREPARED_DETAIL                                                                      \
-    "simulated board: storage check and power-mode helper skipped; page cache modelled"
-
 static const struct {
     const char *model;
     const char *dataset;
@@ -97,8 +91,9 @@ static int s_check_run(const agent_session_t *self, const jf_run_spec_t *s, char
                         s->dataset);
         return JF_FAIL_INFEASIBLE;
     }
-    bool sim = agent_platform_sim(self->platform) != NULL; // the model has the dataset
-    if (!sim && (stat(dataset_dir, &sb) != 0 || !S_ISDIR(sb.st_mode))) {
+    // Where the platform models the dataset there is no directory to check.
+    bool files = agent_platform_has_dataset_files(self->platform);
+    if (files && (stat(dataset_dir, &sb) != 0 || !S_ISDIR(sb.st_mode))) {
         (void) snprintf(why, why_size, "dataset directory '%.200s' is missing", dataset_dir);
         return JF_FAIL_INFEASIBLE;
     }
@@ -125,67 +120,58 @@ static void s_accept(agent_session_t *self, const char *run, int64_t attempt)
 }
 
 // The power state in force for the measure record: read back by the worker on a Jetson; on a
-// platform without a power handle the mode as its table names it (a host's DEFAULT: nothing is
-// changed, and there is nothing to read back).
+// platform without a power handle what the platform says it is.
 static json_t *s_power_mode(const agent_session_t *self, const agent_worker_reply_t *p)
 {
-    const jf_run_spec_t *s = &self->run.spec;
     if (p->has_power) {
         return json_loads(p->power_json, 0, NULL);
     }
-    if (agent_platform_sim(self->platform)) {
-        return agent_session_sim_power_json(self, S_SIM_POWER_NOTE);
-    }
-    return json_pack("{s:i, s:s}", "mode_id", s->power_mode_id, "mode_name", s->power_mode);
+    return agent_platform_power_record(self->platform, &self->run.spec);
 }
 
-// A simulated trainer's rail powers into the sim board's fake power monitor, where the sampler
-// and the energy code read them as on a real board.
-static void s_on_sim_power(const json_t *power_mw, void *arg)
+// A line of the trainer's output, for what the platform's trainer reports beyond the wire
+// records; the residency it yields goes into the measure record.
+static void s_on_trainer_line(const json_t *line, void *arg)
 {
     agent_session_t *self = arg;
+    agent_run_t *r = &self->run;
+    agent_platform_line_t out = {0};
     jf_err_t err = {0};
-    if (agent_platform_sim_set_power(self->platform, power_mw, &err) != 0) {
+    if (agent_platform_trainer_line(self->platform, r->spec.dataset, line, &out, &err) != 0) {
         jf_log_warn("run: %s", err.msg);
     }
+    for (int i = 0; r->measure && i < out.n_residency; i++) {
+        agent_measure_set_residency(r->measure, out.residency_epoch[i], &out.residency[i]);
+    }
 }
 
-// The modelled residency share of a dataset of size_bytes for the measure record's cache
-// entries (which the power mode's note marks as modelled).
-static void s_sim_residency(agent_measure_t *measure, int epoch, double share, int64_t size_bytes)
+// The measurements, in the time base the platform's runs keep.
+static agent_measure_t *s_measure_new(const agent_session_t *self, int64_t now_us, int *ret_wall_hz,
+                                      jf_err_t *err)
 {
-    double f = share >= 0.0 && share <= 1.0 ? share : 0.0;
-    agent_residency_t res = {.total_bytes = size_bytes,
-                             .resident_bytes = (int64_t) ((double) size_bytes * f + 0.5)};
-    agent_measure_set_residency(measure, epoch, &res);
+    const jf_run_spec_t *s = &self->run.spec;
+    agent_measure_opts_t mo = {.rate_hz = s->telemetry_hz,
+                               .input_rail = self->input_rail[0] ? self->input_rail : NULL,
+                               .epochs = s->epochs,
+                               .start_us = now_us};
+    agent_platform_timing(self->platform, &mo.timing);
+    *ret_wall_hz = agent_measure_wall_rate_hz(&mo);
+    return agent_measure_new(&mo, err);
 }
 
-// A simulated trainer's modelled page cache after an epoch, into the board's cache state for the
-// next runs (docs/simulator.md "The page cache between runs") and into the measure record's
-// residency (modelled: a sim board has no files to measure).
-static void s_on_sim_cache(int64_t epoch, const json_t *sim_cache, void *arg)
+// The trainer: the platform's program and arguments, the run's own added by the runner.
+static agent_runner_t *s_runner_start(agent_session_t *self, jf_err_t *err)
 {
-    agent_session_t *self = arg;
-    agent_sim_cache_t *cache = agent_platform_sim_cache(self->platform);
-    const json_t *before = json_object_get(sim_cache, "resident_before");
-    const json_t *after = json_object_get(sim_cache, "resident_after");
-    const json_t *room = json_object_get(sim_cache, "cache_bytes");
-    const json_t *size = json_object_get(sim_cache, "dataset_bytes");
-    if (!cache || !json_is_number(after) || !json_is_integer(room) || !json_is_integer(size)) {
-        jf_log_warn("run: epoch %lld's sim_cache lacks resident_after, cache_bytes or "
-                    "dataset_bytes; the board's page cache keeps its state",
-                    (long long) epoch);
-        return;
+    agent_run_t *r = &self->run;
+    agent_platform_trainer_t trainer;
+    agent_platform_run_t run = {.spec = &r->spec, .dataset_dir = r->dataset_dir,
+                                .train_bin = self->train_bin};
+    if (agent_platform_trainer(self->platform, &run, &trainer, err) != 0) {
+        return NULL;
     }
-    agent_sim_cache_update(cache, self->run.spec.dataset, json_number_value(after),
-                           json_integer_value(room), json_integer_value(size));
-    agent_measure_t *measure = self->run.measure;
-    if (measure && epoch >= 0 && epoch < JF_EPOCHS_MAX) {
-        if (epoch == 0 && json_is_number(before)) {
-            s_sim_residency(measure, -1, json_number_value(before), json_integer_value(size));
-        }
-        s_sim_residency(measure, (int) epoch, json_number_value(after), json_integer_value(size));
-    }
+    agent_runner_opts_t o = {.trainer = &trainer, .spec = &r->spec,
+                             .line_fn = s_on_trainer_line, .line_arg = self};
+    return agent_runner_start(&o, err);
 }
 
 // Starts what the run needs once prepared: the mode (platforms without a power handle), the
@@ -206,27 +192,13 @@ static int s_start(agent_session_t *self, jf_err_t *err)
     if (rc != 0) {
         return rc;
     }
-    // A sim board's trainer runs in compressed time: the measurements take its time base.
-    const agent_platform_sim_t *sim = agent_platform_sim(self->platform);
-    agent_measure_opts_t mo = {.rate_hz = s->telemetry_hz,
-                               .input_rail = self->input_rail[0] ? self->input_rail : NULL,
-                               .epochs = s->epochs,
-                               .start_us = now_us,
-                               .simulated = sim != NULL,
-                               .speed = sim ? sim->speed : 1.0};
-    r->measure = agent_measure_new(&mo, err);
+    int wall_hz = 0;
+    r->measure = s_measure_new(self, now_us, &wall_hz, err);
     r->power_mode = s_power_mode(self, r->prepared);
     const char *disk = r->prepared->has_mount ? r->prepared->mount.disk : "";
     r->sampling = r->measure && r->power_mode &&
-                  agent_sampler_start(self->sampler, agent_measure_wall_rate_hz(&mo), disk) == 0;
-    agent_sim_cache_t *sim_cache = agent_platform_sim_cache(self->platform);
-    agent_runner_opts_t o = {.train_bin = self->train_bin, .dataset_dir = r->dataset_dir,
-                             .spec = s, .sim = agent_platform_sim(self->platform),
-                             .power_fn = s_on_sim_power, .power_arg = self,
-                             .cache_fn = s_on_sim_cache,
-                             .sim_cache_resident =
-                                 sim_cache ? agent_sim_cache_resident(sim_cache, s->dataset) : 0};
-    r->runner = r->sampling ? agent_runner_start(&o, err) : NULL;
+                  agent_sampler_start(self->sampler, wall_hz, disk) == 0;
+    r->runner = r->sampling ? s_runner_start(self, err) : NULL;
     if (!r->runner) {
         agent_spool_drop(self->spool, s->run_id, r->attempt);
         return r->sampling ? -EIO : jf_err_set(err, -ENOMEM, "cannot start the measurements");
@@ -327,10 +299,10 @@ void agent_session_on_worker(agent_session_t *self)
     free(reply);
 }
 
-// A sim board has no disk and no helper; its page cache is the model's, which drop_caches empties
-// (the measure record says "simulated"). Answers as the worker would, at once.
-static void s_prepare_sim(agent_session_t *self, const jf_run_spec_t *s, int64_t attempt,
-                          const char *dataset_dir)
+// A run the platform prepared itself (no disk, no helper: agent_platform_prepare_run), answered
+// as the worker would, at once.
+static void s_prepared_by_platform(agent_session_t *self, const jf_run_spec_t *s, int64_t attempt,
+                                   const char *dataset_dir, const agent_platform_prepared_t *p)
 {
     agent_run_t *r = &self->run;
     agent_worker_reply_t *reply = calloc(1, sizeof *reply);
@@ -345,11 +317,8 @@ static void s_prepare_sim(agent_session_t *self, const jf_run_spec_t *s, int64_t
     memcpy(reply->run, s->run_id, sizeof reply->run);
     reply->attempt = attempt;
     reply->ok = true;
-    reply->drop = s->drop_caches ? JF_MEASURE_DROP_SIMULATED : JF_MEASURE_DROP_NONE;
-    if (s->drop_caches) {
-        agent_sim_cache_drop(agent_platform_sim_cache(self->platform));
-    }
-    (void) snprintf(reply->detail, sizeof reply->detail, "%s", S_SIM_PREPARED_DETAIL);
+    reply->drop = p->drop;
+    (void) snprintf(reply->detail, sizeof reply->detail, "%s", p->detail);
     s_on_prepared(self, reply);
     free(reply);
 }
@@ -359,8 +328,9 @@ static void s_prepare(agent_session_t *self, const jf_run_spec_t *s, int64_t att
                       const char *dataset_dir)
 {
     agent_run_t *r = &self->run;
-    if (agent_platform_sim(self->platform)) {
-        s_prepare_sim(self, s, attempt, dataset_dir);
+    agent_platform_prepared_t prepared = {0};
+    if (agent_platform_prepare_run(self->platform, s, &prepared)) {
+        s_prepared_by_platform(self, s, attempt, dataset_dir, &prepared);
         return;
     }
     agent_worker_prepare_t *job = calloc(1, sizeof *job);
@@ -466,16 +436,15 @@ static void s_begin_finish(agent_session_t *self, const agent_runner_outcome_t *
     }
 }
 
-// A sim board's thermal zones follow modelled time between power changes: the sampler reads
-// them in its own thread, so the loop rewrites them once per tick (docs/simulator.md, "Thermal").
-static void s_sim_tick(agent_session_t *self, int64_t now_us)
+// What the platform models in time follows the loop's ticks (agent_platform_tick).
+static void s_platform_tick(agent_session_t *self, int64_t now_us)
 {
     jf_err_t err = {0};
     uint64_t n = 0;
-    if (agent_platform_sim_tick(self->platform, now_us, &err) != 0 &&
-        jf_log_ratelimit_allow(&self->rl_sim, &n)) {
-        jf_log_warn("sim: %s; the temperatures stay as written, retrying next tick (%llu more "
-                    "suppressed)",
+    if (agent_platform_tick(self->platform, now_us, &err) != 0 &&
+        jf_log_ratelimit_allow(&self->rl_platform, &n)) {
+        jf_log_warn("platform: %s; what it models stays as written, retrying next tick (%llu "
+                    "more suppressed)",
                     err.msg, (unsigned long long) n);
     }
 }
@@ -483,9 +452,7 @@ static void s_sim_tick(agent_session_t *self, int64_t now_us)
 void agent_session_run_tick(agent_session_t *self, int64_t now_us)
 {
     agent_run_t *r = &self->run;
-    if (agent_platform_sim(self->platform)) {
-        s_sim_tick(self, now_us);
-    }
+    s_platform_tick(self, now_us);
     if (r->phase == AGENT_RUN_RUNNING) {
         agent_runner_read(r->runner, agent_session_on_record, self);
         agent_runner_tick(r->runner, now_us);
@@ -520,8 +487,9 @@ void agent_session_drop_run(agent_session_t *self, const char *run, int64_t atte
 void agent_session_run_fini(agent_session_t *self)
 {
     agent_run_t *r = &self->run;
-    if (r->active && agent_platform_sim(self->platform)) {
-        s_on_sim_power(NULL, self); // the simulated board is idle again
+    jf_err_t err = {0};
+    if (r->active && agent_platform_run_end(self->platform, &err) != 0) {
+        jf_log_warn("run: %s", err.msg);
     }
     if (r->sampling && !r->stop_sent && agent_sampler_stop(self->sampler) == 0) {
         self->sampler_stops++; // its answer is dropped when it comes
