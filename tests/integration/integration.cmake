@@ -38,3 +38,12 @@ jf_add_integration_test(sim_energy TIMEOUT 90
 target_compile_definitions(sim_energy_itest PRIVATE
   JF_SIM_PARAMS_SOURCE="${PROJECT_SOURCE_DIR}/agent/sim/sim_params.yaml")
 add_dependencies(sim_energy_itest ${JF_ITEST_DEPS})
+
+# Reliability (issue #11): the coordinator never wedges — a peer that never reads, coordinator
+# pauses, a board's stale connection holding its routing id, `sweep submit --wait` bounds.
+foreach(t wedge_flood)
+  jf_add_integration_test(${t} SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/${t}_test.c
+                          LIBS jft_support jf_common)
+  add_dependencies(${t}_itest ${JF_ITEST_DEPS})
+  set_property(TEST integration.${t} APPEND PROPERTY LABELS reliability)
+endforeach()
