@@ -82,13 +82,13 @@ static void test_new_connection_takes_over(void **state)
     int64_t t0 = jf_clock_mono_us();
     assert_int_equal(jft_fleet_start_sim_agent(f, 0, s_agent_args), 0);
     bool online = jft_wait_until(s_online, f, S_WAIT_MS);
-    double reregister_s = (double) (jf_clock_mono_us() - t0) / (double) JF_US_PER_S;
+    double reregister_s = (double)(jf_clock_mono_us() - t0) / (double)JF_US_PER_S;
     int refused = s_log_count(f, "refused hello");
     printf("reregister_s=%.2f\nrefused_hellos=%d\n", online ? reregister_s : -1.0, refused);
     fflush(stdout);
     assert_true(online);
     assert_int_equal(refused, 0);
-    assert_true(reregister_s * 1000 <= (double) S_REREGISTER_MAX_MS * jft_timeout_scale());
+    assert_true(reregister_s * 1000 <= (double)S_REREGISTER_MAX_MS * jft_timeout_scale());
     zsock_destroy(&squatter);
 }
 

@@ -57,9 +57,11 @@ static void s_send(zsock_t *sock, const char *to, json_t *msg)
 
 static void s_welcome(zsock_t *router, const json_t *hello, const char *session)
 {
-    jf_welcome_t w = {.coordinator_epoch = 1, .heartbeat_us = S_HB_MS * JF_US_PER_MS,
-                      .heartbeat_timeout_us = S_HB_TIMEOUT_MS * JF_US_PER_MS, .telemetry_hz = 1};
-    (void) snprintf(w.session, sizeof w.session, "%s", session);
+    jf_welcome_t w = {.coordinator_epoch = 1,
+                      .heartbeat_us = S_HB_MS * JF_US_PER_MS,
+                      .heartbeat_timeout_us = S_HB_TIMEOUT_MS * JF_US_PER_MS,
+                      .telemetry_hz = 1};
+    (void)snprintf(w.session, sizeof w.session, "%s", session);
     int64_t re = json_integer_value(json_object_get(hello, "id"));
     s_send(router, "host-1", jf_msg_welcome_new(900, re, &w));
 }
@@ -69,22 +71,22 @@ static void s_welcome(zsock_t *router, const json_t *hello, const char *session)
 // *ret_second_ms gets when the second one came (or -1).
 static int s_errors_and_hellos(zsock_t *router, int window_ms, int *ret_second_ms)
 {
-    int64_t t0 = jf_clock_mono_us(), end = t0 + (int64_t) window_ms * 1000;
+    int64_t t0 = jf_clock_mono_us(), end = t0 + (int64_t)window_ms * 1000;
     int n = 0, sent = 0;
     *ret_second_ms = -1;
     while (jf_clock_mono_us() < end) {
-        int64_t next_error = t0 + (int64_t) sent * S_ERROR_GAP_MS * 1000;
+        int64_t next_error = t0 + (int64_t)sent * S_ERROR_GAP_MS * 1000;
         if (sent < S_BURST && jf_clock_mono_us() >= next_error) {
             s_send(router, "host-1",
                    jf_msg_error_new(100 + sent, -1, JF_MSG_E_NOT_REGISTERED, "test"));
             sent++;
             continue;
         }
-        int64_t until = sent < S_BURST ? t0 + (int64_t) sent * S_ERROR_GAP_MS * 1000 : end;
-        json_t *m = jft_recv_json(router, (int) ((until - jf_clock_mono_us()) / 1000) + 1, NULL);
+        int64_t until = sent < S_BURST ? t0 + (int64_t)sent * S_ERROR_GAP_MS * 1000 : end;
+        json_t *m = jft_recv_json(router, (int)((until - jf_clock_mono_us()) / 1000) + 1, NULL);
         const char *type = json_string_value(json_object_get(m, "type"));
         if (type && strcmp(type, "hello") == 0 && ++n == 2) {
-            *ret_second_ms = (int) ((jf_clock_mono_us() - t0) / 1000);
+            *ret_second_ms = (int)((jf_clock_mono_us() - t0) / 1000);
         }
         json_decref(m);
     }
@@ -138,9 +140,14 @@ static void test_agent_one_hello_per_lost_session(void **state)
 
 static json_t *s_hello(int64_t id, int64_t started_us)
 {
-    jf_hello_t h = {.name = "host-1", .board_type = JF_BOARD_HOST, .platform = "host",
-                    .n_modes = 1, .modes = {{0, "DEFAULT"}}, .n_storage = 1,
-                    .storage = {{"local", "/tmp"}}, .started_us = started_us};
+    jf_hello_t h = {.name = "host-1",
+                    .board_type = JF_BOARD_HOST,
+                    .platform = "host",
+                    .n_modes = 1,
+                    .modes = {{0, "DEFAULT"}},
+                    .n_storage = 1,
+                    .storage = {{"local", "/tmp"}},
+                    .started_us = started_us};
     return jf_msg_hello_new(id, &h, NULL);
 }
 
@@ -186,8 +193,7 @@ static void test_coordinator_repeat_hello_idempotent(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_agent_one_hello_per_lost_session, s_setup,
-                                        s_teardown),
+        cmocka_unit_test_setup_teardown(test_agent_one_hello_per_lost_session, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown(test_coordinator_repeat_hello_idempotent, s_setup,
                                         s_teardown),
     };

@@ -23,18 +23,18 @@
 
 #include <cmocka.h>
 
-#define S_SIMS         8
-#define S_RUNS         (S_SIMS * 2) // boards x power modes
-#define S_PAUSES       5
-#define S_HB_MS        500
+#define S_SIMS          8
+#define S_RUNS          (S_SIMS * 2) // boards x power modes
+#define S_PAUSES        5
+#define S_HB_MS         500
 #define S_HB_TIMEOUT_MS 3000
-#define S_BACK_MS      (2 * S_HB_MS) // every agent registered again within this, scaled
-#define S_BACK_WAIT_MS 20000         // how long to wait for a late one, to report its figure
-#define S_RUN_MS       2000          // the sweep runs undisturbed this long between pauses
-#define S_SWEEP_MS     90000
+#define S_BACK_MS       (2 * S_HB_MS) // every agent registered again within this, scaled
+#define S_BACK_WAIT_MS  20000         // how long to wait for a late one, to report its figure
+#define S_RUN_MS        2000          // the sweep runs undisturbed this long between pauses
+#define S_SWEEP_MS      90000
 
-static const char *const s_agent_args[] = {"--sim-speed", "8", "--sim-scale", "0.05",
-                                           "--sim-seed", "5", "--log-level", "info", NULL};
+static const char *const s_agent_args[] = {
+    "--sim-speed", "8", "--sim-scale", "0.05", "--sim-seed", "5", "--log-level", "info", NULL};
 
 static const char s_sweep[] = "name: pauses\n"
                               "target:\n  device_types: [xavier-nx]\n"
@@ -108,7 +108,7 @@ static int s_pause(jft_fleet_t *f)
     jft_proc_signal(&f->coord, SIGCONT);
     int64_t t0 = jf_clock_mono_us();
     bool back = jft_wait_until(s_all_back, &b, S_BACK_WAIT_MS);
-    return back ? (int) ((jf_clock_mono_us() - t0) / JF_US_PER_MS) : -1;
+    return back ? (int)((jf_clock_mono_us() - t0) / JF_US_PER_MS) : -1;
 }
 
 static bool s_finished(void *arg)
@@ -138,8 +138,8 @@ static void test_pauses(void **state)
     bool finished = worst_ms >= 0 && jft_wait_until(s_finished, f, S_SWEEP_MS);
     jft_sweep_tally_t t = {0};
     jft_sweep_tally(f, S_RUNS, &t);
-    printf("pauses_mid_sweep=%d\nback_online_max_ms=%d\nsweep_finished=%d\n", mid_sweep,
-           worst_ms, finished);
+    printf("pauses_mid_sweep=%d\nback_online_max_ms=%d\nsweep_finished=%d\n", mid_sweep, worst_ms,
+           finished);
     jft_sweep_tally_print(&t);
     assert_true(worst_ms >= 0);
     assert_true(worst_ms <= S_BACK_MS * jft_timeout_scale());

@@ -49,7 +49,7 @@ static const char *s_check_example(const char *doc, const char *p, size_t *ret_l
         fail_msg("%s:%d: example is not JSON: %s", JF_PROTOCOL_DOC, s_line_of(doc, p), jerr.text);
     }
     json_decref(j);
-    *ret_len = (size_t) jerr.position;
+    *ret_len = (size_t)jerr.position;
     jf_msg_t msg = {0};
     const char *code = NULL;
     int64_t id = -1;
@@ -65,7 +65,7 @@ static const char *s_check_example(const char *doc, const char *p, size_t *ret_l
 
 static void test_every_example_decodes(void **state)
 {
-    (void) state;
+    (void)state;
     char *doc = s_read_doc();
     int examples = 0, refused = 0;
     for (const char *p = strstr(doc, "{\"v\":1"); p; p = strstr(p, "{\"v\":1")) {
@@ -83,7 +83,7 @@ static void test_every_example_decodes(void **state)
 // §6.2: a ctl.status request has no members; one with `re` is refused like any unknown member.
 static void test_status_with_re_refused(void **state)
 {
-    (void) state;
+    (void)state;
     const char text[] = "{\"v\":1,\"type\":\"ctl.status\",\"id\":1,\"re\":3}";
     jf_msg_t msg = {0};
     const char *code = NULL;
