@@ -41,7 +41,7 @@ add_dependencies(sim_energy_itest ${JF_ITEST_DEPS})
 
 # Reliability (issue #11): the coordinator never wedges — a peer that never reads, coordinator
 # pauses, a board's stale connection holding its routing id, `sweep submit --wait` bounds.
-foreach(t wedge_flood wedge_handover wedge_hello wedge_pause)
+foreach(t wedge_flood wedge_handover wedge_hello wedge_pause wedge_wait)
   jf_add_integration_test(${t} SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/${t}_test.c
                           LIBS jft_support jf_common)
   add_dependencies(${t}_itest ${JF_ITEST_DEPS})
