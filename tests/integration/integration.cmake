@@ -47,4 +47,3 @@ jf_add_integration_test(sim_energy TIMEOUT 90
 target_compile_definitions(sim_energy_itest PRIVATE
   JF_SIM_PARAMS_SOURCE="${PROJECT_SOURCE_DIR}/agent/sim/sim_params.yaml")
 add_dependencies(sim_energy_itest ${JF_ITEST_DEPS})
-
