@@ -25,6 +25,7 @@ typedef struct coord_board {
     const jf_board_spec_t *spec;         // borrowed; owned by the fleet config
     bool online;
     char session[JF_SESSION_ID_LEN + 1]; // current session id ("" when never registered)
+    int64_t agent_started_us;            // the registered agent's start (its hello, wall us)
     int64_t last_rx_mono_us;             // last message received from the agent
     int64_t last_tx_mono_us;             // last message sent to it
     int64_t offline_since_mono_us;       // when it went offline (0 while online)

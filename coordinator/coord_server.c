@@ -65,21 +65,69 @@ static void s_outbox_clear(coord_server_t *self)
     self->n_out = 0;
 }
 
+static const char *const s_drop_names[COORD_DROP_COUNT] = {
+    [COORD_DROP_PEER_FULL] = "peer_full",
+    [COORD_DROP_PEER_GONE] = "peer_gone",
+    [COORD_DROP_OTHER] = "other",
+};
+
+const char *coord_server_drop_name(coord_server_drop_t why)
+{
+    return why < COORD_DROP_COUNT ? s_drop_names[why] : "?";
+}
+
+// Why a reply could not go out: the counters that `status` shows under send_drops.
+static coord_server_drop_t s_drop_reason(int errnum)
+{
+    switch (errnum) {
+    case EAGAIN:
+        return COORD_DROP_PEER_FULL;
+    case EHOSTUNREACH:
+        return COORD_DROP_PEER_GONE;
+    default:
+        return COORD_DROP_OTHER;
+    }
+}
+
+static void s_count_drop(coord_server_t *self, int errnum)
+{
+    coord_server_drop_t why = s_drop_reason(errnum);
+    self->drops[why]++;
+    uint64_t n = 0;
+    if (jf_log_ratelimit_allow(&self->rl_send, &n)) {
+        // Every reply is either resent by its sender or re-derived by us (acks by the agent's
+        // spool, welcomes by its hello retry, run.assign by our own resend), so a dropped
+        // reply costs a retry, while a blocking send would stop the whole loop.
+        jf_log_warn("server: reply dropped: %s (%s); %llu more suppressed; totals: %llu "
+                    "peer_full, %llu peer_gone, %llu other; the sender retries",
+                    coord_server_drop_name(why), strerror(errnum), (unsigned long long) n,
+                    (unsigned long long) self->drops[COORD_DROP_PEER_FULL],
+                    (unsigned long long) self->drops[COORD_DROP_PEER_GONE],
+                    (unsigned long long) self->drops[COORD_DROP_OTHER]);
+    }
+}
+
+// Never blocks (docs/protocol.md §1.5): ROUTER_MANDATORY makes a send to a peer whose pipe is
+// full fail with EAGAIN instead of waiting for that peer to read, and to a peer that is gone
+// with EHOSTUNREACH. Either way the reply is dropped and counted.
+static int s_send_one(zsock_t *sock, const coord_outmsg_t *o)
+{
+    void *h = zsock_resolve(sock);
+    if (zmq_send(h, zframe_data(o->identity), zframe_size(o->identity),
+                 ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0) {
+        return -errno;
+    }
+    // The routing frame was taken, so the pipe had room: the body goes to the same pipe.
+    return zmq_send(h, o->payload, o->len, ZMQ_DONTWAIT) < 0 ? -errno : 0;
+}
+
 static void s_outbox_flush(coord_server_t *self)
 {
     for (size_t i = 0; i < self->n_out; i++) {
         coord_outmsg_t *o = &self->out[i];
-        zmsg_t *m = zmsg_new();
-        zsock_t *sock = o->control ? self->control : self->agents;
-        if (!m || zmsg_append(m, &o->identity) != 0 || zmsg_addmem(m, o->payload, o->len) != 0 ||
-            zmsg_send(&m, sock) != 0) {
-            uint64_t n = 0;
-            if (jf_log_ratelimit_allow(&self->rl_send, &n)) {
-                // ROUTER_MANDATORY: the peer is gone. Data is safe: nothing is acked unsent.
-                jf_log_info("server: cannot send to a peer that went away (%s; %llu more)",
-                            strerror(errno), (unsigned long long) n);
-            }
-            zmsg_destroy(&m);
+        int rc = o->identity ? s_send_one(o->control ? self->control : self->agents, o) : -ENOMEM;
+        if (rc < 0) {
+            s_count_drop(self, -rc);
         }
     }
     s_outbox_clear(self);
@@ -271,6 +319,9 @@ static zsock_t *s_bind_router(const char *endpoint, jf_err_t *err)
         return NULL;
     }
     zsock_set_router_mandatory(s, 1);
+    // A board's new connection takes over its routing id from a stale one (docs/protocol.md §1.3).
+    zsock_set_router_handover(s, 1);
+    zsock_set_sndtimeo(s, 0); // no send may wait for a peer that does not read
     zsock_set_maxmsgsize(s, (int64_t) JF_MSG_MAX_BYTES_COORD * JF_MSG_TRANSPORT_FACTOR);
     zsock_set_backlog(s, COORD_BACKLOG);
     zsock_set_linger(s, 0);

@@ -85,13 +85,18 @@ static int s_resume_one(coord_server_t *self, coord_board_t *board, const jf_hel
     return rc;
 }
 
+// A repeated hello (again) of a session that is still current re-derives the welcome's resume
+// list and the board's run, but is not a second registration: no store update, no event.
 static int s_register(coord_server_t *self, coord_board_t *board, const jf_hello_t *h,
-                      const jf_msg_t *msg, jf_welcome_t *w, jf_err_t *err)
+                      const jf_msg_t *msg, bool again, jf_welcome_t *w, jf_err_t *err)
 {
-    char *facts = json_dumps(msg->body, JSON_COMPACT | JSON_SORT_KEYS);
-    int rc = coord_store_board_hello(self->store, h->name, jf_board_type_name(h->board_type),
+    int rc = 0;
+    if (!again) {
+        char *facts = json_dumps(msg->body, JSON_COMPACT | JSON_SORT_KEYS);
+        rc = coord_store_board_hello(self->store, h->name, jf_board_type_name(h->board_type),
                                      h->platform, facts, err);
-    free(facts);
+        free(facts);
+    }
     coord_board_set_run(board, COORD_BOARD_IDLE, NULL, 0);
     for (size_t i = 0; rc == 0 && i < h->n_runs; i++) {
         rc = s_resume_one(self, board, &h->runs[i], &w->resume[i], err);
@@ -100,8 +105,9 @@ static int s_register(coord_server_t *self, coord_board_t *board, const jf_hello
     s_reconcile_t r = {.server = self, .board = board, .hello = h, .err = err};
     rc = rc ? rc : coord_store_active_runs(self->store, h->name, s_reconcile_active, &r, err);
     rc = rc ? rc : r.rc;
-    rc = rc ? rc : coord_store_event(self->store, "board.online", h->name, NULL, 0, h->platform,
-                                     err);
+    if (rc == 0 && !again) {
+        rc = coord_store_event(self->store, "board.online", h->name, NULL, 0, h->platform, err);
+    }
     return rc;
 }
 
@@ -147,6 +153,38 @@ static void s_note_missing_modes(const coord_board_t *board, const jf_hello_t *h
     }
 }
 
+// The error code to refuse a hello with, and why; NULL if it is acceptable.
+static const char *s_hello_refusal(const coord_board_t *board, const zframe_t *identity,
+                                   const jf_hello_t *h, char *why, size_t why_size)
+{
+    if (!zframe_streq((zframe_t *) identity, h->name)) {
+        (void) snprintf(why, why_size, "'name' differs from the connection identity");
+        return JF_MSG_E_BAD_FIELD;
+    }
+    if (!board) {
+        (void) snprintf(why, why_size, "board '%s' is not in fleet.yaml", h->name);
+        return JF_MSG_E_UNKNOWN_BOARD;
+    }
+    if (s_hello_mismatch(board, h)) {
+        (void) snprintf(why, why_size, "board '%s': %s", h->name, s_hello_mismatch(board, h));
+        return JF_MSG_E_UNKNOWN_BOARD;
+    }
+    return NULL;
+}
+
+static void s_board_online(coord_board_t *board, const jf_hello_t *h, const char *session)
+{
+    (void) snprintf(board->session, sizeof board->session, "%s", session);
+    board->agent_started_us = h->started_us;
+    board->online = true;
+    board->offline_since_mono_us = 0;
+    board->n_modes = h->n_modes;
+    memcpy(board->modes, h->modes, sizeof board->modes);
+    s_note_missing_modes(board, h);
+    jf_log_notice("registry: board '%s' online (%s, %s, session %s)", h->name,
+                  jf_board_type_name(h->board_type), h->platform, session);
+}
+
 static int s_on_hello(coord_server_t *self, coord_board_t *board, const zframe_t *identity,
                       const jf_msg_t *msg, jf_err_t *err)
 {
@@ -159,16 +197,8 @@ static int s_on_hello(coord_server_t *self, coord_board_t *board, const zframe_t
                                                    JF_MSG_E_BAD_FIELD, perr.msg));
     }
     char why[160] = {0};
-    const char *code = JF_MSG_E_UNKNOWN_BOARD;
-    if (!zframe_streq((zframe_t *) identity, h.name)) {
-        code = JF_MSG_E_BAD_FIELD;
-        (void) snprintf(why, sizeof why, "'name' differs from the connection identity");
-    } else if (!board) {
-        (void) snprintf(why, sizeof why, "board '%s' is not in fleet.yaml", h.name);
-    } else if (s_hello_mismatch(board, &h)) {
-        (void) snprintf(why, sizeof why, "board '%s': %s", h.name, s_hello_mismatch(board, &h));
-    }
-    if (why[0]) {
+    const char *code = s_hello_refusal(board, identity, &h, why, sizeof why);
+    if (code) {
         jf_log_warn("registry: refused hello: %s", why);
         return coord_server_queue(self, false, identity,
                                   jf_msg_error_new(coord_server_next_id(self), msg->id, code, why));
@@ -179,20 +209,21 @@ static int s_on_hello(coord_server_t *self, coord_board_t *board, const zframe_t
         .heartbeat_timeout_us = self->fleet->coord.heartbeat_timeout_us,
         .telemetry_hz = self->fleet->coord.telemetry_hz,
     };
-    int rc = s_register(self, board, &h, msg, &w, err);
+    // The same agent process saying hello again while its session is current (a retry whose
+    // welcome was lost, or a new connection after a pause): answer with the same session.
+    bool again = board->online && board->agent_started_us == h.started_us;
+    int rc = s_register(self, board, &h, msg, again, &w, err);
     if (rc != 0) {
         return rc;
     }
-    s_new_session(w.session, sizeof w.session);
-    memcpy(board->session, w.session, sizeof board->session);
-    board->online = true;
-    board->offline_since_mono_us = 0;
-    board->n_modes = h.n_modes;
-    memcpy(board->modes, h.modes, sizeof board->modes);
-    s_note_missing_modes(board, &h);
+    if (again) {
+        memcpy(w.session, board->session, sizeof w.session);
+        jf_log_info("registry: board '%s' said hello again; same session %s", h.name, w.session);
+    } else {
+        s_new_session(w.session, sizeof w.session);
+        s_board_online(board, &h, w.session);
+    }
     self->dispatch_needed = true;
-    jf_log_notice("registry: board '%s' online (%s, %s, session %s)", h.name,
-                  jf_board_type_name(h.board_type), h.platform, w.session);
     return coord_server_queue_board(self, board,
                                     jf_msg_welcome_new(coord_server_next_id(self), msg->id, &w));
 }

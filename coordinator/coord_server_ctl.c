@@ -51,6 +51,16 @@ static json_t *s_counts_json(const coord_state_counts_t *c)
     return o;
 }
 
+static json_t *s_drops_json(const coord_server_t *self)
+{
+    json_t *o = json_object();
+    for (int i = 0; o && i < COORD_DROP_COUNT; i++) {
+        (void) json_object_set_new(o, coord_server_drop_name((coord_server_drop_t) i),
+                                   json_integer((json_int_t) self->drops[i]));
+    }
+    return o;
+}
+
 static int s_on_status(coord_server_t *self, const zframe_t *identity, const jf_msg_t *msg,
                        jf_err_t *err)
 {
@@ -65,8 +75,9 @@ static int s_on_status(coord_server_t *self, const zframe_t *identity, const jf_
         (void) json_array_append_new(boards,
                                      s_board_json(coord_registry_at(self->registry, i), now_us));
     }
-    json_t *data = json_pack("{s:I, s:o, s:o}", "coordinator_epoch", (json_int_t) self->epoch,
-                             "boards", boards, "runs", s_counts_json(&counts));
+    json_t *data = json_pack("{s:I, s:o, s:o, s:o}", "coordinator_epoch",
+                             (json_int_t) self->epoch, "boards", boards, "runs",
+                             s_counts_json(&counts), "send_drops", s_drops_json(self));
     return s_reply(self, identity, msg, data);
 }
 

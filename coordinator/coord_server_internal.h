@@ -21,6 +21,14 @@
 #define COORD_LEASE_HEARTBEATS 10
 #define COORD_BACKLOG          2048
 
+// Why a reply was dropped instead of sent (counted; `jetfleet status` shows the counts).
+typedef enum coord_server_drop {
+    COORD_DROP_PEER_FULL = 0, // the peer's pipe is full: it does not read (EAGAIN)
+    COORD_DROP_PEER_GONE,     // no connection has that routing id any more (EHOSTUNREACH)
+    COORD_DROP_OTHER,         // anything else (out of memory, a closed socket)
+    COORD_DROP_COUNT
+} coord_server_drop_t;
+
 typedef struct coord_outmsg {
     bool control;          // true: control socket, else agent socket
     zframe_t *identity;    // owned: routing id of the peer
@@ -45,6 +53,7 @@ struct coord_server {
     coord_outmsg_t *out;            // owned: replies sent after the tick's commit
     jf_log_ratelimit_t rl_bad;      // invalid messages
     jf_log_ratelimit_t rl_send;     // send failures
+    uint64_t drops[COORD_DROP_COUNT]; // replies dropped since start, by reason
 };
 
 // Queues msg (taking it over) for the peer identity (copied) on the agent or control socket,
@@ -54,6 +63,8 @@ int coord_server_queue(coord_server_t *self, bool control, const zframe_t *ident
 // Queues msg to the board (by name) on the agent socket.
 int coord_server_queue_board(coord_server_t *self, coord_board_t *board, json_t *msg);
 int64_t coord_server_next_id(coord_server_t *self);
+// The name of a drop reason as `status` reports it ("peer_full", ...). Static string.
+const char *coord_server_drop_name(coord_server_drop_t why);
 
 // Agent handlers (coord_server_agent.c): sender is the routing id, board NULL if the sender has
 // no session. Return 0, or a negative errno if the store failed (the tick is rolled back).

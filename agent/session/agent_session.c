@@ -67,8 +67,14 @@ static void s_send_hello(agent_session_t *self, int64_t now_us)
     memcpy(h.storage, self->storage, sizeof h.storage);
     h.n_runs = agent_spool_inventory(self->spool, h.runs, JF_HELLO_RUNS_MAX);
     json_t *sw = agent_platform_software(self->platform);
-    (void) agent_session_send(self, jf_msg_hello_new(self->next_id++, &h, sw));
+    int rc = agent_session_send(self, jf_msg_hello_new(self->next_id++, &h, sw));
     json_decref(sw);
+    if (rc < 0) {
+        // Not sent (no connection yet: ZMQ_IMMEDIATE), so not outstanding either: try again on
+        // the next tick, so that the hello goes out as soon as the connection is up.
+        self->hello_next_us = now_us + AGENT_TICK_MS * JF_US_PER_MS;
+        return;
+    }
     // Back off with jitter so a fleet restarting together does not knock in step.
     int64_t backoff = AGENT_HELLO_RETRY_MIN_US << (self->hello_tries < 5 ? self->hello_tries : 5);
     backoff = backoff < AGENT_HELLO_RETRY_MAX_US ? backoff : AGENT_HELLO_RETRY_MAX_US;
@@ -76,11 +82,25 @@ static void s_send_hello(agent_session_t *self, int64_t now_us)
     self->hello_tries++;
 }
 
+// Forgets the session: the next tick sends one hello, retried with back-off until welcomed.
+static void s_session_lost(agent_session_t *self)
+{
+    self->welcomed = false;
+    self->hello_next_us = 0;
+    self->hello_tries = 0;
+}
+
 static void s_on_welcome(agent_session_t *self, const jf_msg_t *msg)
 {
     jf_welcome_t w;
     if (jf_msg_welcome_parse(msg->body, &w, NULL) != 0) {
         return; // validated by the decoder
+    }
+    if (self->welcomed && strcmp(w.session, self->session) == 0) {
+        // The answer to a hello retry of a session we already have (docs/protocol.md §4.4):
+        // rewinding the spool again would only resend what is in flight.
+        jf_log_info("session: welcome for session %s again; already registered", w.session);
+        return;
     }
     self->welcomed = true;
     self->hello_tries = 0;
@@ -104,9 +124,13 @@ static void s_on_error(agent_session_t *self, const jf_msg_t *msg)
     char code[JF_IDENT_MAX + 1] = {0}, detail[JF_MSG_TEXT_MAX + 1] = {0};
     (void) jf_msg_error_parse(msg->body, code, sizeof code, detail, sizeof detail, NULL);
     if (strcmp(code, JF_MSG_E_NOT_REGISTERED) == 0) {
-        jf_log_notice("session: the coordinator has no session for us; registering again");
-        self->welcomed = false;
-        self->hello_next_us = 0;
+        // One hello per lost session (docs/protocol.md §4.4): every message in flight when the
+        // session was lost draws its own not_registered, and a hello is already outstanding
+        // (or due) for all of them; it is retried after the hello timeout, not per error.
+        if (self->welcomed) {
+            jf_log_notice("session: the coordinator has no session for us; registering again");
+            s_session_lost(self);
+        }
         return;
     }
     char q[256] = {0};
@@ -197,8 +221,7 @@ static void s_session_tick(agent_session_t *self, int64_t now_us)
         // Paranoid Pirate: a silent coordinator means a new socket and a new registration.
         jf_log_warn("session: nothing from the coordinator for %lld ms; reconnecting",
                     (long long) ((now_us - self->last_rx_us) / JF_US_PER_MS));
-        self->welcomed = false;
-        self->hello_next_us = 0;
+        s_session_lost(self);
         jf_err_t err = {0};
         if (s_connect(self, &err) != 0) {
             jf_log_error("%s", err.msg);

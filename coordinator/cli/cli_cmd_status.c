@@ -47,6 +47,11 @@ int cli_cmd_status(cli_ctx_t *ctx, int argc, char **argv)
            json_integer_value(json_object_get(runs, "running")),
            json_integer_value(json_object_get(runs, "done")),
            json_integer_value(json_object_get(runs, "failed")));
+    json_t *drops = json_object_get(data, "send_drops");
+    printf("replies dropped: %lld to peers that do not read, %lld to peers gone, %lld other\n",
+           json_integer_value(json_object_get(drops, "peer_full")),
+           json_integer_value(json_object_get(drops, "peer_gone")),
+           json_integer_value(json_object_get(drops, "other")));
     cli_table_destroy(&t);
     json_decref(data);
     return CLI_EXIT_OK;

@@ -2,10 +2,12 @@
 #include "cli_cmds.h"
 #include "cli_table.h"
 #include "jf_msg_ctl.h"
+#include "jf_parse.h"
 #include "jf_sweep.h"
 #include "jf_units.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,7 +15,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#define S_WAIT_POLL_MS 1000
+#define S_WAIT_POLL_MS  1000
+#define S_TIMEOUT_MAX_S (INT64_C(366) * 24 * 3600) // --timeout: up to a year
+#define S_SUBMIT_USAGE  "jetfleet sweep submit FILE [--wait [--timeout SECONDS]]"
 
 static void s_count_add(cli_table_t *t, const char *const *names, const char *a, const char *b,
                         size_t n)
@@ -113,37 +117,145 @@ static void s_progress(const coord_state_counts_t *c, size_t total, int64_t star
     fflush(stdout);
 }
 
-static int s_wait(cli_ctx_t *ctx, const char *name)
+// --wait's state: what it has printed, and since when the sweep has been unable to progress.
+typedef struct s_waiter {
+    cli_ctx_t *ctx;            // borrowed
+    const char *name;          // borrowed: the sweep
+    bool tty;                  // stdout is a terminal: redraw one progress line
+    int64_t start_us;          // monotonic: when --wait began
+    int64_t timeout_us;        // --timeout (0: none)
+    int64_t stalled_since_us;  // monotonic: since when no board of an open run is online (0: not)
+    int64_t last_print_us;     // monotonic: the last progress line
+    size_t at_start;           // runs finished when --wait began (SIZE_MAX: not counted yet)
+    size_t last_finished;      // runs finished at the last progress line
+} s_waiter_t;
+
+// Collects the boards of the sweep's open runs (pending, assigned, running) as keys of arg.
+static int s_collect_open_board(int ncols, const char *const *names, const char *const *values,
+                                const coord_value_kind_t *kinds, void *arg)
+{
+    (void) kinds;
+    const char *board = NULL, *state = NULL;
+    for (int i = 0; i < ncols; i++) {
+        board = strcmp(names[i], "board") == 0 ? values[i] : board;
+        state = strcmp(names[i], "state") == 0 ? values[i] : state;
+    }
+    bool open = state && (strcmp(state, "pending") == 0 || strcmp(state, "assigned") == 0 ||
+                          strcmp(state, "running") == 0);
+    if (open && board) {
+        (void) json_object_set_new(arg, board, json_true());
+    }
+    return 0;
+}
+
+// Whether a board that holds an open run of the sweep is online, in the coordinator's live view
+// (a sweep's runs are bound to boards at expansion, so only those boards can take them). When
+// not, why says which boards the sweep waits for.
+static bool s_can_progress(s_waiter_t *w, char *why, size_t why_size)
+{
+    jf_err_t err = {0};
+    json_t *open = json_object(), *data = NULL;
+    coord_store_t *store = cli_ctx_store(w->ctx, &err);
+    bool ok = open && store &&
+              coord_store_select(store, COORD_TABLE_RUNS, w->name, NULL, s_collect_open_board, open,
+                                 &err) == 0 &&
+              cli_ctx_request(w->ctx, jf_msg_new(JF_MSG_CTL_STATUS, 1), &data, &err) == 0;
+    bool online = false;
+    size_t i = 0;
+    json_t *b = NULL;
+    json_array_foreach(json_object_get(data, "boards"), i, b) {
+        const char *board = json_string_value(json_object_get(b, "name"));
+        bool ours = board && json_object_get(open, board);
+        online |= ours && json_is_true(json_object_get(b, "online"));
+    }
+    if (!ok) {
+        (void) snprintf(why, why_size, "%s", err.msg);
+    } else if (!online) {
+        (void) snprintf(why, why_size, "none of the %zu boards its open runs belong to is online",
+                        json_object_size(open));
+    }
+    bool can = ok && (online || json_object_size(open) == 0);
+    json_decref(open);
+    json_decref(data);
+    return can;
+}
+
+// 0 while the sweep may still finish, else CLI_EXIT_ERROR after saying why it stopped waiting.
+static int s_check_stuck(s_waiter_t *w, const coord_state_counts_t *c, size_t unfinished)
+{
+    int64_t now = jf_clock_mono_us();
+    const char *lead = w->tty ? "\n" : "";
+    if (w->timeout_us > 0 && now - w->start_us >= w->timeout_us) {
+        printf("%s", lead);
+        return cli_fail(CLI_EXIT_ERROR,
+                        "sweep '%s': --timeout of %lld s passed with %zu runs unfinished (%zu "
+                        "pending, %zu running); they stay queued in the coordinator",
+                        w->name, (long long) (w->timeout_us / JF_US_PER_S), unfinished,
+                        c->n[COORD_RUN_PENDING],
+                        c->n[COORD_RUN_RUNNING] + c->n[COORD_RUN_ASSIGNED]);
+    }
+    char why[JF_ERR_MSG_MAX + 64] = {0};
+    if (s_can_progress(w, why, sizeof why)) {
+        w->stalled_since_us = 0;
+        return 0;
+    }
+    w->stalled_since_us = w->stalled_since_us ? w->stalled_since_us : now;
+    // A board is declared offline only after a heartbeat timeout of silence; one more timeout
+    // lets a board that is re-registering come back before --wait gives up.
+    const jf_fleet_config_t *fleet = cli_ctx_fleet(w->ctx, NULL);
+    int64_t grace_us = fleet ? fleet->coord.heartbeat_timeout_us : JF_DEFAULT_HB_TIMEOUT_US;
+    if (now - w->stalled_since_us < grace_us) {
+        return 0;
+    }
+    printf("%s", lead);
+    return cli_fail(CLI_EXIT_ERROR,
+                    "sweep '%s' cannot make progress: %s (for %lld s); %zu runs unfinished stay "
+                    "queued (see `jetfleet status`)",
+                    w->name, why, (long long) ((now - w->stalled_since_us) / JF_US_PER_S),
+                    unfinished);
+}
+
+static void s_wait_print(s_waiter_t *w, const coord_state_counts_t *c, size_t total,
+                         size_t finished)
+{
+    w->at_start = w->at_start == SIZE_MAX ? finished : w->at_start;
+    int64_t now = jf_clock_mono_us();
+    if (w->tty || finished != w->last_finished || now - w->last_print_us > 10 * JF_US_PER_S) {
+        s_progress(c, total, w->start_us, w->at_start, w->tty);
+        w->last_print_us = now;
+        w->last_finished = finished;
+    }
+}
+
+static int s_wait(cli_ctx_t *ctx, const char *name, int64_t timeout_us)
 {
     jf_err_t err = {0};
     coord_store_t *store = cli_ctx_store(ctx, &err);
-    bool tty = isatty(STDOUT_FILENO);
-    int64_t start_us = jf_clock_mono_us(), last_print_us = 0;
-    size_t at_start = SIZE_MAX, last_finished = SIZE_MAX;
+    s_waiter_t w = {.ctx = ctx, .name = name, .tty = isatty(STDOUT_FILENO),
+                    .start_us = jf_clock_mono_us(), .timeout_us = timeout_us,
+                    .at_start = SIZE_MAX, .last_finished = SIZE_MAX};
     coord_state_counts_t c = {0};
     while (store && coord_store_counts(store, name, &c, &err) == 0) {
         size_t total = 0, finished = c.n[COORD_RUN_DONE] + c.n[COORD_RUN_FAILED];
         for (int s = 0; s < COORD_RUN_STATE_COUNT; s++) {
             total += c.n[s];
         }
-        at_start = at_start == SIZE_MAX ? finished : at_start;
-        int64_t now = jf_clock_mono_us();
-        if (tty || finished != last_finished || now - last_print_us > 10 * JF_US_PER_S) {
-            s_progress(&c, total, start_us, at_start, tty);
-            last_print_us = now;
-            last_finished = finished;
-        }
+        s_wait_print(&w, &c, total, finished);
         if (finished == total) {
-            printf("%ssweep '%s' finished: %zu done, %zu failed\n", tty ? "\n" : "", name,
+            printf("%ssweep '%s' finished: %zu done, %zu failed\n", w.tty ? "\n" : "", name,
                    c.n[COORD_RUN_DONE], c.n[COORD_RUN_FAILED]);
             return c.n[COORD_RUN_FAILED] ? CLI_EXIT_ERROR : CLI_EXIT_OK;
+        }
+        int rc = s_check_stuck(&w, &c, total - finished);
+        if (rc != 0) {
+            return rc;
         }
         usleep(S_WAIT_POLL_MS * 1000);
     }
     return cli_fail(CLI_EXIT_ERROR, "%s", err.msg);
 }
 
-static int s_submit(cli_ctx_t *ctx, const char *file, bool wait)
+static int s_submit(cli_ctx_t *ctx, const char *file, bool wait, int64_t timeout_us)
 {
     jf_err_t err = {0};
     const jf_fleet_config_t *fleet = cli_ctx_fleet(ctx, &err);
@@ -166,7 +278,7 @@ static int s_submit(cli_ctx_t *ctx, const char *file, bool wait)
     json_decref(data);
     free(yaml);
     jf_sweep_destroy(&sw);
-    return wait ? s_wait(ctx, name) : CLI_EXIT_OK;
+    return wait ? s_wait(ctx, name, timeout_us) : CLI_EXIT_OK;
 }
 
 static int s_cancel(cli_ctx_t *ctx, const char *name)
@@ -201,23 +313,50 @@ static int s_table(cli_ctx_t *ctx, coord_table_t table, const char *sweep,
     return rc == 0 ? CLI_EXIT_OK : cli_fail(CLI_EXIT_ERROR, "%s", err.msg);
 }
 
+// submit FILE [--wait [--timeout SECONDS]]: argv[0] is "submit".
+static int s_submit_args(cli_ctx_t *ctx, int argc, char **argv)
+{
+    static const struct option opts[] = {{"wait", no_argument, NULL, 'w'},
+                                         {"timeout", required_argument, NULL, 't'},
+                                         {NULL, 0, NULL, 0}};
+    optind = 0; // restart getopt fully; argv[0] ("submit") stands for the program name
+    bool wait = false;
+    const char *timeout = NULL;
+    for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
+        if (c != 'w' && c != 't') {
+            return cli_fail(CLI_EXIT_USAGE, "usage: " S_SUBMIT_USAGE);
+        }
+        wait |= c == 'w';
+        timeout = c == 't' ? optarg : timeout;
+    }
+    if (optind != argc - 1 || (timeout && !wait)) {
+        return cli_fail(CLI_EXIT_USAGE, "usage: " S_SUBMIT_USAGE "%s",
+                        timeout && !wait ? " (--timeout needs --wait)" : "");
+    }
+    int64_t timeout_s = 0;
+    jf_err_t err = {0};
+    if (timeout && jf_parse_i64(timeout, 1, S_TIMEOUT_MAX_S, &timeout_s, &err) != 0) {
+        return cli_fail(CLI_EXIT_USAGE, "--timeout '%s': %s", timeout, err.msg);
+    }
+    return s_submit(ctx, argv[optind], wait, timeout_s * JF_US_PER_S);
+}
+
 int cli_cmd_sweep(cli_ctx_t *ctx, int argc, char **argv)
 {
     const char *verb = argc > 0 ? argv[0] : "";
     const char *arg = argc > 1 ? argv[1] : NULL;
-    bool wait = argc == 3 && strcmp(argv[2], "--wait") == 0;
     if (strcmp(verb, "list") == 0 && argc == 1) {
         return s_table(ctx, COORD_TABLE_SWEEPS, NULL, NULL);
     }
-    if (argc != 2 && !(strcmp(verb, "submit") == 0 && wait)) {
-        return cli_fail(CLI_EXIT_USAGE, "usage: jetfleet sweep plan FILE | submit FILE [--wait] | "
-                                        "list | show NAME | cancel NAME");
+    if (strcmp(verb, "submit") == 0) {
+        return s_submit_args(ctx, argc, argv);
+    }
+    if (argc != 2) {
+        return cli_fail(CLI_EXIT_USAGE, "usage: jetfleet sweep plan FILE | " S_SUBMIT_USAGE
+                                        " | list | show NAME | cancel NAME");
     }
     if (strcmp(verb, "plan") == 0) {
         return s_plan(ctx, arg);
-    }
-    if (strcmp(verb, "submit") == 0) {
-        return s_submit(ctx, arg, wait);
     }
     if (strcmp(verb, "cancel") == 0) {
         return s_cancel(ctx, arg);

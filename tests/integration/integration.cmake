@@ -8,6 +8,15 @@ foreach(t config_errors hostile sweep_e2e train_failure)
   add_dependencies(${t}_itest ${JF_ITEST_DEPS})
 endforeach()
 
+# Reliability (issue #11): the coordinator never wedges — a peer that never reads, coordinator
+# pauses, a board's stale connection holding its routing id, `sweep submit --wait` bounds.
+foreach(t wedge_flood wedge_handover wedge_hello wedge_pause wedge_wait)
+  jf_add_integration_test(${t} SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/${t}_test.c
+                          LIBS jft_support jf_common)
+  add_dependencies(${t}_itest ${JF_ITEST_DEPS})
+  set_property(TEST integration.${t} APPEND PROPERTY LABELS reliability)
+endforeach()
+
 # Measured runs: agents on Jetson fixture trees with the privileged helper's test build (power
 # modes, cache drops, restore) and the fake nvpmodel, one of them with its rails from a fake
 # tegrastats, next to a host agent.

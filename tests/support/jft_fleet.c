@@ -22,6 +22,14 @@ static int s_make_dataset(jft_fleet_t *f)
     return jft_run(argv, log, S_DATAGEN_TIMEOUT_MS, NULL) == 0 ? 0 : -EIO;
 }
 
+static const char *s_hb_timeout(const jft_fleet_t *f)
+{
+    if (f->hb_timeout[0]) {
+        return f->hb_timeout;
+    }
+    return f->n_sims > 0 ? JFT_FLEET_SIM_HEARTBEAT_TIMEOUT : "3s";
+}
+
 static int s_write_config(jft_fleet_t *f)
 {
     size_t cap = 4096 + (f->n_boards + f->n_sims) * 512;
@@ -33,9 +41,9 @@ static int s_write_config(jft_fleet_t *f)
     // a 2-core machine for seconds: their fleet tolerates longer silences.
     int n = snprintf(yaml, cap,
                      "coordinator:\n  agent_endpoint: tcp://127.0.0.1:*\n  data_dir: state\n"
-                     "  heartbeat_interval: 500ms\n  heartbeat_timeout: %s\n  run_timeout: 5m\n"
+                     "  heartbeat_interval: %s\n  heartbeat_timeout: %s\n  run_timeout: 5m\n"
                      "boards:\n",
-                     f->n_sims > 0 ? JFT_FLEET_SIM_HEARTBEAT_TIMEOUT : "3s");
+                     f->hb_interval[0] ? f->hb_interval : "500ms", s_hb_timeout(f));
     for (size_t i = 0; i < f->n_boards && n > 0 && (size_t) n < cap; i++) {
         n += snprintf(yaml + n, cap - (size_t) n,
                       "  - name: host-%zu\n    type: host\n    storage:\n      - medium: local\n"
@@ -78,6 +86,13 @@ int jft_fleet_setup_sims(jft_fleet_t *f, size_t n_boards, const char *const *sim
     (void) snprintf(f->data_dir, sizeof f->data_dir, "%s/state", f->dir);
     rc = s_make_dataset(f);
     return rc ? rc : s_write_config(f);
+}
+
+int jft_fleet_set_heartbeat(jft_fleet_t *f, const char *interval, const char *timeout)
+{
+    (void) snprintf(f->hb_interval, sizeof f->hb_interval, "%s", interval);
+    (void) snprintf(f->hb_timeout, sizeof f->hb_timeout, "%s", timeout);
+    return s_write_config(f);
 }
 
 static bool s_endpoint_ready(void *arg)

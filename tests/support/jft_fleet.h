@@ -22,6 +22,8 @@ typedef struct jft_fleet {
     size_t n_boards;          // host-1 .. host-N in fleet.yaml
     size_t n_sims;            // then sim-1 .. sim-M (type sim, medium nvme)
     const char *sim_types[JFT_FLEET_AGENTS_MAX]; // what each simulates ("xavier-nx"); borrowed
+    char hb_interval[16];     // heartbeat_interval in fleet.yaml if set ("": the default)
+    char hb_timeout[16];      // heartbeat_timeout in fleet.yaml if set ("": the default)
     jft_proc_t coord;
     jft_proc_t agents[JFT_FLEET_AGENTS_MAX];
 } jft_fleet_t;
@@ -37,6 +39,10 @@ int jft_fleet_setup_sims(jft_fleet_t *f, size_t n_boards, const char *const *sim
 // Starts the agent of sim-<i+1> in slot n_boards + i with --platform sim:<type> and extra
 // arguments (NULL-terminated, may be NULL: --sim-speed and the like). 0 or -errno.
 int jft_fleet_start_sim_agent(jft_fleet_t *f, size_t i, const char *const *extra_args);
+
+// Rewrites fleet.yaml with the given heartbeat_interval and heartbeat_timeout (fleet.yaml
+// durations such as "500ms", "3s"), before the coordinator starts. 0 or -errno.
+int jft_fleet_set_heartbeat(jft_fleet_t *f, const char *interval, const char *timeout);
 
 // Starts the coordinator and waits for its endpoint file. 0 or -errno.
 int jft_fleet_start_coordinator(jft_fleet_t *f);

@@ -9,3 +9,8 @@ jf_add_unit_test(msg SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/msg_test.c
 jf_add_unit_test(msg_roundtrip SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/msg_roundtrip_test.c
   ${PROJECT_SOURCE_DIR}/tests/unit/common/msg_support.c LIBS jf_common)
 jf_add_unit_test(rng SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/rng_test.c LIBS jf_common)
+# docs/protocol.md's message examples through the real decoder.
+jf_add_unit_test(protocol_doc
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/protocol_doc_test.c LIBS jf_common)
+target_compile_definitions(protocol_doc_test PRIVATE
+  JF_PROTOCOL_DOC="${PROJECT_SOURCE_DIR}/docs/protocol.md")
