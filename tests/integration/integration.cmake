@@ -38,3 +38,10 @@ jf_add_integration_test(sim_energy TIMEOUT 90
 target_compile_definitions(sim_energy_itest PRIVATE
   JF_SIM_PARAMS_SOURCE="${PROJECT_SOURCE_DIR}/agent/sim/sim_params.yaml")
 add_dependencies(sim_energy_itest ${JF_ITEST_DEPS})
+
+# A lost, replaced or damaged store is noticed; check, backup (during a sim sweep) and salvage.
+jf_add_integration_test(store_guard TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/store_guard_test.c
+                        LIBS jft_support jf_coord jf_common)
+add_dependencies(store_guard_itest ${JF_ITEST_DEPS})
+set_tests_properties(integration.store_guard PROPERTIES LABELS "integration;reliability")

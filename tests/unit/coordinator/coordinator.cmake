@@ -12,5 +12,5 @@ jf_add_unit_test(store_power
 # The store's identity, check, backup and salvage (issue #17 §3): also under the reliability label.
 jf_add_unit_test(store_admin
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_admin_test.c
-  ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_coord)
+  ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_coord jft_support)
 set_tests_properties(unit.store_admin PROPERTIES LABELS "unit;reliability")

@@ -4,13 +4,13 @@
  * and salvage saves exactly the runs that were not on the damaged pages; a backup is whole. */
 #include "coord_store_admin.h"
 #include "coord_store_ident.h"
+#include "jft_store.h"
 #include "store_support.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <setjmp.h>
-#include <sqlite3.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -50,6 +50,8 @@ static void s_fill(tstore_ctx_t *c)
     for (int i = 0; i < S_RUNS; i++) {
         runs[i] = tstore_spec(TSTORE_BOARD, i + 1);
     }
+    // One transaction: a commit per record would make the test as slow as the disk's fsync.
+    assert_int_equal(coord_store_begin(c->store, &err), 0);
     tstore_put(c->store, runs, S_RUNS);
     for (int i = 0; i < S_RUNS; i += S_RUNS / S_RUNS_EPOCHS) {
         int64_t attempt = tstore_complete(c->store, runs[i].run_id, true);
@@ -60,6 +62,7 @@ static void s_fill(tstore_ctx_t *c)
         }
     }
     free(runs);
+    assert_int_equal(coord_store_commit(c->store, &err), 0);
     assert_int_equal(coord_store_ident_save(c->store, c->dir, &err), 0);
     coord_store_destroy(&c->store);
 }
@@ -144,81 +147,6 @@ static void test_store_replaced_refused(void **state)
     s_new_store_then_accepted(c);
 }
 
-// Leaf pages of the runs table and their row counts (SQLite's dbstat).
-static size_t s_runs_leaves(const char *path, int64_t *pages, int64_t *cells, size_t max)
-{
-    sqlite3 *db = NULL;
-    sqlite3_stmt *st = NULL;
-    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_prepare_v2(db,
-                                        "SELECT pageno, ncell FROM dbstat WHERE name = 'runs' "
-                                        "AND pagetype = 'leaf' ORDER BY pageno",
-                                        -1, &st, NULL),
-                     SQLITE_OK);
-    size_t n = 0;
-    while (n < max && sqlite3_step(st) == SQLITE_ROW) {
-        pages[n] = sqlite3_column_int64(st, 0);
-        cells[n++] = sqlite3_column_int64(st, 1);
-    }
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    return n;
-}
-
-// Garbage (a seeded xorshift) over one 4096-byte page; its first byte is never a b-tree page
-// type, so SQLite cannot mistake it for a page.
-static void s_damage_page(const char *path, int64_t pageno, uint32_t *rng)
-{
-    unsigned char page[4096];
-    for (size_t i = 0; i < sizeof page; i++) {
-        *rng ^= *rng << 13;
-        *rng ^= *rng >> 17;
-        *rng ^= *rng << 5;
-        page[i] = (unsigned char)*rng;
-    }
-    page[0] = 0xff;
-    int fd = open(path, O_WRONLY);
-    assert_true(fd >= 0);
-    assert_int_equal(pwrite(fd, page, sizeof page, (off_t)(pageno - 1) * 4096), sizeof page);
-    assert_int_equal(fsync(fd), 0);
-    assert_int_equal(close(fd), 0);
-}
-
-// Damages S_DAMAGED_PAGES leaf pages of runs in the middle of the table; returns the rows on them.
-static int64_t s_damage_runs(const char *path)
-{
-    int64_t pages[256], cells[256], lost = 0;
-    size_t n = s_runs_leaves(path, pages, cells, 256);
-    assert_true(n >= 8);
-    uint32_t rng = S_SEED;
-    for (size_t i = 0; i < S_DAMAGED_PAGES; i++) {
-        size_t at = n / 3 + i * (n / 3);
-        s_damage_page(path, pages[at], &rng);
-        lost += cells[at];
-    }
-    print_message("runs_leaf_pages=%zu\nruns_damaged_pages=%d\nruns_on_damaged_pages=%" PRId64 "\n",
-                  n, S_DAMAGED_PAGES, lost);
-    return lost;
-}
-
-static int64_t s_sql_int(const char *path, const char *attach, const char *sql)
-{
-    sqlite3 *db = NULL;
-    sqlite3_stmt *st = NULL;
-    assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
-    if (attach) {
-        char *q = sqlite3_mprintf("ATTACH %Q AS orig", attach);
-        assert_int_equal(sqlite3_exec(db, q, NULL, NULL, NULL), SQLITE_OK);
-        sqlite3_free(q);
-    }
-    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    int64_t v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    return v;
-}
-
 static int s_count_row(int ncols, const char *const *names, const char *const *values,
                        const coord_value_kind_t *kinds, void *arg)
 {
@@ -256,7 +184,7 @@ static void test_damaged_store_salvaged(void **state)
     s_path(good, c, "undamaged.db");
     s_path(saved, c, "salvaged.db");
     s_copy_file(c->path, good);
-    int64_t lost = s_damage_runs(c->path);
+    int64_t lost = jft_store_damage_runs(c->path, S_DAMAGED_PAGES, S_SEED);
     s_expect_corrupt_messages(c);
     coord_store_check_report_t r = {0};
     jf_err_t err = {0};
@@ -267,22 +195,22 @@ static void test_damaged_store_salvaged(void **state)
     if (coord_store_salvage(c->path, saved, &sr, &err) != 0) {
         fail_msg("salvage: %s", err.msg);
     }
-    int64_t got = s_sql_int(saved, NULL, "SELECT count(*) FROM runs");
+    int64_t got = jft_store_sql_int(saved, NULL, "SELECT count(*) FROM runs");
     print_message("runs_total=%d\nruns_recovered=%" PRId64 "\n", S_RUNS, got);
     assert_int_equal(got, S_RUNS - lost);
     assert_int_equal(sr.table[3].rows, got);
     assert_int_equal(sr.table[3].unreadable, lost); // rowids are dense: one per lost row
     // Every saved run is a real one, with all its epochs and sweep membership.
-    assert_int_equal(s_sql_int(saved, good,
-                               "SELECT count(*) FROM runs r JOIN orig.runs o "
-                               "ON o.id = r.id AND o.state = r.state"),
+    assert_int_equal(jft_store_sql_int(saved, good,
+                                       "SELECT count(*) FROM runs r JOIN orig.runs o "
+                                       "ON o.id = r.id AND o.state = r.state"),
                      got);
-    int64_t epochs = s_sql_int(saved, NULL, "SELECT count(*) FROM epochs");
+    int64_t epochs = jft_store_sql_int(saved, NULL, "SELECT count(*) FROM epochs");
     print_message("epochs_recovered=%" PRId64 "\n", epochs);
-    assert_int_equal(epochs, s_sql_int(saved, good,
-                                       "SELECT count(*) FROM orig.epochs WHERE "
-                                       "run IN (SELECT id FROM main.runs)"));
-    assert_int_equal(s_sql_int(saved, NULL, "SELECT count(*) FROM sweep_runs"), got);
+    assert_int_equal(epochs, jft_store_sql_int(saved, good,
+                                               "SELECT count(*) FROM orig.epochs WHERE "
+                                               "run IN (SELECT id FROM main.runs)"));
+    assert_int_equal(jft_store_sql_int(saved, NULL, "SELECT count(*) FROM sweep_runs"), got);
     assert_string_equal(sr.not_copied, "");
     // The salvaged store is sound, keeps the identity, and the coordinator takes it with a note.
     assert_int_equal(coord_store_check(saved, false, &r, &err), 0);
