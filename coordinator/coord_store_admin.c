@@ -395,6 +395,12 @@ static int s_attach_source(s_salvage_t *s, const char *path)
     rc = rc == SQLITE_OK ? sqlite3_bind_text(st, 1, uri, -1, SQLITE_TRANSIENT) : rc;
     rc = rc == SQLITE_OK ? sqlite3_step(st) : rc;
     (void)sqlite3_finalize(st);
+    if (rc != SQLITE_DONE && s_is_damage(sqlite3_extended_errcode(s->db))) {
+        return jf_err_set(s->err, -EPROTO,
+                          "%s: %s: its header is damaged, which salvage needs; the sqlite3 "
+                          "shell's .recover may get further",
+                          path, sqlite3_errmsg(s->db));
+    }
     if (rc != SQLITE_DONE) {
         return jf_err_set(s->err, -EIO, "%s: cannot open: %s", path, sqlite3_errmsg(s->db));
     }

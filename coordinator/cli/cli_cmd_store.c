@@ -46,8 +46,13 @@ static int s_parse(int argc, char **argv, s_args_t *a)
 static void s_print_facts(const char *path, const coord_store_check_report_t *r)
 {
     printf("store: %s\n", path);
-    printf("schema_version: %d (this jetfleet writes %d)\n", r->schema_version,
-           coord_store_schema_latest());
+    if (r->schema_version >= 0) {
+        printf("schema_version: %d (this jetfleet writes %d)\n", r->schema_version,
+               coord_store_schema_latest());
+    } else {
+        printf("schema_version: unreadable (this jetfleet writes %d)\n",
+               coord_store_schema_latest());
+    }
     if (r->has_store_id) {
         printf("store_id: %016" PRIx64 "\n", (uint64_t)r->store_id);
     } else {
