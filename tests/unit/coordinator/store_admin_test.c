@@ -176,6 +176,55 @@ static void s_expect_corrupt_messages(tstore_ctx_t *c)
     assert_non_null(strstr(err.msg, "jetfleet store salvage"));
 }
 
+static const coord_salvage_table_t *s_table(const coord_salvage_report_t *r, const char *name)
+{
+    for (size_t i = 0; i < r->n_tables; i++) {
+        if (strcmp(r->table[i].name, name) == 0) {
+            return &r->table[i];
+        }
+    }
+    fail_msg("no table '%s' in the salvage report", name);
+    return NULL;
+}
+
+// Exactly the runs off the damaged pages, each real, with all its epochs and sweep membership.
+static void s_expect_saved(const char *saved, const char *good, int64_t lost,
+                           const coord_salvage_report_t *sr)
+{
+    int64_t got = jft_store_sql_int(saved, NULL, "SELECT count(*) FROM runs");
+    print_message("runs_total=%d\nruns_recovered=%" PRId64 "\n", S_RUNS, got);
+    assert_int_equal(got, S_RUNS - lost);
+    assert_int_equal(s_table(sr, "runs")->rows, got);
+    assert_int_equal(s_table(sr, "runs")->unreadable, lost); // rowids are dense: one per row
+    assert_int_equal(jft_store_sql_int(saved, good,
+                                       "SELECT count(*) FROM runs r JOIN orig.runs o "
+                                       "ON o.id = r.id AND o.state = r.state"),
+                     got);
+    int64_t epochs = jft_store_sql_int(saved, NULL, "SELECT count(*) FROM epochs");
+    print_message("epochs_recovered=%" PRId64 "\n", epochs);
+    assert_int_equal(epochs, jft_store_sql_int(saved, good,
+                                               "SELECT count(*) FROM orig.epochs WHERE "
+                                               "run IN (SELECT id FROM main.runs)"));
+    assert_int_equal(jft_store_sql_int(saved, NULL, "SELECT count(*) FROM sweep_runs"), got);
+    assert_string_equal(sr->not_copied, "");
+}
+
+// The salvaged store is sound, keeps the identity, and the coordinator takes it with a note.
+static void s_expect_taken_back(tstore_ctx_t *c, const char *saved)
+{
+    coord_store_check_report_t r = {0};
+    jf_err_t err = {0};
+    assert_int_equal(coord_store_check(saved, false, &r, &err), 0);
+    assert_int_equal(r.problems, 0);
+    assert_int_equal(rename(saved, c->path), 0);
+    coord_store_t *st = coord_store_open_owned(c->path, c->dir, false, s_note, &err);
+    if (!st) {
+        fail_msg("salvaged store refused: %s", err.msg);
+    }
+    coord_store_destroy(&st);
+    assert_non_null(strstr(s_note, "fewer than"));
+}
+
 static void test_damaged_store_salvaged(void **state)
 {
     tstore_ctx_t *c = *state;
@@ -195,33 +244,8 @@ static void test_damaged_store_salvaged(void **state)
     if (coord_store_salvage(c->path, saved, &sr, &err) != 0) {
         fail_msg("salvage: %s", err.msg);
     }
-    int64_t got = jft_store_sql_int(saved, NULL, "SELECT count(*) FROM runs");
-    print_message("runs_total=%d\nruns_recovered=%" PRId64 "\n", S_RUNS, got);
-    assert_int_equal(got, S_RUNS - lost);
-    assert_int_equal(sr.table[3].rows, got);
-    assert_int_equal(sr.table[3].unreadable, lost); // rowids are dense: one per lost row
-    // Every saved run is a real one, with all its epochs and sweep membership.
-    assert_int_equal(jft_store_sql_int(saved, good,
-                                       "SELECT count(*) FROM runs r JOIN orig.runs o "
-                                       "ON o.id = r.id AND o.state = r.state"),
-                     got);
-    int64_t epochs = jft_store_sql_int(saved, NULL, "SELECT count(*) FROM epochs");
-    print_message("epochs_recovered=%" PRId64 "\n", epochs);
-    assert_int_equal(epochs, jft_store_sql_int(saved, good,
-                                               "SELECT count(*) FROM orig.epochs WHERE "
-                                               "run IN (SELECT id FROM main.runs)"));
-    assert_int_equal(jft_store_sql_int(saved, NULL, "SELECT count(*) FROM sweep_runs"), got);
-    assert_string_equal(sr.not_copied, "");
-    // The salvaged store is sound, keeps the identity, and the coordinator takes it with a note.
-    assert_int_equal(coord_store_check(saved, false, &r, &err), 0);
-    assert_int_equal(r.problems, 0);
-    assert_int_equal(rename(saved, c->path), 0);
-    coord_store_t *st = coord_store_open_owned(c->path, c->dir, false, s_note, &err);
-    if (!st) {
-        fail_msg("salvaged store refused: %s", err.msg);
-    }
-    coord_store_destroy(&st);
-    assert_non_null(strstr(s_note, "fewer than"));
+    s_expect_saved(saved, good, lost, &sr);
+    s_expect_taken_back(c, saved);
 }
 
 static void test_backup_whole_and_not_overwriting(void **state)
