@@ -44,4 +44,4 @@ jf_add_integration_test(store_guard TIMEOUT 120
                         SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/store_guard_test.c
                         LIBS jft_support jf_coord jf_common)
 add_dependencies(store_guard_itest ${JF_ITEST_DEPS})
-set_tests_properties(integration.store_guard PROPERTIES LABELS "integration;reliability")
+set_property(TEST integration.store_guard APPEND PROPERTY LABELS reliability)

@@ -13,4 +13,4 @@ jf_add_unit_test(store_power
 jf_add_unit_test(store_admin
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_admin_test.c
   ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_coord jft_support)
-set_tests_properties(unit.store_admin PROPERTIES LABELS "unit;reliability")
+set_property(TEST unit.store_admin APPEND PROPERTY LABELS reliability)
