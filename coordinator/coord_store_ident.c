@@ -109,12 +109,15 @@ static void s_describe(const s_ident_t *id, char *out, size_t size)
 static int s_refuse(const char *store_path, int code, const char *what, const s_ident_t *known,
                     jf_err_t *err)
 {
-    char desc[160];
+    char desc[160], moved[128] = "";
     s_describe(known, desc, sizeof desc);
+    if (strcmp(known->store_path, store_path) != 0) {
+        (void)snprintf(moved, sizeof moved, " (it was at '%.80s')", known->store_path);
+    }
     return jf_err_set(err, code,
-                      "store %s; expected %s; restore a backup or use --new-store (docs/store.md): "
-                      "'%s'",
-                      what, desc, store_path);
+                      "store %s; expected %s%s; restore a backup or use --new-store "
+                      "(docs/store.md): '%s'",
+                      what, desc, moved, store_path);
 }
 
 // Before opening: opening would create a missing file and take an empty one as a new store.

@@ -129,6 +129,21 @@ static void test_store_deleted_refused(void **state)
     s_new_store_then_accepted(c);
 }
 
+// fleet.yaml pointed at a new path: the refusal names where the known store was.
+static void test_store_moved_refused(void **state)
+{
+    tstore_ctx_t *c = *state;
+    s_fill(c);
+    char moved[S_PATH_LEN], was[S_PATH_LEN + 32];
+    s_path(moved, c, "moved.db");
+    (void)snprintf(was, sizeof was, "(it was at '%s')", c->path);
+    jf_err_t err = {0};
+    coord_store_t *st = coord_store_open_owned(moved, c->dir, false, s_note, &err);
+    assert_null(st);
+    assert_int_equal(err.code, -ENOENT);
+    assert_non_null(strstr(err.msg, was));
+}
+
 static void test_store_replaced_refused(void **state)
 {
     tstore_ctx_t *c = *state;
@@ -277,6 +292,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_store_truncated_refused, tstore_setup,
                                         tstore_teardown),
         cmocka_unit_test_setup_teardown(test_store_deleted_refused, tstore_setup, tstore_teardown),
+        cmocka_unit_test_setup_teardown(test_store_moved_refused, tstore_setup, tstore_teardown),
         cmocka_unit_test_setup_teardown(test_store_replaced_refused, tstore_setup, tstore_teardown),
         cmocka_unit_test_setup_teardown(test_damaged_store_salvaged, tstore_setup, tstore_teardown),
         cmocka_unit_test_setup_teardown(test_backup_whole_and_not_overwriting, tstore_setup,
