@@ -19,8 +19,10 @@ static void s_on_signal(int sig)
 
 static int s_usage(const char *why)
 {
-    fprintf(stderr, "jetfleet-coordinator: %s\nusage: jetfleet-coordinator --config FLEET.yaml "
-                    "[--log-level error|warn|notice|info|debug] [--syslog]\n", why);
+    fprintf(stderr,
+            "jetfleet-coordinator: %s\nusage: jetfleet-coordinator --config FLEET.yaml "
+            "[--log-level error|warn|notice|info|debug] [--syslog] [--new-store]\n",
+            why);
     return 2;
 }
 
@@ -29,17 +31,21 @@ int main(int argc, char **argv)
     static const struct option opts[] = {{"config", required_argument, NULL, 'c'},
                                          {"log-level", required_argument, NULL, 'l'},
                                          {"syslog", no_argument, NULL, 's'},
+                                         {"new-store", no_argument, NULL, 'n'},
                                          {NULL, 0, NULL, 0}};
     const char *config = NULL;
     jf_log_level_t level = JF_LOG_NOTICE;
     jf_log_sink_t sink = JF_LOG_SINK_STDERR;
-    for (int c; (c = getopt_long(argc, argv, "c:l:s", opts, NULL)) != -1;) {
+    bool new_store = false; // docs/store.md, "Identity"
+    for (int c; (c = getopt_long(argc, argv, "c:l:sn", opts, NULL)) != -1;) {
         if (c == 'c') {
             config = optarg;
         } else if (c == 'l' && !jf_log_level_parse(optarg, &level)) {
             return s_usage("--log-level takes error, warn, notice, info or debug");
         } else if (c == 's') {
             sink = JF_LOG_SINK_SYSLOG;
+        } else if (c == 'n') {
+            new_store = true;
         } else if (c == '?') {
             return s_usage("unknown option");
         }
@@ -57,7 +63,7 @@ int main(int argc, char **argv)
     (void) sigaction(SIGTERM, &sa, NULL);
     jf_err_t err = {0};
     jf_fleet_config_t *fleet = jf_fleet_config_load(config, &err);
-    coord_server_t *server = fleet ? coord_server_new(fleet, &err) : NULL;
+    coord_server_t *server = fleet ? coord_server_new(fleet, new_store, &err) : NULL;
     int rc = server ? coord_server_run(server, &s_stop, &err) : -1;
     if (rc != 0) {
         jf_log_error("%s", err.msg);

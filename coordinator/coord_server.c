@@ -1,5 +1,6 @@
 /* Coordinator event loop: sockets, one store transaction per tick, replies after commit. */
 #include "coord_server_internal.h"
+#include "coord_store_ident.h"
 
 #include "jf_fs.h"
 #include "jf_msg_session.h"
@@ -246,10 +247,26 @@ static int s_tick(coord_server_t *self, jf_err_t *err)
     return 0;
 }
 
+// The identity file's counts follow the store, so that a lost store is reported with what it
+// held. Between ticks: the counts read committed data.
+static void s_save_ident(coord_server_t *self, bool now)
+{
+    if (!now && jf_clock_mono_us() < self->next_ident_save_us) {
+        return;
+    }
+    self->next_ident_save_us = jf_clock_mono_us() + COORD_IDENT_SAVE_US;
+    jf_err_t err = {0};
+    if (coord_store_ident_save(self->store, self->fleet->coord.data_dir, &err) != 0) {
+        jf_log_warn("server: %s; trying again in %d s", err.msg,
+                    (int)(COORD_IDENT_SAVE_US / JF_US_PER_S));
+    }
+}
+
 int coord_server_run(coord_server_t *self, volatile sig_atomic_t *stop, jf_err_t *err)
 {
     int failures = 0;
     self->start_mono_us = jf_clock_mono_us();
+    self->next_ident_save_us = self->start_mono_us + COORD_IDENT_SAVE_US;
     self->dispatch_needed = true;
     jf_log_notice("server: running; %zu boards in the fleet", coord_registry_size(self->registry));
     while (!*stop) {
@@ -262,7 +279,9 @@ int coord_server_run(coord_server_t *self, volatile sig_atomic_t *stop, jf_err_t
             continue;
         }
         failures = 0;
+        s_save_ident(self, false);
     }
+    s_save_ident(self, true);
     jf_log_notice("server: stopping");
     return 0;
 }
@@ -349,11 +368,16 @@ static void s_load_active(const coord_run_row_t *row, void *arg)
     }
 }
 
-static int s_open_store(coord_server_t *self, jf_err_t *err)
+static int s_open_store(coord_server_t *self, bool new_store, jf_err_t *err)
 {
-    self->store = coord_store_open(self->fleet->coord.store_path, false, err);
+    char note[COORD_IDENT_NOTE_LEN] = {0};
+    const jf_coord_settings_t *c = &self->fleet->coord;
+    self->store = coord_store_open_owned(c->store_path, c->data_dir, new_store, note, err);
     if (!self->store) {
         return -EIO;
+    }
+    if (note[0]) {
+        jf_log_notice("%s", note);
     }
     int rc = coord_store_begin(self->store, err);
     rc = rc ? rc : coord_store_bump_epoch(self->store, &self->epoch, err);
@@ -387,7 +411,7 @@ static int s_bind_all(coord_server_t *self, jf_err_t *err)
     return s_write_endpoint(c->data_dir, zsock_endpoint(self->agents), err);
 }
 
-coord_server_t *coord_server_new(const jf_fleet_config_t *fleet, jf_err_t *err)
+coord_server_t *coord_server_new(const jf_fleet_config_t *fleet, bool new_store, jf_err_t *err)
 {
     coord_server_t *self = calloc(1, sizeof *self);
     if (!self) {
@@ -400,7 +424,7 @@ coord_server_t *coord_server_new(const jf_fleet_config_t *fleet, jf_err_t *err)
     self->registry = coord_registry_new(fleet);
     if (!self->registry || s_make_data_dir(fleet->coord.data_dir, err) != 0 ||
         s_lock_data_dir(fleet->coord.data_dir, &self->lock_fd, err) != 0 ||
-        s_open_store(self, err) != 0 || s_bind_all(self, err) != 0) {
+        s_open_store(self, new_store, err) != 0 || s_bind_all(self, err) != 0) {
         goto fail_destroy;
     }
     jf_log_notice("server: epoch %lld, agents on %s, control on %s, store %s",

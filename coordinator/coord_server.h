@@ -8,14 +8,16 @@
 #include "jf_fleet_config.h"
 
 #include <signal.h>
+#include <stdbool.h>
 
 typedef struct coord_server coord_server_t;
 
-// Creates the data directory (mode 0700) if needed, opens the store, binds the agent endpoint
+// Creates the data directory (mode 0700) if needed, opens the store (refusing a missing, empty,
+// damaged or different one unless new_store: coord_store_open_owned), binds the agent endpoint
 // and the control endpoint, and writes the bound agent endpoint to <data_dir>/endpoint.
 // fleet is borrowed and must outlive the server. Caller owns the result; release with
 // coord_server_destroy. NULL on failure with err.
-coord_server_t *coord_server_new(const jf_fleet_config_t *fleet, jf_err_t *err);
+coord_server_t *coord_server_new(const jf_fleet_config_t *fleet, bool new_store, jf_err_t *err);
 
 // Runs the loop until *stop becomes non-zero (set from a signal handler). Returns 0 on a clean
 // stop, or a negative errno if the store failed in a way the loop cannot recover from.

@@ -48,6 +48,7 @@ struct coord_server {
     int64_t next_id;                // next outgoing message id
     int64_t start_mono_us;          // when the loop started (leases of unseen boards count from it)
     int64_t next_liveness_us;       // monotonic time of the next liveness check
+    int64_t next_ident_save_us;     // monotonic time of the next store identity save
     bool dispatch_needed;           // something changed that may free a board or add runs
     size_t n_out, cap_out;
     coord_outmsg_t *out;            // owned: replies sent after the tick's commit

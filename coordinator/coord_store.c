@@ -9,9 +9,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+const char *coord_store_corrupt_hint(int sqlite_rc)
+{
+    int primary = sqlite_rc & 0xff; // extended codes keep the primary code in the low byte
+    return primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB ? COORD_STORE_CORRUPT_HINT : "";
+}
+
 int coord_store_fail(coord_store_t *self, jf_err_t *err, const char *what)
 {
-    return jf_err_set(err, -EIO, "%s: %s: %s", self->path, what, sqlite3_errmsg(self->db));
+    int code = sqlite3_extended_errcode(self->db);
+    return jf_err_set(err, coord_store_corrupt_hint(code)[0] ? -EBADMSG : -EIO, "%s: %s: %s%s",
+                      self->path, what, sqlite3_errmsg(self->db), coord_store_corrupt_hint(code));
 }
 
 static int s_bind(coord_store_t *self, sqlite3_stmt *st, const char *fmt, va_list ap,
@@ -132,9 +140,34 @@ static int s_pragmas(coord_store_t *self, jf_err_t *err)
     char *msg = NULL;
     (void) sqlite3_busy_timeout(self->db, COORD_BUSY_TIMEOUT_MS);
     if (!self->read_only && sqlite3_exec(self->db, rw, NULL, NULL, &msg) != SQLITE_OK) {
-        jf_err_set(err, -EIO, "%s: setting up the store: %s", self->path, msg);
+        const char *hint = coord_store_corrupt_hint(sqlite3_extended_errcode(self->db));
+        int code = hint[0] ? -EBADMSG : -EIO;
+        jf_err_set(err, code, "%s: setting up the store: %s%s", self->path, msg, hint);
         sqlite3_free(msg);
-        return -EIO;
+        return code;
+    }
+    return 0;
+}
+
+// The CLI's reader: a store of another schema is refused, and a damaged one is called corrupt
+// rather than "not a jetfleet store", which would send the user looking in the wrong place.
+static int s_check_readable(coord_store_t *self, jf_err_t *err)
+{
+    int64_t version = -1;
+    int rc = coord_store_scalar(self, "PRAGMA user_version", &version, err, "");
+    if (rc != 0) {
+        return rc == -ENOENT ? jf_err_set(err, -EPROTO, "%s: no schema version", self->path)
+                             : jf_err_prefix(err, "reading the schema version");
+    }
+    if (version == 0) {
+        return jf_err_set(err, -EPROTO,
+                          "%s: empty, not a jetfleet store (has the coordinator run with this "
+                          "fleet.yaml?)",
+                          self->path);
+    }
+    if (version != coord_store_schema_latest()) {
+        return jf_err_set(err, -EPROTO, "%s: store schema version %lld, this jetfleet reads %d",
+                          self->path, (long long)version, coord_store_schema_latest());
     }
     return 0;
 }
@@ -160,9 +193,7 @@ coord_store_t *coord_store_open(const char *path, bool read_only, jf_err_t *err)
     if (!read_only && coord_store_migrate(self, err) != 0) {
         goto fail_destroy;
     }
-    if (read_only && coord_store_schema_version(self) != coord_store_schema_latest()) {
-        jf_err_set(err, -EPROTO, "%s: not a jetfleet store of schema version %d", path,
-                   coord_store_schema_latest());
+    if (read_only && s_check_readable(self, err) != 0) {
         goto fail_destroy;
     }
     return self;

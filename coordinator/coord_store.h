@@ -46,8 +46,20 @@ typedef struct coord_state_counts {
     size_t n[COORD_RUN_STATE_COUNT]; // runs per state
 } coord_state_counts_t;
 
+// What every message about a damaged store file ends with (docs/store.md, "Damage").
+#define COORD_STORE_CORRUPT_HINT                                                                   \
+    " (store file corrupt: see 'jetfleet store check' and 'jetfleet store salvage', "              \
+    "docs/store.md)"
+
+// COORD_STORE_CORRUPT_HINT when an SQLite result code means a damaged file (SQLITE_CORRUPT,
+// SQLITE_NOTADB), else "". Static strings.
+const char *coord_store_corrupt_hint(int sqlite_rc);
+
 // Opens (and, unless read_only, creates and migrates) the store at path. Caller owns the result;
-// release with coord_store_destroy. NULL on failure with err naming the path and SQLite's reason.
+// release with coord_store_destroy. NULL on failure with err naming the path and SQLite's reason:
+// -EBADMSG for a damaged file (the message says corrupt), -EPROTO for a read-only open of a file
+// that is empty or of another schema version, -EIO otherwise. The coordinator opens its store
+// through coord_store_open_owned (coord_store_ident.h), which also checks the store's identity.
 coord_store_t *coord_store_open(const char *path, bool read_only, jf_err_t *err);
 void coord_store_destroy(coord_store_t **self_p);
 

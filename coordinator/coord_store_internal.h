@@ -37,7 +37,8 @@ int coord_store_exec(coord_store_t *self, const char *sql, jf_err_t *err, const 
 int coord_store_scalar(coord_store_t *self, const char *sql, int64_t *ret_value, jf_err_t *err,
                        const char *fmt, ...);
 
-// Sets err from SQLite's last error, with context; returns -EIO.
+// Sets err from SQLite's last error, with context; returns -EIO, or -EBADMSG with
+// COORD_STORE_CORRUPT_HINT added when SQLite says the file is damaged.
 int coord_store_fail(coord_store_t *self, jf_err_t *err, const char *what);
 
 // Migrations to the latest schema (coord_store_schema.c).

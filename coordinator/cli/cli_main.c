@@ -17,9 +17,13 @@ static const char s_usage[] =
     "                                           open runs is online for a heartbeat timeout)\n"
     "  sweep list | show NAME | cancel NAME\n"
     "  runs [--sweep NAME] [--state STATE]      one line per run\n"
-    "  results --sweep NAME                     mean epoch figures per done run (warm-up left out)\n"
+    "  results --sweep NAME                     mean epoch figures per done run (warm-up left "
+    "out)\n"
     "  export --sweep NAME --what runs|epochs|minibatches|telemetry|results\n"
     "         [--format csv|json] [-o FILE]     tidy tables for pandas\n"
+    "  store check [--store FILE]               integrity_check and schema version (1: damaged)\n"
+    "  store backup -o FILE [--store FILE]      consistent copy, also while the coordinator runs\n"
+    "  store salvage -o FILE [--store FILE]     what is readable of a damaged store, into FILE\n"
     "The config defaults to $JETFLEET_CONFIG, else ./fleet.yaml.\n";
 
 int cli_fail(int code, const char *fmt, ...)
@@ -49,8 +53,8 @@ int main(int argc, char **argv)
     static const struct {
         const char *verb;
         int (*fn)(cli_ctx_t *, int, char **);
-    } cmds[] = {{"status", cli_cmd_status}, {"sweep", cli_cmd_sweep}, {"runs", cli_cmd_runs},
-                {"results", cli_cmd_results}, {"export", cli_cmd_export}};
+    } cmds[] = {{"status", cli_cmd_status},   {"sweep", cli_cmd_sweep},   {"runs", cli_cmd_runs},
+                {"results", cli_cmd_results}, {"export", cli_cmd_export}, {"store", cli_cmd_store}};
     int rc = -1;
     for (size_t c = 0; i < argc && c < sizeof cmds / sizeof cmds[0]; c++) {
         if (strcmp(argv[i], cmds[c].verb) == 0) {

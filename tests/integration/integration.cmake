@@ -68,3 +68,10 @@ jf_add_integration_test(spool_restart TIMEOUT 120
                         LIBS jft_support jf_common PkgConfig::SQLITE)
 set_property(TEST integration.spool_restart APPEND PROPERTY LABELS reliability)
 add_dependencies(spool_restart_itest ${JF_ITEST_DEPS})
+
+# A lost, replaced or damaged store is noticed; check, backup (during a sim sweep) and salvage.
+jf_add_integration_test(store_guard TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/store_guard_test.c
+                        LIBS jft_support jf_coord jf_common)
+add_dependencies(store_guard_itest ${JF_ITEST_DEPS})
+set_property(TEST integration.store_guard APPEND PROPERTY LABELS reliability)

@@ -9,3 +9,8 @@ jf_add_unit_test(registry
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/registry_test.c LIBS jf_coord)
 jf_add_unit_test(store_power
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_power_test.c LIBS jf_coord)
+# The store's identity, check, backup and salvage (issue #17 §3): also under the reliability label.
+jf_add_unit_test(store_admin
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_admin_test.c
+  ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_coord jft_support)
+set_property(TEST unit.store_admin APPEND PROPERTY LABELS reliability)
