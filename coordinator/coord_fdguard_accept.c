@@ -54,12 +54,12 @@ int coord_fdguard_spares_held(void)
 
 uint64_t coord_fdguard_spares_used(void)
 {
-    return (uint64_t)atomic_load(&s_spares_used);
+    return (uint64_t) atomic_load(&s_spares_used);
 }
 
 uint64_t coord_fdguard_accepts_deferred(void)
 {
-    return (uint64_t)atomic_load(&s_deferred);
+    return (uint64_t) atomic_load(&s_deferred);
 }
 
 static bool s_release_one(void)
@@ -84,7 +84,7 @@ static bool s_is_unix_socket(int fd)
 {
     struct sockaddr_storage ss = {0};
     socklen_t len = sizeof ss;
-    return getsockname(fd, (struct sockaddr *)&ss, &len) == 0 && ss.ss_family == AF_UNIX;
+    return getsockname(fd, (struct sockaddr *) &ss, &len) == 0 && ss.ss_family == AF_UNIX;
 }
 
 // After a failed accept: true to retry (a spare was released for it), false to return rc.
@@ -107,7 +107,7 @@ static bool s_retry_after(int rc, int fd)
 int accept4(int fd, struct sockaddr *addr, socklen_t *addrlen, int flags)
 {
     // Looked up on every call rather than cached, so no state is shared without a lock.
-    s_accept4_fn real = (s_accept4_fn)dlsym(RTLD_NEXT, "accept4");
+    s_accept4_fn real = (s_accept4_fn) dlsym(RTLD_NEXT, "accept4");
     if (!real) {
         errno = ENOSYS;
         return -1;
@@ -121,7 +121,7 @@ int accept4(int fd, struct sockaddr *addr, socklen_t *addrlen, int flags)
 
 int accept(int fd, struct sockaddr *addr, socklen_t *addrlen)
 {
-    s_accept_fn real = (s_accept_fn)dlsym(RTLD_NEXT, "accept");
+    s_accept_fn real = (s_accept_fn) dlsym(RTLD_NEXT, "accept");
     if (!real) {
         errno = ENOSYS;
         return -1;

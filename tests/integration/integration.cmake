@@ -38,3 +38,10 @@ jf_add_integration_test(sim_energy TIMEOUT 90
 target_compile_definitions(sim_energy_itest PRIVATE
   JF_SIM_PARAMS_SOURCE="${PROJECT_SOURCE_DIR}/agent/sim/sim_params.yaml")
 add_dependencies(sim_energy_itest ${JF_ITEST_DEPS})
+
+# Idle TCP connections against a coordinator with 256 descriptors (docs/protocol.md §1.6).
+jf_add_integration_test(fdguard TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/fdguard_test.c
+                        LIBS jft_support jf_common)
+set_tests_properties(integration.fdguard PROPERTIES LABELS "integration;security")
+add_dependencies(fdguard_itest ${JF_ITEST_DEPS})
