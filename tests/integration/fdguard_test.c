@@ -153,13 +153,16 @@ static void s_raise_own_limit(void)
     }
 }
 
-// Runs `jetfleet status`; returns its output (caller frees) and its wall time in *ret_ms.
+// Runs `jetfleet status`; returns its output (caller frees; NULL if it failed) and its wall time
+// in *ret_ms.
 static char *s_status(jft_fleet_t *f, int64_t *ret_ms)
 {
+    char path[PATH_MAX];
+    jft_path(path, f->dir, "status.out");
     int64_t t0 = s_now_ms();
-    char *out = jft_cli_expect(f, 0, 10000, (const char *const[]){"status", NULL});
+    int rc = jft_fleet_cli(f, path, 10000, (const char *const[]){"status", NULL});
     *ret_ms = s_now_ms() - t0;
-    return out;
+    return rc == 0 ? jft_read_file(path, NULL) : NULL;
 }
 
 static char *s_log(jft_fleet_t *f)
@@ -203,6 +206,7 @@ typedef struct s_flood {
     bool alive;            // the coordinator never exited
     int closed;            // idle connections the coordinator closed during the hold
     int port_taken;        // times another socket could bind the agents' port during the hold
+    int status_failed;     // `jetfleet status` runs that did not exit 0
 } s_flood_t;
 
 // True if a socket of ours can bind the agents' address: the coordinator has let it go, and any
@@ -228,11 +232,15 @@ static void s_hold(jft_fleet_t *f, int *fds, s_flood_t *r)
         int64_t t0 = s_now_ms();
         int64_t ms = 0;
         char *out = s_status(f, &ms);
-        r->paused_shown |= strstr(out, "NOT accepting new agent connections") != NULL;
+        r->status_failed += out == NULL;
+        r->paused_shown |= out && strstr(out, "NOT accepting new agent connections") != NULL;
         free(out);
         r->status_max_ms = ms > r->status_max_ms ? ms : r->status_max_ms;
         r->status_samples++;
         r->alive &= jft_proc_alive(&f->coord);
+        if (!r->alive) {
+            break; // every later status would wait its full timeout
+        }
         r->port_taken += s_port_free(s_port(f));
         int64_t left = 1000 - (s_now_ms() - t0);
         if (left > 0) {
@@ -260,11 +268,10 @@ static bool s_some_running(void *arg)
     return s_sql(arg, "SELECT count(*) FROM runs WHERE state = 'running'") > 0;
 }
 
-static void test_flood_at_limit(void **state)
+// Starts two of the three boards and a sweep on them; returns how many of their runs are not
+// finished once one is running.
+static long long s_start_sweep(jft_fleet_t *f)
 {
-    jft_fleet_t *f = *state;
-    s_raise_own_limit();
-    s_restart(f, S_LIMIT, S_LIMIT);
     for (size_t i = 0; i < S_SIMS - 1; i++) {
         assert_int_equal(jft_fleet_start_sim_agent(f, i, s_agent_args), 0);
     }
@@ -272,48 +279,63 @@ static void test_flood_at_limit(void **state)
     char sweep[PATH_MAX];
     assert_int_equal(jft_fleet_write(f, "fdflood.yaml", s_sweep, sweep), 0);
     free(jft_cli_expect(f, 0, 60000, (const char *const[]){"sweep", "submit", sweep, NULL}));
-    int64_t t_submit = s_now_ms();
     assert_true(jft_wait_until(s_some_running, f, 60000));
-    // Runs of the connected boards: the flood must meet them unfinished.
-    long long active = s_sql(f, "SELECT count(*) FROM runs WHERE board != 'sim-3' AND state IN "
-                                "('pending', 'assigned', 'running')");
+    return s_sql(f, "SELECT count(*) FROM runs WHERE board != 'sim-3' AND state IN ('pending', "
+                    "'assigned', 'running')");
+}
+
+static void s_flood(jft_fleet_t *f, s_flood_t *r)
+{
     int *fds = malloc(S_IDLE * sizeof *fds);
     assert_non_null(fds);
-    long long done_before =
-        s_sql(f, "SELECT count(*) FROM runs WHERE board != 'sim-3' AND state = 'done'");
-    s_flood_t r = {.n_open = s_open_idle(s_port(f), fds, S_IDLE)};
-    s_hold(f, fds, &r);
+    r->n_open = s_open_idle(s_port(f), fds, S_IDLE);
+    s_hold(f, fds, r);
     s_close_all(fds, S_IDLE);
     free(fds);
-    long long done_in_hold = s_sql(f, "SELECT count(*) FROM runs WHERE board != 'sim-3' AND "
-                                      "state = 'done'") - done_before;
-    // Afterwards a board that was never connected registers.
-    assert_int_equal(jft_fleet_start_sim_agent(f, S_SIMS - 1, s_agent_args), 0);
-    bool registered = jft_fleet_wait_online(f, S_SIMS, 60000);
-    bool over = jft_wait_until(s_sweep_over, f, 90000);
-    int64_t sweep_ms = s_now_ms() - t_submit;
-    long long lost = s_sql(f, "SELECT count(*) FROM events WHERE kind = 'run.requeued' OR "
-                              "(kind = 'run.failed' AND detail LIKE '%lost%')");
-    long long failed = s_sql(f, "SELECT count(*) FROM runs WHERE state = 'failed'");
     char *log = s_log(f);
     bool log_pause = strstr(log, "fdguard:") && strstr(log, "stopped accepting agent");
     bool log_resume = strstr(log, "accepting agent connections on") != NULL;
     free(log);
-    printf("idle_connections=%d\ncoordinator_alive=%d\nstatus_samples=%d\nstatus_max_ms=%lld\n"
-           "status_shows_pause=%d\nidle_closed_by_coordinator=%d\nlog_pause=%d\nlog_resume=%d\n"
-           "new_agent_registered=%d\nsweep_over=%d\nlost_runs=%lld\nfailed_runs=%lld\n"
-           "runs_unfinished_at_flood=%lld\nruns_done_during_hold=%lld\nsweep_s=%.1f\n"
-           "agent_port_free_samples=%d\n",
-           r.n_open, r.alive && jft_proc_alive(&f->coord), r.status_samples,
-           (long long) r.status_max_ms, r.paused_shown, r.closed, log_pause, log_resume,
-           registered, over, lost, failed, active, done_in_hold, (double) sweep_ms / 1000.0, r.port_taken);
-    assert_int_equal(r.n_open, S_IDLE);
-    assert_true(active > 0); // the flood met a sweep in progress on connected boards
-    assert_true(r.alive && jft_proc_alive(&f->coord));
-    assert_true(r.status_max_ms < 1000 * jft_timeout_scale());
-    assert_true(r.paused_shown);
-    assert_int_equal(r.port_taken, 0);
+    printf("idle_connections=%d\ncoordinator_alive=%d\nstatus_samples=%d\nstatus_failed=%d\n"
+           "status_max_ms=%lld\nstatus_shows_pause=%d\nidle_closed_by_coordinator=%d\n"
+           "log_pause=%d\nlog_resume=%d\nagent_port_free_samples=%d\n",
+           r->n_open, r->alive && jft_proc_alive(&f->coord), r->status_samples, r->status_failed,
+           (long long) r->status_max_ms, r->paused_shown, r->closed, log_pause, log_resume,
+           r->port_taken);
+    assert_int_equal(r->n_open, S_IDLE);
+    assert_true(r->alive && jft_proc_alive(&f->coord));
+    assert_int_equal(r->status_failed, 0);
+    assert_true(r->status_max_ms < 1000 * jft_timeout_scale());
+    assert_true(r->paused_shown);
+    assert_int_equal(r->port_taken, 0);
     assert_true(log_pause && log_resume);
+}
+
+static void test_flood_at_limit(void **state)
+{
+    jft_fleet_t *f = *state;
+    s_raise_own_limit();
+    s_restart(f, S_LIMIT, S_LIMIT);
+    int64_t t_submit = s_now_ms();
+    long long active = s_start_sweep(f);
+    static const char done_sql[] =
+        "SELECT count(*) FROM runs WHERE board != 'sim-3' AND state = 'done'";
+    long long done_before = s_sql(f, done_sql);
+    s_flood_t r = {0};
+    s_flood(f, &r);
+    long long done_in_hold = s_sql(f, done_sql) - done_before;
+    // Afterwards a board that was never connected registers, and the sweep ends.
+    assert_int_equal(jft_fleet_start_sim_agent(f, S_SIMS - 1, s_agent_args), 0);
+    bool registered = jft_fleet_wait_online(f, S_SIMS, 60000);
+    bool over = jft_wait_until(s_sweep_over, f, 90000);
+    long long lost = s_sql(f, "SELECT count(*) FROM events WHERE kind = 'run.requeued' OR "
+                              "(kind = 'run.failed' AND detail LIKE '%lost%')");
+    long long failed = s_sql(f, "SELECT count(*) FROM runs WHERE state = 'failed'");
+    printf("runs_unfinished_at_flood=%lld\nruns_done_during_hold=%lld\nnew_agent_registered=%d\n"
+           "sweep_over=%d\nsweep_s=%.1f\nlost_runs=%lld\nfailed_runs=%lld\n",
+           active, done_in_hold, registered, over, (double) (s_now_ms() - t_submit) / 1000.0,
+           lost, failed);
+    assert_true(active > 0); // the flood met a sweep in progress on connected boards
     assert_true(registered);
     assert_true(over);
     assert_int_equal(lost, 0);
