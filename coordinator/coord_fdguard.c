@@ -336,13 +336,9 @@ void coord_fdguard_tick(coord_fdguard_t *self, int64_t now_us)
         break;
     }
     if (self->used_fds < lv.low_fds) {
-        (void) coord_fdguard_spares_fill(); // refill what control accepts used, with room to
+        (void) coord_fdguard_spares_fill(); // put back what control accepts used, while there
+                                            // is room
     }
-}
-
-bool coord_fdguard_is_paused(const coord_fdguard_t *self)
-{
-    return self->paused;
 }
 
 json_t *coord_fdguard_status_json(const coord_fdguard_t *self, int64_t now_us)
@@ -350,13 +346,14 @@ json_t *coord_fdguard_status_json(const coord_fdguard_t *self, int64_t now_us)
     json_t *paused_s =
         self->paused ? json_real((double) (now_us - self->paused_since_us) / (double) JF_US_PER_S)
                      : json_null();
-    return json_pack(
-        "{s:I, s:I, s:b, s:o, s:I, s:I, s:I, s:i, s:I, s:I}", "fd_used", (json_int_t) self->used_fds,
-        "fd_limit", (json_int_t) self->limit_fds, "accepting_agents", !self->paused, "paused_s",
-        paused_s, "pauses", (json_int_t) self->pauses, "accepted", (json_int_t) self->accepted,
-        "handshake_failures", (json_int_t) self->handshake_failures, "spares_held",
-        coord_fdguard_spares_held(), "control_spares_used", (json_int_t) coord_fdguard_spares_used(),
-        "control_accepts_deferred", (json_int_t) coord_fdguard_accepts_deferred());
+    return json_pack("{s:I, s:I, s:b, s:o, s:I, s:I, s:I, s:I, s:i, s:I, s:I}", "fd_used",
+                     (json_int_t) self->used_fds, "fd_limit", (json_int_t) self->limit_fds,
+                     "accepting_agents", !self->paused, "paused_s", paused_s, "pauses",
+                     (json_int_t) self->pauses, "accepted", (json_int_t) self->accepted,
+                     "handshake_failures", (json_int_t) self->handshake_failures, "refused",
+                     (json_int_t) self->refused, "spares_held", coord_fdguard_spares_held(),
+                     "control_spares_used", (json_int_t) coord_fdguard_spares_used(),
+                     "control_accepts_deferred", (json_int_t) coord_fdguard_accepts_deferred());
 }
 
 void coord_fdguard_destroy(coord_fdguard_t **self_p)

@@ -68,9 +68,6 @@ coord_fdguard_t *coord_fdguard_new(zsock_t *agents, const char *proc_root, jf_er
 // Never fails: a count it cannot take is logged (rate-limited) and the state is kept.
 void coord_fdguard_tick(coord_fdguard_t *self, int64_t now_us);
 
-// True while agent accepts are paused.
-bool coord_fdguard_is_paused(const coord_fdguard_t *self);
-
 // The guard's state for ctl.status (docs/protocol.md §6.2). Caller owns; NULL on ENOMEM.
 json_t *coord_fdguard_status_json(const coord_fdguard_t *self, int64_t now_us);
 

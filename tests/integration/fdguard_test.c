@@ -26,15 +26,15 @@
 
 #include <cmocka.h>
 
-#define S_SIMS       3    // sim-3 registers only after the flood
-#define S_IDLE       1000 // idle connections of the flood
-#define S_HOLD_S     30   // how long they are held
-#define S_LIMIT      256  // the coordinator's open-file limit
-#define S_STALE      20   // idle connections of the handshake test
+#define S_SIMS         3    // sim-3 registers only after the flood
+#define S_IDLE         1000 // idle connections of the flood
+#define S_HOLD_S       30   // how long they are held
+#define S_LIMIT        256  // the coordinator's open-file limit
+#define S_STALE        20   // idle connections of the handshake test
 #define S_HANDSHAKE_MS 1000
 
-static const char *const s_agent_args[] = {"--sim-speed", "100", "--sim-scale", "0.05",
-                                           "--sim-seed", "7", "--log-level", "notice", NULL};
+static const char *const s_agent_args[] = {
+    "--sim-speed", "100", "--sim-scale", "0.05", "--sim-seed", "7", "--log-level", "notice", NULL};
 
 static const char s_sweep[] = "name: fdflood\n"
                               "target:\n  device_types: [xavier-nx]\n"
@@ -61,7 +61,7 @@ static void s_set_handshake(jft_fleet_t *f, int ms)
     char *out = malloc(size);
     assert_non_null(out);
     (void) snprintf(out, size, "%.*s  handshake_timeout: %dms\n%s", (int) head, text, ms,
-                    text + head);
+                   text + head);
     assert_int_equal(jft_write_file(f->config, out), 0);
     free(out);
     free(text);
@@ -93,7 +93,8 @@ static int s_port(const jft_fleet_t *f)
 // Opens n non-blocking connections to the port that send nothing; returns how many started.
 static int s_open_idle(int port, int *fds, int n)
 {
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t) port),
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons((uint16_t) port),
                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     int opened = 0;
     for (int i = 0; i < n; i++) {
@@ -160,7 +161,7 @@ static char *s_status(jft_fleet_t *f, int64_t *ret_ms)
     char path[PATH_MAX];
     jft_path(path, f->dir, "status.out");
     int64_t t0 = s_now_ms();
-    int rc = jft_fleet_cli(f, path, 10000, (const char *const[]){"status", NULL});
+    int rc = jft_fleet_cli(f, path, 10000, (const char *const[]) {"status", NULL});
     *ret_ms = s_now_ms() - t0;
     return rc == 0 ? jft_read_file(path, NULL) : NULL;
 }
@@ -202,18 +203,19 @@ typedef struct s_flood {
     int n_open;            // idle connections started
     int64_t status_max_ms; // slowest `jetfleet status` during the hold
     int status_samples;
-    bool paused_shown;     // a status said agent accepts were stopped
-    bool alive;            // the coordinator never exited
-    int closed;            // idle connections the coordinator closed during the hold
-    int port_taken;        // times another socket could bind the agents' port during the hold
-    int status_failed;     // `jetfleet status` runs that did not exit 0
+    bool paused_shown; // a status said agent accepts were stopped
+    bool alive;        // the coordinator never exited
+    int closed;        // idle connections the coordinator closed during the hold
+    int port_taken;    // times another socket could bind the agents' port during the hold
+    int status_failed; // `jetfleet status` runs that did not exit 0
 } s_flood_t;
 
 // True if a socket of ours can bind the agents' address: the coordinator has let it go, and any
 // local process could take it and pose as the coordinator.
 static bool s_port_free(int port)
 {
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t) port),
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons((uint16_t) port),
                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     int on = 1;
@@ -278,7 +280,7 @@ static long long s_start_sweep(jft_fleet_t *f)
     assert_true(jft_fleet_wait_online(f, S_SIMS - 1, 60000));
     char sweep[PATH_MAX];
     assert_int_equal(jft_fleet_write(f, "fdflood.yaml", s_sweep, sweep), 0);
-    free(jft_cli_expect(f, 0, 60000, (const char *const[]){"sweep", "submit", sweep, NULL}));
+    free(jft_cli_expect(f, 0, 60000, (const char *const[]) {"sweep", "submit", sweep, NULL}));
     assert_true(jft_wait_until(s_some_running, f, 60000));
     return s_sql(f, "SELECT count(*) FROM runs WHERE board != 'sim-3' AND state IN ('pending', "
                     "'assigned', 'running')");
@@ -300,7 +302,7 @@ static void s_flood(jft_fleet_t *f, s_flood_t *r)
            "status_max_ms=%lld\nstatus_shows_pause=%d\nidle_closed_by_coordinator=%d\n"
            "log_pause=%d\nlog_resume=%d\nagent_port_free_samples=%d\n",
            r->n_open, r->alive && jft_proc_alive(&f->coord), r->status_samples, r->status_failed,
-           (long long) r->status_max_ms, r->paused_shown, r->closed, log_pause, log_resume,
+           (long long)r->status_max_ms, r->paused_shown, r->closed, log_pause, log_resume,
            r->port_taken);
     assert_int_equal(r->n_open, S_IDLE);
     assert_true(r->alive && jft_proc_alive(&f->coord));
@@ -333,8 +335,8 @@ static void test_flood_at_limit(void **state)
     long long failed = s_sql(f, "SELECT count(*) FROM runs WHERE state = 'failed'");
     printf("runs_unfinished_at_flood=%lld\nruns_done_during_hold=%lld\nnew_agent_registered=%d\n"
            "sweep_over=%d\nsweep_s=%.1f\nlost_runs=%lld\nfailed_runs=%lld\n",
-           active, done_in_hold, registered, over, (double) (s_now_ms() - t_submit) / 1000.0,
-           lost, failed);
+           active, done_in_hold, registered, over, (double) (s_now_ms() - t_submit) / 1000.0, lost,
+           failed);
     assert_true(active > 0); // the flood met a sweep in progress on connected boards
     assert_true(registered);
     assert_true(over);
@@ -374,7 +376,7 @@ static void test_handshake_timeout(void **state)
     for (int i = 0; i < S_STALE; i++) {
         closed += s_peer_closed(fds[i]);
     }
-    char *out = jft_cli_expect(f, 0, 10000, (const char *const[]){"status", NULL});
+    char *out = jft_cli_expect(f, 0, 10000, (const char *const[]) {"status", NULL});
     long long counted = -1;
     const char *at = strstr(out, "in use; ");
     if (at) {
@@ -382,7 +384,7 @@ static void test_handshake_timeout(void **state)
     }
     printf("handshake_timeout_ms=%d\nstale_handshakes_closed=%d\nstale_close_ms=%lld\n"
            "status_handshake_failures=%lld\n",
-           S_HANDSHAKE_MS, closed, (long long) took_ms, counted);
+           S_HANDSHAKE_MS, closed, (long long)took_ms, counted);
     free(out);
     s_close_all(fds, S_STALE);
     assert_true(all);

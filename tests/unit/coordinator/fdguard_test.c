@@ -20,8 +20,8 @@
 
 #include <cmocka.h>
 
-#define T_S     INT64_C(1000000)
-#define T_FDS   512 // enough /dev/null descriptors to use up the lowered limit
+#define T_S   INT64_C(1000000)
+#define T_FDS 512 // enough /dev/null descriptors to use up the lowered limit
 
 static void test_levels(void **state)
 {
@@ -29,8 +29,8 @@ static void test_levels(void **state)
     static const struct {
         long limit, high, low;
     } rows[] = {
-        {256, 224, 192},        {1024, 896, 768}, {64, 48, 32}, {20, 4, 0},
-        {100000, 99744, 99488}, {0, 0, 0},
+        {256, 224, 192}, {1024, 896, 768},       {64, 48, 32},
+        {20, 4, 0},      {100000, 99744, 99488}, {0, 0, 0},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         coord_fdguard_levels_t lv = coord_fdguard_levels(rows[i].limit);
@@ -52,11 +52,15 @@ static void test_decide(void **state)
         int64_t now_us;
         coord_fdguard_action_t expect;
     } rows[] = {
-        {false, 30, since, K},         {false, 223, since, K},
-        {false, 224, since, P},        {false, 256, since, P},
-        {true, 250, since + hold, K},  {true, 200, since + 10 * hold, K}, // between low and high
-        {true, 192, since + hold - 1, K},                                 // held too briefly
-        {true, 192, since + hold, R},  {true, 20, since + 2 * hold, R},
+        {false, 30, since, K},
+        {false, 223, since, K},
+        {false, 224, since, P},
+        {false, 256, since, P},
+        {true, 250, since + hold, K},
+        {true, 200, since + 10 * hold, K}, // between low and high
+        {true, 192, since + hold - 1, K},  // held too briefly
+        {true, 192, since + hold, R},
+        {true, 20, since + 2 * hold, R},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         coord_fdguard_action_t a =
@@ -231,9 +235,9 @@ static void test_accept_at_limit(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_levels),          cmocka_unit_test(test_decide),
+        cmocka_unit_test(test_levels),           cmocka_unit_test(test_decide),
         cmocka_unit_test(test_handshake_events), cmocka_unit_test(test_count_entries),
-        cmocka_unit_test(test_raise_nofile),    cmocka_unit_test(test_accept_at_limit),
+        cmocka_unit_test(test_raise_nofile),     cmocka_unit_test(test_accept_at_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
