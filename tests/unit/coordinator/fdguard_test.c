@@ -182,6 +182,30 @@ static int t_connect_unix(const char *path)
     return c;
 }
 
+// With every descriptor below the limit in use (fds gets them): the accept checks. Returns how
+// many descriptors were opened into fds; *ret_a is the accepted Unix-domain connection.
+static int t_accepts_at_limit(int ul, int tl, int *fds, int *ret_a)
+{
+    int n = t_exhaust(fds);
+    // TCP: libzmq survives EMFILE there, so it is passed through and no spare is spent.
+    assert_int_equal(accept4(tl, NULL, NULL, SOCK_CLOEXEC), -1);
+    assert_int_equal(errno, EMFILE);
+    assert_int_equal(coord_fdguard_spares_held(), COORD_FDGUARD_SPARES);
+    // Unix-domain: a spare is released for the connection.
+    uint64_t used = coord_fdguard_spares_used(), deferred = coord_fdguard_accepts_deferred();
+    *ret_a = accept4(ul, NULL, NULL, SOCK_CLOEXEC);
+    assert_true(*ret_a >= 0);
+    assert_int_equal(coord_fdguard_spares_used(), used + 1);
+    assert_int_equal(coord_fdguard_spares_held(), COORD_FDGUARD_SPARES - 1);
+    // With no spare left: ENFILE, which libzmq's ipc listener tolerates, never EMFILE.
+    coord_fdguard_spares_release();
+    n += t_exhaust(fds + n);
+    assert_int_equal(accept(ul, NULL, NULL), -1);
+    assert_int_equal(errno, ENFILE);
+    assert_int_equal(coord_fdguard_accepts_deferred(), deferred + 1);
+    return n;
+}
+
 static void test_accept_at_limit(void **state)
 {
     (void) state;
@@ -200,23 +224,8 @@ static void test_accept_at_limit(void **state)
     assert_int_equal(coord_fdguard_spares_fill(), COORD_FDGUARD_SPARES);
     int *fds = calloc(T_FDS, sizeof *fds);
     assert_non_null(fds);
-    int n = t_exhaust(fds);
-    // TCP: libzmq survives EMFILE there, so it is passed through and no spare is spent.
-    assert_int_equal(accept4(tl, NULL, NULL, SOCK_CLOEXEC), -1);
-    assert_int_equal(errno, EMFILE);
-    assert_int_equal(coord_fdguard_spares_held(), COORD_FDGUARD_SPARES);
-    // Unix-domain: a spare is released for the connection.
-    uint64_t used = coord_fdguard_spares_used(), deferred = coord_fdguard_accepts_deferred();
-    int a = accept4(ul, NULL, NULL, SOCK_CLOEXEC);
-    assert_true(a >= 0);
-    assert_int_equal(coord_fdguard_spares_used(), used + 1);
-    assert_int_equal(coord_fdguard_spares_held(), COORD_FDGUARD_SPARES - 1);
-    // With no spare left: ENFILE, which libzmq's ipc listener tolerates, never EMFILE.
-    coord_fdguard_spares_release();
-    n += t_exhaust(fds + n);
-    assert_int_equal(accept(ul, NULL, NULL), -1);
-    assert_int_equal(errno, ENFILE);
-    assert_int_equal(coord_fdguard_accepts_deferred(), deferred + 1);
+    int a = -1;
+    int n = t_accepts_at_limit(ul, tl, fds, &a);
     for (int i = 0; i < n; i++) {
         close(fds[i]);
     }
