@@ -241,12 +241,44 @@ static void test_accept_at_limit(void **state)
     rmdir(dir);
 }
 
+// The guard on a real bound ROUTER: it finds the listening socket, reports before and after a
+// tick, and fails with the path when <proc_root>/self/fd is missing.
+static void test_new_tick_status(void **state)
+{
+    (void) state;
+    zsock_t *router = zsock_new(ZMQ_ROUTER);
+    assert_non_null(router);
+    assert_true(zsock_bind(router, "tcp://127.0.0.1:*") > 0);
+    jf_err_t err = {0};
+    assert_null(coord_fdguard_new(router, "/nonexistent-proc", &err));
+    assert_int_equal(err.code, -ENOENT);
+    assert_non_null(strstr(err.msg, "/nonexistent-proc/self/fd"));
+    coord_fdguard_t *g = coord_fdguard_new(router, COORD_FDGUARD_PROC_ROOT, &err);
+    assert_non_null(g);
+    json_t *st = coord_fdguard_status_json(g, 0);
+    assert_int_equal(json_integer_value(json_object_get(st, "fd_used")), -1);
+    assert_true(json_is_true(json_object_get(st, "accepting_agents")));
+    json_decref(st);
+    coord_fdguard_tick(g, 1);
+    st = coord_fdguard_status_json(g, 1);
+    assert_true(json_integer_value(json_object_get(st, "fd_used")) > 0);
+    assert_true(json_is_null(json_object_get(st, "paused_s")));
+    assert_int_equal(json_integer_value(json_object_get(st, "spares_held")),
+                     COORD_FDGUARD_SPARES);
+    json_decref(st);
+    coord_fdguard_destroy(&g);
+    assert_null(g);
+    assert_int_equal(coord_fdguard_spares_held(), 0);
+    zsock_destroy(&router);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_levels),           cmocka_unit_test(test_decide),
         cmocka_unit_test(test_handshake_events), cmocka_unit_test(test_count_entries),
         cmocka_unit_test(test_raise_nofile),     cmocka_unit_test(test_accept_at_limit),
+        cmocka_unit_test(test_new_tick_status),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
