@@ -184,7 +184,23 @@ static int s_hold_listener(coord_fdguard_t *self, jf_err_t *err)
     return 0;
 }
 
-coord_fdguard_t *coord_fdguard_new(zsock_t *agents, const char *proc_root, jf_err_t *err)
+// A fleet that needs more connections than the pause level allows would be paused by its own
+// agents, again and again: say so at start, while it is cheap to fix.
+static void s_check_room(const coord_fdguard_t *self, size_t n_boards)
+{
+    coord_fdguard_levels_t lv = coord_fdguard_levels(self->limit_fds);
+    long in_use = 0;
+    if (coord_fdguard_count_entries(self->fd_dir, &in_use, NULL) == 0 &&
+        (long) n_boards + in_use >= lv.high_fds) {
+        jf_log_warn("fdguard: an open-file limit of %ld pauses agent accepts at %ld descriptors, "
+                    "and %ld are in use before %zu boards connect; raise the hard limit "
+                    "(systemd LimitNOFILE=), continuing",
+                    self->limit_fds, lv.high_fds, in_use, n_boards);
+    }
+}
+
+coord_fdguard_t *coord_fdguard_new(zsock_t *agents, const char *proc_root, size_t n_boards,
+                                   jf_err_t *err)
 {
     coord_fdguard_t *self = calloc(1, sizeof *self);
     if (!self) {
@@ -207,6 +223,7 @@ coord_fdguard_t *coord_fdguard_new(zsock_t *agents, const char *proc_root, jf_er
         goto fail_destroy;
     }
     (void) coord_fdguard_spares_fill(); // fewer than asked only if the limit is already near
+    s_check_room(self, n_boards);
     return self;
 fail_destroy:
     coord_fdguard_destroy(&self);

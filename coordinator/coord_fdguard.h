@@ -58,10 +58,12 @@ int coord_fdguard_count_entries(DIR *dir, long *ret_n, jf_err_t *err);
 int coord_fdguard_raise_nofile(long *ret_old_soft, long *ret_hard, jf_err_t *err);
 
 // Starts guarding agents (borrowed; owned by coord_server, which must destroy the guard first):
-// opens <proc_root>/self/fd, fills the spare descriptors and attaches a monitor to the socket.
-// agents must already be bound to exactly one endpoint. Caller owns the result; release with
-// coord_fdguard_destroy. NULL on failure with err.
-coord_fdguard_t *coord_fdguard_new(zsock_t *agents, const char *proc_root, jf_err_t *err);
+// opens <proc_root>/self/fd, fills the spare descriptors, attaches a monitor to the socket and
+// keeps a duplicate of its listening socket. agents must already be bound to exactly one
+// endpoint. Warns when the limit leaves too little room for n_boards agents. Caller owns the
+// result; release with coord_fdguard_destroy. NULL on failure with err.
+coord_fdguard_t *coord_fdguard_new(zsock_t *agents, const char *proc_root, size_t n_boards,
+                                   jf_err_t *err);
 
 // Once per loop tick, in the socket's thread: reads monitor events, counts descriptors, and
 // unbinds or rebinds the agents' endpoint as coord_fdguard_decide says, logging each change.

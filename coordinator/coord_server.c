@@ -336,7 +336,8 @@ static int s_bind_all(coord_server_t *self, jf_err_t *err)
     if (!self->poller) {
         return jf_err_set(err, -ENOMEM, "cannot create a poller");
     }
-    self->fdguard = coord_fdguard_new(self->agents, COORD_FDGUARD_PROC_ROOT, err);
+    self->fdguard = coord_fdguard_new(self->agents, COORD_FDGUARD_PROC_ROOT,
+                                      self->fleet->n_boards, err);
     if (!self->fdguard) {
         return jf_err_prefix(err, "cannot guard descriptors");
     }

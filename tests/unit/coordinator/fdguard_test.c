@@ -2,6 +2,7 @@
  * directory) and for the accept path: with every descriptor in use, a Unix-domain accept takes a
  * spare, then reports ENFILE (never EMFILE), while a TCP accept still reports EMFILE. */
 #include "coord_fdguard.h"
+#include "jf_log.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -250,10 +251,10 @@ static void test_new_tick_status(void **state)
     assert_non_null(router);
     assert_true(zsock_bind(router, "tcp://127.0.0.1:*") > 0);
     jf_err_t err = {0};
-    assert_null(coord_fdguard_new(router, "/nonexistent-proc", &err));
+    assert_null(coord_fdguard_new(router, "/nonexistent-proc", 4, &err));
     assert_int_equal(err.code, -ENOENT);
     assert_non_null(strstr(err.msg, "/nonexistent-proc/self/fd"));
-    coord_fdguard_t *g = coord_fdguard_new(router, COORD_FDGUARD_PROC_ROOT, &err);
+    coord_fdguard_t *g = coord_fdguard_new(router, COORD_FDGUARD_PROC_ROOT, 4, &err);
     assert_non_null(g);
     json_t *st = coord_fdguard_status_json(g, 0);
     assert_int_equal(json_integer_value(json_object_get(st, "fd_used")), -1);
@@ -272,13 +273,33 @@ static void test_new_tick_status(void **state)
     zsock_destroy(&router);
 }
 
+// A limit too small for the fleet is reported at start (the coordinator still runs).
+static void test_room_warning(void **state)
+{
+    (void) state;
+    zsock_t *router = zsock_new(ZMQ_ROUTER);
+    assert_non_null(router);
+    assert_true(zsock_bind(router, "tcp://127.0.0.1:*") > 0);
+    jf_log_open("fdguard_test", JF_LOG_SINK_CAPTURE, JF_LOG_INFO);
+    coord_fdguard_t *g = coord_fdguard_new(router, COORD_FDGUARD_PROC_ROOT, 4, NULL);
+    assert_non_null(g);
+    assert_null(strstr(jf_log_capture(), "raise the hard limit"));
+    coord_fdguard_destroy(&g);
+    g = coord_fdguard_new(router, COORD_FDGUARD_PROC_ROOT, 1000000, NULL);
+    assert_non_null(g);
+    assert_non_null(strstr(jf_log_capture(), "before 1000000 boards connect; raise the hard"));
+    coord_fdguard_destroy(&g);
+    jf_log_close();
+    zsock_destroy(&router);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_levels),           cmocka_unit_test(test_decide),
         cmocka_unit_test(test_handshake_events), cmocka_unit_test(test_count_entries),
         cmocka_unit_test(test_raise_nofile),     cmocka_unit_test(test_accept_at_limit),
-        cmocka_unit_test(test_new_tick_status),
+        cmocka_unit_test(test_new_tick_status),  cmocka_unit_test(test_room_warning),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
