@@ -28,6 +28,7 @@
 #define JF_DEFAULT_HB_TIMEOUT_US    (INT64_C(6) * 1000000)
 #define JF_DEFAULT_RUN_TIMEOUT_US   (INT64_C(2) * 3600 * 1000000)
 #define JF_DEFAULT_MAX_ATTEMPTS     3
+#define JF_DEFAULT_HANDSHAKE_US     (INT64_C(10) * 1000000)
 
 typedef struct jf_storage_spec {
     char medium[JF_IDENT_MAX + 1];   // jf_run_spec_is_medium: sd, emmc, nvme, usb-hdd, ...
@@ -58,6 +59,8 @@ typedef struct jf_coord_settings {
     int64_t heartbeat_timeout_us;    // > 2 x interval, <= 10 min: board offline after this
     int64_t run_timeout_us;          // default per-run timeout, 1 s .. one week
     int max_attempts;                // attempts per run before it fails, 1..10
+    int64_t handshake_timeout_us;    // 100 ms .. 10 min: a connection that has not completed
+                                     // its ZeroMQ handshake by then is closed
 } jf_coord_settings_t;
 
 typedef struct jf_fleet_config {

@@ -1,4 +1,6 @@
-/* jetfleet-coordinator: argv + fleet.yaml -> coord_server; nothing else. */
+/* jetfleet-coordinator: argv + fleet.yaml -> coord_server; nothing else but raising the soft
+ * open-file limit first (one descriptor per connection; systemd's default 1024 is too few). */
+#include "coord_fdguard.h"
 #include "coord_server.h"
 #include "jf_fleet_config.h"
 #include "jf_log.h"
@@ -24,6 +26,18 @@ static int s_usage(const char *why)
             "[--log-level error|warn|notice|info|debug] [--syslog] [--new-store]\n",
             why);
     return 2;
+}
+
+static void s_raise_nofile(void)
+{
+    long soft = 0, hard = 0;
+    jf_err_t err = {0};
+    if (coord_fdguard_raise_nofile(&soft, &hard, &err) == 0) {
+        jf_log_notice("coordinator: open-file limit: soft %ld, hard %ld; soft now %ld", soft, hard,
+                      hard);
+    } else {
+        jf_log_warn("coordinator: %s; keeping the current open-file limit", err.msg);
+    }
 }
 
 int main(int argc, char **argv)
@@ -54,6 +68,7 @@ int main(int argc, char **argv)
         return s_usage(config ? "unexpected argument" : "--config is required");
     }
     jf_log_open("jetfleet-coordinator", sink, level);
+    s_raise_nofile();
     // Everything the coordinator creates (store, control socket, lock, endpoint file) is its
     // user's alone, from the moment it exists: no window before a chmod.
     (void) umask(S_IRWXG | S_IRWXO);

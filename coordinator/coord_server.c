@@ -231,6 +231,7 @@ static int s_tick_body(coord_server_t *self, jf_err_t *err)
 static int s_tick(coord_server_t *self, jf_err_t *err)
 {
     (void) zpoller_wait(self->poller, COORD_TICK_MS);
+    coord_fdguard_tick(self->fdguard, jf_clock_mono_us());
     int rc = coord_store_begin(self->store, err);
     rc = rc ? rc : s_tick_body(self, err);
     rc = rc ? rc : coord_store_commit(self->store, err);
@@ -330,7 +331,7 @@ static int s_write_endpoint(const char *dir, const char *endpoint, jf_err_t *err
     return 0;
 }
 
-static zsock_t *s_bind_router(const char *endpoint, jf_err_t *err)
+static zsock_t *s_bind_router(const char *endpoint, int64_t handshake_us, jf_err_t *err)
 {
     zsock_t *s = zsock_new(ZMQ_ROUTER);
     if (!s) {
@@ -347,6 +348,7 @@ static zsock_t *s_bind_router(const char *endpoint, jf_err_t *err)
     zsock_set_heartbeat_ivl(s, 2000);
     zsock_set_heartbeat_timeout(s, 6000);
     zsock_set_heartbeat_ttl(s, 6000);
+    zsock_set_handshake_ivl(s, (int) (handshake_us / JF_US_PER_MS));
     if (zsock_bind(s, "%s", endpoint) < 0) {
         jf_err_set(err, -EADDRINUSE, "cannot bind '%s': %s", endpoint, zmq_strerror(zmq_errno()));
         zsock_destroy(&s);
@@ -394,8 +396,9 @@ static int s_open_store(coord_server_t *self, bool new_store, jf_err_t *err)
 static int s_bind_all(coord_server_t *self, jf_err_t *err)
 {
     const jf_coord_settings_t *c = &self->fleet->coord;
-    self->agents = s_bind_router(c->agent_endpoint, err);
-    self->control = self->agents ? s_bind_router(c->control_endpoint, err) : NULL;
+    self->agents = s_bind_router(c->agent_endpoint, c->handshake_timeout_us, err);
+    self->control =
+        self->agents ? s_bind_router(c->control_endpoint, c->handshake_timeout_us, err) : NULL;
     if (!self->control) {
         return -EADDRINUSE;
     }
@@ -407,6 +410,11 @@ static int s_bind_all(coord_server_t *self, jf_err_t *err)
     self->poller = zpoller_new(self->agents, self->control, NULL);
     if (!self->poller) {
         return jf_err_set(err, -ENOMEM, "cannot create a poller");
+    }
+    self->fdguard = coord_fdguard_new(self->agents, COORD_FDGUARD_PROC_ROOT,
+                                      self->fleet->n_boards, err);
+    if (!self->fdguard) {
+        return jf_err_prefix(err, "cannot guard descriptors");
     }
     return s_write_endpoint(c->data_dir, zsock_endpoint(self->agents), err);
 }
@@ -445,6 +453,7 @@ void coord_server_destroy(coord_server_t **self_p)
     s_outbox_clear(self);
     free(self->out);
     zpoller_destroy(&self->poller);
+    coord_fdguard_destroy(&self->fdguard); // before the agents socket it monitors
     zsock_destroy(&self->control);
     zsock_destroy(&self->agents);
     coord_store_destroy(&self->store);

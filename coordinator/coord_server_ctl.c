@@ -75,9 +75,10 @@ static int s_on_status(coord_server_t *self, const zframe_t *identity, const jf_
         (void) json_array_append_new(boards,
                                      s_board_json(coord_registry_at(self->registry, i), now_us));
     }
-    json_t *data = json_pack("{s:I, s:o, s:o, s:o}", "coordinator_epoch",
+    json_t *data = json_pack("{s:I, s:o, s:o, s:o, s:o}", "coordinator_epoch",
                              (json_int_t) self->epoch, "boards", boards, "runs",
-                             s_counts_json(&counts), "send_drops", s_drops_json(self));
+                             s_counts_json(&counts), "send_drops", s_drops_json(self),
+                             "connections", coord_fdguard_status_json(self->fdguard, now_us));
     return s_reply(self, identity, msg, data);
 }
 

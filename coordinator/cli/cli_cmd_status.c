@@ -22,6 +22,30 @@ static void s_add_board(cli_table_t *t, const json_t *b)
     (void) cli_table_add_text(t, 6, names, values);
 }
 
+static long long s_int(const json_t *o, const char *key)
+{
+    return json_integer_value(json_object_get(o, key));
+}
+
+// The coordinator's descriptor guard (docs/protocol.md §1.6); absent from older coordinators.
+static void s_print_connections(const json_t *c)
+{
+    if (!json_is_object(c)) {
+        return;
+    }
+    json_t *paused = json_object_get(c, "paused_s");
+    if (json_is_number(paused)) {
+        printf("connections: NOT accepting new agent connections for %.1f s: descriptors near "
+               "the limit",
+               json_number_value(paused));
+    } else {
+        printf("connections: accepting agent connections");
+    }
+    printf("; descriptors %lld of %lld in use; %lld closed before their handshake; %lld pauses\n",
+           s_int(c, "fd_used"), s_int(c, "fd_limit"), s_int(c, "handshake_failures"),
+           s_int(c, "pauses"));
+}
+
 int cli_cmd_status(cli_ctx_t *ctx, int argc, char **argv)
 {
     (void) argv;
@@ -52,6 +76,7 @@ int cli_cmd_status(cli_ctx_t *ctx, int argc, char **argv)
            json_integer_value(json_object_get(drops, "peer_full")),
            json_integer_value(json_object_get(drops, "peer_gone")),
            json_integer_value(json_object_get(drops, "other")));
+    s_print_connections(json_object_get(data, "connections"));
     cli_table_destroy(&t);
     json_decref(data);
     return CLI_EXIT_OK;

@@ -75,3 +75,10 @@ jf_add_integration_test(store_guard TIMEOUT 120
                         LIBS jft_support jf_coord jf_common)
 add_dependencies(store_guard_itest ${JF_ITEST_DEPS})
 set_property(TEST integration.store_guard APPEND PROPERTY LABELS reliability)
+
+# Idle TCP connections against a coordinator with 256 descriptors (docs/protocol.md §1.6).
+jf_add_integration_test(fdguard TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/fdguard_test.c
+                        LIBS jft_support jf_common)
+set_tests_properties(integration.fdguard PROPERTIES LABELS "integration;security")
+add_dependencies(fdguard_itest ${JF_ITEST_DEPS})

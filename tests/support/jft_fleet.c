@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #define S_DATAGEN_TIMEOUT_MS 30000
 
@@ -116,6 +117,26 @@ int jft_fleet_start_coordinator(jft_fleet_t *f)
     jft_bin("jetfleet-coordinator", bin);
     (void) snprintf(log, sizeof log, "%s/coordinator.log", f->dir);
     char *argv[] = {bin, "--config", f->config, "--log-level", "info", NULL};
+    int rc = jft_proc_start(&f->coord, log, argv, NULL);
+    if (rc == 0 && !jft_wait_until(s_endpoint_ready, f, 10000)) {
+        rc = -ETIMEDOUT;
+    }
+    return rc;
+}
+
+int jft_fleet_start_coordinator_nofile(jft_fleet_t *f, long soft, long hard)
+{
+    static const char prlimit[] = "/usr/bin/prlimit"; // util-linux, in every Debian install
+    char bin[PATH_MAX], log[PATH_MAX + 16], nofile[64];
+    jft_bin("jetfleet-coordinator", bin);
+    (void) snprintf(log, sizeof log, "%s/coordinator.log", f->dir);
+    (void) snprintf(nofile, sizeof nofile, "--nofile=%ld:%ld", soft, hard);
+    if (access(prlimit, X_OK) != 0) {
+        return -ENOENT;
+    }
+    char *argv[] = {(char *) prlimit, nofile, "--", bin, "--config", f->config,
+                    "--log-level", "info", NULL};
+    f->endpoint[0] = '\0';
     int rc = jft_proc_start(&f->coord, log, argv, NULL);
     if (rc == 0 && !jft_wait_until(s_endpoint_ready, f, 10000)) {
         rc = -ETIMEDOUT;

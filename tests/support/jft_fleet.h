@@ -47,6 +47,10 @@ int jft_fleet_set_heartbeat(jft_fleet_t *f, const char *interval, const char *ti
 // Starts the coordinator and waits for its endpoint file. 0 or -errno.
 int jft_fleet_start_coordinator(jft_fleet_t *f);
 
+// The same under `prlimit --nofile=soft:hard` (util-linux), so the coordinator starts with that
+// open-file limit. 0 or -errno (-ENOENT without /usr/bin/prlimit).
+int jft_fleet_start_coordinator_nofile(jft_fleet_t *f, long soft, long hard);
+
 // Starts the agent of board host-<i+1> with extra environment (may be NULL). 0 or -errno.
 int jft_fleet_start_agent(jft_fleet_t *f, size_t i, char *const env_extra[]);
 

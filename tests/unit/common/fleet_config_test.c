@@ -42,6 +42,7 @@ static void t_assert_example_coord(const jf_coord_settings_t *c)
     assert_int_equal(c->heartbeat_timeout_us, 6 * T_S);
     assert_int_equal(c->run_timeout_us, 2 * 3600 * T_S);
     assert_int_equal(c->max_attempts, 3);
+    assert_int_equal(c->handshake_timeout_us, 10 * T_S);
 }
 
 static void test_example_loads(void **state)
@@ -114,6 +115,7 @@ static void test_defaults_and_relative_data_dir(void **state)
     assert_int_equal(c->heartbeat_timeout_us, JF_DEFAULT_HB_TIMEOUT_US);
     assert_int_equal(c->run_timeout_us, JF_DEFAULT_RUN_TIMEOUT_US);
     assert_int_equal(c->max_attempts, JF_DEFAULT_MAX_ATTEMPTS);
+    assert_int_equal(c->handshake_timeout_us, JF_DEFAULT_HANDSHAKE_US);
     const jf_board_spec_t *b = &fleet->boards[0];
     assert_int_equal(b->line, 2);
     assert_int_equal(b->n_labels, 0);
@@ -216,6 +218,8 @@ static const t_bad_file_t t_bad_fleets[] = {
      "fleet-out-of-range.yaml:2:17: 'telemetry_hz': 100 is out of range [1, 50]"},
     {"fleet-max-attempts.yaml", -EINVAL,
      "fleet-max-attempts.yaml:2:17: 'max_attempts': 0 is out of range [1, 10]"},
+    {"fleet-handshake-timeout.yaml", -EINVAL,
+     "fleet-handshake-timeout.yaml:2:22: 'handshake_timeout'"},
     {"fleet-not-a-number.yaml", -EINVAL,
      "fleet-not-a-number.yaml:2:17: 'telemetry_hz': expected an integer, got 'fast'"},
     {"fleet-duplicate-board.yaml", -EINVAL,

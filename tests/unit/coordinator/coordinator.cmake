@@ -14,3 +14,6 @@ jf_add_unit_test(store_admin
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_admin_test.c
   ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_coord jft_support)
 set_property(TEST unit.store_admin APPEND PROPERTY LABELS reliability)
+
+jf_add_unit_test(fdguard
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/fdguard_test.c LIBS jf_coord)
