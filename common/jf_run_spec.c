@@ -3,16 +3,14 @@
 
 #include "jf_units.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 static const char *const s_models[] = {"lenet5", "resnet18", "vgg11", "mobilenetv3"};
 static const char *const s_datasets[] = {"mnist", "cifar10", "gld23k"};
-static const char *const s_media[] = {"sd",      "emmc", "nvme", "usb-hdd",
-                                      "usb-ssd", "ssd",  "hdd",  "local"};
+static const char *const s_media[] = {"sd", "emmc", "nvme", "usb-hdd", "usb-ssd",
+                                      "ssd", "hdd", "local"};
 
 static bool s_in_list(const char *name, const char *const *list, size_t n)
 {
@@ -82,8 +80,8 @@ static void s_extras_text(const jf_run_spec_t *spec, char *buf, size_t size)
         n = snprintf(buf, size, "|custom=%d,%" PRId64 ",%" PRId64 ",%" PRId64, c->n_cores,
                      c->cpu_hz, c->gpu_hz, c->emc_hz);
     }
-    if (spec->dvfs_off && n >= 0 && (size_t)n < size) {
-        (void)snprintf(buf + n, size - (size_t)n, "|dvfs=off");
+    if (spec->dvfs_off && n >= 0 && (size_t) n < size) {
+        (void) snprintf(buf + n, size - (size_t) n, "|dvfs=off");
     }
 }
 
@@ -94,26 +92,26 @@ void jf_run_spec_compute_id(jf_run_spec_t *spec)
     char text[1024] = {0};
     char extras[256] = {0};
     s_extras_text(spec, extras, sizeof extras);
-    (void)snprintf(text, sizeof text,
-                   "jf-run-v1|%s|%s|%s|%s|%d|%d|%s|%s|%d|%d|%d|%d|%d|%" PRIu64 "|%d|%d|%" PRId64
-                   "%s",
-                   spec->board, spec->workload, spec->model, spec->dataset, spec->epochs,
-                   spec->power_mode_id, spec->power_mode, spec->storage, spec->workers,
-                   spec->prefetch, spec->batch_size, spec->repeat, spec->threads, spec->seed,
-                   spec->drop_caches ? 1 : 0, spec->telemetry_hz, spec->timeout_us, extras);
+    (void) snprintf(text, sizeof text,
+                    "jf-run-v1|%s|%s|%s|%s|%d|%d|%s|%s|%d|%d|%d|%d|%d|%" PRIu64 "|%d|%d|%" PRId64
+                    "%s",
+                    spec->board, spec->workload, spec->model, spec->dataset, spec->epochs,
+                    spec->power_mode_id, spec->power_mode, spec->storage, spec->workers,
+                    spec->prefetch, spec->batch_size, spec->repeat, spec->threads, spec->seed,
+                    spec->drop_caches ? 1 : 0, spec->telemetry_hz, spec->timeout_us, extras);
     uint64_t h = UINT64_C(14695981039346656037); // FNV-1a 64 offset basis
-    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+    for (const unsigned char *p = (const unsigned char *) text; *p; p++) {
         h ^= *p;
         h *= UINT64_C(1099511628211);
     }
-    (void)snprintf(spec->run_id, sizeof spec->run_id, "r%016" PRIx64, h);
+    (void) snprintf(spec->run_id, sizeof spec->run_id, "r%016" PRIx64, h);
 }
 
 // A clock as GHz to 3 significant digits, "1.42G".
 static void s_ghz(char *buf, size_t size, const char *what, int64_t hz)
 {
     if (hz > 0) {
-        (void)snprintf(buf, size, " %s%.3gG", what, (double)hz / 1e9);
+        (void) snprintf(buf, size, " %s%.3gG", what, (double) hz / 1e9);
     }
 }
 
@@ -123,14 +121,14 @@ void jf_run_spec_power_label(const jf_run_spec_t *spec, char *buf, size_t size)
     char cpu[24] = "", gpu[24] = "", emc[24] = "";
     const char *dvfs = spec->dvfs_off ? " +dvfs-off" : "";
     if (c->n_cores == 0) {
-        (void)snprintf(buf, size, "%s%s", spec->power_mode, dvfs);
+        (void) snprintf(buf, size, "%s%s", spec->power_mode, dvfs);
         return;
     }
     s_ghz(cpu, sizeof cpu, "cpu", c->cpu_hz);
     s_ghz(gpu, sizeof gpu, "gpu", c->gpu_hz);
     s_ghz(emc, sizeof emc, "emc", c->emc_hz);
-    (void)snprintf(buf, size, "custom %dc%s%s%s on %s%s", c->n_cores, cpu, gpu, emc,
-                   spec->power_mode, dvfs);
+    (void) snprintf(buf, size, "custom %dc%s%s%s on %s%s", c->n_cores, cpu, gpu, emc,
+                    spec->power_mode, dvfs);
 }
 
 int jf_run_spec_validate(const jf_run_spec_t *s, jf_err_t *err)

@@ -13,17 +13,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define JF_RUN_ID_LEN          17 // "r" + 16 lowercase hex digits
-#define JF_WORKERS_MAX         16
-#define JF_BATCH_MAX           4096
-#define JF_EPOCHS_MAX          1000
-#define JF_REPEATS_MAX         100
-#define JF_PREFETCH_MAX        16
-#define JF_THREADS_MAX         256
-#define JF_TELEMETRY_HZ_MAX    50
-#define JF_RUN_TIMEOUT_MAX_US  (INT64_C(7) * 24 * 3600 * 1000000) // one week
-#define JF_RUN_CORES_MAX       64                                 // custom cores online
-#define JF_RUN_CLOCK_MAX_HZ    INT64_C(10000000000)               // 10 GHz: a sanity bound
+#define JF_RUN_ID_LEN        17 // "r" + 16 lowercase hex digits
+#define JF_WORKERS_MAX       16
+#define JF_BATCH_MAX         4096
+#define JF_EPOCHS_MAX        1000
+#define JF_REPEATS_MAX       100
+#define JF_PREFETCH_MAX      16
+#define JF_THREADS_MAX       256
+#define JF_TELEMETRY_HZ_MAX  50
+#define JF_RUN_TIMEOUT_MAX_US (INT64_C(7) * 24 * 3600 * 1000000) // one week
+#define JF_RUN_CORES_MAX      64                                   // custom cores online
+#define JF_RUN_CLOCK_MAX_HZ   INT64_C(10000000000)                 // 10 GHz: a sanity bound
 #define JF_RUN_POWER_LABEL_MAX 127 // longest jf_run_spec_power_label text, without the NUL
 
 // A custom power-mode point (jetson-platforms.md §6), applied on top of the run's nvpmodel mode
@@ -36,27 +36,27 @@ typedef struct jf_run_custom {
 } jf_run_custom_t;
 
 typedef struct jf_run_spec {
-    char run_id[JF_RUN_ID_LEN + 1];  // stable id: jf_run_spec_compute_id
-    char board[JF_IDENT_MAX + 1];    // board name
-    char workload[JF_IDENT_MAX + 1]; // workload name from the sweep, e.g. "lenet5-mnist"
-    char model[JF_IDENT_MAX + 1];    // jf_run_spec_is_model
-    char dataset[JF_IDENT_MAX + 1];  // jf_run_spec_is_dataset
-    int epochs;                      // 1..JF_EPOCHS_MAX, epoch 0 counts (it is the warm-up)
-    int power_mode_id;               // nvpmodel id
+    char run_id[JF_RUN_ID_LEN + 1];       // stable id: jf_run_spec_compute_id
+    char board[JF_IDENT_MAX + 1];         // board name
+    char workload[JF_IDENT_MAX + 1];      // workload name from the sweep, e.g. "lenet5-mnist"
+    char model[JF_IDENT_MAX + 1];         // jf_run_spec_is_model
+    char dataset[JF_IDENT_MAX + 1];       // jf_run_spec_is_dataset
+    int epochs;                           // 1..JF_EPOCHS_MAX, epoch 0 counts (it is the warm-up)
+    int power_mode_id;                    // nvpmodel id
     char power_mode[JF_POWER_MODE_NAME_MAX + 1]; // its name
-    char storage[JF_IDENT_MAX + 1];              // medium name, jf_run_spec_is_medium
-    int workers;                                 // DataLoader workers, 0..JF_WORKERS_MAX
-    int prefetch;           // batches prefetched per worker, 1..JF_PREFETCH_MAX
-    int batch_size;         // 1..JF_BATCH_MAX
-    int repeat;             // 0-based repeat index
-    int threads;            // intra-op threads, 0 = the trainer's default
-    uint64_t seed;          // training seed (sweep seed + repeat)
-    bool drop_caches;       // drop the page cache before the run
-    int telemetry_hz;       // 1..JF_TELEMETRY_HZ_MAX
-    int64_t timeout_us;     // kill the run after this long, 1 s .. one week
-    jf_run_custom_t custom; // custom point on top of the mode; n_cores 0: none
-    bool dvfs_off;          // DVFS off (jetson_clocks-like pinning at the caps in
-                            // force) after the mode and the custom point
+    char storage[JF_IDENT_MAX + 1];       // medium name, jf_run_spec_is_medium
+    int workers;                          // DataLoader workers, 0..JF_WORKERS_MAX
+    int prefetch;                         // batches prefetched per worker, 1..JF_PREFETCH_MAX
+    int batch_size;                       // 1..JF_BATCH_MAX
+    int repeat;                           // 0-based repeat index
+    int threads;                          // intra-op threads, 0 = the trainer's default
+    uint64_t seed;                        // training seed (sweep seed + repeat)
+    bool drop_caches;                     // drop the page cache before the run
+    int telemetry_hz;                     // 1..JF_TELEMETRY_HZ_MAX
+    int64_t timeout_us;                   // kill the run after this long, 1 s .. one week
+    jf_run_custom_t custom;               // custom point on top of the mode; n_cores 0: none
+    bool dvfs_off;                        // DVFS off (jetson_clocks-like pinning at the caps in
+                                          // force) after the mode and the custom point
 #ifdef JF_SCHEMA_TEST_FIELD
     int test_knob; // test-only optional field (schema_field_test): 0..1000, 0 = absent
 #endif
