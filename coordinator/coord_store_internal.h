@@ -7,35 +7,76 @@
 #include <sqlite3.h>
 #include <stdarg.h>
 
-#define COORD_STMT_CACHE_MAX 64
 #define COORD_BUSY_TIMEOUT_MS 5000
 
 typedef struct coord_stmt_slot {
-    const char *sql;     // borrowed: a string literal, the cache key (by address)
-    sqlite3_stmt *stmt;  // owned
+    const char *sql;    // borrowed: a string literal (or a string the store owns), the cache key
+                        // (by address)
+    sqlite3_stmt *stmt; // owned
 } coord_stmt_slot_t;
 
 struct coord_store {
-    sqlite3 *db;                      // owned
-    char path[4096];                  // for messages
+    sqlite3 *db;     // owned
+    char path[4096]; // for messages
     bool read_only;
-    size_t n_stmts;
-    coord_stmt_slot_t stmts[COORD_STMT_CACHE_MAX];
+    size_t n_stmts;           // statements cached
+    size_t cap_stmts;         // slots allocated; the cache grows, so it cannot overflow
+    coord_stmt_slot_t *stmts; // owned (malloc), n_stmts used
+    char *run_insert_sql;     // owned: INSERT INTO runs built from the run spec's schema
+    char *run_select_sql;     // owned: SELECT of a run's spec columns, built the same way
 };
 
-// Returns the cached, reset statement for sql (a literal), preparing it on first use; binds the
-// arguments described by fmt: 't' const char * (NULL binds NULL), 'i' int64_t, 'd' double.
-// NULL on failure with err.
-sqlite3_stmt *coord_store_stmt(coord_store_t *self, const char *sql, jf_err_t *err,
-                               const char *fmt, ...);
+// One bound SQL parameter. Build them with coord_text/coord_int/coord_real, whose prototypes
+// the compiler checks (the letter strings they replace were not), inside COORD_BINDS(...).
+typedef enum coord_bind_type {
+    COORD_BIND_END = 0, // ends a list
+    COORD_BIND_TEXT,    // text; a NULL text binds NULL
+    COORD_BIND_INT,     // int64_t
+    COORD_BIND_REAL,    // double; NaN binds NULL (SQLite's rule)
+} coord_bind_type_t;
 
-// Prepares/binds like coord_store_stmt and steps to completion (no rows expected).
-int coord_store_exec(coord_store_t *self, const char *sql, jf_err_t *err, const char *fmt, ...);
+typedef struct coord_bind {
+    coord_bind_type_t type;
+    const char *text; // COORD_BIND_TEXT; borrowed, copied by SQLite at bind time
+    int64_t i;        // COORD_BIND_INT
+    double d;         // COORD_BIND_REAL
+} coord_bind_t;
 
-// Runs sql (bound by fmt) expecting one integer in the first column of the first row;
-// -ENOENT if no row.
-int coord_store_scalar(coord_store_t *self, const char *sql, int64_t *ret_value, jf_err_t *err,
-                       const char *fmt, ...);
+static inline coord_bind_t coord_text(const char *text)
+{
+    return (coord_bind_t){.type = COORD_BIND_TEXT, .text = text};
+}
+
+static inline coord_bind_t coord_int(int64_t v)
+{
+    return (coord_bind_t){.type = COORD_BIND_INT, .i = v};
+}
+
+static inline coord_bind_t coord_real(double v)
+{
+    return (coord_bind_t){.type = COORD_BIND_REAL, .d = v};
+}
+
+// A COORD_BIND_END-terminated list of binds, in the statement's parameter order.
+#define COORD_BINDS(...) ((const coord_bind_t[]){__VA_ARGS__, {.type = COORD_BIND_END}})
+#define COORD_NO_BINDS   ((const coord_bind_t *)NULL)
+
+// Returns the cached, reset statement for sql (a literal, or a string the store owns: the cache
+// keys by address), preparing it on first use, with binds bound (NULL: none). The number of
+// binds must equal the statement's parameters (-EINVAL otherwise). NULL on failure with err.
+sqlite3_stmt *coord_store_stmt(coord_store_t *self, const char *sql, const coord_bind_t *binds,
+                               jf_err_t *err);
+
+// Prepares/binds like coord_store_stmt and steps to completion (rows are skipped).
+int coord_store_exec(coord_store_t *self, const char *sql, const coord_bind_t *binds,
+                     jf_err_t *err);
+
+// Runs sql expecting one integer in the first column of the first row; -ENOENT if no row.
+int coord_store_scalar(coord_store_t *self, const char *sql, const coord_bind_t *binds,
+                       int64_t *ret_value, jf_err_t *err);
+
+// Finalizes and frees every cached statement (coord_store_destroy).
+void coord_store_stmts_finalize(coord_store_t *self);
 
 // Sets err from SQLite's last error, with context; returns -EIO.
 int coord_store_fail(coord_store_t *self, jf_err_t *err, const char *what);

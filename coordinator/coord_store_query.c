@@ -87,7 +87,8 @@ int coord_store_select(coord_store_t *self, coord_table_t table, const char *swe
     if ((unsigned) table >= COORD_TABLE_COUNT) {
         return jf_err_set(err, -EINVAL, "store: no such table");
     }
-    sqlite3_stmt *st = coord_store_stmt(self, s_sql[table], err, "tt", sweep, state);
+    sqlite3_stmt *st = coord_store_stmt(self, s_sql[table],
+                                        COORD_BINDS(coord_text(sweep), coord_text(state)), err);
     if (!st) {
         return -EIO;
     }

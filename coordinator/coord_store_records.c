@@ -23,22 +23,28 @@ int coord_store_add_epoch(coord_store_t *self, const char *run, int64_t attempt,
         "INSERT INTO epochs(run, attempt, epoch, warmup, e2e_us, fetch_stall_us, compute_us, "
         "samples, loss, energy_mj, avg_power_mw, peak_power_mw) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, "
         "?, ?, ?) ON CONFLICT DO NOTHING",
-        err, "tiiiiiiidddd", run, attempt, (int64_t) e->epoch, (int64_t) e->warmup,
-        e->e2e_us, e->fetch_stall_us, e->compute_us, e->samples, s_loss(e->has_loss, e->loss),
-        s_opt(e->has_energy, e->energy_mj), s_opt(e->has_energy, e->avg_power_mw),
-        s_opt(e->has_energy && e->has_peak, e->peak_power_mw));
+        COORD_BINDS(coord_text(run), coord_int(attempt), coord_int((int64_t)e->epoch),
+                    coord_int((int64_t)e->warmup), coord_int(e->e2e_us),
+                    coord_int(e->fetch_stall_us), coord_int(e->compute_us), coord_int(e->samples),
+                    coord_real(s_loss(e->has_loss, e->loss)),
+                    coord_real(s_opt(e->has_energy, e->energy_mj)),
+                    coord_real(s_opt(e->has_energy, e->avg_power_mw)),
+                    coord_real(s_opt(e->has_energy && e->has_peak, e->peak_power_mw))),
+        err);
 }
 
 int coord_store_add_minibatch(coord_store_t *self, const char *run, int64_t attempt,
                               const jf_minibatch_rec_t *m, jf_err_t *err)
 {
-    return coord_store_exec(self,
-                            "INSERT INTO minibatches(run, attempt, epoch, idx, samples, "
-                            "fetch_stall_us, compute_us, loss) VALUES(?, ?, ?, ?, ?, ?, ?, ?) "
-                            "ON CONFLICT DO NOTHING",
-                            err, "tiiiiiid", run, attempt, (int64_t) m->epoch, m->index,
-                            m->samples, m->fetch_stall_us, m->compute_us,
-                            s_loss(m->has_loss, m->loss));
+    return coord_store_exec(
+        self,
+        "INSERT INTO minibatches(run, attempt, epoch, idx, samples, "
+        "fetch_stall_us, compute_us, loss) VALUES(?, ?, ?, ?, ?, ?, ?, ?) "
+        "ON CONFLICT DO NOTHING",
+        COORD_BINDS(coord_text(run), coord_int(attempt), coord_int((int64_t)m->epoch),
+                    coord_int(m->index), coord_int(m->samples), coord_int(m->fetch_stall_us),
+                    coord_int(m->compute_us), coord_real(s_loss(m->has_loss, m->loss))),
+        err);
 }
 
 int coord_store_add_telemetry(coord_store_t *self, const char *run, int64_t attempt, int64_t seq,
@@ -47,14 +53,17 @@ int coord_store_add_telemetry(coord_store_t *self, const char *run, int64_t atte
     return coord_store_exec(self,
                             "INSERT INTO telemetry(run, attempt, seq, idx, t_us, sample) "
                             "VALUES(?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                            err, "tiiiit", run, attempt, seq, index, t_us, sample_json);
+                            COORD_BINDS(coord_text(run), coord_int(attempt), coord_int(seq),
+                                        coord_int(index), coord_int(t_us), coord_text(sample_json)),
+                            err);
 }
 
 int coord_store_run_set_measure(coord_store_t *self, const char *run, int64_t attempt,
                                 const char *measure_json, jf_err_t *err)
 {
-    return coord_store_exec(self, "UPDATE runs SET measure = ? WHERE id = ? AND attempt = ?", err,
-                            "tti", measure_json, run, attempt);
+    return coord_store_exec(
+        self, "UPDATE runs SET measure = ? WHERE id = ? AND attempt = ?",
+        COORD_BINDS(coord_text(measure_json), coord_text(run), coord_int(attempt)), err);
 }
 
 int coord_store_epoch_set_cache(coord_store_t *self, const char *run, int64_t attempt,
@@ -63,14 +72,16 @@ int coord_store_epoch_set_cache(coord_store_t *self, const char *run, int64_t at
     return coord_store_exec(self,
                             "UPDATE epochs SET cache_resident_before = ?, cache_resident_after = ? "
                             "WHERE run = ? AND attempt = ? AND epoch = ?",
-                            err, "ddtii", s_opt(cache->has_before, cache->before),
-                            s_opt(cache->has_after, cache->after), run, attempt,
-                            (int64_t) cache->epoch);
+                            COORD_BINDS(coord_real(s_opt(cache->has_before, cache->before)),
+                                        coord_real(s_opt(cache->has_after, cache->after)),
+                                        coord_text(run), coord_int(attempt),
+                                        coord_int((int64_t)cache->epoch)),
+                            err);
 }
 
 int coord_store_count_epochs(coord_store_t *self, const char *run, int64_t attempt,
                              int64_t *ret_count, jf_err_t *err)
 {
     return coord_store_scalar(self, "SELECT count(*) FROM epochs WHERE run = ? AND attempt = ?",
-                              ret_count, err, "ti", run, attempt);
+                              COORD_BINDS(coord_text(run), coord_int(attempt)), ret_count, err);
 }

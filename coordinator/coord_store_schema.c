@@ -79,7 +79,7 @@ int coord_store_schema_latest(void)
 int coord_store_schema_version(coord_store_t *self)
 {
     int64_t v = -1;
-    if (coord_store_scalar(self, "PRAGMA user_version", &v, NULL, "") != 0) {
+    if (coord_store_scalar(self, "PRAGMA user_version", COORD_NO_BINDS, &v, NULL) != 0) {
         return -1;
     }
     return (int) v;
