@@ -12,7 +12,8 @@ static int s_each(const jf_schema_t *schema, const jf_schema_leaf_t *outer, jf_s
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < schema->n_fields; i++) {
         const jf_schema_field_t *f = &schema->fields[i];
-        jf_schema_leaf_t leaf = {.field = f, .base = outer ? outer->base : 0};
+        jf_schema_leaf_t leaf = {
+            .field = f, .base = outer ? outer->base : 0, .outer = outer ? schema : NULL};
         const char *dot = outer ? "." : "", *under = outer ? "_" : "";
         rc = jf_schema_join(leaf.name, sizeof leaf.name, outer ? outer->name : "", dot, f->name);
         if (rc == 0 && f->column && (!outer || outer->column[0])) {
@@ -98,7 +99,11 @@ static void *s_at_mut(const jf_schema_leaf_t *leaf, void *rec)
 
 bool jf_schema_leaf_is_present(const jf_schema_leaf_t *leaf, const void *rec)
 {
-    return jf_schema_field_is_present(leaf->field, (const char *)rec + leaf->base);
+    const char *base = (const char *)rec + leaf->base;
+    if (leaf->outer && !jf_schema_is_set(leaf->outer, base)) {
+        return false; // inside an absent nested record (no custom point: no clocks)
+    }
+    return jf_schema_field_is_present(leaf->field, base);
 }
 
 int64_t jf_schema_leaf_int(const jf_schema_leaf_t *leaf, const void *rec)

@@ -55,6 +55,7 @@ typedef struct jf_schema_field {
     const char *must; // what is_valid wants, as "must be one of a, b" or "is not a valid name"
     const jf_schema_t *sub; // JF_SCHEMA_OBJ: the nested schema
     const char *column;     // store column (prefix of the nested columns for JF_SCHEMA_OBJ)
+    bool null_zero;         // the store column holds NULL, not 0, when the value is 0 (absent)
     const char *header;     // export header, the unit it is exported in named in it; NULL: none
     int64_t header_scale;   // struct value / header_scale is exported (us -> s: 1000000); 0: 1
     const char *flag;       // the trainer's option for it ("--batch-size"); NULL: not passed
@@ -98,6 +99,8 @@ typedef struct jf_schema_leaf {
     char name[JF_SCHEMA_NAME_MAX + 1];   // "custom.cpu_hz"
     char column[JF_SCHEMA_NAME_MAX + 1]; // "custom_cpu_hz"; "" when the field is not stored
     size_t base;                         // offset of the nested struct inside the record
+    const jf_schema_t *outer;            // the nested schema holding it; NULL at top level
+                                         // (one level of nesting: the table test checks it)
 } jf_schema_leaf_t;
 
 // Calls fn for every leaf field in table order (nested records flattened), stopping at the
@@ -110,7 +113,8 @@ size_t jf_schema_n_leaves(const jf_schema_t *schema);
 size_t jf_schema_n_columns(const jf_schema_t *schema);
 
 // A leaf's value in rec as an integer (STR: not one; NUM: truncated), and whether it is present
-// (has_ flag; always true without one). For the store binds and the trainer argv.
+// (its has_ flag, and its nested record's key field; else true). For the store binds and the
+// trainer argv.
 int64_t jf_schema_leaf_int(const jf_schema_leaf_t *leaf, const void *rec);
 double jf_schema_leaf_num(const jf_schema_leaf_t *leaf, const void *rec);
 const char *jf_schema_leaf_str(const jf_schema_leaf_t *leaf, const void *rec);

@@ -9,6 +9,14 @@
 
 #define COORD_BUSY_TIMEOUT_MS 5000
 
+// The run spec statements coord_store_spec.c builds from the schema table.
+typedef enum coord_spec_sql {
+    COORD_SPEC_SQL_INSERT = 0, // a new pending run
+    COORD_SPEC_SQL_BY_ID,      // a run's spec by id
+    COORD_SPEC_SQL_NEXT,       // a board's next pending run
+    COORD_SPEC_SQL_COUNT,
+} coord_spec_sql_t;
+
 typedef struct coord_stmt_slot {
     const char *sql;    // borrowed: a string literal (or a string the store owns), the cache key
                         // (by address)
@@ -22,8 +30,8 @@ struct coord_store {
     size_t n_stmts;           // statements cached
     size_t cap_stmts;         // slots allocated; the cache grows, so it cannot overflow
     coord_stmt_slot_t *stmts; // owned (malloc), n_stmts used
-    char *run_insert_sql;     // owned: INSERT INTO runs built from the run spec's schema
-    char *run_select_sql;     // owned: SELECT of a run's spec columns, built the same way
+    char *spec_sql[COORD_SPEC_SQL_COUNT]; // owned (sqlite3_malloc): the run spec statements,
+                                          // built from the run spec's schema on first use
 };
 
 // One bound SQL parameter. Build them with coord_text/coord_int/coord_real, whose prototypes
@@ -75,8 +83,19 @@ int coord_store_exec(coord_store_t *self, const char *sql, const coord_bind_t *b
 int coord_store_scalar(coord_store_t *self, const char *sql, const coord_bind_t *binds,
                        int64_t *ret_value, jf_err_t *err);
 
-// Finalizes and frees every cached statement (coord_store_destroy).
+// Finalizes and frees every cached statement and the built SQL (coord_store_destroy).
 void coord_store_stmts_finalize(coord_store_t *self);
+
+// Inserts spec as a pending run (ON CONFLICT(id) DO NOTHING): its schema columns, ord, the
+// power label and the creation time (coord_store_spec.c).
+int coord_store_spec_insert(coord_store_t *self, const jf_run_spec_t *spec, int64_t ord,
+                            jf_err_t *err);
+
+// Reads the spec of run id key (COORD_SPEC_SQL_BY_ID) or of board key's next pending run
+// (COORD_SPEC_SQL_NEXT) from its columns and validates it. -ENOENT when there is none; -EIO
+// when the stored values are not a valid spec.
+int coord_store_spec_read(coord_store_t *self, coord_spec_sql_t which, const char *key,
+                          jf_run_spec_t *ret_spec, jf_err_t *err);
 
 // Sets err from SQLite's last error, with context; returns -EIO.
 int coord_store_fail(coord_store_t *self, jf_err_t *err, const char *what);

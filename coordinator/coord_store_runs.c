@@ -8,49 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int s_insert_run(coord_store_t *self, const jf_run_spec_t *r, int64_t ord, jf_err_t *err)
-{
-    json_t *params = jf_run_spec_to_json(r);
-    char *text = params ? json_dumps(params, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-    json_decref(params);
-    if (!text) {
-        return jf_err_set(err, -ENOMEM, "store: out of memory encoding run %s", r->run_id);
-    }
-    char power[JF_RUN_POWER_LABEL_MAX + 1];
-    jf_run_spec_power_label(r, power, sizeof power);
-    const jf_run_custom_t *c = &r->custom;
-    // nullif: a custom column is NULL where the run has no point or leaves that clock alone.
-    int rc = coord_store_exec(
-        self,
-        "INSERT INTO runs(id, ord, board, workload, model, dataset, epochs, power_mode_id, "
-        "power_mode, storage, workers, prefetch, batch_size, repeat, threads, seed, drop_caches, "
-        "telemetry_hz, timeout_us, params, state, created_us, dvfs_off, custom_cores, "
-        "custom_cpu_hz, custom_gpu_hz, custom_emc_hz, power) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, "
-        "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, nullif(?, 0), nullif(?, 0), "
-        "nullif(?, 0), nullif(?, 0), ?) ON CONFLICT(id) DO NOTHING",
-        COORD_BINDS(
-            coord_text(r->run_id), coord_int(ord), coord_text(r->board), coord_text(r->workload),
-            coord_text(r->model), coord_text(r->dataset), coord_int((int64_t)r->epochs),
-            coord_int((int64_t)r->power_mode_id), coord_text(r->power_mode), coord_text(r->storage),
-            coord_int((int64_t)r->workers), coord_int((int64_t)r->prefetch),
-            coord_int((int64_t)r->batch_size), coord_int((int64_t)r->repeat),
-            coord_int((int64_t)r->threads), coord_int((int64_t)r->seed),
-            coord_int((int64_t)r->drop_caches), coord_int((int64_t)r->telemetry_hz),
-            coord_int(r->timeout_us), coord_text(text), coord_int(jf_clock_wall_us()),
-            coord_int((int64_t)r->dvfs_off), coord_int((int64_t)c->n_cores), coord_int(c->cpu_hz),
-            coord_int(c->gpu_hz), coord_int(c->emc_hz), coord_text(power)),
-        err);
-    free(text);
-    return rc;
-}
-
 static int s_put_one(coord_store_t *self, const char *sweep, const jf_run_spec_t *r, int64_t ord,
                      coord_submit_result_t *res, jf_err_t *err)
 {
     int64_t before = 0;
     int rc = coord_store_scalar(self, "SELECT count(*) FROM runs WHERE id = ?",
                                 COORD_BINDS(coord_text(r->run_id)), &before, err);
-    rc = rc ? rc : s_insert_run(self, r, ord, err);
+    rc = rc ? rc : coord_store_spec_insert(self, r, ord, err);
     rc = rc ? rc
             : coord_store_exec(
                   self,
@@ -165,49 +129,16 @@ int coord_store_counts(coord_store_t *self, const char *name, coord_state_counts
     return 0;
 }
 
-static int s_spec_from_text(const char *run, const unsigned char *text, jf_run_spec_t *ret_spec,
-                            jf_err_t *err)
-{
-    json_error_t jerr;
-    json_t *params = text ? json_loads((const char *) text, 0, &jerr) : NULL;
-    int rc = params ? jf_run_spec_from_json(params, ret_spec, err)
-                    : jf_err_set(err, -EIO, "store: run %s has unreadable parameters", run);
-    json_decref(params);
-    return rc;
-}
-
-static int s_spec_query(coord_store_t *self, sqlite3_stmt *st, const char *what,
-                        jf_run_spec_t *ret_spec, jf_err_t *err)
-{
-    if (!st) {
-        return -EIO;
-    }
-    int rc = sqlite3_step(st);
-    int ret = 0;
-    if (rc == SQLITE_ROW) {
-        ret = s_spec_from_text(what, sqlite3_column_text(st, 0), ret_spec, err);
-    } else {
-        ret = rc == SQLITE_DONE ? -ENOENT : coord_store_fail(self, err, "reading a run");
-    }
-    (void) sqlite3_reset(st);
-    return ret;
-}
-
 int coord_store_next_pending(coord_store_t *self, const char *board, jf_run_spec_t *ret_spec,
                              jf_err_t *err)
 {
-    sqlite3_stmt *st = coord_store_stmt(
-        self, "SELECT params FROM runs WHERE board = ? AND state = 'pending' ORDER BY ord LIMIT 1",
-        COORD_BINDS(coord_text(board)), err);
-    return s_spec_query(self, st, board, ret_spec, err);
+    return coord_store_spec_read(self, COORD_SPEC_SQL_NEXT, board, ret_spec, err);
 }
 
 int coord_store_run_spec(coord_store_t *self, const char *run, jf_run_spec_t *ret_spec,
                          jf_err_t *err)
 {
-    sqlite3_stmt *st = coord_store_stmt(self, "SELECT params FROM runs WHERE id = ?",
-                                        COORD_BINDS(coord_text(run)), err);
-    return s_spec_query(self, st, run, ret_spec, err);
+    return coord_store_spec_read(self, COORD_SPEC_SQL_BY_ID, run, ret_spec, err);
 }
 
 static void s_row_from_stmt(sqlite3_stmt *st, coord_run_row_t *row)

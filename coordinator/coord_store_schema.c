@@ -67,6 +67,10 @@ static const char *const s_migrations[] = {
     "ALTER TABLE runs ADD COLUMN custom_emc_hz INTEGER;"
     "ALTER TABLE runs ADD COLUMN power TEXT;"
     "UPDATE runs SET power = power_mode;",
+    // 4 -> 5: a run's spec is stored once, in its columns (one per field of the run spec's
+    // schema table, docs/schema.md); the params JSON copy goes. Every column was written with
+    // params since the migration that added it, and runs older than the custom point have none.
+    "ALTER TABLE runs DROP COLUMN params;",
 };
 
 #define S_N_MIGRATIONS ((int) (sizeof s_migrations / sizeof s_migrations[0]))

@@ -131,7 +131,8 @@ void coord_store_stmts_finalize(coord_store_t *self)
     free(self->stmts);
     self->stmts = NULL;
     self->n_stmts = self->cap_stmts = 0;
-    free(self->run_insert_sql);
-    free(self->run_select_sql);
-    self->run_insert_sql = self->run_select_sql = NULL;
+    for (int i = 0; i < COORD_SPEC_SQL_COUNT; i++) {
+        sqlite3_free(self->spec_sql[i]);
+        self->spec_sql[i] = NULL;
+    }
 }

@@ -206,7 +206,15 @@ static int t_sanity_leaf(const jf_schema_leaf_t *leaf, void *arg)
         fail_msg("'%s': number range is empty", leaf->name);
     }
     if (leaf->column[0]) {
+        // Columns are written into SQL text (coord_store_spec.c): plain identifiers only.
+        assert_int_equal(strspn(leaf->column, "abcdefghijklmnopqrstuvwxyz0123456789_"),
+                         strlen(leaf->column));
         t_unique(&s->columns, "column", leaf->column);
+    }
+    if (leaf->outer) {
+        for (size_t i = 0; i < leaf->outer->n_fields; i++) {
+            assert_int_not_equal(leaf->outer->fields[i].type, JF_SCHEMA_OBJ); // one level
+        }
     }
     if (f->header) {
         t_unique(&s->headers, "header", f->header);

@@ -1,0 +1,180 @@
+/* Store: a run's spec in the runs table, one column per schema leaf (jf_run_spec_schema, the
+ * column names are the table's), so the columns are the one stored copy. The statements and
+ * their binds are built from the table: a new run field needs no edit here. docs/schema.md. */
+#include "coord_store_internal.h"
+
+#include "jf_units.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#define S_SPEC_COLS_MAX 64 // columns of one run spec; jf_run_spec_schema's n_columns must fit
+
+typedef struct s_cols {
+    sqlite3_str *sql; // the statement being built
+    size_t n;         // columns so far
+    const char *sep;  // between names
+} s_cols_t;
+
+static int s_append_col(const jf_schema_leaf_t *leaf, void *arg)
+{
+    s_cols_t *c = arg;
+    if (leaf->column[0] == '\0') {
+        return 0;
+    }
+    sqlite3_str_appendf(c->sql, "%s%s", c->n ? c->sep : "", leaf->column);
+    c->n++;
+    return 0;
+}
+
+static char *s_build(coord_spec_sql_t which)
+{
+    s_cols_t c = {.sql = sqlite3_str_new(NULL), .sep = ", "};
+    const jf_schema_t *schema = jf_run_spec_schema();
+    sqlite3_str_appendall(c.sql, which == COORD_SPEC_SQL_INSERT ? "INSERT INTO runs(" : "SELECT ");
+    (void)jf_schema_each_leaf(schema, s_append_col, &c); // s_append_col cannot fail
+    if (which == COORD_SPEC_SQL_INSERT) {
+        sqlite3_str_appendall(c.sql, ", ord, state, created_us, power) VALUES(");
+        for (size_t i = 0; i < c.n; i++) {
+            sqlite3_str_appendall(c.sql, "?, ");
+        }
+        sqlite3_str_appendall(c.sql, "?, 'pending', ?, ?) ON CONFLICT(id) DO NOTHING");
+    } else if (which == COORD_SPEC_SQL_BY_ID) {
+        sqlite3_str_appendall(c.sql, " FROM runs WHERE id = ?");
+    } else {
+        sqlite3_str_appendall(c.sql, " FROM runs WHERE board = ? AND state = 'pending' "
+                                     "ORDER BY ord LIMIT 1");
+    }
+    return sqlite3_str_finish(c.sql); // NULL when out of memory
+}
+
+static const char *s_sql(coord_store_t *self, coord_spec_sql_t which, jf_err_t *err)
+{
+    if (jf_schema_n_columns(jf_run_spec_schema()) > S_SPEC_COLS_MAX) {
+        jf_err_set(err, -E2BIG, "store: the run spec has more than %d columns", S_SPEC_COLS_MAX);
+        return NULL;
+    }
+    if (!self->spec_sql[which]) {
+        self->spec_sql[which] = s_build(which);
+    }
+    if (!self->spec_sql[which]) {
+        jf_err_set(err, -ENOMEM, "store: out of memory building a run statement");
+    }
+    return self->spec_sql[which];
+}
+
+typedef struct s_binds {
+    const jf_run_spec_t *spec;           // the run
+    coord_bind_t b[S_SPEC_COLS_MAX + 4]; // its columns, then ord, created_us, power
+    size_t n;                            // binds so far
+} s_binds_t;
+
+static int s_bind_leaf(const jf_schema_leaf_t *leaf, void *arg)
+{
+    s_binds_t *sb = arg;
+    if (leaf->column[0] == '\0') {
+        return 0;
+    }
+    const jf_schema_field_t *f = leaf->field;
+    bool present = jf_schema_leaf_is_present(leaf, sb->spec);
+    bool is_null = !present || (f->null_zero && jf_schema_leaf_int(leaf, sb->spec) == 0);
+    if (is_null) {
+        sb->b[sb->n++] = coord_text(NULL); // a NULL text binds SQL NULL
+    } else if (f->type == JF_SCHEMA_STR) {
+        sb->b[sb->n++] = coord_text(jf_schema_leaf_str(leaf, sb->spec));
+    } else if (f->type == JF_SCHEMA_NUM) {
+        sb->b[sb->n++] = coord_real(jf_schema_leaf_num(leaf, sb->spec));
+    } else {
+        sb->b[sb->n++] = coord_int(jf_schema_leaf_int(leaf, sb->spec));
+    }
+    return 0;
+}
+
+int coord_store_spec_insert(coord_store_t *self, const jf_run_spec_t *spec, int64_t ord,
+                            jf_err_t *err)
+{
+    const char *sql = s_sql(self, COORD_SPEC_SQL_INSERT, err);
+    if (!sql) {
+        return -ENOMEM;
+    }
+    char power[JF_RUN_POWER_LABEL_MAX + 1];
+    jf_run_spec_power_label(spec, power, sizeof power);
+    s_binds_t sb = {.spec = spec};
+    (void)jf_schema_each_leaf(jf_run_spec_schema(), s_bind_leaf, &sb); // cannot fail
+    sb.b[sb.n++] = coord_int(ord);
+    sb.b[sb.n++] = coord_int(jf_clock_wall_us());
+    sb.b[sb.n++] = coord_text(power);
+    sb.b[sb.n] = (coord_bind_t){.type = COORD_BIND_END};
+    return coord_store_exec(self, sql, sb.b, err);
+}
+
+typedef struct s_row {
+    sqlite3_stmt *st;    // positioned on the row
+    int col;             // next column
+    jf_run_spec_t *spec; // being filled
+    jf_err_t *err;       // where a bad value is reported
+} s_row_t;
+
+// A NULL column is an absent or zero value (null_zero); anything else must fit the member.
+static int s_read_leaf(const jf_schema_leaf_t *leaf, void *arg)
+{
+    s_row_t *r = arg;
+    if (leaf->column[0] == '\0') {
+        return 0;
+    }
+    int i = r->col++;
+    if (sqlite3_column_type(r->st, i) == SQLITE_NULL) {
+        return 0;
+    }
+    switch (leaf->field->type) {
+    case JF_SCHEMA_STR: {
+        const unsigned char *text = sqlite3_column_text(r->st, i);
+        return jf_schema_leaf_set_str(leaf, r->spec, text ? (const char *)text : "", r->err);
+    }
+    case JF_SCHEMA_NUM:
+        jf_schema_leaf_set_num(leaf, r->spec, sqlite3_column_double(r->st, i));
+        return 0;
+    default:
+        if (jf_schema_leaf_set_int(leaf, r->spec, sqlite3_column_int64(r->st, i)) != 0) {
+            return jf_err_set(r->err, -ERANGE, "'%s' is out of range", leaf->name);
+        }
+        return 0;
+    }
+}
+
+static int s_read_row(sqlite3_stmt *st, const char *key, jf_run_spec_t *ret_spec, jf_err_t *err)
+{
+    jf_run_spec_t spec = {0};
+    s_row_t r = {.st = st, .spec = &spec, .err = err};
+    int rc = jf_schema_each_leaf(jf_run_spec_schema(), s_read_leaf, &r);
+    rc = rc ? rc : jf_run_spec_validate(&spec, err);
+    if (rc == 0 && !jf_run_spec_is_run_id(spec.run_id)) {
+        rc = jf_err_set(err, -EINVAL, "'run' must be 'r' followed by 16 lowercase hex digits");
+    }
+    if (rc != 0) {
+        (void)jf_err_prefix(err, "store: the run of '%s' has a bad spec", key);
+        return -EIO;
+    }
+    *ret_spec = spec;
+    return 0;
+}
+
+int coord_store_spec_read(coord_store_t *self, coord_spec_sql_t which, const char *key,
+                          jf_run_spec_t *ret_spec, jf_err_t *err)
+{
+    const char *sql = s_sql(self, which, err);
+    sqlite3_stmt *st = sql ? coord_store_stmt(self, sql, COORD_BINDS(coord_text(key)), err) : NULL;
+    if (!st) {
+        return -EIO;
+    }
+    int rc = sqlite3_step(st);
+    int ret = 0;
+    if (rc == SQLITE_ROW) {
+        ret = s_read_row(st, key, ret_spec, err);
+    } else {
+        ret = rc == SQLITE_DONE ? -ENOENT : coord_store_fail(self, err, "reading a run");
+    }
+    (void)sqlite3_reset(st);
+    return ret;
+}
