@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define S_ARGV_MAX 40
+#define S_ARGV_MAX     64
 #define S_NUM_BUFS 11 // numbers formatted for an argv
 #define S_NUM_LEN  64
 #define S_ENV_KEEP_MAX 8
@@ -81,18 +81,21 @@ static int s_spawn(agent_runner_t *self, char *const argv[], int out_fd, jf_err_
     return 0;
 }
 
-static void s_copy_argv(const char *const *args, size_t n, char *argv[])
+// Copies the leading non-NULL strings of args (n of them at most) to argv; returns how many.
+static size_t s_copy_argv(const char *const *args, size_t n, char *argv[])
 {
-    for (size_t i = 0; i < n && i < S_ARGV_MAX; i++) {
+    size_t i = 0;
+    for (; i < n && args[i] && i < S_ARGV_MAX; i++) {
         argv[i] = (char *) args[i];
     }
+    return i;
 }
 
 // The simulated trainer's argv (docs/simulator.md "The simulated trainer", jetfleet-train-sim,
 // which implies --simulate): the board, mode and medium from the platform and the spec, a custom
-// point over the mode (--sim-point), the page cache the board kept from its last runs, the
-// workload's knobs as for a real run. Every string lives in bufs, which outlive the call.
-static void s_build_sim_argv(const agent_runner_opts_t *o, char bufs[][S_NUM_LEN], char *argv[])
+// point over the mode (--sim-point), the page cache the board kept from its last runs. The run's
+// own options follow (s_build_argv). Every string lives in bufs, which outlive the call.
+static size_t s_build_sim_argv(const agent_runner_opts_t *o, char bufs[][S_NUM_LEN], char *argv[])
 {
     const jf_run_spec_t *s = o->spec;
     const agent_platform_sim_t *sim = o->sim;
@@ -106,35 +109,56 @@ static void s_build_sim_argv(const agent_runner_opts_t *o, char bufs[][S_NUM_LEN
     (void) snprintf(bufs[9], S_NUM_LEN, "%d,%lld,%lld,%lld", c->n_cores, (long long) c->cpu_hz,
                     (long long) c->gpu_hz, (long long) c->emc_hz);
     bool point = c->n_cores != 0;
-    const char *args[] = {sim->train_bin, "--sim-params", sim->params,
-                          "--sim-board-type", jf_board_type_name(sim->type), "--sim-board",
-                          sim->board, "--sim-seed", bufs[6], "--sim-mode", bufs[7],
-                          "--sim-medium", s->storage, "--sim-speed", bufs[4], "--sim-scale",
-                          scale, "--sim-cache-resident", resident, "--model", s->model,
-                          "--workers", bufs[0], "--prefetch", bufs[1], "--batch", bufs[2],
-                          "--epochs", bufs[3], "--seed", bufs[5],
-                          point ? "--sim-point" : NULL, point ? bufs[9] : NULL, NULL};
-    s_copy_argv(args, sizeof args / sizeof args[0], argv);
+    const char *args[] = {sim->train_bin,
+                          "--sim-params",
+                          sim->params,
+                          "--sim-board-type",
+                          jf_board_type_name(sim->type),
+                          "--sim-board",
+                          sim->board,
+                          "--sim-seed",
+                          bufs[6],
+                          "--sim-mode",
+                          bufs[7],
+                          "--sim-medium",
+                          s->storage,
+                          "--sim-speed",
+                          bufs[4],
+                          "--sim-scale",
+                          scale,
+                          "--sim-cache-resident",
+                          resident,
+                          point ? "--sim-point" : NULL,
+                          point ? bufs[9] : NULL,
+                          NULL};
+    return s_copy_argv(args, sizeof args / sizeof args[0], argv);
 }
 
-static void s_build_argv(const agent_runner_opts_t *o, char bufs[][S_NUM_LEN], char *argv[])
+// The platform's arguments, then the run's own: every run spec field with a trainer option in
+// the schema table (jf_run_spec_schema), so a new field needs no edit here. run outlives argv.
+static int s_build_argv(const agent_runner_opts_t *o, char bufs[][S_NUM_LEN], jf_schema_argv_t *run,
+                        char *argv[], jf_err_t *err)
 {
-    const jf_run_spec_t *s = o->spec;
-    (void) snprintf(bufs[0], S_NUM_LEN, "%d", s->workers);
-    (void) snprintf(bufs[1], S_NUM_LEN, "%d", s->prefetch);
-    (void) snprintf(bufs[2], S_NUM_LEN, "%d", s->batch_size);
-    (void) snprintf(bufs[3], S_NUM_LEN, "%d", s->epochs);
-    (void) snprintf(bufs[4], S_NUM_LEN, "%d", s->threads);
-    (void) snprintf(bufs[5], S_NUM_LEN, "%llu", (unsigned long long) s->seed);
+    static const char *const sim_skip[] = {"--threads", NULL}; // the model has no thread knob
+    size_t n = 0;
     if (o->sim) {
-        s_build_sim_argv(o, bufs, argv);
-        return;
+        n = s_build_sim_argv(o, bufs, argv);
+    } else {
+        const char *args[] = {o->train_bin, "--data", o->dataset_dir, "--device", "auto"};
+        n = s_copy_argv(args, sizeof args / sizeof args[0], argv);
     }
-    const char *args[] = {o->train_bin, "--model", s->model, "--data", o->dataset_dir,
-                          "--workers", bufs[0], "--prefetch", bufs[1], "--batch", bufs[2],
-                          "--epochs", bufs[3], "--threads", bufs[4], "--seed", bufs[5],
-                          "--device", "auto", NULL};
-    s_copy_argv(args, sizeof args / sizeof args[0], argv);
+    int rc = jf_schema_to_argv(jf_run_spec_schema(), o->spec, o->sim ? sim_skip : NULL, run);
+    if (rc != 0 || n + run->n >= S_ARGV_MAX) {
+        return jf_err_set(err, -E2BIG,
+                          "runner: the trainer's command line needs more than %d "
+                          "arguments",
+                          S_ARGV_MAX - 1);
+    }
+    for (size_t i = 0; i < run->n; i++) {
+        argv[n + i] = (char *)run->args[i];
+    }
+    argv[n + run->n] = NULL;
+    return 0;
 }
 
 agent_runner_t *agent_runner_start(const agent_runner_opts_t *opts, jf_err_t *err)
@@ -156,8 +180,9 @@ agent_runner_t *agent_runner_start(const agent_runner_opts_t *opts, jf_err_t *er
     self->power_arg = opts->power_arg;
     char bufs[S_NUM_BUFS][S_NUM_LEN];
     char *argv[S_ARGV_MAX] = {0};
-    s_build_argv(opts, bufs, argv);
-    int rc = s_spawn(self, argv, fds[1], err);
+    jf_schema_argv_t run = {0};
+    int rc = s_build_argv(opts, bufs, &run, argv, err);
+    rc = rc ? rc : s_spawn(self, argv, fds[1], err);
     close(fds[1]); // the child has its copy
     if (rc != 0) {
         goto fail_destroy;

@@ -126,4 +126,26 @@ int jf_schema_leaf_set_int(const jf_schema_leaf_t *leaf, void *rec, int64_t v); 
 void jf_schema_leaf_set_num(const jf_schema_leaf_t *leaf, void *rec, double v);
 int jf_schema_leaf_set_str(const jf_schema_leaf_t *leaf, void *rec, const char *s, jf_err_t *err);
 
+// The trainer's command line for a record: "--flag value" for every present leaf with a flag,
+// in table order (a true boolean is "--flag" alone; a false one and an omit_zero zero are left
+// out), numbers in wire units. Flags in skip (NULL-terminated, may be NULL) are left out.
+#define JF_SCHEMA_ARGV_MAX 64 // strings, flags and values
+typedef struct jf_schema_argv {
+    size_t n;                                 // strings in args
+    const char *args[JF_SCHEMA_ARGV_MAX + 1]; // NULL-terminated; flags are the table's, strings
+                                              // borrowed from the record, numbers from text
+    char text[JF_SCHEMA_ARGV_MAX / 2][24];    // the numbers, formatted
+} jf_schema_argv_t;
+
+// Fills *ret_argv. Returns 0, or -E2BIG when more than JF_SCHEMA_ARGV_MAX strings would be
+// needed (an error, never a cut).
+int jf_schema_to_argv(const jf_schema_t *schema, const void *rec, const char *const *skip,
+                      jf_schema_argv_t *ret_argv);
+
+// Sets the leaf whose flag is flag ("--batch") in rec from its command-line text (NULL for a
+// boolean flag), checked against the table's range or vocabulary. Returns 0, -ENOENT when no
+// leaf has that flag, or -EINVAL with err naming the flag.
+int jf_schema_from_flag(const jf_schema_t *schema, void *rec, const char *flag, const char *value,
+                        jf_err_t *err);
+
 #endif
