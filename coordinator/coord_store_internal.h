@@ -32,6 +32,8 @@ struct coord_store {
     coord_stmt_slot_t *stmts; // owned (malloc), n_stmts used
     char *spec_sql[COORD_SPEC_SQL_COUNT]; // owned (sqlite3_malloc): the run spec statements,
                                           // built from the run spec's schema on first use
+    char *table_sql[COORD_TABLE_COUNT];   // owned (sqlite3_malloc): coord_store_select's
+                                          // queries, built on first use
 };
 
 // One bound SQL parameter. Build them with coord_text/coord_int/coord_real, whose prototypes

@@ -135,4 +135,8 @@ void coord_store_stmts_finalize(coord_store_t *self)
         sqlite3_free(self->spec_sql[i]);
         self->spec_sql[i] = NULL;
     }
+    for (int i = 0; i < COORD_TABLE_COUNT; i++) {
+        sqlite3_free(self->table_sql[i]);
+        self->table_sql[i] = NULL;
+    }
 }
