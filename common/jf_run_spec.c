@@ -71,6 +71,42 @@ bool jf_run_spec_has_power_extras(const jf_run_spec_t *spec)
     return spec->custom.n_cores != 0 || spec->dvfs_off;
 }
 
+typedef struct s_id_text {
+    const jf_run_spec_t *spec; // the run
+    char *buf;                 // the text so far (NUL-terminated)
+    size_t size;               // its buffer's size
+} s_id_text_t;
+
+// A field added after version 1 (id_append in the schema table) enters the text only when set,
+// as "|name=value", so that every run without it keeps its id.
+static int s_append_leaf(const jf_schema_leaf_t *leaf, void *arg)
+{
+    s_id_text_t *t = arg;
+    const jf_schema_field_t *f = leaf->field;
+    size_t used = strlen(t->buf);
+    if (!f->id_append || !jf_schema_leaf_is_present(leaf, t->spec) || used >= t->size) {
+        return 0;
+    }
+    if (f->type == JF_SCHEMA_STR && jf_schema_leaf_str(leaf, t->spec)[0] != '\0') {
+        (void)snprintf(t->buf + used, t->size - used, "|%s=%s", leaf->name,
+                       jf_schema_leaf_str(leaf, t->spec));
+    } else if (f->type == JF_SCHEMA_NUM && jf_schema_leaf_num(leaf, t->spec) != 0.0) {
+        (void)snprintf(t->buf + used, t->size - used, "|%s=%.17g", leaf->name,
+                       jf_schema_leaf_num(leaf, t->spec));
+    } else if (f->type != JF_SCHEMA_STR && f->type != JF_SCHEMA_NUM &&
+               jf_schema_leaf_int(leaf, t->spec) != 0) {
+        (void)snprintf(t->buf + used, t->size - used, "|%s=%" PRId64, leaf->name,
+                       jf_schema_leaf_int(leaf, t->spec));
+    }
+    return 0;
+}
+
+static void s_appended_text(const jf_run_spec_t *spec, char *buf, size_t size)
+{
+    s_id_text_t t = {.spec = spec, .buf = buf, .size = size};
+    (void)jf_schema_each_leaf(jf_run_spec_schema(), s_append_leaf, &t); // cannot fail
+}
+
 // The canonical text of the power extras, appended to version 1's text only when there are any.
 static void s_extras_text(const jf_run_spec_t *spec, char *buf, size_t size)
 {
@@ -83,6 +119,7 @@ static void s_extras_text(const jf_run_spec_t *spec, char *buf, size_t size)
     if (spec->dvfs_off && n >= 0 && (size_t) n < size) {
         (void) snprintf(buf + n, size - (size_t) n, "|dvfs=off");
     }
+    s_appended_text(spec, buf, size);
 }
 
 void jf_run_spec_compute_id(jf_run_spec_t *spec)

@@ -99,7 +99,7 @@ static const jf_schema_field_t s_fields[] = {
 #ifdef JF_SCHEMA_TEST_FIELD
     // Test-only (tests/unit/common/schema_field_test.c): a field added in this one place.
     {.name = "test_knob", S_INT(test_knob, 0, 1000), .optional = true, .omit_zero = true,
-     .column = "test_knob", .header = "test_knob", .flag = "--test-knob",
+     .column = "test_knob", .header = "test_knob", .flag = "--test-knob", .id_append = true,
      .doc = "test-only optional field"},
 #endif
 };

@@ -59,6 +59,8 @@ typedef struct jf_schema_field {
     const char *header;     // export header, the unit it is exported in named in it; NULL: none
     int64_t header_scale;   // struct value / header_scale is exported (us -> s: 1000000); 0: 1
     const char *flag;       // the trainer's option for it ("--batch-size"); NULL: not passed
+    bool id_append;         // a field added after run id v1: enters the id as "|name=value"
+                            // when non-zero (jf_run_spec_compute_id), so older ids stay
     const char *doc;        // one line for docs/schema.md
 } jf_schema_field_t;
 

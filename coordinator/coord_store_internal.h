@@ -93,6 +93,11 @@ void coord_store_stmts_finalize(coord_store_t *self);
 int coord_store_spec_insert(coord_store_t *self, const jf_run_spec_t *spec, int64_t ord,
                             jf_err_t *err);
 
+// Adds to runs, as a nullable column, every run spec column that the schema table has and the
+// table lacks (a new optional field: NULL reads as absent), so adding a field needs no hand-made
+// migration. A required field still needs a migration that fills it. Returns 0 or -EIO.
+int coord_store_spec_sync_columns(coord_store_t *self, jf_err_t *err);
+
 // Reads the spec of run id key (COORD_SPEC_SQL_BY_ID) or of board key's next pending run
 // (COORD_SPEC_SQL_NEXT) from its columns and validates it. -ENOENT when there is none; -EIO
 // when the stored values are not a valid spec.

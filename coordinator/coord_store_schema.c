@@ -125,5 +125,5 @@ int coord_store_migrate(coord_store_t *self, jf_err_t *err)
             return rc;
         }
     }
-    return 0;
+    return coord_store_spec_sync_columns(self, err);
 }

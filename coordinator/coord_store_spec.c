@@ -178,3 +178,48 @@ int coord_store_spec_read(coord_store_t *self, coord_spec_sql_t which, const cha
     (void)sqlite3_reset(st);
     return ret;
 }
+
+typedef struct s_sync {
+    coord_store_t *self; // the store
+    jf_err_t *err;       // where a failure is reported
+    size_t added;        // columns added
+} s_sync_t;
+
+static const char *s_affinity(jf_schema_type_t type)
+{
+    return type == JF_SCHEMA_STR ? "TEXT" : type == JF_SCHEMA_NUM ? "REAL" : "INTEGER";
+}
+
+static int s_sync_leaf(const jf_schema_leaf_t *leaf, void *arg)
+{
+    s_sync_t *s = arg;
+    int64_t n = 0;
+    if (leaf->column[0] == '\0') {
+        return 0;
+    }
+    int rc =
+        coord_store_scalar(s->self, "SELECT count(*) FROM pragma_table_info('runs') WHERE name = ?",
+                           COORD_BINDS(coord_text(leaf->column)), &n, s->err);
+    if (rc != 0 || n != 0) {
+        return rc;
+    }
+    // Column names are plain identifiers from the static table (schema_test checks them).
+    char *sql = sqlite3_mprintf("ALTER TABLE runs ADD COLUMN %s %s", leaf->column,
+                                s_affinity(leaf->field->type));
+    char *msg = NULL;
+    rc = sql ? sqlite3_exec(s->self->db, sql, NULL, NULL, &msg) : SQLITE_NOMEM;
+    sqlite3_free(sql);
+    if (rc != SQLITE_OK) {
+        rc = jf_err_set(s->err, -EIO, "%s: adding column '%s': %s", s->self->path, leaf->column,
+                        msg ? msg : "out of memory");
+    }
+    sqlite3_free(msg);
+    s->added += rc == SQLITE_OK;
+    return rc;
+}
+
+int coord_store_spec_sync_columns(coord_store_t *self, jf_err_t *err)
+{
+    s_sync_t s = {.self = self, .err = err};
+    return jf_schema_each_leaf(jf_run_spec_schema(), s_sync_leaf, &s);
+}
