@@ -38,6 +38,11 @@ int jf_schema_each_leaf(const jf_schema_t *schema, jf_schema_leaf_fn fn, void *a
     return s_each(schema, NULL, fn, arg);
 }
 
+const char *jf_schema_sql_type(jf_schema_type_t type)
+{
+    return type == JF_SCHEMA_STR ? "TEXT" : type == JF_SCHEMA_NUM ? "REAL" : "INTEGER";
+}
+
 typedef struct s_count {
     size_t leaves;  // every leaf
     size_t columns; // leaves with a store column

@@ -110,6 +110,10 @@ typedef struct jf_schema_leaf {
 typedef int (*jf_schema_leaf_fn)(const jf_schema_leaf_t *leaf, void *arg);
 int jf_schema_each_leaf(const jf_schema_t *schema, jf_schema_leaf_fn fn, void *arg);
 
+// The SQLite column type that stores a leaf of this type: "TEXT", "REAL" or "INTEGER" (ints and
+// booleans). Static.
+const char *jf_schema_sql_type(jf_schema_type_t type);
+
 // Number of leaf fields (nested records flattened), and of those with a store column.
 size_t jf_schema_n_leaves(const jf_schema_t *schema);
 size_t jf_schema_n_columns(const jf_schema_t *schema);

@@ -185,11 +185,6 @@ typedef struct s_sync {
     size_t added;        // columns added
 } s_sync_t;
 
-static const char *s_affinity(jf_schema_type_t type)
-{
-    return type == JF_SCHEMA_STR ? "TEXT" : type == JF_SCHEMA_NUM ? "REAL" : "INTEGER";
-}
-
 static int s_sync_leaf(const jf_schema_leaf_t *leaf, void *arg)
 {
     s_sync_t *s = arg;
@@ -205,7 +200,7 @@ static int s_sync_leaf(const jf_schema_leaf_t *leaf, void *arg)
     }
     // Column names are plain identifiers from the static table (schema_test checks them).
     char *sql = sqlite3_mprintf("ALTER TABLE runs ADD COLUMN %s %s", leaf->column,
-                                s_affinity(leaf->field->type));
+                                jf_schema_sql_type(leaf->field->type));
     char *msg = NULL;
     rc = sql ? sqlite3_exec(s->self->db, sql, NULL, NULL, &msg) : SQLITE_NOMEM;
     sqlite3_free(sql);

@@ -25,11 +25,6 @@ typedef struct t_cols {
     size_t n;    // columns checked
 } t_cols_t;
 
-static const char *t_affinity(jf_schema_type_t type)
-{
-    return type == JF_SCHEMA_STR ? "TEXT" : type == JF_SCHEMA_NUM ? "REAL" : "INTEGER";
-}
-
 static int t_check_column(const jf_schema_leaf_t *leaf, void *arg)
 {
     t_cols_t *c = arg;
@@ -46,9 +41,9 @@ static int t_check_column(const jf_schema_leaf_t *leaf, void *arg)
         fail_msg("schema field '%s': no column '%s' in runs", leaf->name, leaf->column);
     }
     const char *type = (const char *)sqlite3_column_text(st, 0);
-    if (strcmp(type, t_affinity(leaf->field->type)) != 0) {
+    if (strcmp(type, jf_schema_sql_type(leaf->field->type)) != 0) {
         fail_msg("column '%s' is %s, the schema says %s", leaf->column, type,
-                 t_affinity(leaf->field->type));
+                 jf_schema_sql_type(leaf->field->type));
     }
     sqlite3_finalize(st);
     c->n++;
