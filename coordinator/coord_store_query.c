@@ -126,6 +126,14 @@ static const char *s_table_sql(coord_store_t *self, coord_table_t table, jf_err_
     return self->table_sql[table];
 }
 
+static coord_value_kind_t s_kind(int sqlite_type)
+{
+    return sqlite_type == SQLITE_INTEGER ? COORD_VALUE_INT
+           : sqlite_type == SQLITE_FLOAT ? COORD_VALUE_REAL
+           : sqlite_type == SQLITE_NULL  ? COORD_VALUE_NULL
+                                         : COORD_VALUE_TEXT;
+}
+
 int coord_store_select(coord_store_t *self, coord_table_t table, const char *sweep,
                        const char *state, coord_row_fn fn, void *arg, jf_err_t *err)
 {
@@ -154,11 +162,7 @@ int coord_store_select(coord_store_t *self, coord_table_t table, const char *swe
     int rc = 0, ret = 0;
     while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         for (int i = 0; i < ncols; i++) {
-            int t = sqlite3_column_type(st, i);
-            kinds[i] = t == SQLITE_INTEGER ? COORD_VALUE_INT
-                       : t == SQLITE_FLOAT ? COORD_VALUE_REAL
-                       : t == SQLITE_NULL  ? COORD_VALUE_NULL
-                                           : COORD_VALUE_TEXT;
+            kinds[i] = s_kind(sqlite3_column_type(st, i));
             values[i] = (const char *) sqlite3_column_text(st, i);
         }
         ret = fn(ncols, names, values, kinds, arg);
