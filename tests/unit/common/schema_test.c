@@ -484,12 +484,50 @@ static void test_field_lookup(void **state)
     assert_null(jf_schema_field(jf_run_spec_schema(), "custom"));
 }
 
+// The trainer's options from the run spec's flags, and back: each "--flag value" parses into the
+// same field; a skipped flag is left out; an unknown flag and a bad value are refused.
+static void test_trainer_argv(void **state)
+{
+    (void)state;
+    jf_run_spec_t spec = {0};
+    t_run_example(&spec);
+    jf_schema_argv_t a;
+    assert_int_equal(jf_schema_to_argv(jf_run_spec_schema(), &spec, NULL, &a), 0);
+    static const char *const want[] = {"--model",    "lenet5", "--epochs", "3",  "--workers", "4",
+                                       "--prefetch", "2",      "--batch",  "64", "--threads", "2",
+                                       "--seed",     "42",     NULL};
+    for (size_t i = 0; want[i]; i++) {
+        assert_string_equal(a.args[i], want[i]);
+    }
+    assert_null(a.args[14]);
+    jf_run_spec_t back = {0};
+    for (size_t i = 0; i + 1 < a.n; i += 2) {
+        assert_int_equal(
+            jf_schema_from_flag(jf_run_spec_schema(), &back, a.args[i], a.args[i + 1], NULL), 0);
+    }
+    assert_string_equal(back.model, spec.model);
+    assert_int_equal(back.batch_size, spec.batch_size);
+    assert_int_equal(back.seed, spec.seed);
+    static const char *const skip[] = {"--threads", NULL};
+    assert_int_equal(jf_schema_to_argv(jf_run_spec_schema(), &spec, skip, &a), 0);
+    assert_int_equal(a.n, 12);
+    jf_err_t err = {0};
+    assert_int_equal(jf_schema_from_flag(jf_run_spec_schema(), &back, "--nope", "1", &err),
+                     -ENOENT);
+    assert_int_equal(jf_schema_from_flag(jf_run_spec_schema(), &back, "--batch", "0", &err),
+                     -EINVAL);
+    assert_non_null(strstr(err.msg, "--batch"));
+    assert_int_equal(jf_schema_from_flag(jf_run_spec_schema(), &back, "--model", "alexnet", &err),
+                     -EINVAL);
+    assert_non_null(strstr(err.msg, "'model' must be one of"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_tables_are_sane), cmocka_unit_test(test_roundtrip_at_bounds),
         cmocka_unit_test(test_refusals),        cmocka_unit_test(test_member_wording_and_null),
-        cmocka_unit_test(test_field_lookup),
+        cmocka_unit_test(test_field_lookup),    cmocka_unit_test(test_trainer_argv),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
