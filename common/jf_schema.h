@@ -74,6 +74,9 @@ struct jf_schema {
     // Checks that span fields (a clock needs cores). Returns 0 or -EINVAL with err set; NULL:
     // none.
     int (*check)(const void *rec, jf_err_t *err);
+    // Checks on the JSON object before its values are decoded, for rules about which members
+    // come together (the epoch's energy). Returns 0 or -EPROTO with err set; NULL: none.
+    int (*check_json)(const json_t *obj, jf_err_t *err);
 };
 
 // Decodes the JSON object obj into rec (a zeroed struct of the schema's type) and validates it:

@@ -4,6 +4,7 @@
 #include "jf_schema_internal.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -55,7 +56,9 @@ static int s_check_members(const jf_schema_t *schema, const json_t *obj, const c
         }
         if ((v || !f->optional) && !s_type_ok(f, v)) {
             const char *got = v ? s_json_kind(v) : "nothing";
-            return jf_err_set(err, -EPROTO, "'%s%s': must be %s, got %s", prefix, f->name,
+            // The run parameters' words put a colon after the member (jansson's did).
+            const char *colon = schema->words == JF_SCHEMA_WORDS_UNPACK ? ":" : "";
+            return jf_err_set(err, -EPROTO, "'%s%s'%s must be %s, got %s", prefix, f->name, colon,
                               s_wanted(f), got);
         }
     }
@@ -164,6 +167,7 @@ static int s_decode_level(const jf_schema_t *schema, const json_t *obj, void *ba
 {
     int rc = s_check_members(schema, obj, prefix, err);
     rc = rc ? rc : s_check_unknown(schema, obj, err);
+    rc = rc || !schema->check_json ? rc : schema->check_json(obj, err);
     for (size_t i = 0; rc == 0 && i < schema->n_fields; i++) {
         const jf_schema_field_t *f = &schema->fields[i];
         const json_t *v = json_object_get(obj, f->name);
@@ -218,6 +222,10 @@ static json_t *s_encode_value(const jf_schema_field_t *f, const void *m)
     case JF_SCHEMA_BOOL:
         return json_boolean(*(const bool *)m);
     case JF_SCHEMA_NUM:
+        // JSON has no NaN or infinity: a nullable number that is not finite is absent (null).
+        if (!isfinite(*(const double *)m)) {
+            return f->nullable ? json_null() : NULL;
+        }
         return json_real(*(const double *)m);
     default:
         return s_encode_level(f->sub, m);
