@@ -9,11 +9,13 @@
 
 #define COORD_BUSY_TIMEOUT_MS 5000
 
-// The run spec statements coord_store_spec.c builds from the schema table.
+// The statements coord_store_spec.c builds from the schema tables.
 typedef enum coord_spec_sql {
     COORD_SPEC_SQL_INSERT = 0, // a new pending run
     COORD_SPEC_SQL_BY_ID,      // a run's spec by id
     COORD_SPEC_SQL_NEXT,       // a board's next pending run
+    COORD_SPEC_SQL_EPOCH,      // an epoch record (run, attempt, then its schema's columns)
+    COORD_SPEC_SQL_MINIBATCH,  // a minibatch record, the same way
     COORD_SPEC_SQL_COUNT,
 } coord_spec_sql_t;
 
@@ -87,6 +89,11 @@ int coord_store_scalar(coord_store_t *self, const char *sql, const coord_bind_t 
 
 // Finalizes and frees every cached statement and the built SQL (coord_store_destroy).
 void coord_store_stmts_finalize(coord_store_t *self);
+
+// Inserts rec, a record of the schema of statement which (an INSERT), with the binds of lead
+// before its columns and those of trail after (both COORD_BIND_END-terminated or NULL).
+int coord_store_rec_insert(coord_store_t *self, coord_spec_sql_t which, const coord_bind_t *lead,
+                           const void *rec, const coord_bind_t *trail, jf_err_t *err);
 
 // Inserts spec as a pending run (ON CONFLICT(id) DO NOTHING): its schema columns, ord, the
 // power label and the creation time (coord_store_spec.c).

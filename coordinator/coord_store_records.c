@@ -1,15 +1,11 @@
 /* Store: per-attempt records (epochs, minibatches, telemetry). Inserts are idempotent, so a
- * retransmitted message never duplicates a row. */
+ * retransmitted message never duplicates a row. Epoch and minibatch columns come from their
+ * schema tables (coord_store_spec.c). */
 #include "coord_store_internal.h"
 
 #include <math.h>
 
-static double s_loss(bool has, double loss)
-{
-    return has ? loss : NAN; // NaN binds as NULL in SQLite: an absent loss stays absent
-}
-
-// A figure that was not measured binds as NULL.
+// A figure that was not measured binds as NULL (SQLite binds NaN as NULL).
 static double s_opt(bool has, double value)
 {
     return has ? value : NAN;
@@ -18,33 +14,19 @@ static double s_opt(bool has, double value)
 int coord_store_add_epoch(coord_store_t *self, const char *run, int64_t attempt,
                           const jf_epoch_rec_t *e, jf_err_t *err)
 {
-    return coord_store_exec(
-        self,
-        "INSERT INTO epochs(run, attempt, epoch, warmup, e2e_us, fetch_stall_us, compute_us, "
-        "samples, loss, energy_mj, avg_power_mw, peak_power_mw) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, "
-        "?, ?, ?) ON CONFLICT DO NOTHING",
-        COORD_BINDS(coord_text(run), coord_int(attempt), coord_int((int64_t)e->epoch),
-                    coord_int((int64_t)e->warmup), coord_int(e->e2e_us),
-                    coord_int(e->fetch_stall_us), coord_int(e->compute_us), coord_int(e->samples),
-                    coord_real(s_loss(e->has_loss, e->loss)),
-                    coord_real(s_opt(e->has_energy, e->energy_mj)),
-                    coord_real(s_opt(e->has_energy, e->avg_power_mw)),
-                    coord_real(s_opt(e->has_energy && e->has_peak, e->peak_power_mw))),
-        err);
+    jf_epoch_rec_t rec = *e;
+    rec.has_peak = rec.has_peak && rec.has_energy; // a peak only with the energy it belongs to
+    return coord_store_rec_insert(self, COORD_SPEC_SQL_EPOCH,
+                                  COORD_BINDS(coord_text(run), coord_int(attempt)), &rec,
+                                  COORD_NO_BINDS, err);
 }
 
 int coord_store_add_minibatch(coord_store_t *self, const char *run, int64_t attempt,
                               const jf_minibatch_rec_t *m, jf_err_t *err)
 {
-    return coord_store_exec(
-        self,
-        "INSERT INTO minibatches(run, attempt, epoch, idx, samples, "
-        "fetch_stall_us, compute_us, loss) VALUES(?, ?, ?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT DO NOTHING",
-        COORD_BINDS(coord_text(run), coord_int(attempt), coord_int((int64_t)m->epoch),
-                    coord_int(m->index), coord_int(m->samples), coord_int(m->fetch_stall_us),
-                    coord_int(m->compute_us), coord_real(s_loss(m->has_loss, m->loss))),
-        err);
+    return coord_store_rec_insert(self, COORD_SPEC_SQL_MINIBATCH,
+                                  COORD_BINDS(coord_text(run), coord_int(attempt)), m,
+                                  COORD_NO_BINDS, err);
 }
 
 int coord_store_add_telemetry(coord_store_t *self, const char *run, int64_t attempt, int64_t seq,

@@ -1,6 +1,6 @@
-/* Store: a run's spec in the runs table, one column per schema leaf (jf_run_spec_schema, the
- * column names are the table's), so the columns are the one stored copy. The statements and
- * their binds are built from the table: a new run field needs no edit here. docs/schema.md. */
+/* Store: records on a schema table (docs/schema.md), one column per leaf: a run's spec in runs
+ * (the columns are its one stored copy), epochs and minibatches. The statements and their binds
+ * are built from the tables: a new field needs no edit here. */
 #include "coord_store_internal.h"
 
 #include "jf_units.h"
@@ -14,7 +14,7 @@
 typedef struct s_cols {
     sqlite3_str *sql; // the statement being built
     size_t n;         // columns so far
-    const char *sep;  // between names
+    const char *what; // "%s" for the column names, "?" for the placeholders
 } s_cols_t;
 
 static int s_append_col(const jf_schema_leaf_t *leaf, void *arg)
@@ -23,50 +23,69 @@ static int s_append_col(const jf_schema_leaf_t *leaf, void *arg)
     if (leaf->column[0] == '\0') {
         return 0;
     }
-    sqlite3_str_appendf(c->sql, "%s%s", c->n ? c->sep : "", leaf->column);
+    sqlite3_str_appendf(c->sql, c->n ? ", %s" : "%s", c->what[0] == '?' ? "?" : leaf->column);
     c->n++;
     return 0;
 }
 
+// A statement around one schema's columns: head, the columns, mid, then for an INSERT one "?"
+// per column, then tail.
+typedef struct s_stmt_def {
+    const jf_schema_t *(*schema)(void); // whose columns
+    const char *head;                   // up to the column list
+    const char *mid;                    // after it
+    bool insert;                        // placeholders follow mid
+    const char *tail;                   // the rest
+} s_stmt_def_t;
+
+static const s_stmt_def_t s_defs[COORD_SPEC_SQL_COUNT] = {
+    [COORD_SPEC_SQL_INSERT] = {jf_run_spec_schema, "INSERT INTO runs(",
+                               ", ord, state, created_us, power) VALUES(", true,
+                               ", ?, 'pending', ?, ?) ON CONFLICT(id) DO NOTHING"},
+    [COORD_SPEC_SQL_BY_ID] = {jf_run_spec_schema, "SELECT ", " FROM runs WHERE id = ?", false, ""},
+    [COORD_SPEC_SQL_NEXT] = {jf_run_spec_schema, "SELECT ",
+                             " FROM runs WHERE board = ? AND state = 'pending' ORDER BY ord "
+                             "LIMIT 1",
+                             false, ""},
+    [COORD_SPEC_SQL_EPOCH] = {jf_epoch_rec_schema, "INSERT INTO epochs(run, attempt, ",
+                              ") VALUES(?, ?, ", true, ") ON CONFLICT DO NOTHING"},
+    [COORD_SPEC_SQL_MINIBATCH] = {jf_minibatch_rec_schema, "INSERT INTO minibatches(run, attempt, ",
+                                  ") VALUES(?, ?, ", true, ") ON CONFLICT DO NOTHING"},
+};
+
 static char *s_build(coord_spec_sql_t which)
 {
-    s_cols_t c = {.sql = sqlite3_str_new(NULL), .sep = ", "};
-    const jf_schema_t *schema = jf_run_spec_schema();
-    sqlite3_str_appendall(c.sql, which == COORD_SPEC_SQL_INSERT ? "INSERT INTO runs(" : "SELECT ");
-    (void)jf_schema_each_leaf(schema, s_append_col, &c); // s_append_col cannot fail
-    if (which == COORD_SPEC_SQL_INSERT) {
-        sqlite3_str_appendall(c.sql, ", ord, state, created_us, power) VALUES(");
-        for (size_t i = 0; i < c.n; i++) {
-            sqlite3_str_appendall(c.sql, "?, ");
-        }
-        sqlite3_str_appendall(c.sql, "?, 'pending', ?, ?) ON CONFLICT(id) DO NOTHING");
-    } else if (which == COORD_SPEC_SQL_BY_ID) {
-        sqlite3_str_appendall(c.sql, " FROM runs WHERE id = ?");
-    } else {
-        sqlite3_str_appendall(c.sql, " FROM runs WHERE board = ? AND state = 'pending' "
-                                     "ORDER BY ord LIMIT 1");
+    const s_stmt_def_t *d = &s_defs[which];
+    s_cols_t c = {.sql = sqlite3_str_new(NULL), .what = "%s"};
+    sqlite3_str_appendall(c.sql, d->head);
+    (void)jf_schema_each_leaf(d->schema(), s_append_col, &c); // s_append_col cannot fail
+    sqlite3_str_appendall(c.sql, d->mid);
+    if (d->insert) {
+        c = (s_cols_t){.sql = c.sql, .what = "?"};
+        (void)jf_schema_each_leaf(d->schema(), s_append_col, &c);
     }
+    sqlite3_str_appendall(c.sql, d->tail);
     return sqlite3_str_finish(c.sql); // NULL when out of memory
 }
 
 static const char *s_sql(coord_store_t *self, coord_spec_sql_t which, jf_err_t *err)
 {
-    if (jf_schema_n_columns(jf_run_spec_schema()) > S_SPEC_COLS_MAX) {
-        jf_err_set(err, -E2BIG, "store: the run spec has more than %d columns", S_SPEC_COLS_MAX);
+    if (jf_schema_n_columns(s_defs[which].schema()) > S_SPEC_COLS_MAX) {
+        jf_err_set(err, -E2BIG, "store: a record has more than %d columns", S_SPEC_COLS_MAX);
         return NULL;
     }
     if (!self->spec_sql[which]) {
         self->spec_sql[which] = s_build(which);
     }
     if (!self->spec_sql[which]) {
-        jf_err_set(err, -ENOMEM, "store: out of memory building a run statement");
+        jf_err_set(err, -ENOMEM, "store: out of memory building a statement");
     }
     return self->spec_sql[which];
 }
 
 typedef struct s_binds {
-    const jf_run_spec_t *spec;           // the run
-    coord_bind_t b[S_SPEC_COLS_MAX + 4]; // its columns, then ord, created_us, power
+    const void *rec;                     // the record
+    coord_bind_t b[S_SPEC_COLS_MAX + 8]; // lead binds, its columns, trailing binds, END
     size_t n;                            // binds so far
 } s_binds_t;
 
@@ -77,36 +96,51 @@ static int s_bind_leaf(const jf_schema_leaf_t *leaf, void *arg)
         return 0;
     }
     const jf_schema_field_t *f = leaf->field;
-    bool present = jf_schema_leaf_is_present(leaf, sb->spec);
-    bool is_null = !present || (f->null_zero && jf_schema_leaf_int(leaf, sb->spec) == 0);
+    bool present = jf_schema_leaf_is_present(leaf, sb->rec);
+    bool is_null = !present || (f->null_zero && jf_schema_leaf_int(leaf, sb->rec) == 0);
     if (is_null) {
         sb->b[sb->n++] = coord_text(NULL); // a NULL text binds SQL NULL
     } else if (f->type == JF_SCHEMA_STR) {
-        sb->b[sb->n++] = coord_text(jf_schema_leaf_str(leaf, sb->spec));
+        sb->b[sb->n++] = coord_text(jf_schema_leaf_str(leaf, sb->rec));
     } else if (f->type == JF_SCHEMA_NUM) {
-        sb->b[sb->n++] = coord_real(jf_schema_leaf_num(leaf, sb->spec));
+        sb->b[sb->n++] = coord_real(jf_schema_leaf_num(leaf, sb->rec)); // NaN binds NULL
     } else {
-        sb->b[sb->n++] = coord_int(jf_schema_leaf_int(leaf, sb->spec));
+        sb->b[sb->n++] = coord_int(jf_schema_leaf_int(leaf, sb->rec));
     }
     return 0;
+}
+
+static void s_add_binds(s_binds_t *sb, const coord_bind_t *binds)
+{
+    for (size_t i = 0; binds && binds[i].type != COORD_BIND_END && sb->n < S_SPEC_COLS_MAX + 7;
+         i++) {
+        sb->b[sb->n++] = binds[i];
+    }
+}
+
+int coord_store_rec_insert(coord_store_t *self, coord_spec_sql_t which, const coord_bind_t *lead,
+                           const void *rec, const coord_bind_t *trail, jf_err_t *err)
+{
+    const char *sql = s_sql(self, which, err);
+    if (!sql) {
+        return -ENOMEM;
+    }
+    s_binds_t sb = {.rec = rec};
+    s_add_binds(&sb, lead);
+    (void)jf_schema_each_leaf(s_defs[which].schema(), s_bind_leaf, &sb); // cannot fail
+    s_add_binds(&sb, trail);
+    sb.b[sb.n] = (coord_bind_t){.type = COORD_BIND_END};
+    return coord_store_exec(self, sql, sb.b, err);
 }
 
 int coord_store_spec_insert(coord_store_t *self, const jf_run_spec_t *spec, int64_t ord,
                             jf_err_t *err)
 {
-    const char *sql = s_sql(self, COORD_SPEC_SQL_INSERT, err);
-    if (!sql) {
-        return -ENOMEM;
-    }
     char power[JF_RUN_POWER_LABEL_MAX + 1];
     jf_run_spec_power_label(spec, power, sizeof power);
-    s_binds_t sb = {.spec = spec};
-    (void)jf_schema_each_leaf(jf_run_spec_schema(), s_bind_leaf, &sb); // cannot fail
-    sb.b[sb.n++] = coord_int(ord);
-    sb.b[sb.n++] = coord_int(jf_clock_wall_us());
-    sb.b[sb.n++] = coord_text(power);
-    sb.b[sb.n] = (coord_bind_t){.type = COORD_BIND_END};
-    return coord_store_exec(self, sql, sb.b, err);
+    return coord_store_rec_insert(
+        self, COORD_SPEC_SQL_INSERT, COORD_NO_BINDS, spec,
+        COORD_BINDS(coord_int(ord), coord_int(jf_clock_wall_us()), coord_text(power)), err);
 }
 
 typedef struct s_row {

@@ -4,6 +4,7 @@
  * the schema table (tests/fixtures/store/release-v4.sql) migrates and reads the same specs and
  * run ids as its params copy said, and a bind list of the wrong length is refused. */
 #include "coord_store_internal.h"
+#include "jf_msg_run.h"
 #include "jf_run_spec.h"
 #include "store_support.h"
 
@@ -21,8 +22,9 @@
 #define T_FIXTURE_RUNS 3 // runs in release-v4.sql
 
 typedef struct t_cols {
-    sqlite3 *db; // the store's connection, borrowed
-    size_t n;    // columns checked
+    sqlite3 *db;       // the store's connection, borrowed
+    const char *table; // the table the schema's columns are in
+    size_t n;          // columns checked
 } t_cols_t;
 
 static int t_check_column(const jf_schema_leaf_t *leaf, void *arg)
@@ -33,12 +35,13 @@ static int t_check_column(const jf_schema_leaf_t *leaf, void *arg)
     }
     sqlite3_stmt *st = NULL;
     assert_int_equal(sqlite3_prepare_v2(c->db,
-                                        "SELECT type FROM pragma_table_info('runs') WHERE name = ?",
-                                        -1, &st, NULL),
+                                        "SELECT type FROM pragma_table_info(?) WHERE name = ?", -1,
+                                        &st, NULL),
                      SQLITE_OK);
-    assert_int_equal(sqlite3_bind_text(st, 1, leaf->column, -1, SQLITE_STATIC), SQLITE_OK);
+    assert_int_equal(sqlite3_bind_text(st, 1, c->table, -1, SQLITE_STATIC), SQLITE_OK);
+    assert_int_equal(sqlite3_bind_text(st, 2, leaf->column, -1, SQLITE_STATIC), SQLITE_OK);
     if (sqlite3_step(st) != SQLITE_ROW) {
-        fail_msg("schema field '%s': no column '%s' in runs", leaf->name, leaf->column);
+        fail_msg("schema field '%s': no column '%s' in %s", leaf->name, leaf->column, c->table);
     }
     const char *type = (const char *)sqlite3_column_text(st, 0);
     if (strcmp(type, jf_schema_sql_type(leaf->field->type)) != 0) {
@@ -53,10 +56,18 @@ static int t_check_column(const jf_schema_leaf_t *leaf, void *arg)
 static void test_columns_match_table_info(void **state)
 {
     tstore_ctx_t *c = *state;
-    t_cols_t cols = {.db = c->store->db};
-    assert_int_equal(jf_schema_each_leaf(jf_run_spec_schema(), t_check_column, &cols), 0);
-    assert_int_equal(cols.n, jf_schema_n_columns(jf_run_spec_schema()));
-    printf("run_spec_columns=%zu\n", cols.n);
+    static const struct {
+        const char *table;
+        const jf_schema_t *(*schema)(void);
+    } tables[] = {{"runs", jf_run_spec_schema},
+                  {"epochs", jf_epoch_rec_schema},
+                  {"minibatches", jf_minibatch_rec_schema}};
+    for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
+        t_cols_t cols = {.db = c->store->db, .table = tables[i].table};
+        assert_int_equal(jf_schema_each_leaf(tables[i].schema(), t_check_column, &cols), 0);
+        assert_int_equal(cols.n, jf_schema_n_columns(tables[i].schema()));
+        printf("%s_columns=%zu\n", tables[i].table, cols.n);
+    }
     // The params copy is gone (migration 4 -> 5).
     int64_t n = -1;
     assert_int_equal(coord_store_scalar(c->store,
