@@ -89,8 +89,7 @@ static int s_check_energy(const json_t *rec, jf_err_t *err)
 
 static const jf_schema_t s_epoch_schema = {
     .name = "epoch record",
-    .fields = s_epoch_fields,
-    .n_fields = sizeof s_epoch_fields / sizeof s_epoch_fields[0],
+    JF_SCHEMA_FIELDS(s_epoch_fields),
     .words = JF_SCHEMA_WORDS_MEMBER,
     .also_allowed = s_kind,
     .check_json = s_check_energy,
@@ -98,8 +97,7 @@ static const jf_schema_t s_epoch_schema = {
 
 static const jf_schema_t s_minibatch_schema = {
     .name = "minibatch record",
-    .fields = s_minibatch_fields,
-    .n_fields = sizeof s_minibatch_fields / sizeof s_minibatch_fields[0],
+    JF_SCHEMA_FIELDS(s_minibatch_fields),
     .words = JF_SCHEMA_WORDS_MEMBER,
     .also_allowed = s_kind,
 };

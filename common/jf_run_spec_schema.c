@@ -39,8 +39,7 @@ static const jf_schema_field_t s_custom_fields[] = {
 
 static const jf_schema_t s_custom_schema = {
     .name = "custom point",
-    .fields = s_custom_fields,
-    .n_fields = sizeof s_custom_fields / sizeof s_custom_fields[0],
+    JF_SCHEMA_FIELDS(s_custom_fields),
 };
 
 static const jf_schema_field_t s_fields[] = {
@@ -122,8 +121,7 @@ static int s_check(const void *rec, jf_err_t *err)
 static const jf_schema_t s_schema = {
     .name = "run spec",
     .context = "run parameters",
-    .fields = s_fields,
-    .n_fields = sizeof s_fields / sizeof s_fields[0],
+    JF_SCHEMA_FIELDS(s_fields),
     .words = JF_SCHEMA_WORDS_UNPACK,
     .check = s_check,
 };

@@ -64,6 +64,9 @@ typedef struct jf_schema_field {
     const char *doc;        // one line for docs/schema.md
 } jf_schema_field_t;
 
+// A schema's table and its length, in designated initialisers: JF_SCHEMA_FIELDS(s_fields).
+#define JF_SCHEMA_FIELDS(arr) .fields = (arr), .n_fields = sizeof(arr) / sizeof((arr)[0])
+
 struct jf_schema {
     const char *name;                // record kind, "run spec"
     const char *context;             // prefix of shape errors, "run parameters"; NULL: none

@@ -86,8 +86,7 @@ static const char *const s_t_also[] = {"kind", NULL};
 
 static const jf_schema_t s_t_schema = {
     .name = "test record",
-    .fields = s_t_fields,
-    .n_fields = sizeof s_t_fields / sizeof s_t_fields[0],
+    JF_SCHEMA_FIELDS(s_t_fields),
     .words = JF_SCHEMA_WORDS_MEMBER,
     .also_allowed = s_t_also,
 };
