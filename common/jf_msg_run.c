@@ -11,7 +11,6 @@
 #define JF_SAMPLE_MEMBERS_MAX 128
 #define JF_SAMPLE_ARRAY_MAX   256
 #define JF_SAMPLE_STR_MAX     64
-#define JF_DURATION_MAX_US    (INT64_C(1) << 50)
 
 static const char *const s_reasons[JF_FAIL_REASON_COUNT] = {
     "oom", "crashed", "timeout", "cancelled", "invalid", "infeasible", "busy",
@@ -244,89 +243,6 @@ json_t *jf_msg_telemetry_new(int64_t id, const jf_msg_run_ref_t *ref, json_t **i
     return s_stream_new(JF_MSG_TELEMETRY, "samples", id, ref, items_p);
 }
 
-static int s_get_loss(const json_t *rec, bool *ret_has, double *ret_loss, jf_err_t *err)
-{
-    json_t *v = json_object_get(rec, "loss");
-    *ret_has = false;
-    if (!v || json_is_null(v)) {
-        return 0;
-    }
-    if (!json_is_number(v) || !isfinite(json_number_value(v))) {
-        return jf_err_set(err, -EPROTO, "'loss' must be a number or null");
-    }
-    *ret_has = true;
-    *ret_loss = json_number_value(v);
-    return 0;
-}
-
-// energy_mj and avg_power_mw come together or not at all; peak_power_mw only with them.
-static int s_get_energy(const json_t *rec, jf_epoch_rec_t *e, jf_err_t *err)
-{
-    bool has_e = json_object_get(rec, "energy_mj") != NULL;
-    bool has_a = json_object_get(rec, "avg_power_mw") != NULL;
-    e->has_peak = json_object_get(rec, "peak_power_mw") != NULL;
-    e->has_energy = has_e && has_a;
-    if (has_e != has_a || (e->has_peak && !has_e)) {
-        return jf_err_set(err, -EPROTO,
-                          "'energy_mj' and 'avg_power_mw' come together, and 'peak_power_mw' "
-                          "only with them");
-    }
-    int rc = 0;
-    if (e->has_energy) {
-        rc = jf_msg_get_num(rec, "energy_mj", 0, JF_REC_ENERGY_MAX_MJ, &e->energy_mj, err);
-        rc = rc ? rc
-                : jf_msg_get_num(rec, "avg_power_mw", 0, JF_REC_POWER_MAX_MW, &e->avg_power_mw,
-                                 err);
-    }
-    if (rc == 0 && e->has_peak) {
-        rc = jf_msg_get_num(rec, "peak_power_mw", 0, JF_REC_POWER_MAX_MW, &e->peak_power_mw, err);
-    }
-    return rc;
-}
-
-static int s_parse_epoch(const json_t *rec, jf_epoch_rec_t *e, jf_err_t *err)
-{
-    int64_t epoch = 0;
-    json_t *w = json_object_get(rec, "warmup");
-    int rc = jf_msg_get_int(rec, "epoch", 0, JF_EPOCHS_MAX - 1, &epoch, err);
-    rc = rc ? rc : jf_msg_get_int(rec, "e2e_us", 0, JF_DURATION_MAX_US, &e->e2e_us, err);
-    rc = rc ? rc
-            : jf_msg_get_int(rec, "fetch_stall_us", 0, JF_DURATION_MAX_US, &e->fetch_stall_us,
-                             err);
-    rc = rc ? rc : jf_msg_get_int(rec, "compute_us", 0, JF_DURATION_MAX_US, &e->compute_us, err);
-    rc = rc ? rc : jf_msg_get_int(rec, "samples", 0, INT64_C(1) << 40, &e->samples, err);
-    rc = rc ? rc : s_get_loss(rec, &e->has_loss, &e->loss, err);
-    rc = rc ? rc : s_get_energy(rec, e, err);
-    if (rc == 0 && !json_is_boolean(w)) {
-        rc = jf_err_set(err, -EPROTO, "'warmup' must be a boolean");
-    }
-    static const char *const keys[] = {"kind",           "epoch",        "warmup",        "e2e_us",
-                                       "fetch_stall_us", "compute_us",   "samples",       "loss",
-                                       "energy_mj",      "avg_power_mw", "peak_power_mw", NULL};
-    rc = rc ? rc : jf_msg_only_keys(rec, keys, err);
-    e->epoch = (int) epoch;
-    e->warmup = json_is_true(w);
-    return rc;
-}
-
-static int s_parse_minibatch(const json_t *rec, jf_minibatch_rec_t *m, jf_err_t *err)
-{
-    int64_t epoch = 0;
-    int rc = jf_msg_get_int(rec, "epoch", 0, JF_EPOCHS_MAX - 1, &epoch, err);
-    rc = rc ? rc : jf_msg_get_int(rec, "index", 0, INT64_C(1) << 40, &m->index, err);
-    rc = rc ? rc : jf_msg_get_int(rec, "samples", 0, JF_BATCH_MAX, &m->samples, err);
-    rc = rc ? rc
-            : jf_msg_get_int(rec, "fetch_stall_us", 0, JF_DURATION_MAX_US, &m->fetch_stall_us,
-                             err);
-    rc = rc ? rc : jf_msg_get_int(rec, "compute_us", 0, JF_DURATION_MAX_US, &m->compute_us, err);
-    rc = rc ? rc : s_get_loss(rec, &m->has_loss, &m->loss, err);
-    static const char *const keys[] = {"kind",       "epoch", "index", "samples",
-                                       "fetch_stall_us", "compute_us", "loss", NULL};
-    rc = rc ? rc : jf_msg_only_keys(rec, keys, err);
-    m->epoch = (int) epoch;
-    return rc;
-}
-
 // A start record's info is a flat object of scalars (device, threads, BLAS, versions).
 static int s_check_info(const json_t *info, jf_err_t *err)
 {
@@ -355,10 +271,10 @@ int jf_record_parse(const json_t *rec, jf_record_t *ret_record, jf_err_t *err)
     }
     if (strcmp(kind, "epoch") == 0) {
         r.kind = JF_REC_EPOCH;
-        rc = s_parse_epoch(rec, &r.epoch, err);
+        rc = jf_schema_decode(jf_epoch_rec_schema(), rec, &r.epoch, err);
     } else if (strcmp(kind, "minibatch") == 0) {
         r.kind = JF_REC_MINIBATCH;
-        rc = s_parse_minibatch(rec, &r.minibatch, err);
+        rc = jf_schema_decode(jf_minibatch_rec_schema(), rec, &r.minibatch, err);
     } else if (strcmp(kind, "measure") == 0) {
         r.kind = JF_REC_MEASURE;
         r.measure = rec;
@@ -378,25 +294,6 @@ int jf_record_parse(const json_t *rec, jf_record_t *ret_record, jf_err_t *err)
     return rc;
 }
 
-static json_t *s_loss_json(bool has, double loss)
-{
-    return has && isfinite(loss) ? json_real(loss) : json_null();
-}
-
-json_t *jf_record_epoch_to_json(const jf_epoch_rec_t *e)
-{
-    json_t *rec =
-        json_pack("{s:s, s:i, s:b, s:I, s:I, s:I, s:I, s:o}", "kind", "epoch", "epoch", e->epoch,
-                  "warmup", e->warmup, "e2e_us", (json_int_t) e->e2e_us, "fetch_stall_us",
-                  (json_int_t) e->fetch_stall_us, "compute_us", (json_int_t) e->compute_us,
-                  "samples", (json_int_t) e->samples, "loss", s_loss_json(e->has_loss, e->loss));
-    if (rec && e->has_energy && jf_record_epoch_set_energy(rec, e) != 0) {
-        json_decref(rec);
-        return NULL;
-    }
-    return rec;
-}
-
 int jf_record_epoch_set_energy(json_t *rec, const jf_epoch_rec_t *e)
 {
     json_t *v = json_pack("{s:f, s:f}", "energy_mj", e->energy_mj, "avg_power_mw",
@@ -406,14 +303,6 @@ int jf_record_epoch_set_energy(json_t *rec, const jf_epoch_rec_t *e)
         return -ENOMEM;
     }
     return v && json_object_update_new(rec, v) == 0 ? 0 : -ENOMEM;
-}
-
-json_t *jf_record_minibatch_to_json(const jf_minibatch_rec_t *m)
-{
-    return json_pack("{s:s, s:i, s:I, s:I, s:I, s:I, s:o}", "kind", "minibatch", "epoch",
-                     m->epoch, "index", (json_int_t) m->index, "samples", (json_int_t) m->samples,
-                     "fetch_stall_us", (json_int_t) m->fetch_stall_us, "compute_us",
-                     (json_int_t) m->compute_us, "loss", s_loss_json(m->has_loss, m->loss));
 }
 
 json_t *jf_record_start_to_json(const json_t *info)

@@ -106,6 +106,10 @@ json_t *jf_msg_run_done_new(int64_t id, const jf_msg_run_ref_t *ref, int64_t epo
 json_t *jf_msg_run_progress_new(int64_t id, const jf_msg_run_ref_t *ref, json_t **items_p);
 json_t *jf_msg_telemetry_new(int64_t id, const jf_msg_run_ref_t *ref, json_t **items_p);
 
+// The epoch and minibatch records' schema tables (docs/schema.md). Static; never NULL.
+const jf_schema_t *jf_epoch_rec_schema(void);
+const jf_schema_t *jf_minibatch_rec_schema(void);
+
 // One progress record from its JSON form. ret->info borrows from rec.
 int jf_record_parse(const json_t *rec, jf_record_t *ret_record, jf_err_t *err);
 json_t *jf_record_epoch_to_json(const jf_epoch_rec_t *rec);

@@ -7,6 +7,7 @@
 #include "jf_board.h"
 #include "jf_err.h"
 #include "jf_parse.h"
+#include "jf_schema.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -56,7 +57,14 @@ typedef struct jf_run_spec {
     jf_run_custom_t custom;               // custom point on top of the mode; n_cores 0: none
     bool dvfs_off;                        // DVFS off (jetson_clocks-like pinning at the caps in
                                           // force) after the mode and the custom point
+#ifdef JF_SCHEMA_TEST_FIELD
+    int test_knob; // test-only optional field (schema_field_test): 0..1000, 0 = absent
+#endif
 } jf_run_spec_t;
+
+// The run spec's schema table (docs/schema.md): JSON members, ranges, store columns, export
+// headers and trainer options of every field. Static; never NULL.
+const jf_schema_t *jf_run_spec_schema(void);
 
 // Fills spec->run_id from every field that defines the run (all fields but run_id): FNV-1a 64
 // over a canonical, versioned text form. Same parameters and board, same id, on every machine.

@@ -1,5 +1,6 @@
-/* Store: connection, statement cache, transactions, epoch, events and boards. Runs and sweeps
- * are in coord_store_runs.c, records in coord_store_records.c, CLI tables in coord_store_query.c. */
+/* Store: connection, transactions, epoch, events and boards. Runs and sweeps are in
+ * coord_store_runs.c, records in coord_store_records.c, CLI tables in coord_store_query.c, the
+ * statement cache and typed binds in coord_store_stmt.c. */
 #include "coord_store_internal.h"
 
 #include "jf_units.h"
@@ -20,117 +21,6 @@ int coord_store_fail(coord_store_t *self, jf_err_t *err, const char *what)
     int code = sqlite3_extended_errcode(self->db);
     return jf_err_set(err, coord_store_corrupt_hint(code)[0] ? -EBADMSG : -EIO, "%s: %s: %s%s",
                       self->path, what, sqlite3_errmsg(self->db), coord_store_corrupt_hint(code));
-}
-
-static int s_bind(coord_store_t *self, sqlite3_stmt *st, const char *fmt, va_list ap,
-                  jf_err_t *err)
-{
-    int rc = SQLITE_OK;
-    for (int i = 0; fmt[i] && rc == SQLITE_OK; i++) {
-        switch (fmt[i]) {
-        case 't': {
-            const char *s = va_arg(ap, const char *);
-            rc = s ? sqlite3_bind_text(st, i + 1, s, -1, SQLITE_TRANSIENT)
-                   : sqlite3_bind_null(st, i + 1);
-            break;
-        }
-        case 'i':
-            rc = sqlite3_bind_int64(st, i + 1, va_arg(ap, int64_t));
-            break;
-        case 'd':
-            rc = sqlite3_bind_double(st, i + 1, va_arg(ap, double));
-            break;
-        default:
-            rc = SQLITE_MISUSE;
-            break;
-        }
-    }
-    return rc == SQLITE_OK ? 0 : coord_store_fail(self, err, "binding a parameter");
-}
-
-static sqlite3_stmt *s_cached(coord_store_t *self, const char *sql, jf_err_t *err)
-{
-    for (size_t i = 0; i < self->n_stmts; i++) {
-        if (self->stmts[i].sql == sql) {
-            sqlite3_stmt *st = self->stmts[i].stmt;
-            (void) sqlite3_reset(st); // its error was reported by the step that failed
-            (void) sqlite3_clear_bindings(st);
-            return st;
-        }
-    }
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v3(self->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK) {
-        coord_store_fail(self, err, "preparing a statement");
-        return NULL;
-    }
-    if (self->n_stmts < COORD_STMT_CACHE_MAX) {
-        self->stmts[self->n_stmts++] = (coord_stmt_slot_t){.sql = sql, .stmt = st};
-        return st;
-    }
-    sqlite3_finalize(st);
-    jf_err_set(err, -ENOMEM, "store: statement cache full (%d)", COORD_STMT_CACHE_MAX);
-    return NULL;
-}
-
-static sqlite3_stmt *s_vstmt(coord_store_t *self, const char *sql, jf_err_t *err,
-                             const char *fmt, va_list ap)
-{
-    sqlite3_stmt *st = s_cached(self, sql, err);
-    if (st && s_bind(self, st, fmt, ap, err) != 0) {
-        return NULL;
-    }
-    return st;
-}
-
-sqlite3_stmt *coord_store_stmt(coord_store_t *self, const char *sql, jf_err_t *err,
-                               const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    sqlite3_stmt *st = s_vstmt(self, sql, err, fmt, ap);
-    va_end(ap);
-    return st;
-}
-
-int coord_store_exec(coord_store_t *self, const char *sql, jf_err_t *err, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    sqlite3_stmt *st = s_vstmt(self, sql, err, fmt, ap);
-    va_end(ap);
-    if (!st) {
-        return -EIO;
-    }
-    int rc = sqlite3_step(st);
-    while (rc == SQLITE_ROW) {
-        rc = sqlite3_step(st);
-    }
-    int ret = rc == SQLITE_DONE ? 0 : coord_store_fail(self, err, "executing a statement");
-    (void) sqlite3_reset(st);
-    return ret;
-}
-
-int coord_store_scalar(coord_store_t *self, const char *sql, int64_t *ret_value, jf_err_t *err,
-                       const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    sqlite3_stmt *st = s_vstmt(self, sql, err, fmt, ap);
-    va_end(ap);
-    if (!st) {
-        return -EIO;
-    }
-    int rc = sqlite3_step(st);
-    int ret = 0;
-    if (rc == SQLITE_ROW) {
-        *ret_value = sqlite3_column_int64(st, 0);
-    } else if (rc == SQLITE_DONE) {
-        ret = -ENOENT;
-    } else {
-        ret = coord_store_fail(self, err, "querying");
-    }
-    (void) sqlite3_reset(st);
-    return ret;
 }
 
 static int s_pragmas(coord_store_t *self, jf_err_t *err)
@@ -154,7 +44,7 @@ static int s_pragmas(coord_store_t *self, jf_err_t *err)
 static int s_check_readable(coord_store_t *self, jf_err_t *err)
 {
     int64_t version = -1;
-    int rc = coord_store_scalar(self, "PRAGMA user_version", &version, err, "");
+    int rc = coord_store_scalar(self, "PRAGMA user_version", COORD_NO_BINDS, &version, err);
     if (rc != 0) {
         return rc == -ENOENT ? jf_err_set(err, -EPROTO, "%s: no schema version", self->path)
                              : jf_err_prefix(err, "reading the schema version");
@@ -208,9 +98,7 @@ void coord_store_destroy(coord_store_t **self_p)
         return;
     }
     coord_store_t *self = *self_p;
-    for (size_t i = 0; i < self->n_stmts; i++) {
-        sqlite3_finalize(self->stmts[i].stmt);
-    }
+    coord_store_stmts_finalize(self);
     if (self->db && sqlite3_close(self->db) != SQLITE_OK) {
         // Only unfinalized statements can cause this, and all are finalized above.
         (void) sqlite3_close_v2(self->db);
@@ -221,18 +109,19 @@ void coord_store_destroy(coord_store_t **self_p)
 
 int coord_store_begin(coord_store_t *self, jf_err_t *err)
 {
-    return coord_store_exec(self, "BEGIN IMMEDIATE", err, "");
+    return coord_store_exec(self, "BEGIN IMMEDIATE", COORD_NO_BINDS, err);
 }
 
 int coord_store_commit(coord_store_t *self, jf_err_t *err)
 {
-    return coord_store_exec(self, "COMMIT", err, "");
+    return coord_store_exec(self, "COMMIT", COORD_NO_BINDS, err);
 }
 
 void coord_store_rollback(coord_store_t *self)
 {
     if (!sqlite3_get_autocommit(self->db)) {
-        (void) coord_store_exec(self, "ROLLBACK", NULL, ""); // nothing more to do if it fails
+        (void)coord_store_exec(self, "ROLLBACK", COORD_NO_BINDS,
+                               NULL); // nothing more to do if it fails
     }
 }
 
@@ -243,11 +132,12 @@ bool coord_store_in_transaction(coord_store_t *self)
 
 int coord_store_bump_epoch(coord_store_t *self, int64_t *ret_epoch, jf_err_t *err)
 {
-    int rc = coord_store_exec(
-        self, "UPDATE meta SET value = value + 1 WHERE key = 'coordinator_epoch'", err, "");
+    int rc =
+        coord_store_exec(self, "UPDATE meta SET value = value + 1 WHERE key = 'coordinator_epoch'",
+                         COORD_NO_BINDS, err);
     if (rc == 0) {
         rc = coord_store_scalar(self, "SELECT value FROM meta WHERE key = 'coordinator_epoch'",
-                                ret_epoch, err, "");
+                                COORD_NO_BINDS, ret_epoch, err);
     }
     return rc;
 }
@@ -258,7 +148,10 @@ int coord_store_event(coord_store_t *self, const char *kind, const char *board, 
     return coord_store_exec(self,
                             "INSERT INTO events(t_us, kind, board, run, attempt, detail) "
                             "VALUES(?, ?, ?, ?, ?, ?)",
-                            err, "itttit", jf_clock_wall_us(), kind, board, run, attempt, detail);
+                            COORD_BINDS(coord_int(jf_clock_wall_us()), coord_text(kind),
+                                        coord_text(board), coord_text(run), coord_int(attempt),
+                                        coord_text(detail)),
+                            err);
 }
 
 int coord_store_board_hello(coord_store_t *self, const char *name, const char *type,
@@ -270,20 +163,23 @@ int coord_store_board_hello(coord_store_t *self, const char *name, const char *t
         "INSERT INTO boards(name, type, platform, facts, online, first_seen_us, last_change_us) "
         "VALUES(?1, ?2, ?3, ?4, 1, ?5, ?5) ON CONFLICT(name) DO UPDATE SET type = ?2, "
         "platform = ?3, facts = ?4, online = 1, last_change_us = ?5",
-        err, "tttti", name, type, platform, facts_json, now);
+        COORD_BINDS(coord_text(name), coord_text(type), coord_text(platform),
+                    coord_text(facts_json), coord_int(now)),
+        err);
 }
 
 int coord_store_board_set_online(coord_store_t *self, const char *name, bool online,
                                  jf_err_t *err)
 {
-    return coord_store_exec(self,
-                            "UPDATE boards SET online = ?, last_change_us = ? WHERE name = ?",
-                            err, "iit", (int64_t) online, jf_clock_wall_us(), name);
+    return coord_store_exec(
+        self, "UPDATE boards SET online = ?, last_change_us = ? WHERE name = ?",
+        COORD_BINDS(coord_int((int64_t)online), coord_int(jf_clock_wall_us()), coord_text(name)),
+        err);
 }
 
 int coord_store_boards_all_offline(coord_store_t *self, jf_err_t *err)
 {
-    return coord_store_exec(self, "UPDATE boards SET online = 0", err, "");
+    return coord_store_exec(self, "UPDATE boards SET online = 0", COORD_NO_BINDS, err);
 }
 
 static const char *const s_state_names[COORD_RUN_STATE_COUNT] = {"pending", "assigned", "running",

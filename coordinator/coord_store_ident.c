@@ -146,12 +146,11 @@ static int s_count(coord_store_t *self, s_ident_t *ret, jf_err_t *err)
 {
     int64_t id = 0;
     int rc =
-        coord_store_scalar(self, "SELECT value FROM meta WHERE key = 'store_id'", &id, err, "");
-    rc = rc ? rc : coord_store_scalar(self, "SELECT count(*) FROM runs", &ret->runs, err, "");
+        coord_store_scalar(self, "SELECT value FROM meta WHERE key = 'store_id'", COORD_NO_BINDS, &id, err);
+    rc = rc ? rc : coord_store_scalar(self, "SELECT count(*) FROM runs", COORD_NO_BINDS, &ret->runs, err);
     rc = rc ? rc
-            : coord_store_scalar(self, "SELECT count(*) FROM runs WHERE state = 'done'",
-                                 &ret->runs_done, err, "");
-    rc = rc ? rc : coord_store_scalar(self, "SELECT count(*) FROM sweeps", &ret->sweeps, err, "");
+            : coord_store_scalar(self, "SELECT count(*) FROM runs WHERE state = 'done'", COORD_NO_BINDS, &ret->runs_done, err);
+    rc = rc ? rc : coord_store_scalar(self, "SELECT count(*) FROM sweeps", COORD_NO_BINDS, &ret->sweeps, err);
     ret->store_id = (uint64_t)id;
     (void)snprintf(ret->store_path, sizeof ret->store_path, "%s", self->path);
     ret->updated_us = jf_clock_wall_us();
@@ -163,15 +162,13 @@ static int s_ensure_id(coord_store_t *self, char *note, jf_err_t *err)
 {
     int64_t id = 0;
     int rc =
-        coord_store_scalar(self, "SELECT value FROM meta WHERE key = 'store_id'", &id, err, "");
+        coord_store_scalar(self, "SELECT value FROM meta WHERE key = 'store_id'", COORD_NO_BINDS, &id, err);
     if (rc != -ENOENT) {
         return rc;
     }
-    rc = coord_store_exec(self, "INSERT INTO meta(key, value) VALUES('store_id', random())", err,
-                          "");
+    rc = coord_store_exec(self, "INSERT INTO meta(key, value) VALUES('store_id', random())", COORD_NO_BINDS, err);
     rc = rc ? rc
-            : coord_store_scalar(self, "SELECT value FROM meta WHERE key = 'store_id'", &id, err,
-                                 "");
+            : coord_store_scalar(self, "SELECT value FROM meta WHERE key = 'store_id'", COORD_NO_BINDS, &id, err);
     if (rc == 0) {
         (void)snprintf(note, COORD_IDENT_NOTE_LEN,
                        "store: new store id %016" PRIx64 " for '%.200s'", (uint64_t)id, self->path);

@@ -7,35 +7,109 @@
 #include <sqlite3.h>
 #include <stdarg.h>
 
-#define COORD_STMT_CACHE_MAX 64
 #define COORD_BUSY_TIMEOUT_MS 5000
 
+// The statements coord_store_spec.c builds from the schema tables.
+typedef enum coord_spec_sql {
+    COORD_SPEC_SQL_INSERT = 0, // a new pending run
+    COORD_SPEC_SQL_BY_ID,      // a run's spec by id
+    COORD_SPEC_SQL_NEXT,       // a board's next pending run
+    COORD_SPEC_SQL_EPOCH,      // an epoch record (run, attempt, then its schema's columns)
+    COORD_SPEC_SQL_MINIBATCH,  // a minibatch record, the same way
+    COORD_SPEC_SQL_COUNT,
+} coord_spec_sql_t;
+
 typedef struct coord_stmt_slot {
-    const char *sql;     // borrowed: a string literal, the cache key (by address)
-    sqlite3_stmt *stmt;  // owned
+    const char *sql;    // borrowed: a string literal (or a string the store owns), the cache key
+                        // (by address)
+    sqlite3_stmt *stmt; // owned
 } coord_stmt_slot_t;
 
 struct coord_store {
-    sqlite3 *db;                      // owned
-    char path[4096];                  // for messages
+    sqlite3 *db;     // owned
+    char path[4096]; // for messages
     bool read_only;
-    size_t n_stmts;
-    coord_stmt_slot_t stmts[COORD_STMT_CACHE_MAX];
+    size_t n_stmts;           // statements cached
+    size_t cap_stmts;         // slots allocated; the cache grows, so it cannot overflow
+    coord_stmt_slot_t *stmts; // owned (malloc), n_stmts used
+    char *spec_sql[COORD_SPEC_SQL_COUNT]; // owned (sqlite3_malloc): the run spec statements,
+                                          // built from the run spec's schema on first use
+    char *table_sql[COORD_TABLE_COUNT];   // owned (sqlite3_malloc): coord_store_select's
+                                          // queries, built on first use
 };
 
-// Returns the cached, reset statement for sql (a literal), preparing it on first use; binds the
-// arguments described by fmt: 't' const char * (NULL binds NULL), 'i' int64_t, 'd' double.
-// NULL on failure with err.
-sqlite3_stmt *coord_store_stmt(coord_store_t *self, const char *sql, jf_err_t *err,
-                               const char *fmt, ...);
+// One bound SQL parameter. Build them with coord_text/coord_int/coord_real, whose prototypes
+// the compiler checks (the letter strings they replace were not), inside COORD_BINDS(...).
+typedef enum coord_bind_type {
+    COORD_BIND_END = 0, // ends a list
+    COORD_BIND_TEXT,    // text; a NULL text binds NULL
+    COORD_BIND_INT,     // int64_t
+    COORD_BIND_REAL,    // double; NaN binds NULL (SQLite's rule)
+} coord_bind_type_t;
 
-// Prepares/binds like coord_store_stmt and steps to completion (no rows expected).
-int coord_store_exec(coord_store_t *self, const char *sql, jf_err_t *err, const char *fmt, ...);
+typedef struct coord_bind {
+    coord_bind_type_t type;
+    const char *text; // COORD_BIND_TEXT; borrowed, copied by SQLite at bind time
+    int64_t i;        // COORD_BIND_INT
+    double d;         // COORD_BIND_REAL
+} coord_bind_t;
 
-// Runs sql (bound by fmt) expecting one integer in the first column of the first row;
-// -ENOENT if no row.
-int coord_store_scalar(coord_store_t *self, const char *sql, int64_t *ret_value, jf_err_t *err,
-                       const char *fmt, ...);
+static inline coord_bind_t coord_text(const char *text)
+{
+    return (coord_bind_t){.type = COORD_BIND_TEXT, .text = text};
+}
+
+static inline coord_bind_t coord_int(int64_t v)
+{
+    return (coord_bind_t){.type = COORD_BIND_INT, .i = v};
+}
+
+static inline coord_bind_t coord_real(double v)
+{
+    return (coord_bind_t){.type = COORD_BIND_REAL, .d = v};
+}
+
+// A COORD_BIND_END-terminated list of binds, in the statement's parameter order.
+#define COORD_BINDS(...) ((const coord_bind_t[]){__VA_ARGS__, {.type = COORD_BIND_END}})
+#define COORD_NO_BINDS   ((const coord_bind_t *)NULL)
+
+// Returns the cached, reset statement for sql (a literal, or a string the store owns: the cache
+// keys by address), preparing it on first use, with binds bound (NULL: none). The number of
+// binds must equal the statement's parameters (-EINVAL otherwise). NULL on failure with err.
+sqlite3_stmt *coord_store_stmt(coord_store_t *self, const char *sql, const coord_bind_t *binds,
+                               jf_err_t *err);
+
+// Prepares/binds like coord_store_stmt and steps to completion (rows are skipped).
+int coord_store_exec(coord_store_t *self, const char *sql, const coord_bind_t *binds,
+                     jf_err_t *err);
+
+// Runs sql expecting one integer in the first column of the first row; -ENOENT if no row.
+int coord_store_scalar(coord_store_t *self, const char *sql, const coord_bind_t *binds,
+                       int64_t *ret_value, jf_err_t *err);
+
+// Finalizes and frees every cached statement and the built SQL (coord_store_destroy).
+void coord_store_stmts_finalize(coord_store_t *self);
+
+// Inserts rec, a record of the schema of statement which (an INSERT), with the binds of lead
+// before its columns and those of trail after (both COORD_BIND_END-terminated or NULL).
+int coord_store_rec_insert(coord_store_t *self, coord_spec_sql_t which, const coord_bind_t *lead,
+                           const void *rec, const coord_bind_t *trail, jf_err_t *err);
+
+// Inserts spec as a pending run (ON CONFLICT(id) DO NOTHING): its schema columns, ord, the
+// power label and the creation time (coord_store_spec.c).
+int coord_store_spec_insert(coord_store_t *self, const jf_run_spec_t *spec, int64_t ord,
+                            jf_err_t *err);
+
+// Adds to runs, as a nullable column, every run spec column that the schema table has and the
+// table lacks (a new optional field: NULL reads as absent), so adding a field needs no hand-made
+// migration. A required field still needs a migration that fills it. Returns 0 or -EIO.
+int coord_store_spec_sync_columns(coord_store_t *self, jf_err_t *err);
+
+// Reads the spec of run id key (COORD_SPEC_SQL_BY_ID) or of board key's next pending run
+// (COORD_SPEC_SQL_NEXT) from its columns and validates it. -ENOENT when there is none; -EIO
+// when the stored values are not a valid spec.
+int coord_store_spec_read(coord_store_t *self, coord_spec_sql_t which, const char *key,
+                          jf_run_spec_t *ret_spec, jf_err_t *err);
 
 // Sets err from SQLite's last error, with context; returns -EIO, or -EBADMSG with
 // COORD_STORE_CORRUPT_HINT added when SQLite says the file is damaged.

@@ -8,60 +8,31 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int s_insert_run(coord_store_t *self, const jf_run_spec_t *r, int64_t ord, jf_err_t *err)
-{
-    json_t *params = jf_run_spec_to_json(r);
-    char *text = params ? json_dumps(params, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
-    json_decref(params);
-    if (!text) {
-        return jf_err_set(err, -ENOMEM, "store: out of memory encoding run %s", r->run_id);
-    }
-    char power[JF_RUN_POWER_LABEL_MAX + 1];
-    jf_run_spec_power_label(r, power, sizeof power);
-    const jf_run_custom_t *c = &r->custom;
-    // nullif: a custom column is NULL where the run has no point or leaves that clock alone.
-    int rc = coord_store_exec(
-        self,
-        "INSERT INTO runs(id, ord, board, workload, model, dataset, epochs, power_mode_id, "
-        "power_mode, storage, workers, prefetch, batch_size, repeat, threads, seed, drop_caches, "
-        "telemetry_hz, timeout_us, params, state, created_us, dvfs_off, custom_cores, "
-        "custom_cpu_hz, custom_gpu_hz, custom_emc_hz, power) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, "
-        "?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, nullif(?, 0), nullif(?, 0), "
-        "nullif(?, 0), nullif(?, 0), ?) ON CONFLICT(id) DO NOTHING",
-        err, "tittttiittiiiiiiiiitiiiiiit", r->run_id, ord, r->board, r->workload, r->model,
-        r->dataset, (int64_t) r->epochs, (int64_t) r->power_mode_id, r->power_mode, r->storage,
-        (int64_t) r->workers, (int64_t) r->prefetch, (int64_t) r->batch_size,
-        (int64_t) r->repeat, (int64_t) r->threads, (int64_t) r->seed, (int64_t) r->drop_caches,
-        (int64_t) r->telemetry_hz, r->timeout_us, text, jf_clock_wall_us(), (int64_t) r->dvfs_off,
-        (int64_t) c->n_cores, c->cpu_hz, c->gpu_hz, c->emc_hz, power);
-    free(text);
-    return rc;
-}
-
 static int s_put_one(coord_store_t *self, const char *sweep, const jf_run_spec_t *r, int64_t ord,
                      coord_submit_result_t *res, jf_err_t *err)
 {
     int64_t before = 0;
-    int rc = coord_store_scalar(self, "SELECT count(*) FROM runs WHERE id = ?", &before, err, "t",
-                                r->run_id);
-    rc = rc ? rc : s_insert_run(self, r, ord, err);
+    int rc = coord_store_scalar(self, "SELECT count(*) FROM runs WHERE id = ?",
+                                COORD_BINDS(coord_text(r->run_id)), &before, err);
+    rc = rc ? rc : coord_store_spec_insert(self, r, ord, err);
     rc = rc ? rc
-            : coord_store_exec(self,
-                               "INSERT INTO sweep_runs(sweep, run, ord) VALUES(?, ?, ?) "
-                               "ON CONFLICT DO NOTHING",
-                               err, "tti", sweep, r->run_id, ord);
+            : coord_store_exec(
+                  self,
+                  "INSERT INTO sweep_runs(sweep, run, ord) VALUES(?, ?, ?) "
+                  "ON CONFLICT DO NOTHING",
+                  COORD_BINDS(coord_text(sweep), coord_text(r->run_id), coord_int(ord)), err);
     if (rc != 0) {
         return rc;
     }
     int64_t state_done = 0, retried = 0;
-    rc = coord_store_scalar(self, "SELECT state = 'done' FROM runs WHERE id = ?", &state_done,
-                            err, "t", r->run_id);
+    rc = coord_store_scalar(self, "SELECT state = 'done' FROM runs WHERE id = ?",
+                            COORD_BINDS(coord_text(r->run_id)), &state_done, err);
     rc = rc ? rc
             : coord_store_exec(self,
                                "UPDATE runs SET state = 'pending', fail_reason = NULL, "
                                "fail_detail = NULL, finished_us = NULL, attempt_base = attempt "
                                "WHERE id = ? AND state = 'failed'",
-                               err, "t", r->run_id);
+                               COORD_BINDS(coord_text(r->run_id)), err);
     if (rc == 0) {
         retried = sqlite3_changes(self->db);
         res->added += before == 0;
@@ -82,8 +53,12 @@ int coord_store_sweep_put(coord_store_t *self, const jf_sweep_t *sweep, const ch
         "INSERT INTO sweeps(name, file, yaml, description, submitted_us, updated_us) "
         "VALUES(?1, ?2, ?3, ?4, ?5, ?5) ON CONFLICT(name) DO UPDATE SET file = ?2, yaml = ?3, "
         "description = ?4, updated_us = ?5, cancelled_us = NULL",
-        err, "tttti", sweep->name, file, yaml, sweep->description, now);
-    rc = rc ? rc : coord_store_scalar(self, "SELECT coalesce(max(ord), 0) FROM runs", &ord, err, "");
+        COORD_BINDS(coord_text(sweep->name), coord_text(file), coord_text(yaml),
+                    coord_text(sweep->description), coord_int(now)),
+        err);
+    rc = rc ? rc
+            : coord_store_scalar(self, "SELECT coalesce(max(ord), 0) FROM runs", COORD_NO_BINDS,
+                                 &ord, err);
     for (size_t i = 0; rc == 0 && i < sweep->n_runs; i++) {
         rc = s_put_one(self, sweep->name, &sweep->runs[i], ord + 1 + (int64_t) i, &res, err);
     }
@@ -97,21 +72,21 @@ int coord_store_sweep_cancel(coord_store_t *self, const char *name, size_t *ret_
                              jf_err_t *err)
 {
     int64_t n = 0;
-    int rc = coord_store_scalar(self, "SELECT count(*) FROM sweeps WHERE name = ?", &n, err, "t",
-                                name);
+    int rc = coord_store_scalar(self, "SELECT count(*) FROM sweeps WHERE name = ?",
+                                COORD_BINDS(coord_text(name)), &n, err);
     if (rc == 0 && n == 0) {
         return jf_err_set(err, -ENOENT, "no sweep named '%s'", name);
     }
     rc = rc ? rc
-            : coord_store_exec(self, "UPDATE sweeps SET cancelled_us = ? WHERE name = ?", err,
-                               "it", jf_clock_wall_us(), name);
+            : coord_store_exec(self, "UPDATE sweeps SET cancelled_us = ? WHERE name = ?",
+                               COORD_BINDS(coord_int(jf_clock_wall_us()), coord_text(name)), err);
     rc = rc ? rc
             : coord_store_exec(self,
                                "UPDATE runs SET state = 'failed', fail_reason = 'cancelled', "
                                "fail_detail = 'sweep cancelled before the run started', "
                                "finished_us = ? WHERE state = 'pending' AND id IN "
                                "(SELECT run FROM sweep_runs WHERE sweep = ?)",
-                               err, "it", jf_clock_wall_us(), name);
+                               COORD_BINDS(coord_int(jf_clock_wall_us()), coord_text(name)), err);
     if (rc == 0) {
         *ret_cancelled = (size_t) sqlite3_changes(self->db);
     }
@@ -126,15 +101,15 @@ int coord_store_counts(coord_store_t *self, const char *name, coord_state_counts
         "SELECT r.state, count(*) FROM runs r JOIN sweep_runs s ON s.run = r.id "
         "WHERE s.sweep = ? GROUP BY r.state";
     int64_t exists = 1;
-    if (name && coord_store_scalar(self, "SELECT count(*) FROM sweeps WHERE name = ?", &exists,
-                                   err, "t", name) != 0) {
+    if (name && coord_store_scalar(self, "SELECT count(*) FROM sweeps WHERE name = ?",
+                                   COORD_BINDS(coord_text(name)), &exists, err) != 0) {
         return -EIO;
     }
     if (!exists) {
         return jf_err_set(err, -ENOENT, "no sweep named '%s'", name);
     }
-    sqlite3_stmt *st = name ? coord_store_stmt(self, one, err, "t", name)
-                            : coord_store_stmt(self, all, err, "");
+    sqlite3_stmt *st = name ? coord_store_stmt(self, one, COORD_BINDS(coord_text(name)), err)
+                            : coord_store_stmt(self, all, COORD_NO_BINDS, err);
     if (!st) {
         return -EIO;
     }
@@ -154,48 +129,16 @@ int coord_store_counts(coord_store_t *self, const char *name, coord_state_counts
     return 0;
 }
 
-static int s_spec_from_text(const char *run, const unsigned char *text, jf_run_spec_t *ret_spec,
-                            jf_err_t *err)
-{
-    json_error_t jerr;
-    json_t *params = text ? json_loads((const char *) text, 0, &jerr) : NULL;
-    int rc = params ? jf_run_spec_from_json(params, ret_spec, err)
-                    : jf_err_set(err, -EIO, "store: run %s has unreadable parameters", run);
-    json_decref(params);
-    return rc;
-}
-
-static int s_spec_query(coord_store_t *self, sqlite3_stmt *st, const char *what,
-                        jf_run_spec_t *ret_spec, jf_err_t *err)
-{
-    if (!st) {
-        return -EIO;
-    }
-    int rc = sqlite3_step(st);
-    int ret = 0;
-    if (rc == SQLITE_ROW) {
-        ret = s_spec_from_text(what, sqlite3_column_text(st, 0), ret_spec, err);
-    } else {
-        ret = rc == SQLITE_DONE ? -ENOENT : coord_store_fail(self, err, "reading a run");
-    }
-    (void) sqlite3_reset(st);
-    return ret;
-}
-
 int coord_store_next_pending(coord_store_t *self, const char *board, jf_run_spec_t *ret_spec,
                              jf_err_t *err)
 {
-    sqlite3_stmt *st = coord_store_stmt(
-        self, "SELECT params FROM runs WHERE board = ? AND state = 'pending' ORDER BY ord LIMIT 1",
-        err, "t", board);
-    return s_spec_query(self, st, board, ret_spec, err);
+    return coord_store_spec_read(self, COORD_SPEC_SQL_NEXT, board, ret_spec, err);
 }
 
 int coord_store_run_spec(coord_store_t *self, const char *run, jf_run_spec_t *ret_spec,
                          jf_err_t *err)
 {
-    sqlite3_stmt *st = coord_store_stmt(self, "SELECT params FROM runs WHERE id = ?", err, "t", run);
-    return s_spec_query(self, st, run, ret_spec, err);
+    return coord_store_spec_read(self, COORD_SPEC_SQL_BY_ID, run, ret_spec, err);
 }
 
 static void s_row_from_stmt(sqlite3_stmt *st, coord_run_row_t *row)
@@ -214,8 +157,8 @@ static void s_row_from_stmt(sqlite3_stmt *st, coord_run_row_t *row)
 int coord_store_run_get(coord_store_t *self, const char *run, coord_run_row_t *ret_row,
                         jf_err_t *err)
 {
-    sqlite3_stmt *st =
-        coord_store_stmt(self, "SELECT " S_ROW_COLS " FROM runs WHERE id = ?", err, "t", run);
+    sqlite3_stmt *st = coord_store_stmt(self, "SELECT " S_ROW_COLS " FROM runs WHERE id = ?",
+                                        COORD_BINDS(coord_text(run)), err);
     if (!st) {
         return -EIO;
     }
@@ -269,7 +212,7 @@ int coord_store_active_runs(coord_store_t *self, const char *board, coord_run_ro
                                         "SELECT " S_ROW_COLS " FROM runs WHERE state IN "
                                         "('assigned', 'running') AND (?1 IS NULL OR board = ?1) "
                                         "ORDER BY ord",
-                                        err, "t", board);
+                                        COORD_BINDS(coord_text(board)), err);
     return s_each_row(self, st, fn, arg, err);
 }
 
@@ -280,7 +223,7 @@ int coord_store_sweep_active_runs(coord_store_t *self, const char *sweep, coord_
                                         "SELECT " S_ROW_COLS " FROM runs WHERE state IN "
                                         "('assigned', 'running') AND id IN (SELECT run FROM "
                                         "sweep_runs WHERE sweep = ?) ORDER BY ord",
-                                        err, "t", sweep);
+                                        COORD_BINDS(coord_text(sweep)), err);
     return s_each_row(self, st, fn, arg, err);
 }
 
@@ -302,32 +245,36 @@ int coord_store_run_assign(coord_store_t *self, const char *run, int64_t *ret_at
                               "UPDATE runs SET state = 'assigned', attempt = attempt + 1, "
                               "acked_seq = 0, assigned_us = ?, started_us = NULL, info = NULL "
                               "WHERE id = ? AND state = 'pending'",
-                              err, "it", jf_clock_wall_us(), run);
+                              COORD_BINDS(coord_int(jf_clock_wall_us()), coord_text(run)), err);
     rc = s_update_one(self, rc, run, "assign", err);
     rc = rc ? rc
-            : coord_store_scalar(self, "SELECT attempt FROM runs WHERE id = ?", ret_attempt, err,
-                                 "t", run);
+            : coord_store_scalar(self, "SELECT attempt FROM runs WHERE id = ?",
+                                 COORD_BINDS(coord_text(run)), ret_attempt, err);
     return rc;
 }
 
 int coord_store_run_start(coord_store_t *self, const char *run, int64_t attempt, jf_err_t *err)
 {
-    int rc = coord_store_exec(self,
-                              "UPDATE runs SET state = 'running', started_us = ? WHERE id = ? "
-                              "AND attempt = ? AND state = 'assigned'",
-                              err, "iti", jf_clock_wall_us(), run, attempt);
+    int rc = coord_store_exec(
+        self,
+        "UPDATE runs SET state = 'running', started_us = ? WHERE id = ? "
+        "AND attempt = ? AND state = 'assigned'",
+        COORD_BINDS(coord_int(jf_clock_wall_us()), coord_text(run), coord_int(attempt)), err);
     return s_update_one(self, rc, run, "start", err);
 }
 
 int coord_store_run_finish(coord_store_t *self, const char *run, int64_t attempt, bool done,
                            const char *reason, const char *detail, jf_err_t *err)
 {
-    int rc = coord_store_exec(self,
-                              "UPDATE runs SET state = ?, fail_reason = ?, fail_detail = ?, "
-                              "finished_us = ? WHERE id = ? AND attempt = ? AND state IN "
-                              "('assigned', 'running')",
-                              err, "tttiti", done ? "done" : "failed", done ? NULL : reason,
-                              done ? NULL : detail, jf_clock_wall_us(), run, attempt);
+    int rc = coord_store_exec(
+        self,
+        "UPDATE runs SET state = ?, fail_reason = ?, fail_detail = ?, "
+        "finished_us = ? WHERE id = ? AND attempt = ? AND state IN "
+        "('assigned', 'running')",
+        COORD_BINDS(coord_text(done ? "done" : "failed"), coord_text(done ? NULL : reason),
+                    coord_text(done ? NULL : detail), coord_int(jf_clock_wall_us()),
+                    coord_text(run), coord_int(attempt)),
+        err);
     rc = s_update_one(self, rc, run, "finish", err);
     return rc ? rc
               : coord_store_event(self, done ? "run.done" : "run.failed", NULL, run, attempt,
@@ -340,13 +287,13 @@ static int s_requeue_fate(coord_store_t *self, const char *run, int64_t attempt,
                           const char **ret_reason, jf_err_t *err)
 {
     int64_t base = 0, live_sweeps = 0;
-    int rc = coord_store_scalar(self, "SELECT attempt_base FROM runs WHERE id = ?", &base, err,
-                                "t", run);
+    int rc = coord_store_scalar(self, "SELECT attempt_base FROM runs WHERE id = ?",
+                                COORD_BINDS(coord_text(run)), &base, err);
     rc = rc ? rc
             : coord_store_scalar(self,
                                  "SELECT count(*) FROM sweep_runs r JOIN sweeps s ON s.name = "
                                  "r.sweep WHERE r.run = ? AND s.cancelled_us IS NULL",
-                                 &live_sweeps, err, "t", run);
+                                 COORD_BINDS(coord_text(run)), &live_sweeps, err);
     if (rc == 0) {
         *ret_reason = live_sweeps == 0           ? "cancelled"
                       : attempt - base >= max_attempts ? "crashed"
@@ -362,16 +309,19 @@ int coord_store_run_requeue(coord_store_t *self, const char *run, int64_t attemp
     char detail[256] = {0};
     (void) snprintf(detail, sizeof detail, "attempt %lld lost: %s", (long long) attempt, why);
     int rc = s_requeue_fate(self, run, attempt, max_attempts, &reason, err);
-    rc = rc ? rc
+    rc = rc       ? rc
          : reason ? coord_store_exec(self,
                                      "UPDATE runs SET state = 'failed', fail_reason = ?, "
                                      "fail_detail = ?, finished_us = ? WHERE id = ? AND "
                                      "attempt = ? AND state IN ('assigned', 'running')",
-                                     err, "ttiti", reason, detail, jf_clock_wall_us(), run, attempt)
+                                     COORD_BINDS(coord_text(reason), coord_text(detail),
+                                                 coord_int(jf_clock_wall_us()), coord_text(run),
+                                                 coord_int(attempt)),
+                                     err)
                   : coord_store_exec(self,
                                      "UPDATE runs SET state = 'pending' WHERE id = ? AND "
                                      "attempt = ? AND state IN ('assigned', 'running')",
-                                     err, "ti", run, attempt);
+                                     COORD_BINDS(coord_text(run), coord_int(attempt)), err);
     rc = rc ? rc : s_update_one(self, rc, run, "requeue", err);
     rc = rc ? rc : coord_store_event(self, reason ? "run.failed" : "run.requeued", NULL, run,
                                      attempt, detail, err);
@@ -385,12 +335,13 @@ int coord_store_run_set_acked(coord_store_t *self, const char *run, int64_t atte
                               jf_err_t *err)
 {
     return coord_store_exec(self, "UPDATE runs SET acked_seq = ? WHERE id = ? AND attempt = ?",
-                            err, "iti", seq, run, attempt);
+                            COORD_BINDS(coord_int(seq), coord_text(run), coord_int(attempt)), err);
 }
 
 int coord_store_run_set_info(coord_store_t *self, const char *run, int64_t attempt,
                              const char *info_json, jf_err_t *err)
 {
-    return coord_store_exec(self, "UPDATE runs SET info = ? WHERE id = ? AND attempt = ?", err,
-                            "tti", info_json, run, attempt);
+    return coord_store_exec(self, "UPDATE runs SET info = ? WHERE id = ? AND attempt = ?",
+                            COORD_BINDS(coord_text(info_json), coord_text(run), coord_int(attempt)),
+                            err);
 }

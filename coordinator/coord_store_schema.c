@@ -67,6 +67,10 @@ static const char *const s_migrations[] = {
     "ALTER TABLE runs ADD COLUMN custom_emc_hz INTEGER;"
     "ALTER TABLE runs ADD COLUMN power TEXT;"
     "UPDATE runs SET power = power_mode;",
+    // 4 -> 5: a run's spec is stored once, in its columns (one per field of the run spec's
+    // schema table, docs/schema.md); the params JSON copy goes. Every column was written with
+    // params since the migration that added it, and runs older than the custom point have none.
+    "ALTER TABLE runs DROP COLUMN params;",
 };
 
 #define S_N_MIGRATIONS ((int) (sizeof s_migrations / sizeof s_migrations[0]))
@@ -79,7 +83,7 @@ int coord_store_schema_latest(void)
 int coord_store_schema_version(coord_store_t *self)
 {
     int64_t v = -1;
-    if (coord_store_scalar(self, "PRAGMA user_version", &v, NULL, "") != 0) {
+    if (coord_store_scalar(self, "PRAGMA user_version", COORD_NO_BINDS, &v, NULL) != 0) {
         return -1;
     }
     return (int) v;
@@ -121,5 +125,5 @@ int coord_store_migrate(coord_store_t *self, jf_err_t *err)
             return rc;
         }
     }
-    return 0;
+    return coord_store_spec_sync_columns(self, err);
 }

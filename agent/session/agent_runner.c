@@ -2,6 +2,8 @@
 #include "agent_runner.h"
 
 #include "jf_log.h"
+#include "jf_run_spec.h"
+#include "jf_schema.h"
 #include "jf_units.h"
 
 #include <errno.h>
@@ -15,10 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define S_RUN_ARGS 12 // the run's own arguments (s_build_argv)
-#define S_ARGV_MAX (1 + AGENT_PLATFORM_TRAINER_ARGS_MAX + S_RUN_ARGS + 1) // NULL-terminated
-#define S_NUM_BUFS 5 // numbers formatted for an argv
-#define S_NUM_LEN  64
+#define S_ARGV_MAX (1 + AGENT_PLATFORM_TRAINER_ARGS_MAX + JF_SCHEMA_ARGV_MAX + 1) // with NULL
 #define S_ENV_KEEP_MAX 8
 
 struct agent_runner {
@@ -90,22 +89,25 @@ static size_t s_copy_argv(const char *const *args, size_t n, char *argv[], size_
     return at;
 }
 
-// The program and the platform's arguments (agent_platform_trainer), then the run's own.
-static void s_build_argv(const agent_runner_opts_t *o, char bufs[][S_NUM_LEN], char *argv[])
+// The program and the platform's arguments (agent_platform_trainer), then the run's own: every
+// run spec field with a trainer option in the schema table (jf_run_spec_schema), so a new field
+// needs no edit here. --threads is the platform's to pass: only a real machine's trainer takes
+// it. run outlives argv.
+static int s_build_argv(const agent_runner_opts_t *o, jf_schema_argv_t *run, char *argv[],
+                        jf_err_t *err)
 {
-    const jf_run_spec_t *s = o->spec;
+    static const char *const platform_owned[] = {"--threads", NULL};
     const agent_platform_trainer_t *t = o->trainer;
-    (void) snprintf(bufs[0], S_NUM_LEN, "%d", s->workers);
-    (void) snprintf(bufs[1], S_NUM_LEN, "%d", s->prefetch);
-    (void) snprintf(bufs[2], S_NUM_LEN, "%d", s->batch_size);
-    (void) snprintf(bufs[3], S_NUM_LEN, "%d", s->epochs);
-    (void) snprintf(bufs[4], S_NUM_LEN, "%llu", (unsigned long long) s->seed);
-    const char *args[S_RUN_ARGS] = {"--model",  s->model, "--workers", bufs[0],
-                                    "--prefetch", bufs[1], "--batch", bufs[2],
-                                    "--epochs", bufs[3], "--seed", bufs[4]};
+    int rc = jf_schema_to_argv(jf_run_spec_schema(), o->spec, platform_owned, run);
+    if (rc != 0 || 1 + t->n_args + run->n >= S_ARGV_MAX) {
+        return jf_err_set(err, -E2BIG,
+                          "runner: the trainer's command line needs more than %d arguments",
+                          S_ARGV_MAX - 1);
+    }
     size_t at = s_copy_argv(&t->program, 1, argv, 0);
     at = s_copy_argv(t->args, t->n_args, argv, at);
-    (void) s_copy_argv(args, S_RUN_ARGS, argv, at);
+    (void) s_copy_argv(run->args, run->n, argv, at);
+    return 0;
 }
 
 agent_runner_t *agent_runner_start(const agent_runner_opts_t *opts, jf_err_t *err)
@@ -124,10 +126,10 @@ agent_runner_t *agent_runner_start(const agent_runner_opts_t *opts, jf_err_t *er
     self->fd = fds[0];
     self->line_fn = opts->line_fn;
     self->line_arg = opts->line_arg;
-    char bufs[S_NUM_BUFS][S_NUM_LEN];
     char *argv[S_ARGV_MAX] = {0};
-    s_build_argv(opts, bufs, argv);
-    int rc = s_spawn(self, argv, fds[1], err);
+    jf_schema_argv_t run = {0};
+    int rc = s_build_argv(opts, &run, argv, err);
+    rc = rc ? rc : s_spawn(self, argv, fds[1], err);
     close(fds[1]); // the child has its copy
     if (rc != 0) {
         goto fail_destroy;

@@ -201,7 +201,8 @@ static void test_damaged_store_salvaged(void **state)
     assert_int_equal(got, S_RUNS - lost);
     assert_int_equal(jft_store_sql_int(saved, good,
                                        "SELECT count(*) FROM runs r JOIN orig.runs o "
-                                       "ON o.id = r.id AND o.params = r.params"),
+                                       "ON o.id = r.id AND o.model = r.model AND o.seed = r.seed "
+                                       "AND o.batch_size = r.batch_size AND o.workers = r.workers"),
                      got);
     // Put in place, the salvaged store keeps the identity and the coordinator starts on it.
     assert_int_equal(rename(saved, store), 0);

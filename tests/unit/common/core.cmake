@@ -14,3 +14,6 @@ jf_add_unit_test(protocol_doc
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/protocol_doc_test.c LIBS jf_common)
 target_compile_definitions(protocol_doc_test PRIVATE
   JF_PROTOCOL_DOC="${PROJECT_SOURCE_DIR}/docs/protocol.md")
+
+jf_add_unit_test(schema SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/schema_test.c
+  LIBS jf_common)

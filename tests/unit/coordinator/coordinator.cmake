@@ -17,3 +17,12 @@ set_property(TEST unit.store_admin APPEND PROPERTY LABELS reliability)
 
 jf_add_unit_test(fdguard
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/fdguard_test.c LIBS jf_coord)
+
+jf_add_unit_test(store_schema
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_schema_test.c
+  ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_coord)
+# Built against the libraries with the test-only run field (JF_SCHEMA_TEST_FIELD comes with
+# jf_common_testfield): a field added to the schema table alone, end to end.
+jf_add_unit_test(schema_field
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/schema_field_test.c
+  ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_store_testfield)

@@ -169,6 +169,7 @@ static void test_migrates_version_3(void **state)
                                   "ALTER TABLE runs DROP COLUMN custom_gpu_hz; "
                                   "ALTER TABLE runs DROP COLUMN custom_emc_hz; "
                                   "ALTER TABLE runs DROP COLUMN power; "
+                                  "ALTER TABLE runs ADD COLUMN params TEXT NOT NULL DEFAULT '';"
                                   "PRAGMA user_version = 3",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
@@ -176,8 +177,8 @@ static void test_migrates_version_3(void **state)
     jf_err_t err = {0};
     c->store = coord_store_open(c->path, false, &err);
     assert_non_null(c->store);
-    assert_int_equal(coord_store_schema_version(c->store), 4);
-    assert_int_equal(coord_store_schema_latest(), 4);
+    assert_int_equal(coord_store_schema_version(c->store), 5);
+    assert_int_equal(coord_store_schema_latest(), 5);
     t_rows_t r;
     t_rows(c->store, &r);
     assert_int_equal(r.n, 1);

@@ -40,31 +40,33 @@ static void test_select_runs_table(void **state)
     tstore_select(c->store, COORD_TABLE_RUNS, NULL, NULL, &t);
     assert_int_equal(t.nrows, 2);
     static const char *const cols[] = {
+        // The board's facts, then the run spec's fields in its schema table's order.
         "run",
         "board",
         "board_type",
         "platform",
+        "power",
         "workload",
         "model",
         "dataset",
+        "epochs",
         "power_mode_id",
         "power_mode",
-        "power",
-        "dvfs_off",
-        "custom_cores",
-        "custom_cpu_hz",
-        "custom_gpu_hz",
-        "custom_emc_hz",
         "storage",
         "workers",
         "prefetch",
         "batch_size",
         "repeat",
         "threads",
-        "epochs",
         "seed",
         "drop_caches",
         "telemetry_hz",
+        "timeout_s",
+        "custom_cores",
+        "custom_cpu_hz",
+        "custom_gpu_hz",
+        "custom_emc_hz",
+        "dvfs_off",
         "state",
         "attempt",
         "fail_reason",
@@ -104,6 +106,7 @@ static void test_select_runs_table(void **state)
     assert_string_equal(tstore_val(&t, 0, "platform"), "jetson");
     assert_string_equal(tstore_val(&t, 0, "state"), "done");
     assert_string_equal(tstore_val(&t, 0, "batch_size"), "32");
+    tstore_expect_real(&t, 0, "timeout_s", 3600.0); // stored in us, exported in s
     assert_string_equal(tstore_val(&t, 0, "info"), "{\"device\":\"cuda\"}");
     assert_int_equal(t.kinds[0][tstore_col(&t, "duration_s")], COORD_VALUE_REAL);
     assert_int_equal(t.kinds[0][tstore_col(&t, "workers")], COORD_VALUE_INT);

@@ -359,7 +359,7 @@ static void test_migrates_version_1(void **state)
     sqlite3 *db = NULL;
     assert_int_equal(sqlite3_open(c->path, &db), SQLITE_OK);
     // Version 1 had neither attempt_base (migration 2) nor the measurement columns (3) nor the
-    // power extras (4).
+    // power extras (4), and had the params copy of the spec (dropped by 5).
     assert_int_equal(sqlite3_exec(db,
                                   "ALTER TABLE runs DROP COLUMN attempt_base; "
                                   "ALTER TABLE runs DROP COLUMN measure; "
@@ -374,6 +374,7 @@ static void test_migrates_version_1(void **state)
                                   "ALTER TABLE runs DROP COLUMN custom_gpu_hz; "
                                   "ALTER TABLE runs DROP COLUMN custom_emc_hz; "
                                   "ALTER TABLE runs DROP COLUMN power; "
+                                  "ALTER TABLE runs ADD COLUMN params TEXT NOT NULL DEFAULT '';"
                                   "PRAGMA user_version = 1",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
