@@ -28,3 +28,11 @@ set_property(TEST unit.train_sim APPEND PROPERTY ENVIRONMENT
 add_test(NAME unit.train_sim_no_torch
   COMMAND sh -c "out=$(ldd \"$1\") && ! printf '%s' \"$out\" | grep -Eq 'libtorch|libc10'"
           sh $<TARGET_FILE:jetfleet-train-sim>)
+
+# The workload catalogue (common/jf_workload.c) against the trainer's models and dataset kinds and
+# the simulator's parameter file, its two sources.
+jf_add_unit_test(workload_sources
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/workload_sources_test.c
+  LIBS jf_train jf_torch jf_sim jf_common)
+target_compile_definitions(workload_sources_test PRIVATE
+  SIM_PARAMS_PATH="${PROJECT_SOURCE_DIR}/agent/sim/sim_params.yaml")

@@ -13,3 +13,5 @@ jf_add_unit_test(energy
 jf_add_unit_test(energy_counter
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/energy_counter_test.c LIBS jf_common)
 jf_add_unit_test(rng SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/rng_test.c LIBS jf_common)
+jf_add_unit_test(workload
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/workload_test.c LIBS jf_common)

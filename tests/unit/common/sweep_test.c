@@ -359,6 +359,9 @@ static const struct t_bad_sweep {
 } t_bad_sweeps[] = {
     {"sweep-unknown-model.yaml", -EINVAL,
      "sweep-unknown-model.yaml:6:13: unknown model 'resnet50', expected one of: lenet5"},
+    {"sweep-impossible-pair.yaml", -EINVAL,
+     "sweep-impossible-pair.yaml:6:5: workload #2: model 'vgg11' does not train on dataset "
+     "'mnist': vgg11 takes 3x32x32 input with 10 classes (cifar10)"},
     {"sweep-unknown-dataset.yaml", -EINVAL,
      "sweep-unknown-dataset.yaml:6:14: unknown dataset 'imagenet'"},
     {"sweep-unknown-power-mode.yaml", -EINVAL,
