@@ -1,4 +1,4 @@
-/* Run spec: stable id, validation and the JSON form (docs/protocol.md, "Run parameters"). */
+/* Run spec: stable id, validation and the JSON form (docs/protocol.md §5.2). */
 #include "jf_run_spec.h"
 
 #include "jf_units.h"

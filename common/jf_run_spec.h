@@ -1,6 +1,6 @@
 /* One run: the plain value record that a sweep expands into, the coordinator stores and sends in
  * run.assign, and the agent validates. Also the stable run id and the closed vocabularies (models,
- * datasets, storage media). docs/protocol.md §run.assign documents the JSON form. */
+ * datasets, storage media). docs/protocol.md §5.2 documents the JSON form. */
 #ifndef JF_RUN_SPEC_H
 #define JF_RUN_SPEC_H
 
