@@ -7,7 +7,7 @@
 // Where the memory figures come from: the simulator's parameter file, whose workload section
 // derives them from the shim's layer definitions (docs/simulator.md,
 // "`workloads.<model>-<dataset>`").
-#define S_SIM_SOURCE "agent/sim/sim_params.yaml (derived from common/torch/jf_torch.cpp)"
+#define S_SIM_SOURCE "the simulator's sim_params.yaml (derived from common/torch/jf_torch.cpp)"
 
 // Shapes are the trainer's: jf_torch_model_shape (common/torch/jf_torch.h) and the dataset kinds
 // of agent/train/train_dataset.h; the pairs are the ones whose shapes match there.

@@ -1,6 +1,6 @@
 /* The workload catalogue (common/jf_workload.c) against its sources: the trainer's models and
  * dataset kinds (common/torch/jf_torch.h, agent/train/train_dataset.h), which pair by input shape
- * and class count, and the simulator's parameter file (agent/sim/sim_params.yaml), which holds
+ * and class count, and the simulator's parameter file (sim_params.yaml), which holds
  * the memory figures. A change to either source that the catalogue does not follow fails here. */
 #include "jf_torch.h"
 #include "jf_workload.h"
