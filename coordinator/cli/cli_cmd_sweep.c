@@ -59,12 +59,13 @@ static void s_print_plan(const jf_fleet_config_t *fleet, const jf_sweep_t *sw)
     cli_table_destroy(&boards);
 }
 
-// A sweep file that does not validate (-EINVAL, with its file:line:col) is the user's input
-// being wrong, so it exits 2 like a usage error (issue #10); a file that cannot be read, or a
-// bad fleet, is an error (1).
+// A sweep file that does not validate (-EINVAL with its file:line:col, or -EFBIG: over the size
+// limit) is the user's input being wrong, so it exits 2 like a usage error (issue #10); a file
+// that cannot be read, or a bad fleet, is an error (1).
 static int s_load_exit(const jf_fleet_config_t *fleet, const jf_err_t *err)
 {
-    return fleet && err->code == -EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_ERROR;
+    bool bad_input = err->code == -EINVAL || err->code == -EFBIG;
+    return fleet && bad_input ? CLI_EXIT_USAGE : CLI_EXIT_ERROR;
 }
 
 static int s_plan(cli_ctx_t *ctx, const char *file)
