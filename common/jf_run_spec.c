@@ -1,14 +1,13 @@
-/* Run spec: stable id, validation and the JSON form (docs/protocol.md, "Run parameters"). */
+/* Run spec: stable id, validation and the JSON form (docs/protocol.md §5.2). */
 #include "jf_run_spec.h"
 
 #include "jf_units.h"
+#include "jf_workload.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
-static const char *const s_models[] = {"lenet5", "resnet18", "vgg11", "mobilenetv3"};
-static const char *const s_datasets[] = {"mnist", "cifar10", "gld23k"};
 static const char *const s_media[] = {"sd", "emmc", "nvme", "usb-hdd", "usb-ssd",
                                       "ssd", "hdd", "local"};
 
@@ -22,14 +21,16 @@ static bool s_in_list(const char *name, const char *const *list, size_t n)
     return false;
 }
 
+// Models and datasets are the workload catalogue's, so that a name is valid exactly when some
+// supported pair uses it.
 bool jf_run_spec_is_model(const char *name)
 {
-    return s_in_list(name, s_models, sizeof s_models / sizeof s_models[0]);
+    return jf_workload_is_model(name);
 }
 
 bool jf_run_spec_is_dataset(const char *name)
 {
-    return s_in_list(name, s_datasets, sizeof s_datasets / sizeof s_datasets[0]);
+    return jf_workload_is_dataset(name);
 }
 
 bool jf_run_spec_is_medium(const char *name)
@@ -39,12 +40,12 @@ bool jf_run_spec_is_medium(const char *name)
 
 const char *jf_run_spec_models(void)
 {
-    return "lenet5, resnet18, vgg11, mobilenetv3";
+    return jf_workload_models();
 }
 
 const char *jf_run_spec_datasets(void)
 {
-    return "mnist, cifar10, gld23k";
+    return jf_workload_datasets();
 }
 
 const char *jf_run_spec_media(void)

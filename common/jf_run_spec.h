@@ -1,6 +1,6 @@
 /* One run: the plain value record that a sweep expands into, the coordinator stores and sends in
  * run.assign, and the agent validates. Also the stable run id and the closed vocabularies (models,
- * datasets, storage media). docs/protocol.md §run.assign documents the JSON form. */
+ * datasets, storage media). docs/protocol.md §5.2 documents the JSON form. */
 #ifndef JF_RUN_SPEC_H
 #define JF_RUN_SPEC_H
 
@@ -90,8 +90,8 @@ bool jf_run_spec_has_power_extras(const jf_run_spec_t *spec);
 // MODE_15W_6CORE +dvfs-off" (GHz to 3 digits; a clock left alone is not named).
 void jf_run_spec_power_label(const jf_run_spec_t *spec, char *buf, size_t size);
 
-bool jf_run_spec_is_model(const char *name);   // lenet5, resnet18, vgg11, mobilenetv3
-bool jf_run_spec_is_dataset(const char *name); // mnist, cifar10, gld23k
+bool jf_run_spec_is_model(const char *name);   // a model of the catalogue (jf_workload.h)
+bool jf_run_spec_is_dataset(const char *name); // a dataset of the catalogue (jf_workload.h)
 bool jf_run_spec_is_medium(const char *name);  // sd, emmc, nvme, usb-hdd, usb-ssd, ssd, hdd, local
 bool jf_run_spec_is_run_id(const char *text);  // "r" + 16 lowercase hex
 

@@ -1,8 +1,9 @@
-/* A sweep's workloads, shared run settings and run-id set (jf_sweep_parts.h; docs/sweeps.md
- * "Keys" and "workloads[]"). */
+/* A sweep's workloads (each a pair of the catalogue, jf_workload.h), shared run settings and
+ * run-id set (jf_sweep_parts.h; docs/sweeps.md "Keys" and "workloads[]"). */
 #include "jf_sweep_parts.h"
 
 #include "jf_units.h"
+#include "jf_workload.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -53,6 +54,18 @@ static int s_workload_name(const jf_sweep_workload_t *ws, size_t n, const jf_yam
     return rc;
 }
 
+// The model must train on the dataset (the workload catalogue), else the run would be planned and
+// then refused by every board. The position is the workload's own.
+static int s_check_pair(const jf_yaml_node_t *node, const char *what, const jf_sweep_workload_t *w,
+                        jf_err_t *err)
+{
+    jf_err_t pair = {0};
+    if (jf_workload_check_pair(w->model, w->dataset, &pair) < 0) {
+        return jf_yaml_error(err, -EINVAL, node, "%s: %s", what, pair.msg);
+    }
+    return 0;
+}
+
 static int s_parse_workload(jf_sweep_workload_t *ws, size_t n, const jf_yaml_node_t *node,
                             jf_err_t *err)
 {
@@ -72,6 +85,7 @@ static int s_parse_workload(jf_sweep_workload_t *ws, size_t n, const jf_yaml_nod
             : jf_sweep_check_vocab(dataset, jf_run_spec_is_dataset, "dataset",
                                    jf_run_spec_datasets(), err);
     rc = rc ? rc : jf_yaml_node_to_str(dataset, w->dataset, sizeof w->dataset, err);
+    rc = rc ? rc : s_check_pair(node, what, w, err);
     const jf_yaml_node_t *epochs = jf_yaml_node_get(node, "epochs");
     w->epochs = JF_SWEEP_DEFAULT_EPOCHS;
     if (rc == 0 && epochs) {

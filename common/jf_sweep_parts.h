@@ -39,7 +39,9 @@ int jf_sweep_check_vocab(const jf_yaml_node_t *v, bool (*is)(const char *), cons
                          const char *list, jf_err_t *err);
 
 // Parses the sweep's required `workloads` list into ws (max entries) and *ret_n (written as
-// workloads are added, also on failure). 0, or -EINVAL with err "<file>:<line>:<col>: ...".
+// workloads are added, also on failure). Each model must train on its dataset
+// (jf_workload_check_pair). 0, or -EINVAL with err "<file>:<line>:<col>: ..." (for a pair that
+// does not train, the workload's position: "workload #2: model 'vgg11' does not train on ...").
 int jf_sweep_workloads_parse(const jf_yaml_node_t *root, jf_sweep_workload_t *ws, size_t max,
                              size_t *ret_n, jf_err_t *err);
 

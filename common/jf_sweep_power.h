@@ -1,6 +1,7 @@
-/* A sweep's custom power-mode points (docs/sweeps.md "Custom power modes"): the mapping form of a
- * `power_modes` entry, {custom: {cores, cpu_freq, gpu_freq, emc_freq, base}}, parsed and checked
- * against a board type's custom-mode space (jf_board_clocks.h). Used by jf_sweep only. */
+/* A sweep's custom power-mode points (docs/sweeps.md "Custom power modes and DVFS"): the mapping
+ * form of a `power_modes` entry, {custom: {cores, cpu_freq, gpu_freq, emc_freq, base}}, parsed
+ * and checked against a board type's custom-mode space (jf_board_clocks.h). Used by jf_sweep
+ * only. */
 #ifndef JF_SWEEP_POWER_H
 #define JF_SWEEP_POWER_H
 

@@ -6,20 +6,13 @@
 
 #include "jf_msg_run.h"
 #include "jf_units.h"
+#include "jf_workload.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-static const struct {
-    const char *model;
-    const char *dataset;
-} s_model_data[] = {
-    {"lenet5", "mnist"}, {"resnet18", "cifar10"}, {"vgg11", "cifar10"},
-    {"mobilenetv3", "gld23k"},
-};
 
 static const jf_hello_storage_t *s_storage(const agent_session_t *self, const char *medium)
 {
@@ -36,16 +29,6 @@ static const char *s_mount(const agent_session_t *self, const char *medium)
 {
     const jf_hello_storage_t *st = s_storage(self, medium);
     return st ? self->storage_mount[st - self->storage] : "";
-}
-
-static bool s_model_fits_data(const jf_run_spec_t *s)
-{
-    for (size_t i = 0; i < sizeof s_model_data / sizeof s_model_data[0]; i++) {
-        if (strcmp(s->model, s_model_data[i].model) == 0) {
-            return strcmp(s->dataset, s_model_data[i].dataset) == 0;
-        }
-    }
-    return false;
 }
 
 static bool s_has_mode(const agent_session_t *self, const jf_run_spec_t *s)
@@ -72,8 +55,9 @@ static int s_check_run(const agent_session_t *self, const jf_run_spec_t *s, char
         (void) snprintf(why, why_size, "run is for board '%s', this is '%s'", s->board, self->name);
         return JF_FAIL_INVALID;
     }
-    if (!s_model_fits_data(s)) {
-        (void) snprintf(why, why_size, "model %s does not train on %s", s->model, s->dataset);
+    jf_err_t pair = {0};
+    if (jf_workload_check_pair(s->model, s->dataset, &pair) < 0) {
+        (void) snprintf(why, why_size, "%s", pair.msg);
         return JF_FAIL_INVALID;
     }
     if (!s_has_mode(self, s)) {

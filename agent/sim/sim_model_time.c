@@ -1,7 +1,7 @@
 /* The time side of the model (docs/simulator.md, "Compute", "Data pipeline", "Page cache",
- * "Memory"): per-batch costs, the serial and the pipelined loader, the page cache across
- * epochs and the memory budget. Not the power side (sim_model_power.c) nor input checking
- * (sim_model.c). */
+ * "Memory and out of memory"): per-batch costs, the serial and the pipelined loader, the page
+ * cache across epochs and the memory budget. Not the power side (sim_model_power.c) nor input
+ * checking (sim_model.c). */
 #include "sim_model_internal.h"
 
 #include <math.h>

@@ -63,13 +63,22 @@ static void s_print_plan(const jf_fleet_config_t *fleet, const jf_sweep_t *sw)
     cli_table_destroy(&boards);
 }
 
+// A sweep file that does not validate (-EINVAL with its file:line:col, or -EFBIG: over the size
+// limit) is the user's input being wrong, so it exits 2 like a usage error (issue #10); a file
+// that cannot be read, or a bad fleet, is an error (1).
+static int s_load_exit(const jf_fleet_config_t *fleet, const jf_err_t *err)
+{
+    bool bad_input = err->code == -EINVAL || err->code == -EFBIG;
+    return fleet && bad_input ? CLI_EXIT_USAGE : CLI_EXIT_ERROR;
+}
+
 static int s_plan(cli_ctx_t *ctx, const char *file)
 {
     jf_err_t err = {0};
     const jf_fleet_config_t *fleet = cli_ctx_fleet(ctx, &err);
     jf_sweep_t *sw = fleet ? jf_sweep_load(file, fleet, &err) : NULL;
     if (!sw) {
-        return cli_fail(CLI_EXIT_ERROR, "%s", err.msg);
+        return cli_fail(s_load_exit(fleet, &err), "%s", err.msg);
     }
     s_print_plan(fleet, sw);
     jf_sweep_destroy(&sw);
@@ -260,7 +269,10 @@ static int s_submit(cli_ctx_t *ctx, const char *file, bool wait, int64_t timeout
     jf_err_t err = {0};
     const jf_fleet_config_t *fleet = cli_ctx_fleet(ctx, &err);
     jf_sweep_t *sw = fleet ? jf_sweep_load(file, fleet, &err) : NULL; // errors with positions
-    char *yaml = sw ? s_read_file(file, &err) : NULL;
+    if (!sw) {
+        return cli_fail(s_load_exit(fleet, &err), "%s", err.msg);
+    }
+    char *yaml = s_read_file(file, &err);
     json_t *data = NULL;
     if (!yaml || cli_ctx_request(ctx, jf_msg_ctl_submit_new(1, file, yaml), &data, &err) != 0) {
         free(yaml);

@@ -1,6 +1,7 @@
 /* Integration: the real programs meet bad configuration. jetfleet-coordinator given a malformed
- * fleet.yaml, and `jetfleet sweep plan|submit` given a malformed sweep file, exit 1 with one
- * error line naming file:line:column and what was expected, start nothing and never crash. */
+ * fleet.yaml exits 1, and `jetfleet sweep plan|submit` given a sweep file that does not validate
+ * (malformed, or a model that does not train on its dataset) exits 2, each with one error line
+ * naming file:line:column and what was expected; they start nothing and never crash. */
 #include "jft_fs.h"
 #include "jft_proc.h"
 
@@ -31,6 +32,9 @@ static const t_case_t s_fleets[] = {
 
 static const t_case_t s_sweeps[] = {
     {"sweep-unknown-model.yaml", "sweep-unknown-model.yaml:6:13: unknown model 'resnet50'"},
+    {"sweep-impossible-pair.yaml",
+     "sweep-impossible-pair.yaml:6:5: workload #2: model 'vgg11' does not train on dataset "
+     "'mnist'"},
 };
 
 // Runs argv with output into <dir>/out and returns the exit code; *ret_out gets the output.
@@ -43,10 +47,11 @@ static int t_run(const char *dir, char *const argv[], char **ret_out)
     return rc;
 }
 
-static void t_expect(int rc, const char *out, const char *position)
+static void t_expect(int rc, int want_rc, const char *out, const char *position)
 {
-    if (rc != 1 || !out || !strstr(out, position)) {
-        fail_msg("expected exit 1 and '%s', got exit %d and:\n%s", position, rc, out ? out : "");
+    if (rc != want_rc || !out || !strstr(out, position)) {
+        fail_msg("expected exit %d and '%s', got exit %d and:\n%s", want_rc, position, rc,
+                 out ? out : "");
     }
 }
 
@@ -63,7 +68,7 @@ static void test_coordinator_refuses_bad_fleet(void **state)
         char *argv[] = {bin, "--config", cfg, NULL};
         char *out = NULL;
         int rc = t_run(dir, argv, &out);
-        t_expect(rc, out, s_fleets[i].position);
+        t_expect(rc, 1, out, s_fleets[i].position);
         free(out);
     }
     // Nothing was started: the fixtures sit in a read-only tree and no data directory appeared
@@ -91,15 +96,15 @@ static void test_cli_refuses_bad_sweep(void **state)
             char *argv[] = {bin, "--config", fleet, "sweep", (char *) verbs[v], sweep, NULL};
             char *out = NULL;
             int rc = t_run(dir, argv, &out);
-            t_expect(rc, out, s_sweeps[i].position);
+            t_expect(rc, 2, out, s_sweeps[i].position);
             free(out);
         }
     }
-    // A missing file is an error too, and a usage error is exit 2.
+    // A missing file is an error (exit 1), and a usage error is exit 2.
     char *argv[] = {bin, "--config", fleet, "sweep", "plan", "/nonexistent/sweep.yaml", NULL};
     char *out = NULL;
     int rc = t_run(dir, argv, &out);
-    t_expect(rc, out, "/nonexistent/sweep.yaml");
+    t_expect(rc, 1, out, "/nonexistent/sweep.yaml");
     free(out);
     char *usage[] = {bin, "--config", fleet, "sweep", "plan", NULL};
     assert_int_equal(t_run(dir, usage, &out), 2);

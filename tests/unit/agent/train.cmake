@@ -28,3 +28,17 @@ set_property(TEST unit.train_sim APPEND PROPERTY ENVIRONMENT
 add_test(NAME unit.train_sim_no_torch
   COMMAND sh -c "out=$(ldd \"$1\") && ! printf '%s' \"$out\" | grep -Eq 'libtorch|libc10'"
           sh $<TARGET_FILE:jetfleet-train-sim>)
+
+# The workload catalogue (common/jf_workload.c) against the trainer's models and dataset kinds and
+# the simulator's parameter file, its two sources.
+jf_add_unit_test(workload_sources
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/workload_sources_test.c
+  LIBS jf_train jf_torch jf_sim jf_common)
+# The parameter file is moving from agent/sim/ to agent/share/ (the agent's installed data); take
+# whichever this tree has.
+set(jf_workload_sim_params ${PROJECT_SOURCE_DIR}/agent/share/sim_params.yaml)
+if(NOT EXISTS ${jf_workload_sim_params})
+  set(jf_workload_sim_params ${PROJECT_SOURCE_DIR}/agent/sim/sim_params.yaml)
+endif()
+target_compile_definitions(workload_sources_test PRIVATE
+  SIM_PARAMS_PATH="${jf_workload_sim_params}")

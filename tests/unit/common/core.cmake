@@ -4,6 +4,9 @@
 jf_add_unit_test(parse SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/parse_test.c LIBS jf_common)
 jf_add_unit_test(run_spec
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/run_spec_test.c LIBS jf_common)
+# The workload catalogue (common/jf_workload.c).
+jf_add_unit_test(workload
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/workload_test.c LIBS jf_common)
 jf_add_unit_test(msg SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/msg_test.c
   ${PROJECT_SOURCE_DIR}/tests/unit/common/msg_support.c LIBS jf_common)
 jf_add_unit_test(msg_roundtrip SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/msg_roundtrip_test.c

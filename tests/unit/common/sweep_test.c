@@ -2,6 +2,7 @@
  * against the demo's fleet: one host and 15 simulated boards), rules and defaults work, expansion order and run ids are stable,
  * and every tests/fixtures/yaml/bad/sweep-* file fails with its file:line:col (table-driven). */
 #include "jf_sweep.h"
+#include "jf_workload.h"
 
 #include "jft_config.h"
 #include "jft_fs.h"
@@ -333,6 +334,39 @@ static void test_targets_and_mode_ids(void **state)
     jf_sweep_destroy(&s);
 }
 
+// Through jf_sweep_parse (the coordinator's load of a submitted sweep), every model-dataset
+// combination the catalogue lacks is refused at its workload, and every pair it has is planned.
+static void test_workload_pairs(void **state)
+{
+    t_fleets_t *f = *state;
+    static const char *const models[] = {"lenet5", "resnet18", "vgg11", "mobilenetv3"};
+    static const char *const datasets[] = {"mnist", "cifar10", "gld23k"};
+    size_t planned = 0;
+    for (size_t m = 0; m < 4; m++) {
+        for (size_t d = 0; d < 3; d++) {
+            char text[256] = {0};
+            (void) snprintf(text, sizeof text,
+                            "name: s\ntarget: {boards: [nano-01]}\nstorage: sd\nworkloads:\n"
+                            "  - {model: %s, dataset: %s}\n",
+                            models[m], datasets[d]);
+            jf_err_t err = {0};
+            jf_sweep_t *s = t_parse(text, f->lab, &err);
+            bool pair = jf_workload_find(models[m], datasets[d]) != NULL;
+            if (pair != (s != NULL)) {
+                fail_msg("%s on %s: loaded %d, catalogue pair %d (%s)", models[m], datasets[d],
+                         s != NULL, pair, err.msg);
+            }
+            if (!s && !strstr(err.msg, "t.yaml:5:5: workload #1: model '")) {
+                fail_msg("%s on %s: '%s' lacks the workload's position", models[m], datasets[d],
+                         err.msg);
+            }
+            planned += s ? 1 : 0;
+            jf_sweep_destroy(&s);
+        }
+    }
+    assert_int_equal(planned, jf_workload_count());
+}
+
 // An include rule adds combinations even where an exclude rule matches them.
 static void test_include_is_never_excluded(void **state)
 {
@@ -359,6 +393,9 @@ static const struct t_bad_sweep {
 } t_bad_sweeps[] = {
     {"sweep-unknown-model.yaml", -EINVAL,
      "sweep-unknown-model.yaml:6:13: unknown model 'resnet50', expected one of: lenet5"},
+    {"sweep-impossible-pair.yaml", -EINVAL,
+     "sweep-impossible-pair.yaml:6:5: workload #2: model 'vgg11' does not train on dataset "
+     "'mnist': vgg11 takes 3x32x32 input with 10 classes (cifar10)"},
     {"sweep-unknown-dataset.yaml", -EINVAL,
      "sweep-unknown-dataset.yaml:6:14: unknown dataset 'imagenet'"},
     {"sweep-unknown-power-mode.yaml", -EINVAL,
@@ -599,6 +636,7 @@ int main(void)
         cmocka_unit_test(test_settings),
         cmocka_unit_test(test_targets_and_mode_ids),
         cmocka_unit_test(test_include_is_never_excluded),
+        cmocka_unit_test(test_workload_pairs),
         cmocka_unit_test(test_bad_fixtures),
         cmocka_unit_test(test_every_bad_fixture_has_a_row),
         cmocka_unit_test(test_too_many_runs),
