@@ -6,7 +6,8 @@
 # performance model of docs/simulator.md) and one real host agent on 127.0.0.1, runs the demo
 # sweep (sweeps/demo.yaml: LeNet-5, ResNet-18 and MobileNetV3, 0 and 1 loader workers; the host
 # trains LeNet-5 for real with libtorch on this machine's CPU) and prints the results table and
-# the wall time. Everything it makes stays in ./demo-run; the processes are stopped when it
+# the wall time, then checks the store and takes an online backup of it (jetfleet store check,
+# jetfleet store backup). Everything it makes stays in ./demo-run; the processes are stopped when it
 # ends, whatever happens.
 #   ./scripts/demo.sh    JF_DEMO_SIM_SPEED=X (default 2000: modelled seconds per wall second)
 set -euo pipefail
@@ -120,5 +121,10 @@ echo "== results (mean of the epochs after the warm-up, per run; host-1 measured
 echo "   machine, the sim-* boards simulated)"
 "$bin/jetfleet" results --sweep demo
 echo
-echo "Store: $run/state/jetfleet.db   Export: $bin/jetfleet export --sweep demo --what epochs"
+echo "== the store: integrity check and an online backup (docs/store.md)"
+"$bin/jetfleet" store check
+"$bin/jetfleet" store backup -o "$run/backup.db"
+echo
+echo "Store: $run/state/jetfleet.db   Backup: $run/backup.db"
+echo "Export: $bin/jetfleet export --sweep demo --what epochs"
 echo "demo: finished in ${SECONDS} s (wall time, build and datasets included)"
