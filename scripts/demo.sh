@@ -5,10 +5,10 @@
 # 5 Nano: agents with --platform sim:<type>, whose runs are jetfleet-train-sim on the
 # performance model of docs/simulator.md) and one real host agent on 127.0.0.1, runs the demo
 # sweep (sweeps/demo.yaml: LeNet-5, ResNet-18 and MobileNetV3, 0 and 1 loader workers; the host
-# trains LeNet-5 for real with libtorch on this machine's CPU) and prints the results table and
-# the wall time, then checks the store and takes an online backup of it (jetfleet store check,
-# jetfleet store backup). Everything it makes stays in ./demo-run; the processes are stopped when it
-# ends, whatever happens.
+# trains LeNet-5 for real with libtorch on this machine's CPU), prints the results table, checks
+# the store and takes an online backup of it (jetfleet store check, jetfleet store backup) and
+# prints the wall time. Everything it makes stays in ./demo-run; the processes are stopped when
+# it ends, whatever happens.
 #   ./scripts/demo.sh    JF_DEMO_SIM_SPEED=X (default 2000: modelled seconds per wall second)
 set -euo pipefail
 SECONDS=0
