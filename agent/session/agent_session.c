@@ -80,6 +80,7 @@ static void s_send_hello(agent_session_t *self, int64_t now_us)
     backoff = backoff < AGENT_HELLO_RETRY_MAX_US ? backoff : AGENT_HELLO_RETRY_MAX_US;
     self->hello_next_us = now_us + backoff + (int64_t) (random() % (backoff / 4 + 1));
     self->hello_tries++;
+    self->hello_sent_us = now_us;
 }
 
 // Forgets the session: the next tick sends one hello, retried with back-off until welcomed.
@@ -130,6 +131,12 @@ static void s_on_error(agent_session_t *self, const jf_msg_t *msg)
         if (self->welcomed) {
             jf_log_notice("session: the coordinator has no session for us; registering again");
             s_session_lost(self);
+        } else if (self->hello_sent_us > 0 &&
+                   jf_clock_mono_us() - self->hello_sent_us >= AGENT_HELLO_RETRY_MIN_US) {
+            // The coordinator answers but our hello, older than the hello timeout, went
+            // unanswered (lost with a connection, or sent while it was stopped): retry now
+            // rather than at the end of the back-off; still at most one hello a second.
+            self->hello_next_us = 0;
         }
         return;
     }

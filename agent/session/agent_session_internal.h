@@ -91,6 +91,7 @@ struct agent_session {
     int64_t last_tx_us;          // monotonic
     int64_t hello_next_us;       // monotonic: when to (re)send hello while not welcomed
     int hello_tries;
+    int64_t hello_sent_us;       // monotonic: when the outstanding hello left (0: none)
     agent_run_t run;
     jf_log_ratelimit_t rl_bad;
     jf_log_ratelimit_t rl_sample; // sampler warnings and samples energy cannot use
