@@ -26,7 +26,7 @@
 #define S_SIMS          8
 #define S_RUNS          (S_SIMS * 2) // boards x power modes
 #define S_PAUSES        5
-#define S_HB_MS         500
+#define S_HB_MS         1000 // the demo's heartbeat interval
 #define S_HB_TIMEOUT_MS 3000
 #define S_BACK_MS       (2 * S_HB_MS) // every agent registered again within this, scaled
 #define S_BACK_WAIT_MS  20000         // how long to wait for a late one, to report its figure
