@@ -50,7 +50,7 @@ typedef struct s_table_sql {
     const char *tail;                // the rest
 } s_table_sql_t;
 
-#define S_SAMPLES_PER_S(a) "samples * 1e6 / nullif(" a ".e2e_us, 0)"
+#define S_SAMPLES_PER_S "e.samples * 1e6 / nullif(e.e2e_us, 0)" // of an epoch (alias e)
 
 static const s_table_sql_t s_sql[COORD_TABLE_COUNT] = {
     [COORD_TABLE_RUNS] =
@@ -66,11 +66,12 @@ static const s_table_sql_t s_sql[COORD_TABLE_COUNT] = {
          .rec_mode = S_REC_EACH,
          .rec = jf_epoch_rec_schema,
          .alias = "e",
-         .tail = ", e." S_SAMPLES_PER_S(
-             "e") " AS samples_per_s, e.cache_resident_before, "
-                  "e.cache_resident_after FROM epochs e JOIN runs r ON r.id = e.run AND "
-                  "r.attempt = e.attempt LEFT JOIN boards b ON b.name = r.board "
-                  "WHERE " S_SWEEP_FILTER " AND " S_STATE_FILTER " ORDER BY r.ord, e.epoch"},
+         // The measure record's residency stays right after the energy columns, where it was
+         // before they were generated (measure_e2e reads them together).
+         .tail = ", e.cache_resident_before, e.cache_resident_after, " S_SAMPLES_PER_S
+                 " AS samples_per_s FROM epochs e JOIN runs r ON r.id = e.run AND "
+                 "r.attempt = e.attempt LEFT JOIN boards b ON b.name = r.board "
+                 "WHERE " S_SWEEP_FILTER " AND " S_STATE_FILTER " ORDER BY r.ord, e.epoch"},
     [COORD_TABLE_MINIBATCHES] =
         {.head = "SELECT m.run, ",
          .mid = ", m.attempt",
@@ -101,14 +102,13 @@ static const s_table_sql_t s_sql[COORD_TABLE_COUNT] = {
          .rec_mode = S_REC_MEAN,
          .rec = jf_epoch_rec_schema,
          .alias = "e",
-         .tail = ", avg(e." S_SAMPLES_PER_S(
-             "e") ") AS samples_per_s, "
-                  "json_extract(r.measure, '$.energy.source') AS energy_source, "
-                  "(SELECT loss FROM epochs x WHERE x.run = r.id AND x.attempt = r.attempt "
-                  "ORDER BY x.epoch DESC LIMIT 1) AS final_loss FROM runs r LEFT JOIN epochs e ON "
-                  "e.run = r.id AND e.attempt = r.attempt AND e.warmup = 0 LEFT JOIN boards b ON "
-                  "b.name = r.board WHERE r.state = 'done' AND " S_SWEEP_FILTER
-                  " AND " S_STATE_FILTER " GROUP BY r.id ORDER BY r.ord"},
+         .tail = ", avg(" S_SAMPLES_PER_S ") AS samples_per_s, "
+                 "json_extract(r.measure, '$.energy.source') AS energy_source, "
+                 "(SELECT loss FROM epochs x WHERE x.run = r.id AND x.attempt = r.attempt "
+                 "ORDER BY x.epoch DESC LIMIT 1) AS final_loss FROM runs r LEFT JOIN epochs e ON "
+                 "e.run = r.id AND e.attempt = r.attempt AND e.warmup = 0 LEFT JOIN boards b ON "
+                 "b.name = r.board WHERE r.state = 'done' AND " S_SWEEP_FILTER
+                 " AND " S_STATE_FILTER " GROUP BY r.id ORDER BY r.ord"},
 };
 
 // How the walker writes one table's generated columns.
