@@ -320,20 +320,33 @@ static int s_check_items(const json_t *arr, const char *key, jf_err_t *err)
     return 0;
 }
 
-int jf_msg_check_run_progress(const json_t *body, jf_err_t *err)
+// A batch message: seq and ref, then key, an array of 1..JF_MSG_ARRAY_MAX items each passing
+// check; a bad item is named by its index ("records[3]: ...").
+static int s_check_batch(const json_t *body, const char *key,
+                         int (*check)(const json_t *item, jf_err_t *err), jf_err_t *err)
 {
-    json_t *arr = json_object_get(body, "records");
+    json_t *arr = json_object_get(body, key);
     int rc = s_check_seq_ref(body, err);
-    rc = rc ? rc : s_check_items(arr, "records", err);
+    rc = rc ? rc : s_check_items(arr, key, err);
     size_t i = 0;
-    json_t *rec = NULL;
-    json_array_foreach(arr, i, rec) {
-        jf_record_t r;
-        if (rc == 0 && (rc = jf_record_parse(rec, &r, err)) != 0) {
-            return jf_err_prefix(err, "records[%zu]", i);
+    json_t *item = NULL;
+    json_array_foreach(arr, i, item) {
+        if (rc == 0 && (rc = check(item, err)) != 0) {
+            return jf_err_prefix(err, "%s[%zu]", key, i);
         }
     }
     return rc;
+}
+
+static int s_check_record(const json_t *rec, jf_err_t *err)
+{
+    jf_record_t r;
+    return jf_record_parse(rec, &r, err);
+}
+
+int jf_msg_check_run_progress(const json_t *body, jf_err_t *err)
+{
+    return s_check_batch(body, "records", s_check_record, err);
 }
 
 static bool s_is_leaf(const json_t *v)
@@ -395,15 +408,5 @@ int jf_telemetry_sample_check(const json_t *sample, jf_err_t *err)
 
 int jf_msg_check_telemetry(const json_t *body, jf_err_t *err)
 {
-    json_t *arr = json_object_get(body, "samples");
-    int rc = s_check_seq_ref(body, err);
-    rc = rc ? rc : s_check_items(arr, "samples", err);
-    size_t i = 0;
-    json_t *s = NULL;
-    json_array_foreach(arr, i, s) {
-        if (rc == 0 && (rc = jf_telemetry_sample_check(s, err)) != 0) {
-            return jf_err_prefix(err, "samples[%zu]", i);
-        }
-    }
-    return rc;
+    return s_check_batch(body, "samples", jf_telemetry_sample_check, err);
 }

@@ -58,6 +58,8 @@ typedef struct jf_schema_field {
     bool null_zero;         // the store column holds NULL, not 0, when the value is 0 (absent)
     const char *header;     // export header, the unit it is exported in named in it; NULL: none
     int64_t header_scale;   // struct value / header_scale is exported (us -> s: 1000000); 0: 1
+    bool summary_mean;      // a run's summary (results) exports its mean over the measured
+                            // epochs under header (docs/store.md §Exports)
     const char *flag;       // the trainer's option for it ("--batch-size"); NULL: not passed
     bool id_append;         // a field added after run id v1: enters the id as "|name=value"
                             // when non-zero (jf_run_spec_compute_id), so older ids stay

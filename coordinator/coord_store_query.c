@@ -1,6 +1,6 @@
 /* Store: the tidy tables the CLI lists and exports (docs/store.md §Exports). Times are exported
  * in seconds, computed here from the stored microseconds; only each run's current attempt. The
- * run's factors come from the run spec's schema (docs/schema.md). */
+ * run's factors and the epoch and minibatch columns come from their schemas (docs/schema.md). */
 #include "coord_store_internal.h"
 
 #include <errno.h>
@@ -30,94 +30,137 @@
     "json_extract(r.measure, '$.disk.read_bytes') AS disk_read_bytes, "                            \
     "json_extract(r.measure, '$.dataset_bytes') AS dataset_bytes"
 
-// Each table's SQL around the run's factors, which come from the run spec's schema (every field
-// with an export header, converted to the unit its header names) after the board's facts, so a
-// new run field is exported with no edit here. head is NULL for a table without them.
+// Each table's SQL around its generated columns: the run's factors from the run spec's schema
+// (after the board's facts) and, for a table of records, the record's columns from its schema,
+// every field with an export header, converted to the unit its header names. A new field is
+// exported with no edit here. What no schema describes (attempt, the derived samples_per_s, the
+// measure record's residency) stays explicit.
+typedef enum s_rec_mode {
+    S_REC_NONE = 0, // no record columns
+    S_REC_EACH,     // one row per record: every field with a header
+    S_REC_MEAN,     // a run's summary: the mean of every summary_mean field over its epochs
+} s_rec_mode_t;
+
 typedef struct s_table_sql {
-    const char *head; // SELECT up to the factors
-    const char *tail; // the rest
+    const char *head;                // SELECT up to the factors; NULL: no factors
+    const char *mid;                 // after the factors, before the record columns
+    s_rec_mode_t rec_mode;           // which record columns follow mid
+    const jf_schema_t *(*rec)(void); // the record's schema (S_REC_EACH, S_REC_MEAN)
+    const char *alias;               // the record table's alias in the SQL
+    const char *tail;                // the rest
 } s_table_sql_t;
+
+#define S_SAMPLES_PER_S "e.samples * 1e6 / nullif(e.e2e_us, 0)" // of an epoch (alias e)
 
 static const s_table_sql_t s_sql[COORD_TABLE_COUNT] = {
     [COORD_TABLE_RUNS] =
-        {"SELECT r.id AS run, ",
-         ", r.state, r.attempt, r.fail_reason, r.fail_detail, r.created_us, "
-         "r.assigned_us, r.started_us, r.finished_us, (r.finished_us - r.started_us) / 1e6 AS "
-         "duration_s, " S_MEASURE ", r.info, r.measure FROM runs r LEFT JOIN boards b ON "
-         "b.name = r.board WHERE " S_SWEEP_FILTER " AND " S_STATE_FILTER " ORDER BY r.ord"},
+        {.head = "SELECT r.id AS run, ",
+         .tail = ", r.state, r.attempt, r.fail_reason, r.fail_detail, r.created_us, "
+                 "r.assigned_us, r.started_us, r.finished_us, (r.finished_us - r.started_us) / "
+                 "1e6 AS duration_s, " S_MEASURE ", r.info, r.measure FROM runs r LEFT JOIN "
+                 "boards b ON b.name = r.board WHERE " S_SWEEP_FILTER " AND " S_STATE_FILTER
+                 " ORDER BY r.ord"},
     [COORD_TABLE_EPOCHS] =
-        {"SELECT e.run, ",
-         ", e.attempt, e.epoch, e.warmup, e.e2e_us / 1e6 AS e2e_s, "
-         "e.fetch_stall_us / 1e6 AS fetch_stall_s, e.compute_us / 1e6 AS compute_s, e.samples, "
-         "e.samples * 1e6 / nullif(e.e2e_us, 0) AS samples_per_s, e.loss, e.energy_mj, "
-         "e.avg_power_mw, e.peak_power_mw, e.cache_resident_before, e.cache_resident_after "
-         "FROM epochs e "
-         "JOIN runs r ON r.id = e.run AND r.attempt = e.attempt LEFT JOIN boards b ON "
-         "b.name = r.board WHERE " S_SWEEP_FILTER " AND " S_STATE_FILTER
-         " ORDER BY r.ord, e.epoch"},
+        {.head = "SELECT e.run, ",
+         .mid = ", e.attempt",
+         .rec_mode = S_REC_EACH,
+         .rec = jf_epoch_rec_schema,
+         .alias = "e",
+         // The measure record's residency stays right after the energy columns, where it was
+         // before they were generated (measure_e2e reads them together).
+         .tail = ", e.cache_resident_before, e.cache_resident_after, " S_SAMPLES_PER_S
+                 " AS samples_per_s FROM epochs e JOIN runs r ON r.id = e.run AND "
+                 "r.attempt = e.attempt LEFT JOIN boards b ON b.name = r.board "
+                 "WHERE " S_SWEEP_FILTER " AND " S_STATE_FILTER " ORDER BY r.ord, e.epoch"},
     [COORD_TABLE_MINIBATCHES] =
-        {"SELECT m.run, ",
-         ", m.attempt, m.epoch, m.idx AS minibatch, m.samples, "
-         "m.fetch_stall_us / 1e6 AS fetch_stall_s, m.compute_us / 1e6 AS compute_s, m.loss FROM "
-         "minibatches m JOIN runs r ON r.id = m.run AND r.attempt = m.attempt LEFT JOIN boards b "
-         "ON b.name = r.board WHERE " S_SWEEP_FILTER " AND " S_STATE_FILTER
-         " ORDER BY r.ord, m.epoch, m.idx"},
+        {.head = "SELECT m.run, ",
+         .mid = ", m.attempt",
+         .rec_mode = S_REC_EACH,
+         .rec = jf_minibatch_rec_schema,
+         .alias = "m",
+         .tail = " FROM minibatches m JOIN runs r ON r.id = m.run AND r.attempt = m.attempt "
+                 "LEFT JOIN boards b ON b.name = r.board WHERE " S_SWEEP_FILTER
+                 " AND " S_STATE_FILTER " ORDER BY r.ord, m.epoch, m.idx"},
     [COORD_TABLE_TELEMETRY] =
-        {NULL,
-         "SELECT t.run, r.board, t.attempt, t.seq, t.idx AS sample, t.t_us, "
-         "replace(substr(j.fullkey, 3), '\"', '') AS metric, j.value FROM telemetry t JOIN runs r "
-         "ON r.id = t.run AND r.attempt = t.attempt, json_tree(t.sample) j WHERE j.type IN "
-         "('integer', 'real') AND j.parent IS NOT NULL AND j.key IS NOT 't_us' AND " S_SWEEP_FILTER
-         " AND " S_STATE_FILTER " ORDER BY r.ord, t.seq, t.idx, j.id"},
+        {.tail = "SELECT t.run, r.board, t.attempt, t.seq, t.idx AS sample, t.t_us, "
+                 "replace(substr(j.fullkey, 3), '\"', '') AS metric, j.value FROM telemetry t "
+                 "JOIN runs r ON r.id = t.run AND r.attempt = t.attempt, json_tree(t.sample) j "
+                 "WHERE j.type IN ('integer', 'real') AND j.parent IS NOT NULL AND j.key IS NOT "
+                 "'t_us' AND " S_SWEEP_FILTER " AND " S_STATE_FILTER
+                 " ORDER BY r.ord, t.seq, t.idx, j.id"},
     [COORD_TABLE_SWEEPS] =
-        {NULL,
-         "SELECT s.name AS sweep, s.file, s.description, s.submitted_us, s.cancelled_us, "
-         "count(r.id) AS runs, sum(r.state = 'pending') AS pending, sum(r.state = 'assigned') AS "
-         "assigned, sum(r.state = 'running') AS running, sum(r.state = 'done') AS done, "
-         "sum(r.state = 'failed') AS failed FROM sweeps s LEFT JOIN sweep_runs sr ON sr.sweep = "
-         "s.name LEFT JOIN runs r ON r.id = sr.run WHERE (?1 IS NULL OR s.name = ?1) AND "
-         "(?2 IS NULL OR ?2 = ?2) GROUP BY s.name ORDER BY s.submitted_us"},
+        {.tail = "SELECT s.name AS sweep, s.file, s.description, s.submitted_us, "
+                 "s.cancelled_us, count(r.id) AS runs, sum(r.state = 'pending') AS pending, "
+                 "sum(r.state = 'assigned') AS assigned, sum(r.state = 'running') AS running, "
+                 "sum(r.state = 'done') AS done, sum(r.state = 'failed') AS failed FROM sweeps s "
+                 "LEFT JOIN sweep_runs sr ON sr.sweep = s.name LEFT JOIN runs r ON r.id = sr.run "
+                 "WHERE (?1 IS NULL OR s.name = ?1) AND (?2 IS NULL OR ?2 = ?2) GROUP BY s.name "
+                 "ORDER BY s.submitted_us"},
     [COORD_TABLE_RESULTS] =
-        {"SELECT r.id AS run, ",
-         ", count(e.epoch) AS epochs_measured, "
-         "avg(e.e2e_us) / 1e6 AS e2e_s, avg(e.fetch_stall_us) / 1e6 AS fetch_stall_s, "
-         "avg(e.compute_us) / 1e6 AS compute_s, avg(e.samples * 1e6 / nullif(e.e2e_us, 0)) AS "
-         "samples_per_s, avg(e.energy_mj) AS energy_mj, avg(e.avg_power_mw) AS avg_power_mw, "
-         "json_extract(r.measure, '$.energy.source') AS energy_source, "
-         "(SELECT loss FROM epochs x WHERE x.run = r.id AND x.attempt = r.attempt "
-         "ORDER BY x.epoch DESC LIMIT 1) AS final_loss FROM runs r LEFT JOIN epochs e ON "
-         "e.run = r.id AND e.attempt = r.attempt AND e.warmup = 0 LEFT JOIN boards b ON "
-         "b.name = r.board WHERE r.state = 'done' AND " S_SWEEP_FILTER " AND " S_STATE_FILTER
-         " GROUP BY r.id ORDER BY r.ord"},
+        {.head = "SELECT r.id AS run, ",
+         .mid = ", count(e.epoch) AS epochs_measured",
+         .rec_mode = S_REC_MEAN,
+         .rec = jf_epoch_rec_schema,
+         .alias = "e",
+         .tail = ", avg(" S_SAMPLES_PER_S ") AS samples_per_s, "
+                 "json_extract(r.measure, '$.energy.source') AS energy_source, "
+                 "(SELECT loss FROM epochs x WHERE x.run = r.id AND x.attempt = r.attempt "
+                 "ORDER BY x.epoch DESC LIMIT 1) AS final_loss FROM runs r LEFT JOIN epochs e ON "
+                 "e.run = r.id AND e.attempt = r.attempt AND e.warmup = 0 LEFT JOIN boards b ON "
+                 "b.name = r.board WHERE r.state = 'done' AND " S_SWEEP_FILTER
+                 " AND " S_STATE_FILTER " GROUP BY r.id ORDER BY r.ord"},
 };
 
-// One run factor: the field's column under its export header, in the header's unit. The board
-// leads the factors with its facts (not run fields), so it is not repeated.
-static int s_factor(const jf_schema_leaf_t *leaf, void *arg)
+// How the walker writes one table's generated columns.
+typedef struct s_cols {
+    sqlite3_str *sql;  // the query being built
+    const char *alias; // the SQL alias of the table the columns are in
+    const char *skip;  // a column written before the generated ones ("board"); NULL: none
+    bool mean;         // only summary_mean fields, as their mean over the rows
+} s_cols_t;
+
+// One field's column under its export header, in the header's unit (the struct's unit divided
+// by header_scale: microseconds become seconds here, the one place they are converted).
+static int s_column(const jf_schema_leaf_t *leaf, void *arg)
 {
+    const s_cols_t *c = arg;
     const jf_schema_field_t *f = leaf->field;
-    if (!f->header || f->derived || !leaf->column[0] || strcmp(leaf->column, "board") == 0) {
+    bool skip = c->skip && strcmp(leaf->column, c->skip) == 0;
+    if (!f->header || f->derived || !leaf->column[0] || skip || (c->mean && !f->summary_mean)) {
         return 0;
     }
+    sqlite3_str_appendf(c->sql, ", %s%s.%s%s", c->mean ? "avg(" : "", c->alias, leaf->column,
+                        c->mean ? ")" : "");
     if (f->header_scale > 1) {
-        sqlite3_str_appendf(arg, ", r.%s / %lld.0 AS %s", leaf->column, (long long)f->header_scale,
-                            f->header);
-    } else {
-        sqlite3_str_appendf(arg, ", r.%s AS %s", leaf->column, f->header);
+        sqlite3_str_appendf(c->sql, " / %lld.0", (long long) f->header_scale);
     }
+    sqlite3_str_appendf(c->sql, " AS %s", f->header);
     return 0;
+}
+
+static void s_build_sql(sqlite3_str *sql, const s_table_sql_t *t)
+{
+    if (t->head) {
+        sqlite3_str_appendall(sql, t->head);
+        sqlite3_str_appendall(sql, "r.board, b.type AS board_type, b.platform, r.power");
+        s_cols_t factors = {.sql = sql, .alias = "r", .skip = "board"};
+        (void) jf_schema_each_leaf(jf_run_spec_schema(), s_column, &factors); // cannot fail
+    }
+    if (t->mid) {
+        sqlite3_str_appendall(sql, t->mid);
+    }
+    if (t->rec_mode != S_REC_NONE) {
+        s_cols_t rec = {.sql = sql, .alias = t->alias, .mean = t->rec_mode == S_REC_MEAN};
+        (void) jf_schema_each_leaf(t->rec(), s_column, &rec); // cannot fail
+    }
+    sqlite3_str_appendall(sql, t->tail);
 }
 
 static const char *s_table_sql(coord_store_t *self, coord_table_t table, jf_err_t *err)
 {
     if (!self->table_sql[table]) {
         sqlite3_str *sql = sqlite3_str_new(NULL);
-        if (s_sql[table].head) {
-            sqlite3_str_appendall(sql, s_sql[table].head);
-            sqlite3_str_appendall(sql, "r.board, b.type AS board_type, b.platform, r.power");
-            (void)jf_schema_each_leaf(jf_run_spec_schema(), s_factor, sql); // cannot fail
-        }
-        sqlite3_str_appendall(sql, s_sql[table].tail);
+        s_build_sql(sql, &s_sql[table]);
         self->table_sql[table] = sqlite3_str_finish(sql);
     }
     if (!self->table_sql[table]) {

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const struct {
@@ -22,35 +23,37 @@ typedef struct s_args {
 
 static int s_parse(int argc, char **argv, s_args_t *a)
 {
-    static const struct option opts[] = {
-        {"sweep", required_argument, NULL, 's'}, {"what", required_argument, NULL, 'w'},
-        {"format", required_argument, NULL, 'f'}, {"output", required_argument, NULL, 'o'},
-        {NULL, 0, NULL, 0}};
-    char *nargv[64] = {"jetfleet"};
-    for (int i = 0; i < argc && i < 62; i++) {
-        nargv[i + 1] = argv[i];
-    }
-    optind = 0;
+    static const struct option opts[] = {{"sweep", required_argument, NULL, 's'},
+                                         {"what", required_argument, NULL, 'w'},
+                                         {"format", required_argument, NULL, 'f'},
+                                         {"output", required_argument, NULL, 'o'},
+                                         {NULL, 0, NULL, 0}};
+    char **nargv = cli_getopt_argv("export", argc, argv);
+    bool ok = nargv != NULL;
+    optind = 0; // restart getopt fully: it has parsed another command's words before
     *a = (s_args_t){.format = "csv"};
-    for (int c; (c = getopt_long(argc + 1, nargv, "o:", opts, NULL)) != -1;) {
-        const char **dst = c == 's' ? &a->sweep : c == 'w' ? &a->what : c == 'f' ? &a->format
-                           : c == 'o'                         ? &a->out
-                                                              : NULL;
+    int c = 0;
+    while (ok && (c = getopt_long(argc + 1, nargv, "o:", opts, NULL)) != -1) {
+        const char **dst = c == 's'   ? &a->sweep
+                           : c == 'w' ? &a->what
+                           : c == 'f' ? &a->format
+                           : c == 'o' ? &a->out
+                                      : NULL;
         if (!dst) {
-            return -1;
+            break;
         }
         *dst = optarg;
     }
+    free(nargv);
     bool fmt_ok = strcmp(a->format, "csv") == 0 || strcmp(a->format, "json") == 0;
-    return optind == argc + 1 && a->sweep && a->what && fmt_ok ? 0 : -1;
+    return ok && c == -1 && optind == argc + 1 && a->sweep && a->what && fmt_ok ? 0 : -1;
 }
 
 int cli_cmd_export(cli_ctx_t *ctx, int argc, char **argv)
 {
     s_args_t a;
     int t = -1;
-    for (size_t i = 0; s_parse(argc, argv, &a) == 0 && i < sizeof s_what / sizeof s_what[0];
-         i++) {
+    for (size_t i = 0; s_parse(argc, argv, &a) == 0 && i < sizeof s_what / sizeof s_what[0]; i++) {
         t = strcmp(a.what, s_what[i].name) == 0 ? (int) s_what[i].table : t;
     }
     if (t < 0) {
@@ -69,14 +72,19 @@ int cli_cmd_export(cli_ctx_t *ctx, int argc, char **argv)
         return cli_fail(CLI_EXIT_ERROR, "%s: %s", a.out, strerror(errno));
     }
     cli_table_t *table = cli_table_new(NULL);
-    int rc = coord_store_select(store, (coord_table_t) t, a.sweep, NULL, cli_table_add_row, table,
-                                &err);
+    int rc = table ? coord_store_select(store, (coord_table_t) t, a.sweep, NULL, cli_table_add_row,
+                                        table, &err)
+                   : jf_err_set(&err, -ENOMEM, "export: out of memory");
+    if (rc != 0 && table && cli_table_error(table)[0]) {
+        jf_err_set(&err, rc, "%s", cli_table_error(table)); // the table's reason, not errno's
+    }
     rc = rc ? rc
-            : cli_table_write(table, strcmp(a.format, "json") == 0 ? CLI_FORMAT_JSON
-                                                                   : CLI_FORMAT_CSV, out);
+            : cli_table_write(
+                  table, strcmp(a.format, "json") == 0 ? CLI_FORMAT_JSON : CLI_FORMAT_CSV, out);
     if ((out != stdout && fclose(out) != 0) || (out == stdout && fflush(out) != 0)) {
         rc = rc ? rc : jf_err_set(&err, -EIO, "%s: write failed", a.out ? a.out : "stdout");
     }
     cli_table_destroy(&table);
-    return rc == 0 ? CLI_EXIT_OK : cli_fail(CLI_EXIT_ERROR, "%s", err.msg[0] ? err.msg : "export failed");
+    return rc == 0 ? CLI_EXIT_OK
+                   : cli_fail(CLI_EXIT_ERROR, "%s", err.msg[0] ? err.msg : "export failed");
 }

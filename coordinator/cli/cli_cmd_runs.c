@@ -4,6 +4,7 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct s_filter {
@@ -16,23 +17,19 @@ static int s_parse_filter(int argc, char **argv, s_filter_t *f)
     static const struct option opts[] = {{"sweep", required_argument, NULL, 's'},
                                          {"state", required_argument, NULL, 't'},
                                          {NULL, 0, NULL, 0}};
+    char **nargv = cli_getopt_argv("runs", argc, argv);
+    bool ok = nargv != NULL;
     optind = 0; // argv[0] is an option here, not a program name: restart getopt fully
-    int nargc = argc + 1;
-    char *nargv[64] = {"jetfleet"};
-    for (int i = 0; i < argc && i < 62; i++) {
-        nargv[i + 1] = argv[i];
-    }
-    for (int c; (c = getopt_long(nargc, nargv, "", opts, NULL)) != -1;) {
-        if (c == 's') {
-            f->sweep = optarg;
-        } else if (c == 't') {
-            f->state = optarg;
-        } else {
-            return -1;
+    for (int c; ok && (c = getopt_long(argc + 1, nargv, "", opts, NULL)) != -1;) {
+        const char **dst = c == 's' ? &f->sweep : c == 't' ? &f->state : NULL;
+        ok = dst != NULL;
+        if (ok) {
+            *dst = optarg;
         }
     }
+    free(nargv);
     coord_run_state_t st;
-    return optind == nargc && (!f->state || coord_run_state_parse(f->state, &st)) ? 0 : -1;
+    return ok && optind == argc + 1 && (!f->state || coord_run_state_parse(f->state, &st)) ? 0 : -1;
 }
 
 #define S_SIM_FOOTER "rows marked sim are simulated (model: docs/simulator.md), not measured"
@@ -48,8 +45,8 @@ static int s_add_row(int ncols, const char *const *names, const char *const *val
 {
     s_rows_t *rows = arg;
     for (int i = 0; i < ncols; i++) {
-        rows->n_sim += strcmp(names[i], "platform") == 0 && values[i] &&
-                       strcmp(values[i], "sim") == 0;
+        rows->n_sim +=
+            strcmp(names[i], "platform") == 0 && values[i] && strcmp(values[i], "sim") == 0;
     }
     return cli_table_add_row(ncols, names, values, kinds, rows->table);
 }
@@ -61,9 +58,12 @@ static int s_print(cli_ctx_t *ctx, coord_table_t table, const s_filter_t *f,
     coord_store_t *store = cli_ctx_store(ctx, &err);
     s_rows_t rows = {.table = cli_table_new(columns)};
     cli_table_t *t = rows.table;
-    int rc = store && t ? coord_store_select(store, table, f->sweep, f->state, s_add_row, &rows,
-                                             &err)
-                        : -1;
+    int rc = store && t
+                 ? coord_store_select(store, table, f->sweep, f->state, s_add_row, &rows, &err)
+                 : -1;
+    if (rc != 0 && t && cli_table_error(t)[0]) {
+        jf_err_set(&err, rc, "%s", cli_table_error(t)); // the table's reason, not errno's
+    }
     if (rc == 0) {
         (void) cli_table_write(t, CLI_FORMAT_TEXT, stdout);
         if (cli_table_rows(t) == 0) {
@@ -79,9 +79,9 @@ static int s_print(cli_ctx_t *ctx, coord_table_t table, const s_filter_t *f,
 
 int cli_cmd_runs(cli_ctx_t *ctx, int argc, char **argv)
 {
-    static const char *const cols[] = {"run", "board", "board_type", "platform", "workload",
-                                       "power", "storage", "workers", "batch_size", "repeat", "state",
-                                       "attempt", "fail_reason", "duration_s", NULL};
+    static const char *const cols[] = {"run",   "board",   "board_type",  "platform",   "workload",
+                                       "power", "storage", "workers",     "batch_size", "repeat",
+                                       "state", "attempt", "fail_reason", "duration_s", NULL};
     s_filter_t f = {0};
     if (s_parse_filter(argc, argv, &f) != 0) {
         return cli_fail(CLI_EXIT_USAGE, "usage: jetfleet runs [--sweep NAME] [--state "
@@ -92,11 +92,12 @@ int cli_cmd_runs(cli_ctx_t *ctx, int argc, char **argv)
 
 int cli_cmd_results(cli_ctx_t *ctx, int argc, char **argv)
 {
-    static const char *const cols[] = {"run", "board", "platform", "workload", "power",
-                                       "storage", "workers", "batch_size", "repeat",
-                                       "epochs_measured", "e2e_s", "fetch_stall_s", "compute_s",
-                                       "samples_per_s", "energy_mj", "avg_power_mw",
-                                       "energy_source", "final_loss", NULL};
+    static const char *const cols[] = {
+        "run",           "board",           "platform",  "workload",
+        "power",         "storage",         "workers",   "batch_size",
+        "repeat",        "epochs_measured", "e2e_s",     "fetch_stall_s",
+        "compute_s",     "samples_per_s",   "energy_mj", "avg_power_mw",
+        "energy_source", "final_loss",      NULL};
     s_filter_t f = {0};
     if (s_parse_filter(argc, argv, &f) != 0 || !f.sweep || f.state) {
         return cli_fail(CLI_EXIT_USAGE, "usage: jetfleet results --sweep NAME");

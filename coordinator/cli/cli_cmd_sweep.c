@@ -315,6 +315,9 @@ static int s_table(cli_ctx_t *ctx, coord_table_t table, const char *sweep,
     cli_table_t *t = cli_table_new(columns);
     int rc = store && t ? coord_store_select(store, table, sweep, NULL, cli_table_add_row, t, &err)
                         : -EIO;
+    if (rc != 0 && t && cli_table_error(t)[0]) {
+        jf_err_set(&err, rc, "%s", cli_table_error(t)); // the table's reason, not errno's
+    }
     if (rc == 0) {
         rc = cli_table_write(t, CLI_FORMAT_TEXT, stdout);
     }

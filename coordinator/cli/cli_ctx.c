@@ -31,8 +31,9 @@ static int s_await_reply(zsock_t *sock, int64_t id, json_t **ret_data, jf_err_t 
     zmsg_t *m = poller && zpoller_wait(poller, CLI_REPLY_TIMEOUT_MS) ? zmsg_recv(sock) : NULL;
     zpoller_destroy(&poller);
     if (!m) {
-        return jf_err_set(err, -ETIMEDOUT, "the coordinator did not answer within %d s "
-                                           "(is jetfleet-coordinator running?)",
+        return jf_err_set(err, -ETIMEDOUT,
+                          "the coordinator did not answer within %d s "
+                          "(is jetfleet-coordinator running?)",
                           CLI_REPLY_TIMEOUT_MS / 1000);
     }
     zframe_t *f = zmsg_first(m);
@@ -87,4 +88,14 @@ void cli_ctx_fini(cli_ctx_t *self)
 {
     coord_store_destroy(&self->store);
     jf_fleet_config_destroy(&self->fleet);
+}
+
+char **cli_getopt_argv(const char *verb, int argc, char **argv)
+{
+    char **nargv = calloc((size_t) argc + 2, sizeof *nargv);
+    if (nargv) {
+        nargv[0] = (char *) verb; // getopt_long never writes argv[0]
+        memcpy(nargv + 1, argv, (size_t) argc * sizeof *argv);
+    }
+    return nargv;
 }

@@ -9,15 +9,15 @@
 
 #include <jansson.h>
 
-#define CLI_EXIT_OK    0
-#define CLI_EXIT_ERROR 1
-#define CLI_EXIT_USAGE 2
+#define CLI_EXIT_OK          0
+#define CLI_EXIT_ERROR       1
+#define CLI_EXIT_USAGE       2
 #define CLI_REPLY_TIMEOUT_MS 10000
 
 typedef struct cli_ctx {
-    const char *config_path;    // fleet.yaml
-    jf_fleet_config_t *fleet;   // owned; loaded on first use
-    coord_store_t *store;       // owned; opened read-only on first use
+    const char *config_path;  // fleet.yaml
+    jf_fleet_config_t *fleet; // owned; loaded on first use
+    coord_store_t *store;     // owned; opened read-only on first use
 } cli_ctx_t;
 
 // Loads fleet.yaml on first use. Returns the config (borrowed) or NULL with err.
@@ -32,5 +32,10 @@ coord_store_t *cli_ctx_store(cli_ctx_t *self, jf_err_t *err);
 int cli_ctx_request(cli_ctx_t *self, json_t *msg, json_t **ret_data, jf_err_t *err);
 
 void cli_ctx_fini(cli_ctx_t *self);
+
+// A command's words with its verb in front, as getopt_long wants them (it skips argv[0]): argc
+// + 1 strings borrowed from verb and argv, then NULL, however many there are. Caller frees the
+// array with free(); NULL when out of memory.
+char **cli_getopt_argv(const char *verb, int argc, char **argv);
 
 #endif

@@ -8,17 +8,19 @@
 #include <string.h>
 
 typedef struct s_row {
-    char **cells;                 // owned strings, NULL for SQL NULL
-    coord_value_kind_t *kinds;    // owned
+    char **cells;              // owned strings, NULL for SQL NULL
+    coord_value_kind_t *kinds; // owned
 } s_row_t;
 
 struct cli_table {
-    const char *const *want;      // borrowed: the columns to keep, or NULL for all
-    int ncols;
-    char *names[COORD_TABLE_COLS_MAX]; // owned
-    int src[COORD_TABLE_COLS_MAX];     // source column index of each kept column
-    size_t n, cap;
-    s_row_t *rows;                // owned
+    const char *const *want; // borrowed: the columns to keep, or NULL for all
+    int ncols;               // kept columns; -1 before the first row
+    int src_ncols;           // columns of the rows it is given
+    char **names;            // owned, ncols of them
+    int *src;                // owned: source column index of each kept column
+    size_t n, cap;           // rows, and room for them
+    s_row_t *rows;           // owned
+    jf_err_t error;          // why the last row was refused; code 0 when none was
 };
 
 cli_table_t *cli_table_new(const char *const *columns)
@@ -47,58 +49,109 @@ void cli_table_destroy(cli_table_t **self_p)
     for (int c = 0; c < self->ncols; c++) {
         free(self->names[c]);
     }
+    free(self->names);
+    free(self->src);
     free(self->rows);
     free(self);
     *self_p = NULL;
 }
 
-static void s_pick_columns(cli_table_t *self, int ncols, const char *const *names)
+const char *cli_table_error(const cli_table_t *self)
 {
-    self->ncols = 0;
-    for (int w = 0; self->want && self->want[w] && self->ncols < COORD_TABLE_COLS_MAX; w++) {
-        for (int c = 0; c < ncols; c++) {
-            if (strcmp(names[c], self->want[w]) == 0) {
-                self->src[self->ncols] = c;
-                self->names[self->ncols++] = strdup(names[c]);
-            }
+    return self->error.msg;
+}
+
+// The source index of column name, or -1.
+static int s_find(int ncols, const char *const *names, const char *name)
+{
+    for (int c = 0; c < ncols; c++) {
+        if (strcmp(names[c], name) == 0) {
+            return c;
         }
     }
-    for (int c = 0; !self->want && c < ncols; c++) {
-        self->src[self->ncols] = c;
-        self->names[self->ncols++] = strdup(names[c]);
+    return -1;
+}
+
+// Keeps every wanted column, in the order asked for, or all of them; a wanted column the rows
+// lack is an error, never a silently narrower table.
+static int s_pick_columns(cli_table_t *self, int ncols, const char *const *names)
+{
+    int n = 0;
+    while (self->want && self->want[n]) {
+        n++;
     }
+    n = self->want ? n : ncols;
+    self->names = calloc((size_t) n + 1, sizeof *self->names);
+    self->src = calloc((size_t) n + 1, sizeof *self->src);
+    if (!self->names || !self->src) {
+        return jf_err_set(&self->error, -ENOMEM, "table: out of memory for %d columns", n);
+    }
+    self->src_ncols = ncols;
+    for (self->ncols = 0; self->ncols < n; self->ncols++) {
+        const char *name = self->want ? self->want[self->ncols] : names[self->ncols];
+        int c = s_find(ncols, names, name);
+        if (c < 0) {
+            return jf_err_set(&self->error, -ENOENT, "table: no column '%.64s' among its %d", name,
+                              ncols);
+        }
+        self->src[self->ncols] = c;
+        if (!(self->names[self->ncols] = strdup(name))) {
+            return jf_err_set(&self->error, -ENOMEM, "table: out of memory for column '%.64s'",
+                              name);
+        }
+    }
+    return 0;
+}
+
+// Room for one more row.
+static int s_reserve_row(cli_table_t *self)
+{
+    if (self->n < self->cap) {
+        return 0;
+    }
+    size_t want = self->cap ? 2 * self->cap : 64;
+    s_row_t *rows = realloc(self->rows, want * sizeof *rows);
+    if (rows) {
+        self->rows = rows;
+        self->cap = want;
+    }
+    return rows ? 0 : jf_err_set(&self->error, -ENOMEM, "table: out of memory at row %zu", self->n);
 }
 
 int cli_table_add_row(int ncols, const char *const *names, const char *const *values,
                       const coord_value_kind_t *kinds, void *arg)
 {
     cli_table_t *self = arg;
-    if (self->ncols < 0) {
-        s_pick_columns(self, ncols, names);
+    int rc = self->error.code; // a table that refused a row stays refused
+    if (rc != 0) {
+        return rc;
     }
-    if (self->n == self->cap) {
-        size_t cap = self->cap ? 2 * self->cap : 64;
-        s_row_t *grown = realloc(self->rows, cap * sizeof *grown);
-        if (!grown) {
-            return -ENOMEM;
-        }
-        self->rows = grown;
-        self->cap = cap;
+    if (self->ncols < 0 && (rc = s_pick_columns(self, ncols, names)) != 0) {
+        return rc;
+    }
+    if (ncols != self->src_ncols) {
+        return jf_err_set(&self->error, -EINVAL, "table: a row of %d columns after rows of %d",
+                          ncols, self->src_ncols);
+    }
+    if ((rc = s_reserve_row(self)) != 0) {
+        return rc;
     }
     s_row_t row = {calloc((size_t) self->ncols + 1, sizeof(char *)),
                    calloc((size_t) self->ncols + 1, sizeof(coord_value_kind_t))};
     if (!row.cells || !row.kinds) {
         free(row.cells);
         free(row.kinds);
-        return -ENOMEM;
+        return jf_err_set(&self->error, -ENOMEM, "table: out of memory at row %zu", self->n);
     }
+    bool lost = false; // a cell strdup could not copy: never shown as NULL
     for (int c = 0; c < self->ncols; c++) {
         const char *v = values[self->src[c]];
         row.cells[c] = v ? strdup(v) : NULL;
         row.kinds[c] = kinds ? kinds[self->src[c]] : (v ? COORD_VALUE_TEXT : COORD_VALUE_NULL);
+        lost |= v && !row.cells[c];
     }
-    self->rows[self->n++] = row;
-    return 0;
+    self->rows[self->n++] = row; // kept even when lost, so destroy frees its cells
+    return lost ? jf_err_set(&self->error, -ENOMEM, "table: out of memory at row %zu", self->n) : 0;
 }
 
 int cli_table_add_text(cli_table_t *self, int ncols, const char *const *names,
@@ -127,8 +180,11 @@ static const char *s_cell_text(const s_row_t *row, int c, char *buf, size_t size
 
 static int s_write_text(const cli_table_t *self, FILE *out)
 {
-    size_t width[COORD_TABLE_COLS_MAX] = {0};
-    char buf[64];
+    size_t *width = calloc((size_t) self->ncols + 1, sizeof *width);
+    char buf[64]; // "%.4g" of a double needs at most 11
+    if (!width) {
+        return -ENOMEM;
+    }
     for (int c = 0; c < self->ncols; c++) {
         width[c] = strlen(self->names[c]);
         for (size_t r = 0; r < self->n; r++) {
@@ -147,6 +203,7 @@ static int s_write_text(const cli_table_t *self, FILE *out)
                     s_cell_text(&self->rows[r], c, buf, sizeof buf), last ? "\n" : "  ");
         }
     }
+    free(width);
     return ferror(out) ? -EIO : 0;
 }
 

@@ -26,3 +26,9 @@ jf_add_unit_test(store_schema
 jf_add_unit_test(schema_field
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/schema_field_test.c
   ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_store_testfield)
+
+# The CLI's table printer: wide tables and column lists whole, a missing column an error.
+jf_add_unit_test(cli_table
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/cli_table_test.c
+  ${PROJECT_SOURCE_DIR}/coordinator/cli/cli_table.c LIBS jf_coord)
+target_include_directories(cli_table_test PRIVATE ${PROJECT_SOURCE_DIR}/coordinator/cli)

@@ -1,7 +1,8 @@
 /* Unit tests for coord_store's CLI tables: runs, epochs and results through the row callback,
  * the measurements (energy per epoch, NULL where not measured, never 0; the measure record and
  * its exported columns; residency on the epochs), a callback that stops, a bad table, state
- * names. Helpers are store_support.h; the rest of the store is store_test.c. */
+ * names, and the export columns the epoch and minibatch schemas generate (headers, units, the
+ * results' means). Helpers are store_support.h; the rest of the store is store_test.c. */
 #include "coord_store.h"
 
 #include "jf_units.h"
@@ -176,11 +177,11 @@ static void test_select_epochs_and_results(void **state)
 static int t_stop(int ncols, const char *const *names, const char *const *values,
                   const coord_value_kind_t *kinds, void *arg)
 {
-    (void)ncols;
-    (void)names;
-    (void)values;
-    (void)kinds;
-    ++*(int *)arg;
+    (void) ncols;
+    (void) names;
+    (void) values;
+    (void) kinds;
+    ++*(int *) arg;
     return -ECANCELED;
 }
 
@@ -193,7 +194,8 @@ static void test_measurements(void **state)
     tstore_put(c->store, runs, 1);
     const char *id = runs[0].run_id;
     int64_t a = tstore_assign(c->store, id);
-    jf_epoch_rec_t e[3] = {tstore_epoch(0, 10 * JF_US_PER_S, 2.0), tstore_epoch(1, 2 * JF_US_PER_S, 1.0),
+    jf_epoch_rec_t e[3] = {tstore_epoch(0, 10 * JF_US_PER_S, 2.0),
+                           tstore_epoch(1, 2 * JF_US_PER_S, 1.0),
                            tstore_epoch(2, 2 * JF_US_PER_S, 1.0)};
     e[1].has_energy = e[2].has_energy = e[1].has_peak = true; // epoch 2: no sample inside
     e[1].energy_mj = 20000;
@@ -243,10 +245,111 @@ static void test_measurements(void **state)
     tstore_table_free(&t);
 }
 
+// The export columns a record schema generates: every field with a header is a column of its
+// table (results: only the summary_mean ones, no other), in the unit its header names.
+typedef struct t_want_cols {
+    const tstore_table_t *t;
+    bool mean; // the results table
+} t_want_cols_t;
+
+static bool t_has_col(const tstore_table_t *t, const char *name)
+{
+    for (int i = 0; i < t->ncols; i++) {
+        if (strcmp(t->names[i], name) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static int t_expect_header(const jf_schema_leaf_t *leaf, void *arg)
+{
+    const t_want_cols_t *w = arg;
+    const jf_schema_field_t *f = leaf->field;
+    if (f->header && (!w->mean || f->summary_mean) != t_has_col(w->t, f->header)) {
+        fail_msg("header '%s' of field '%s': want %s", f->header, leaf->name,
+                 !w->mean || f->summary_mean ? "a column" : "no column");
+    }
+    return 0;
+}
+
+// One exported figure: the record fields below go in, this comes out under header.
+typedef struct t_export_row {
+    coord_table_t table;
+    size_t row;
+    const char *header;
+    double want; // in the header's unit
+} t_export_row_t;
+
+static void test_export_columns_from_schema(void **state)
+{
+    tstore_ctx_t *c = *state;
+    jf_run_spec_t runs[1] = {tstore_spec(TSTORE_BOARD, 0)};
+    tstore_put(c->store, runs, 1);
+    const char *id = runs[0].run_id;
+    int64_t a = tstore_assign(c->store, id);
+    jf_epoch_rec_t e[3] = {tstore_epoch(0, 9 * JF_US_PER_S, 2.0), tstore_epoch(1, 1500000, 1.0),
+                           tstore_epoch(2, 2500000, 0.5)};
+    for (int i = 1; i < 3; i++) {
+        e[i].has_energy = e[i].has_peak = true;
+        e[i].energy_mj = 1000.0 * i;
+        e[i].avg_power_mw = e[i].peak_power_mw = 300.0 * i;
+    }
+    jf_minibatch_rec_t mb = {.epoch = 1,
+                             .index = 7,
+                             .samples = 32,
+                             .fetch_stall_us = 1500,
+                             .compute_us = 250000,
+                             .has_loss = true,
+                             .loss = 0.75};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(coord_store_add_epoch(c->store, id, a, &e[i], NULL), 0);
+    }
+    assert_int_equal(coord_store_add_minibatch(c->store, id, a, &mb, NULL), 0);
+    assert_int_equal(coord_store_run_finish(c->store, id, a, true, NULL, NULL, NULL), 0);
+    static const t_export_row_t rows[] = {
+        {COORD_TABLE_EPOCHS, 1, "e2e_s", 1.5}, // us -> s
+        {COORD_TABLE_EPOCHS, 1, "fetch_stall_s", 0.15},
+        {COORD_TABLE_EPOCHS, 2, "compute_s", 1.25},
+        {COORD_TABLE_EPOCHS, 2, "energy_mj", 2000.0}, // mJ stays mJ
+        {COORD_TABLE_EPOCHS, 2, "peak_power_mw", 600.0},
+        {COORD_TABLE_EPOCHS, 1, "loss", 1.0},
+        {COORD_TABLE_MINIBATCHES, 0, "fetch_stall_s", 0.0015},
+        {COORD_TABLE_MINIBATCHES, 0, "compute_s", 0.25},
+        {COORD_TABLE_MINIBATCHES, 0, "loss", 0.75},
+        {COORD_TABLE_RESULTS, 0, "e2e_s", 2.0}, // mean of epochs 1 and 2
+        {COORD_TABLE_RESULTS, 0, "fetch_stall_s", 0.2},
+        {COORD_TABLE_RESULTS, 0, "compute_s", 1.0},
+        {COORD_TABLE_RESULTS, 0, "energy_mj", 1500.0},
+        {COORD_TABLE_RESULTS, 0, "avg_power_mw", 450.0},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        tstore_table_t t;
+        tstore_select(c->store, rows[i].table, NULL, NULL, &t);
+        tstore_expect_real(&t, rows[i].row, rows[i].header, rows[i].want);
+        tstore_table_free(&t);
+    }
+    static const struct {
+        coord_table_t table;
+        const jf_schema_t *(*schema)(void);
+    } walks[] = {{COORD_TABLE_EPOCHS, jf_epoch_rec_schema},
+                 {COORD_TABLE_MINIBATCHES, jf_minibatch_rec_schema},
+                 {COORD_TABLE_RESULTS, jf_epoch_rec_schema}};
+    for (size_t i = 0; i < sizeof walks / sizeof walks[0]; i++) {
+        tstore_table_t t;
+        tstore_select(c->store, walks[i].table, NULL, NULL, &t);
+        t_want_cols_t w = {.t = &t, .mean = walks[i].table == COORD_TABLE_RESULTS};
+        assert_int_equal(jf_schema_each_leaf(walks[i].schema(), t_expect_header, &w), 0);
+        assert_string_equal(tstore_val(&t, 0, "run"), id);
+        tstore_table_free(&t);
+    }
+}
+
 static void test_select_callback_stops_and_bad_table(void **state)
 {
     tstore_ctx_t *c = *state;
-    jf_run_spec_t runs[3] = {tstore_spec(TSTORE_BOARD, 0), tstore_spec(TSTORE_BOARD, 1), tstore_spec(TSTORE_BOARD, 2)};
+    jf_run_spec_t runs[3] = {tstore_spec(TSTORE_BOARD, 0), tstore_spec(TSTORE_BOARD, 1),
+                             tstore_spec(TSTORE_BOARD, 2)};
     tstore_put(c->store, runs, 3);
     int calls = 0;
     jf_err_t err = {0};
@@ -266,10 +369,10 @@ static void test_select_callback_stops_and_bad_table(void **state)
 
 static void test_state_names(void **state)
 {
-    (void)state;
+    (void) state;
     for (int s = 0; s < COORD_RUN_STATE_COUNT; s++) {
         coord_run_state_t back = COORD_RUN_STATE_COUNT;
-        assert_true(coord_run_state_parse(coord_run_state_name((coord_run_state_t)s), &back));
+        assert_true(coord_run_state_parse(coord_run_state_name((coord_run_state_t) s), &back));
         assert_int_equal(back, s);
     }
     assert_string_equal(coord_run_state_name(COORD_RUN_DONE), "done");
@@ -288,9 +391,9 @@ int main(void)
         T_TEST(test_select_runs_table),
         T_TEST(test_select_epochs_and_results),
         T_TEST(test_measurements),
+        T_TEST(test_export_columns_from_schema),
         T_TEST(test_select_callback_stops_and_bad_table),
         cmocka_unit_test(test_state_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
-
