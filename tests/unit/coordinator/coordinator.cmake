@@ -26,3 +26,8 @@ jf_add_unit_test(store_schema
 jf_add_unit_test(schema_field
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/schema_field_test.c
   ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_store_testfield)
+
+# The NTP-style clock offset estimator (issue #11): also under the reliability label.
+jf_add_unit_test(clock
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/clock_test.c LIBS jf_coord)
+set_property(TEST unit.clock APPEND PROPERTY LABELS reliability)
