@@ -31,3 +31,6 @@ jf_add_unit_test(schema_field
 jf_add_unit_test(clock
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/clock_test.c LIBS jf_coord)
 set_property(TEST unit.clock APPEND PROPERTY LABELS reliability)
+jf_add_unit_test(store_clock
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_clock_test.c
+  ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_coord)
