@@ -88,6 +88,7 @@ static void s_session_lost(agent_session_t *self)
     self->welcomed = false;
     self->hello_next_us = 0;
     self->hello_tries = 0;
+    self->clock_echo_off = false; // the next coordinator may be a newer one
 }
 
 static void s_on_welcome(agent_session_t *self, const jf_msg_t *msg)
@@ -133,6 +134,15 @@ static void s_on_error(agent_session_t *self, const jf_msg_t *msg)
         }
         return;
     }
+    if (strcmp(code, JF_MSG_E_BAD_FIELD) == 0 && strstr(detail, AGENT_CLOCK_REFUSED) != NULL) {
+        // An older coordinator: its strict decoder does not know the clock members (§4.2.1).
+        if (!self->clock_echo_off) {
+            jf_log_notice("session: the coordinator does not know the heartbeat clock members; "
+                          "answering its heartbeats without them until the next registration");
+        }
+        self->clock_echo_off = true;
+        return;
+    }
     char q[256] = {0};
     jf_log_warn("session: coordinator reports %s: %s", code, jf_log_quote(detail, q, sizeof q));
 }
@@ -152,7 +162,7 @@ static void s_answer_heartbeat(agent_session_t *self, const jf_msg_t *msg)
     int64_t recv_us = jf_clock_wall_us() + self->clock_shift_us;
     jf_heartbeat_t in = {0};
     jf_heartbeat_t out = {0};
-    if (jf_msg_heartbeat_parse(msg->body, &in, NULL) == 0) {
+    if (!self->clock_echo_off && jf_msg_heartbeat_parse(msg->body, &in, NULL) == 0) {
         out = (jf_heartbeat_t){.has_echo = true, .echo_t_us = in.t_us, .recv_t_us = recv_us};
     }
     out.t_us = jf_clock_wall_us() + self->clock_shift_us;

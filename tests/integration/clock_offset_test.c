@@ -3,13 +3,16 @@
  * test-only JF_TEST_CLOCK_SHIFT_US (it shifts the clocks of their heartbeat answers): host-1 by
  * +40 ms, above the default clock_offset_warn of 5 ms, host-2 by -1 ms, below it. Both share the
  * host's clock, so the true offset is the shift, and NTP's bound holds exactly: the estimate errs
- * by at most half its round trip. Checks ctl.status, `jetfleet status`, the store and the log. */
+ * by at most half its round trip. Checks ctl.status, `jetfleet status`, the store and the log.
+ * Then, against a ROUTER posing as an older coordinator, the agent's fallback when the clock
+ * members are refused. */
 #include "jft_check.h"
 #include "jft_fleet.h"
 #include "jft_fs.h"
 #include "jft_zmq.h"
 
 #include "jf_msg.h"
+#include "jf_msg_session.h"
 #include "jf_units.h"
 
 #include <setjmp.h>
@@ -179,11 +182,80 @@ static void test_offset_estimated_shown_and_warned(void **state)
     s_expect_store_and_log(f);
 }
 
+static void s_send(zsock_t *router, json_t *msg)
+{
+    size_t len = 0;
+    char *text = jf_msg_encode(msg, &len);
+    json_decref(msg);
+    assert_non_null(text);
+    assert_int_equal(jft_send_raw(router, "host-1", text, len), 0);
+    free(text);
+}
+
+// Sends a heartbeat stamped t1_us and returns the agent's answer that echoes it, or NULL when
+// none came within window_ms (its own periodic heartbeats echo nothing and are skipped).
+static json_t *s_ping(zsock_t *router, int64_t id, int64_t t1_us, int window_ms)
+{
+    jf_heartbeat_t hb = {.t_us = t1_us};
+    s_send(router, jf_msg_heartbeat_clock_new(id, NULL, &hb));
+    int64_t end = jf_clock_mono_us() + (int64_t) window_ms * 1000;
+    while (jf_clock_mono_us() < end) {
+        json_t *m = jft_recv_type(router, "heartbeat", 200, NULL);
+        json_t *echo = json_object_get(m, "echo_t_us");
+        if (m && echo) {
+            return m; // any echo at all after the refusal is a failure too
+        }
+        json_decref(m);
+    }
+    return NULL;
+}
+
+// An older coordinator refuses the clock members (strict decoder, docs/protocol.md §2.4): the
+// agent must answer without them for the rest of the session, so it stays alive to that
+// coordinator. A ROUTER in this test plays the coordinator.
+static void test_agent_drops_clock_members_for_older_coordinator(void **state)
+{
+    jft_fleet_t *f = *state;
+    zsock_t *router = jft_router_new();
+    assert_non_null(router);
+    assert_int_equal(jft_fleet_start_agent_at(f, 0, zsock_endpoint(router), NULL), 0);
+    json_t *hello = jft_recv_type(router, "hello", S_WAIT_MS * jft_timeout_scale(), NULL);
+    assert_non_null(hello);
+    jf_welcome_t w = {.coordinator_epoch = 1,
+                      .heartbeat_us = 1000 * JF_US_PER_MS,
+                      .heartbeat_timeout_us = 30000 * JF_US_PER_MS,
+                      .telemetry_hz = 1};
+    (void) snprintf(w.session, sizeof w.session, "%s", "0123456789abcdef");
+    s_send(router, jf_msg_welcome_new(900, json_integer_value(json_object_get(hello, "id")), &w));
+    json_decref(hello);
+
+    json_t *a = s_ping(router, 901, INT64_C(1700000000000000), 5000 * jft_timeout_scale());
+    assert_non_null(a); // a new coordinator would get t2 with it
+    assert_int_equal(json_integer_value(json_object_get(a, "echo_t_us")), 1700000000000000);
+    assert_non_null(json_object_get(a, "recv_t_us"));
+    s_send(router, jf_msg_error_new(902, json_integer_value(json_object_get(a, "id")),
+                                    JF_MSG_E_BAD_FIELD, "heartbeat: unknown member 'echo_t_us'"));
+    json_decref(a);
+    // The error and the next heartbeats travel in order on one connection; the agent answers each
+    // at once, so 2 s without an echo (answers still arriving) shows the members are gone.
+    for (int i = 0; i < 4; i++) {
+        json_t *b = s_ping(router, 903 + i, INT64_C(1700000001000000) + i, 500);
+        printf("after refusal: ping=%d echoed=%d\n", i, b != NULL);
+        assert_null(b);
+    }
+    json_t *alive = jft_recv_type(router, "heartbeat", 3000 * jft_timeout_scale(), NULL);
+    assert_non_null(alive); // still answering, just without the clock members
+    json_decref(alive);
+    zsock_destroy(&router);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_offset_estimated_shown_and_warned, s_setup,
                                         s_teardown),
+        cmocka_unit_test_setup_teardown(test_agent_drops_clock_members_for_older_coordinator,
+                                        s_setup, s_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
