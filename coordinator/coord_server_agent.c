@@ -344,7 +344,6 @@ static int s_on_run_accept(coord_server_t *self, coord_board_t *board, const zfr
     }
     if (row.state == COORD_RUN_ASSIGNED) {
         rc = coord_store_run_start(self->store, ref.run, ref.attempt, err);
-        rc = rc ? rc : coord_store_run_set_clock(self->store, ref.run, ref.attempt, err);
         jf_log_notice("dispatch: board '%s' accepted run %s (attempt %lld)", board->spec->name,
                       ref.run, (long long) ref.attempt);
     }
