@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #define COORD_CLOCK_WINDOW     8                       // samples the min-rtt filter looks at
+#define COORD_CLOCK_WARN_MIN_SAMPLES 3 // judge the offset only once the filter has a choice
 #define COORD_CLOCK_WARN_EVERY_US (INT64_C(60) * 1000000) // repeat of the offset warning
 #define COORD_CLOCK_RTT_MAX_US (INT64_C(60) * 1000000) // older echoes are stale, not a sample
 

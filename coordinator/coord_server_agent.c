@@ -235,7 +235,9 @@ static void s_clock_warn(const coord_server_t *self, coord_board_t *board)
 {
     int64_t bound_us = self->fleet->coord.clock_offset_warn_us;
     const coord_clock_sample_t *e = &board->clock_est;
-    bool over = e->offset_us > bound_us || e->offset_us < -bound_us;
+    // One delayed exchange can look like an offset; judge once the min-rtt filter has a choice.
+    bool over = board->clock.n >= COORD_CLOCK_WARN_MIN_SAMPLES &&
+                (e->offset_us > bound_us || e->offset_us < -bound_us);
     uint64_t n = 0;
     if (over && jf_log_ratelimit_allow(&board->rl_clock, &n)) {
         jf_log_warn("registry: board '%s' clock offset %lld us (rtt %lld us) exceeds "
