@@ -147,6 +147,37 @@ static void s_expect_store_and_log(jft_fleet_t *f)
     free(log);
 }
 
+static const char s_sweep[] = "name: clock\n"
+                              "target:\n  device_types: [host]\n"
+                              "workloads:\n  - model: lenet5\n    dataset: mnist\n    epochs: 1\n"
+                              "storage: [local]\nworkers: [0]\nbatch_sizes: [64]\n";
+
+// One run per board: each keeps the estimate in force when it started, within its rtt / 2.
+static void s_expect_runs_keep_estimate(jft_fleet_t *f)
+{
+    char sweep[PATH_MAX];
+    assert_int_equal(jft_fleet_write(f, "clock.yaml", s_sweep, sweep), 0);
+    const char *args[] = {"sweep", "submit", sweep, "--wait", NULL};
+    free(jft_cli_expect(f, 0, 60000 * jft_timeout_scale(), args));
+    static const char *const names[] = {"host-1", "host-2"};
+    static const long long truth[] = {S_SHIFT_OVER_US, S_SHIFT_UNDER_US};
+    for (int i = 0; i < 2; i++) {
+        char sql[160];
+        (void) snprintf(sql, sizeof sql,
+                        "SELECT clock_offset_us FROM runs WHERE board = '%s' AND state = 'done'",
+                        names[i]);
+        long long off = jft_fleet_sql_int(f, sql);
+        (void) snprintf(sql, sizeof sql,
+                        "SELECT clock_rtt_us FROM runs WHERE board = '%s' AND state = 'done'",
+                        names[i]);
+        long long rtt = jft_fleet_sql_int(f, sql);
+        printf("run board=%s offset_true_us=%lld offset_est_us=%lld rtt_us=%lld\n", names[i],
+               truth[i], off, rtt);
+        assert_true(rtt >= 0);
+        assert_true(llabs(off - truth[i]) <= rtt / 2 + 1);
+    }
+}
+
 static void test_offset_estimated_shown_and_warned(void **state)
 {
     jft_fleet_t *f = *state;
@@ -181,6 +212,7 @@ static void test_offset_estimated_shown_and_warned(void **state)
     assert_false(c.b[1].warn);
     s_expect_cli(f);
     s_expect_store_and_log(f);
+    s_expect_runs_keep_estimate(f);
 }
 
 static void s_send(zsock_t *router, json_t *msg)
