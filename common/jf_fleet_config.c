@@ -20,14 +20,16 @@
 #define S_RUN_TIMEOUT_MIN_US JF_US_PER_S
 #define S_MAX_ATTEMPTS_MAX   10
 #define S_HANDSHAKE_MIN_US   (100 * JF_US_PER_MS)
+#define S_CLOCK_WARN_MAX_US  (60 * JF_US_PER_S)
 #define S_MODE_ID_MAX        255
 #define S_CONTEXT_MAX        (JF_IDENT_MAX + 32) // "storage of board '<name>'"
 #define S_LIST_MAX           512                 // a vocabulary joined for a message
 
 static const char *const s_top_keys[] = {"coordinator", "boards"};
 static const char *const s_coord_keys[] = {
-    "agent_endpoint",     "control_endpoint",  "data_dir",    "store",       "telemetry_hz",
-    "heartbeat_interval", "heartbeat_timeout", "run_timeout", "max_attempts", "handshake_timeout"};
+    "agent_endpoint", "control_endpoint",   "data_dir",          "store",
+    "telemetry_hz",   "heartbeat_interval", "heartbeat_timeout", "run_timeout",
+    "max_attempts",   "handshake_timeout",  "clock_offset_warn"};
 static const char *const s_board_keys[] = {"name",   "type",        "simulates",
                                            "labels", "power_modes", "storage"};
 static const char *const s_storage_keys[] = {"medium", "mount", "dataset_root"};
@@ -178,6 +180,10 @@ static int s_coord_numbers(jf_coord_settings_t *c, const jf_yaml_node_t *map, jf
         rc = jf_yaml_node_to_duration_us(v, S_HANDSHAKE_MIN_US, S_HB_TIMEOUT_MAX_US,
                                          &c->handshake_timeout_us, err);
     }
+    v = s_opt(map, "clock_offset_warn");
+    if (rc == 0 && v) {
+        rc = jf_yaml_node_to_duration_us(v, 1, S_CLOCK_WARN_MAX_US, &c->clock_offset_warn_us, err);
+    }
     return rc;
 }
 
@@ -212,6 +218,7 @@ static void s_coord_defaults(jf_coord_settings_t *c)
     c->run_timeout_us = JF_DEFAULT_RUN_TIMEOUT_US;
     c->max_attempts = JF_DEFAULT_MAX_ATTEMPTS;
     c->handshake_timeout_us = JF_DEFAULT_HANDSHAKE_US;
+    c->clock_offset_warn_us = JF_DEFAULT_CLOCK_WARN_US;
 }
 
 // map is the coordinator section or NULL when absent (all defaults); at is the document root.

@@ -29,6 +29,7 @@
 #define JF_DEFAULT_RUN_TIMEOUT_US   (INT64_C(2) * 3600 * 1000000)
 #define JF_DEFAULT_MAX_ATTEMPTS     3
 #define JF_DEFAULT_HANDSHAKE_US     (INT64_C(10) * 1000000)
+#define JF_DEFAULT_CLOCK_WARN_US    (INT64_C(5) * 1000) // 5 ms: docs/protocol.md §4.2.1
 
 typedef struct jf_storage_spec {
     char medium[JF_IDENT_MAX + 1];   // jf_run_spec_is_medium: sd, emmc, nvme, usb-hdd, ...
@@ -61,6 +62,7 @@ typedef struct jf_coord_settings {
     int max_attempts;                // attempts per run before it fails, 1..10
     int64_t handshake_timeout_us;    // 100 ms .. 10 min: a connection that has not completed
                                      // its ZeroMQ handshake by then is closed
+    int64_t clock_offset_warn_us;    // 1 us .. 60 s: warn when an agent's |clock offset| is above
 } jf_coord_settings_t;
 
 typedef struct jf_fleet_config {

@@ -314,10 +314,34 @@ json_t *jf_msg_welcome_new(int64_t id, int64_t re, const jf_welcome_t *w)
     return msg;
 }
 
+int jf_msg_heartbeat_parse(const json_t *body, jf_heartbeat_t *ret_hb, jf_err_t *err)
+{
+    jf_heartbeat_t hb = {0};
+    int rc = jf_msg_get_int(body, "t_us", 0, JF_TIME_MAX_US, &hb.t_us, err);
+    json_t *echo = json_object_get(body, "echo_t_us");
+    json_t *recv = json_object_get(body, "recv_t_us");
+    if (rc == 0 && (echo == NULL) != (recv == NULL)) {
+        return jf_err_set(err, -EPROTO, "'echo_t_us' and 'recv_t_us' must come together");
+    }
+    hb.has_echo = echo != NULL;
+    if (rc == 0 && hb.has_echo) {
+        rc = jf_msg_get_int(body, "echo_t_us", 0, JF_TIME_MAX_US, &hb.echo_t_us, err);
+        rc = rc ? rc : jf_msg_get_int(body, "recv_t_us", 0, JF_TIME_MAX_US, &hb.recv_t_us, err);
+        if (rc == 0 && hb.recv_t_us > hb.t_us) {
+            rc = jf_err_set(err, -EPROTO, "'recv_t_us' %lld is after 't_us' %lld",
+                            (long long) hb.recv_t_us, (long long) hb.t_us);
+        }
+    }
+    if (rc == 0) {
+        *ret_hb = hb;
+    }
+    return rc;
+}
+
 int jf_msg_check_heartbeat(const json_t *body, jf_err_t *err)
 {
-    int64_t t = 0;
-    int rc = jf_msg_get_int(body, "t_us", 0, JF_TIME_MAX_US, &t, err);
+    jf_heartbeat_t hb;
+    int rc = jf_msg_heartbeat_parse(body, &hb, err);
     json_t *run = json_object_get(body, "run");
     if (rc == 0 && run && !json_is_null(run) && !jf_run_spec_is_run_id(json_string_value(run))) {
         rc = jf_err_set(err, -EPROTO, "'run' must be null or a run id");
@@ -325,17 +349,27 @@ int jf_msg_check_heartbeat(const json_t *body, jf_err_t *err)
     return rc;
 }
 
-json_t *jf_msg_heartbeat_new(int64_t id, const char *run)
+json_t *jf_msg_heartbeat_clock_new(int64_t id, const char *run, const jf_heartbeat_t *hb)
 {
     json_t *msg = jf_msg_new(JF_MSG_HEARTBEAT, id);
     if (!msg) {
         return NULL;
     }
-    (void) json_object_set_new(msg, "t_us", json_integer(jf_clock_wall_us()));
+    (void) json_object_set_new(msg, "t_us", json_integer(hb->t_us));
+    if (hb->has_echo) {
+        (void) json_object_set_new(msg, "echo_t_us", json_integer(hb->echo_t_us));
+        (void) json_object_set_new(msg, "recv_t_us", json_integer(hb->recv_t_us));
+    }
     if (run) {
         (void) json_object_set_new(msg, "run", json_string(run));
     }
     return msg;
+}
+
+json_t *jf_msg_heartbeat_new(int64_t id, const char *run)
+{
+    jf_heartbeat_t hb = {.t_us = jf_clock_wall_us()};
+    return jf_msg_heartbeat_clock_new(id, run, &hb);
 }
 
 int jf_msg_error_parse(const json_t *body, char *code, size_t code_size, char *detail,

@@ -76,8 +76,24 @@ json_t *jf_msg_hello_new(int64_t id, const jf_hello_t *hello, const json_t *soft
 int jf_msg_welcome_parse(const json_t *body, jf_welcome_t *ret_welcome, jf_err_t *err);
 json_t *jf_msg_welcome_new(int64_t id, int64_t re, const jf_welcome_t *welcome);
 
+// A heartbeat's clock members (docs/protocol.md §4.2.1). Plain value record.
+typedef struct jf_heartbeat {
+    int64_t t_us;      // the sender's wall clock when it sent the heartbeat (t3 in an answer)
+    bool has_echo;     // echo_t_us and recv_t_us present (an agent answering a heartbeat)
+    int64_t echo_t_us; // t1: the t_us of the coordinator's heartbeat being answered
+    int64_t recv_t_us; // t2: the agent's wall clock when that heartbeat arrived
+} jf_heartbeat_t;
+
 // Heartbeat with the sender's wall clock and, from an agent, the run it is busy with (or NULL).
 json_t *jf_msg_heartbeat_new(int64_t id, const char *run);
+
+// Heartbeat with the given clock members: t_us always, echo_t_us and recv_t_us when has_echo;
+// run as in jf_msg_heartbeat_new. Caller owns the result; NULL on ENOMEM.
+json_t *jf_msg_heartbeat_clock_new(int64_t id, const char *run, const jf_heartbeat_t *hb);
+
+// Reads the clock members of a validated heartbeat body. Returns 0 or -EPROTO with err naming
+// the member (echo_t_us and recv_t_us come together, each 0 .. 2^62, recv_t_us <= t_us).
+int jf_msg_heartbeat_parse(const json_t *body, jf_heartbeat_t *ret_hb, jf_err_t *err);
 
 // Reads code and detail of a validated error body into caller buffers.
 int jf_msg_error_parse(const json_t *body, char *code, size_t code_size, char *detail,

@@ -24,6 +24,9 @@ coord_registry_t *coord_registry_new(const jf_fleet_config_t *fleet)
     self->n_boards = fleet->n_boards;
     for (size_t i = 0; i < fleet->n_boards; i++) {
         self->boards[i].spec = &fleet->boards[i];
+        coord_clock_init(&self->boards[i].clock);
+        // The clock warning repeats at most once a minute per board (docs/protocol.md §4.2.1).
+        self->boards[i].rl_clock.interval_us = COORD_CLOCK_WARN_EVERY_US;
     }
     return self;
 }
@@ -69,6 +72,15 @@ void coord_board_set_run(coord_board_t *board, coord_board_run_t state, const ch
     if (state != COORD_BOARD_ASSIGNED) {
         board->assign_tries = 0;
     }
+}
+
+int coord_board_clock_add(coord_board_t *board, const coord_clock_stamps_t *stamps, jf_err_t *err)
+{
+    int rc = coord_clock_add(&board->clock, stamps, err);
+    if (rc == 0) {
+        board->clock_known = coord_clock_has_estimate(&board->clock, &board->clock_est);
+    }
+    return rc;
 }
 
 size_t coord_registry_online(const coord_registry_t *self)

@@ -4,7 +4,9 @@
 #ifndef COORD_REGISTRY_H
 #define COORD_REGISTRY_H
 
+#include "coord_clock.h"
 #include "jf_fleet_config.h"
+#include "jf_log.h"
 #include "jf_msg_session.h"
 #include "jf_run_spec.h"
 
@@ -37,6 +39,11 @@ typedef struct coord_board {
     int64_t idle_after_mono_us;          // dispatch nothing before this (it said it was busy)
     size_t n_modes;                      // power modes the agent reported in its hello
     jf_power_mode_t modes[JF_POWER_MODES_MAX];
+    coord_clock_t clock;            // this session's clock exchanges (docs/protocol.md §4.2.1)
+    bool clock_known;               // clock_est holds an estimate (kept across sessions)
+    coord_clock_sample_t clock_est; // the estimate in force: the window's min-rtt sample
+    bool clock_warn;                // |clock_est.offset_us| > coordinator.clock_offset_warn
+    jf_log_ratelimit_t rl_clock;    // the clock offset warning
 } coord_board_t;
 
 // Creates a registry with one offline board per fleet entry. fleet is borrowed and must outlive
@@ -55,6 +62,11 @@ coord_board_t *coord_registry_at(coord_registry_t *self, size_t i);
 // Marks the board busy with (run, attempt) in the given state, or idle with COORD_BOARD_IDLE.
 void coord_board_set_run(coord_board_t *board, coord_board_run_t state, const char *run,
                          int64_t attempt);
+
+// Adds one clock exchange of the board's session and makes the window's min-rtt sample the
+// estimate in force. Returns 0, or -EINVAL with err saying why the stamps cannot be one exchange
+// (the board is then unchanged).
+int coord_board_clock_add(coord_board_t *board, const coord_clock_stamps_t *stamps, jf_err_t *err);
 
 // Counts boards online.
 size_t coord_registry_online(const coord_registry_t *self);

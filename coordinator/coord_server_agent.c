@@ -178,6 +178,7 @@ static void s_board_online(coord_board_t *board, const jf_hello_t *h, const char
     board->agent_started_us = h->started_us;
     board->online = true;
     board->offline_since_mono_us = 0;
+    coord_clock_init(&board->clock); // a new agent process: its clock may have been stepped
     board->n_modes = h->n_modes;
     memcpy(board->modes, h->modes, sizeof board->modes);
     s_note_missing_modes(board, h);
@@ -228,15 +229,56 @@ static int s_on_hello(coord_server_t *self, coord_board_t *board, const zframe_t
                                     jf_msg_welcome_new(coord_server_next_id(self), msg->id, &w));
 }
 
+// Warns when the estimate in force is beyond coordinator.clock_offset_warn: the first time, then
+// rate-limited with a count, and a notice when the board is back within the bound.
+static void s_clock_warn(const coord_server_t *self, coord_board_t *board)
+{
+    int64_t bound_us = self->fleet->coord.clock_offset_warn_us;
+    const coord_clock_sample_t *e = &board->clock_est;
+    // One delayed exchange can look like an offset; judge once the min-rtt filter has a choice.
+    bool over = board->clock.n >= COORD_CLOCK_WARN_MIN_SAMPLES &&
+                (e->offset_us > bound_us || e->offset_us < -bound_us);
+    uint64_t n = 0;
+    if (over && jf_log_ratelimit_allow(&board->rl_clock, &n)) {
+        jf_log_warn("registry: board '%s' clock offset %lld us (rtt %lld us) exceeds "
+                    "clock_offset_warn %lld us; its timestamps are not comparable with the "
+                    "fleet's; fix its time sync (%llu more estimates over the bound)",
+                    board->spec->name, (long long) e->offset_us, (long long) e->rtt_us,
+                    (long long) bound_us, (unsigned long long) n);
+    } else if (!over && board->clock_warn) {
+        jf_log_notice("registry: board '%s' clock offset %lld us is within clock_offset_warn "
+                      "again",
+                      board->spec->name, (long long) e->offset_us);
+    }
+    board->clock_warn = over;
+}
+
+// An answer to our heartbeat carries t1 and t2 (docs/protocol.md §4.2.1); any other heartbeat
+// only proves the agent's loop is alive (last_rx was updated by the caller).
 static int s_on_heartbeat(coord_server_t *self, coord_board_t *board, const zframe_t *identity,
                           const jf_msg_t *msg, jf_err_t *err)
 {
-    (void) self;
-    (void) board;
     (void) identity;
-    (void) msg;
-    (void) err;
-    return 0; // any message proves the agent's loop is alive; last_rx was updated by the caller
+    int64_t t4_us = jf_clock_wall_us();
+    jf_heartbeat_t hb = {0};
+    if (jf_msg_heartbeat_parse(msg->body, &hb, NULL) != 0 || !hb.has_echo) {
+        return 0; // validated by the decoder; an older agent sends no clock members
+    }
+    coord_clock_stamps_t st = {hb.echo_t_us, hb.recv_t_us, hb.t_us, t4_us};
+    coord_clock_sample_t before = board->clock_est;
+    bool had = board->clock_known;
+    jf_err_t cerr = {0};
+    if (coord_board_clock_add(board, &st, &cerr) != 0) {
+        jf_log_debug("registry: board '%s': clock sample dropped: %s", board->spec->name, cerr.msg);
+        return 0;
+    }
+    s_clock_warn(self, board);
+    if (had && memcmp(&before, &board->clock_est, sizeof before) == 0) {
+        return 0; // the estimate in force did not change: nothing to store
+    }
+    const coord_clock_sample_t *e = &board->clock_est;
+    return coord_store_board_set_clock(self->store, board->spec->name, e->offset_us, e->rtt_us,
+                                       e->at_us, err);
 }
 
 static int s_on_error(coord_server_t *self, coord_board_t *board, const zframe_t *identity,

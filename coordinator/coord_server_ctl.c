@@ -29,16 +29,36 @@ static int s_reply_error(coord_server_t *self, const zframe_t *identity, const j
 
 static const char *const s_run_states[] = {"idle", "assigned", "running"};
 
+// The board's clock estimate (docs/protocol.md §4.2.1), null members when none was measured.
+static json_t *s_board_clock_json(const coord_board_t *b)
+{
+    const coord_clock_sample_t *e = &b->clock_est;
+    if (!b->clock_known) {
+        return json_pack("{s:n, s:n, s:n, s:b}", "clock_offset_us", "clock_rtt_us", "clock_at_us",
+                         "clock_warn", false);
+    }
+    return json_pack("{s:I, s:I, s:I, s:b}", "clock_offset_us", (json_int_t) e->offset_us,
+                     "clock_rtt_us", (json_int_t) e->rtt_us, "clock_at_us", (json_int_t) e->at_us,
+                     "clock_warn", b->clock_warn);
+}
+
 static json_t *s_board_json(const coord_board_t *b, int64_t now_us)
 {
     json_t *seen = b->last_rx_mono_us
                        ? json_real((double) (now_us - b->last_rx_mono_us) / (double) JF_US_PER_S)
                        : json_null();
-    return json_pack("{s:s, s:s, s:s, s:b, s:s, s:o, s:o}", "name", b->spec->name, "type",
-                     jf_board_type_name(b->spec->type), "simulates",
-                     jf_board_type_name(b->spec->simulates), "online", b->online, "run_state",
-                     s_run_states[b->run_state], "run",
-                     b->run[0] ? json_string(b->run) : json_null(), "last_seen_s_ago", seen);
+    json_t *o = json_pack("{s:s, s:s, s:s, s:b, s:s, s:o, s:o}", "name", b->spec->name, "type",
+                          jf_board_type_name(b->spec->type), "simulates",
+                          jf_board_type_name(b->spec->simulates), "online", b->online, "run_state",
+                          s_run_states[b->run_state], "run",
+                          b->run[0] ? json_string(b->run) : json_null(), "last_seen_s_ago", seen);
+    json_t *clock = s_board_clock_json(b);
+    if (!o || !clock || json_object_update(o, clock) != 0) {
+        json_decref(o);
+        o = NULL;
+    }
+    json_decref(clock);
+    return o;
 }
 
 static json_t *s_counts_json(const coord_state_counts_t *c)

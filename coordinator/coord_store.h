@@ -88,6 +88,14 @@ int coord_store_board_set_online(coord_store_t *self, const char *name, bool onl
 // Marks every board offline (at coordinator start: nobody is connected yet).
 int coord_store_boards_all_offline(coord_store_t *self, jf_err_t *err);
 
+// Records the board's clock estimate (docs/protocol.md §4.2.1): offset and rtt in µs and when it
+// was measured (coordinator wall clock). Returns 0 or -EIO with err (coord_store_clock.c).
+int coord_store_board_set_clock(coord_store_t *self, const char *name, int64_t offset_us,
+                                int64_t rtt_us, int64_t at_us, jf_err_t *err);
+// Copies the board's stored clock estimate (NULL when it has none) into the run's row, for the
+// attempt that just started (coord_store_run_start calls it). Returns 0 or -EIO with err.
+int coord_store_run_set_clock(coord_store_t *self, const char *run, int64_t attempt, jf_err_t *err);
+
 // Sweeps: stores the sweep and its runs (new runs pending; failed ones retried; done ones kept).
 int coord_store_sweep_put(coord_store_t *self, const jf_sweep_t *sweep, const char *file,
                           const char *yaml, coord_submit_result_t *ret_result, jf_err_t *err);
@@ -110,7 +118,8 @@ int coord_store_run_get(coord_store_t *self, const char *run, coord_run_row_t *r
 // pending -> assigned with attempt + 1 (written to *ret_attempt).
 int coord_store_run_assign(coord_store_t *self, const char *run, int64_t *ret_attempt,
                            jf_err_t *err);
-// assigned -> running for the given attempt.
+// assigned -> running for the given attempt; the run keeps the board's clock estimate in force
+// (coord_store_run_set_clock).
 int coord_store_run_start(coord_store_t *self, const char *run, int64_t attempt, jf_err_t *err);
 // Ends the attempt: done, or failed with reason/detail. Also records it in the event log.
 int coord_store_run_finish(coord_store_t *self, const char *run, int64_t attempt, bool done,

@@ -260,7 +260,8 @@ int coord_store_run_start(coord_store_t *self, const char *run, int64_t attempt,
         "UPDATE runs SET state = 'running', started_us = ? WHERE id = ? "
         "AND attempt = ? AND state = 'assigned'",
         COORD_BINDS(coord_int(jf_clock_wall_us()), coord_text(run), coord_int(attempt)), err);
-    return s_update_one(self, rc, run, "start", err);
+    rc = s_update_one(self, rc, run, "start", err);
+    return rc ? rc : coord_store_run_set_clock(self, run, attempt, err);
 }
 
 int coord_store_run_finish(coord_store_t *self, const char *run, int64_t attempt, bool done,

@@ -71,6 +71,15 @@ static const char *const s_migrations[] = {
     // schema table, docs/schema.md); the params JSON copy goes. Every column was written with
     // params since the migration that added it, and runs older than the custom point have none.
     "ALTER TABLE runs DROP COLUMN params;",
+    // 5 -> 6: clock offset and round-trip time per board, from heartbeats (docs/protocol.md
+    // §4.2.1), and the estimate in force when each run's current attempt started. NULL where
+    // none was measured (older agents, or a run started before the first estimate).
+    "ALTER TABLE boards ADD COLUMN clock_offset_us INTEGER;"
+    "ALTER TABLE boards ADD COLUMN clock_rtt_us INTEGER;"
+    "ALTER TABLE boards ADD COLUMN clock_at_us INTEGER;"
+    "ALTER TABLE runs ADD COLUMN clock_offset_us INTEGER;"
+    "ALTER TABLE runs ADD COLUMN clock_rtt_us INTEGER;"
+    "ALTER TABLE runs ADD COLUMN clock_at_us INTEGER;",
 };
 
 #define S_N_MIGRATIONS ((int) (sizeof s_migrations / sizeof s_migrations[0]))

@@ -89,6 +89,7 @@ static void s_session_lost(agent_session_t *self)
     self->welcomed = false;
     self->hello_next_us = 0;
     self->hello_tries = 0;
+    self->clock_echo_off = false; // the next coordinator may be a newer one
 }
 
 static void s_on_welcome(agent_session_t *self, const jf_msg_t *msg)
@@ -140,6 +141,15 @@ static void s_on_error(agent_session_t *self, const jf_msg_t *msg)
         }
         return;
     }
+    if (strcmp(code, JF_MSG_E_BAD_FIELD) == 0 && strstr(detail, AGENT_CLOCK_REFUSED) != NULL) {
+        // An older coordinator: its strict decoder does not know the clock members (§4.2.1).
+        if (!self->clock_echo_off) {
+            jf_log_notice("session: the coordinator does not know the heartbeat clock members; "
+                          "answering its heartbeats without them until the next registration");
+        }
+        self->clock_echo_off = true;
+        return;
+    }
     char q[256] = {0};
     jf_log_warn("session: coordinator reports %s: %s", code, jf_log_quote(detail, q, sizeof q));
 }
@@ -152,6 +162,20 @@ static void s_on_ack(agent_session_t *self, const jf_msg_t *msg)
     }
 }
 
+// Answers at once, so the coordinator (and a test) can see this loop is alive, with the clock
+// members of docs/protocol.md §4.2.1 so that it can estimate our clock offset.
+static void s_answer_heartbeat(agent_session_t *self, const jf_msg_t *msg)
+{
+    int64_t recv_us = jf_clock_wall_us() + self->clock_shift_us;
+    jf_heartbeat_t in = {0};
+    jf_heartbeat_t out = {0};
+    if (!self->clock_echo_off && jf_msg_heartbeat_parse(msg->body, &in, NULL) == 0) {
+        out = (jf_heartbeat_t){.has_echo = true, .echo_t_us = in.t_us, .recv_t_us = recv_us};
+    }
+    out.t_us = jf_clock_wall_us() + self->clock_shift_us;
+    (void) agent_session_send(self, jf_msg_heartbeat_clock_new(self->next_id++, NULL, &out));
+}
+
 static void s_dispatch(agent_session_t *self, const jf_msg_t *msg)
 {
     switch (msg->type) {
@@ -159,8 +183,7 @@ static void s_dispatch(agent_session_t *self, const jf_msg_t *msg)
         s_on_welcome(self, msg);
         break;
     case JF_MSG_HEARTBEAT:
-        // Answer, so the coordinator (and a test) can see this loop is alive.
-        (void) agent_session_send(self, jf_msg_heartbeat_new(self->next_id++, NULL));
+        s_answer_heartbeat(self, msg);
         break;
     case JF_MSG_RUN_ASSIGN:
         agent_session_on_assign(self, msg);
@@ -347,6 +370,26 @@ static int s_end_orphans(agent_session_t *self, jf_err_t *err)
     return ended < 0 ? ended : 0;
 }
 
+// Test only (tests/integration/clock_offset_test.c): JF_TEST_CLOCK_SHIFT_US shifts the wall
+// clocks in this agent's answers to heartbeats (§4.2.1), so a test can give a board a known clock
+// offset on one host.
+static int64_t s_test_clock_shift_us(void)
+{
+    const char *text = getenv(AGENT_CLOCK_SHIFT_ENV);
+    int64_t shift_us = 0;
+    if (!text) {
+        return 0;
+    }
+    if (jf_parse_i64(text, -AGENT_CLOCK_SHIFT_MAX_US, AGENT_CLOCK_SHIFT_MAX_US, &shift_us, NULL)) {
+        jf_log_warn("session: ignoring %s='%.32s': not an integer within +-1 hour; no shift",
+                    AGENT_CLOCK_SHIFT_ENV, text);
+        return 0;
+    }
+    jf_log_warn("session: %s=%lld: clocks in heartbeat answers shifted (test only)",
+                AGENT_CLOCK_SHIFT_ENV, (long long) shift_us);
+    return shift_us;
+}
+
 agent_session_t *agent_session_new(const agent_session_opts_t *opts, jf_err_t *err)
 {
     if (!jf_parse_is_ident(opts->name) || opts->n_storage > JF_HELLO_STORAGE_MAX) {
@@ -366,6 +409,7 @@ agent_session_t *agent_session_new(const agent_session_opts_t *opts, jf_err_t *e
     self->platform = opts->platform;
     self->next_id = 1;
     self->started_us = jf_clock_wall_us();
+    self->clock_shift_us = s_test_clock_shift_us();
     self->heartbeat_us = JF_DEFAULT_HEARTBEAT_US;
     self->heartbeat_timeout_us = JF_DEFAULT_HB_TIMEOUT_US;
     srandom((unsigned) (jf_clock_mono_us() ^ (int64_t) getpid()));

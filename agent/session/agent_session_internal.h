@@ -25,6 +25,9 @@
 #define AGENT_TELEMETRY_FLUSH_US   (INT64_C(1) * 1000000)
 #define AGENT_FINISH_WAIT_US       (INT64_C(10) * 1000000) // for the final sample and residency
 #define AGENT_RESTORE_WAIT_US      (INT64_C(90) * 1000000) // at exit: > the helper's timeout
+#define AGENT_CLOCK_SHIFT_ENV      "JF_TEST_CLOCK_SHIFT_US" // test hook, see s_test_clock_shift_us
+#define AGENT_CLOCK_SHIFT_MAX_US   (INT64_C(3600) * 1000000)
+#define AGENT_CLOCK_REFUSED        "unknown member 'echo_t_us'" // an older coordinator's detail
 
 // Where the run is. Preparing: the worker checks storage, sets the power mode, drops caches;
 // running: the trainer and the sampler run; finishing: the trainer has ended and the final
@@ -83,6 +86,8 @@ struct agent_session {
     agent_spool_t *spool;        // owned
     int64_t next_id;
     int64_t started_us;          // wall clock, for the hello
+    int64_t clock_shift_us;      // test only: added to the clocks of heartbeat answers
+    bool clock_echo_off;         // this session's coordinator refused echo_t_us (older one)
     bool welcomed;
     char session[JF_SESSION_ID_LEN + 1];
     int64_t heartbeat_us;

@@ -5,21 +5,42 @@
 
 #include <stdio.h>
 
+// The board's clock offset and rtt in µs, and "WARN" when the coordinator flags the offset
+// (docs/protocol.md §4.2.1); "-" where a coordinator or agent has no estimate.
+static void s_clock_cells(const json_t *b, char *offset, char *rtt, size_t size)
+{
+    json_t *off = json_object_get(b, "clock_offset_us");
+    json_t *r = json_object_get(b, "clock_rtt_us");
+    (void) snprintf(offset, size, "-");
+    (void) snprintf(rtt, size, "-");
+    if (json_is_integer(off) && json_is_integer(r)) {
+        (void) snprintf(offset, size, "%lld%s", (long long) json_integer_value(off),
+                        json_is_true(json_object_get(b, "clock_warn")) ? " WARN" : "");
+        (void) snprintf(rtt, size, "%lld", (long long) json_integer_value(r));
+    }
+}
+
 static void s_add_board(cli_table_t *t, const json_t *b)
 {
-    static const char *const names[] = {"board", "type", "online", "state", "run", "last_seen_s"};
+    static const char *const names[] = {"board", "type",        "online",          "state",
+                                        "run",   "last_seen_s", "clock_offset_us", "clock_rtt_us"};
     char seen[32] = "-";
     json_t *ago = json_object_get(b, "last_seen_s_ago");
     if (json_is_number(ago)) {
         (void) snprintf(seen, sizeof seen, "%.1f", json_number_value(ago));
     }
+    char offset[40] = "-", rtt[40] = "-";
+    s_clock_cells(b, offset, rtt, sizeof offset);
     const char *run = json_string_value(json_object_get(b, "run"));
     const char *values[] = {json_string_value(json_object_get(b, "name")),
                             json_string_value(json_object_get(b, "type")),
                             json_is_true(json_object_get(b, "online")) ? "yes" : "no",
-                            json_string_value(json_object_get(b, "run_state")), run ? run : "-",
-                            seen};
-    (void) cli_table_add_text(t, 6, names, values);
+                            json_string_value(json_object_get(b, "run_state")),
+                            run ? run : "-",
+                            seen,
+                            offset,
+                            rtt};
+    (void) cli_table_add_text(t, 8, names, values);
 }
 
 static long long s_int(const json_t *o, const char *key)

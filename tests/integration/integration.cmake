@@ -9,8 +9,9 @@ foreach(t config_errors hostile sweep_e2e train_failure)
 endforeach()
 
 # Reliability (issue #11): the coordinator never wedges — a peer that never reads, coordinator
-# pauses, a board's stale connection holding its routing id, `sweep submit --wait` bounds.
-foreach(t wedge_flood wedge_handover wedge_hello wedge_pause wedge_wait)
+# pauses, a board's stale connection holding its routing id, `sweep submit --wait` bounds — and
+# estimates each board's clock offset (clock_offset).
+foreach(t clock_offset wedge_flood wedge_handover wedge_hello wedge_pause wedge_wait)
   jf_add_integration_test(${t} SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/${t}_test.c
                           LIBS jft_support jf_common)
   add_dependencies(${t}_itest ${JF_ITEST_DEPS})

@@ -43,6 +43,7 @@ static void t_assert_example_coord(const jf_coord_settings_t *c)
     assert_int_equal(c->run_timeout_us, 2 * 3600 * T_S);
     assert_int_equal(c->max_attempts, 3);
     assert_int_equal(c->handshake_timeout_us, 10 * T_S);
+    assert_int_equal(c->clock_offset_warn_us, 5 * T_S / 1000);
 }
 
 static void test_example_loads(void **state)
@@ -116,6 +117,7 @@ static void test_defaults_and_relative_data_dir(void **state)
     assert_int_equal(c->run_timeout_us, JF_DEFAULT_RUN_TIMEOUT_US);
     assert_int_equal(c->max_attempts, JF_DEFAULT_MAX_ATTEMPTS);
     assert_int_equal(c->handshake_timeout_us, JF_DEFAULT_HANDSHAKE_US);
+    assert_int_equal(c->clock_offset_warn_us, JF_DEFAULT_CLOCK_WARN_US);
     const jf_board_spec_t *b = &fleet->boards[0];
     assert_int_equal(b->line, 2);
     assert_int_equal(b->n_labels, 0);
@@ -220,6 +222,8 @@ static const t_bad_file_t t_bad_fleets[] = {
      "fleet-max-attempts.yaml:2:17: 'max_attempts': 0 is out of range [1, 10]"},
     {"fleet-handshake-timeout.yaml", -EINVAL,
      "fleet-handshake-timeout.yaml:2:22: 'handshake_timeout'"},
+    {"fleet-clock-offset-warn.yaml", -EINVAL,
+     "fleet-clock-offset-warn.yaml:2:22: 'clock_offset_warn'"},
     {"fleet-not-a-number.yaml", -EINVAL,
      "fleet-not-a-number.yaml:2:17: 'telemetry_hz': expected an integer, got 'fast'"},
     {"fleet-duplicate-board.yaml", -EINVAL,

@@ -169,6 +169,10 @@ static const t_bad_t s_bad[] = {
     {"progress-measure-interval-without-tegrastats.json", C, P, BF,
      "measure.energy: 'tegrastats_interval_ms' needs source 'tegrastats'", 4},
     {"heartbeat-bad-run.json", C, P, BF, "'run' must be null or a run id", 5},
+    {"heartbeat-echo-alone.json", C, P, BF, "'echo_t_us' and 'recv_t_us' must come together", 5},
+    {"heartbeat-echo-negative.json", C, P, BF, "'echo_t_us' must be in [0, ", 5},
+    {"heartbeat-recv-after-send.json", C, P, BF, "'recv_t_us' 1700000000000001 is after 't_us'", 5},
+    {"heartbeat-recv-string.json", C, P, BF, "'recv_t_us'", 5},
     // Control endpoint
     {"submit-no-yaml.json", L, P, BF, "ctl.submit: 'yaml' must be a string", 2},
     {"cancel-bad-sweep.json", L, P, BF, "ctl.cancel: 'sweep' must be a sweep name", 3},
@@ -261,6 +265,7 @@ static const t_good_t s_good[] = {
     {"run-cancel.json", JF_MSG_RUN_CANCEL, JF_MSG_TO_AGENT},
     {"ack.json", JF_MSG_ACK, JF_MSG_TO_AGENT},
     {"heartbeat.json", JF_MSG_HEARTBEAT, JF_MSG_TO_COORD | JF_MSG_TO_AGENT},
+    {"heartbeat-echo.json", JF_MSG_HEARTBEAT, JF_MSG_TO_COORD | JF_MSG_TO_AGENT},
     {"error.json", JF_MSG_ERROR, JF_MSG_TO_COORD | JF_MSG_TO_AGENT | JF_MSG_TO_CLI},
     {"ctl-status.json", JF_MSG_CTL_STATUS, JF_MSG_TO_CTL},
     {"ctl-submit.json", JF_MSG_CTL_SUBMIT, JF_MSG_TO_CTL},

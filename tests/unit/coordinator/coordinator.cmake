@@ -32,3 +32,11 @@ jf_add_unit_test(cli_table
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/cli_table_test.c
   ${PROJECT_SOURCE_DIR}/coordinator/cli/cli_table.c LIBS jf_coord)
 target_include_directories(cli_table_test PRIVATE ${PROJECT_SOURCE_DIR}/coordinator/cli)
+
+# The NTP-style clock offset estimator (issue #11): also under the reliability label.
+jf_add_unit_test(clock
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/clock_test.c LIBS jf_coord)
+set_property(TEST unit.clock APPEND PROPERTY LABELS reliability)
+jf_add_unit_test(store_clock
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_clock_test.c
+  ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_coord)

@@ -375,6 +375,12 @@ static void test_migrates_version_1(void **state)
                                   "ALTER TABLE runs DROP COLUMN custom_emc_hz; "
                                   "ALTER TABLE runs DROP COLUMN power; "
                                   "ALTER TABLE runs ADD COLUMN params TEXT NOT NULL DEFAULT '';"
+                                  "ALTER TABLE boards DROP COLUMN clock_offset_us; "
+                                  "ALTER TABLE boards DROP COLUMN clock_rtt_us; "
+                                  "ALTER TABLE boards DROP COLUMN clock_at_us; "
+                                  "ALTER TABLE runs DROP COLUMN clock_offset_us; "
+                                  "ALTER TABLE runs DROP COLUMN clock_rtt_us; "
+                                  "ALTER TABLE runs DROP COLUMN clock_at_us; "
                                   "PRAGMA user_version = 1",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
