@@ -17,6 +17,9 @@ foreach(t clock_offset wedge_flood wedge_handover wedge_hello wedge_pause wedge_
   add_dependencies(${t}_itest ${JF_ITEST_DEPS})
   set_property(TEST integration.${t} APPEND PROPERTY LABELS reliability)
 endforeach()
+# Alone: they bound how fast the coordinator answers and boards come back, which another test
+# running beside them on a 2-core machine would measure too.
+set_tests_properties(integration.wedge_flood integration.wedge_pause PROPERTIES RUN_SERIAL TRUE)
 
 # Measured runs: agents on Jetson fixture trees with the privileged helper's test build (power
 # modes, cache drops, restore) and the fake nvpmodel, one of them with its rails from a fake
@@ -81,5 +84,6 @@ set_property(TEST integration.store_guard APPEND PROPERTY LABELS reliability)
 jf_add_integration_test(fdguard TIMEOUT 120
                         SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/fdguard_test.c
                         LIBS jft_support jf_common)
-set_tests_properties(integration.fdguard PROPERTIES LABELS "integration;security")
+# Alone: it holds 1,000 connections and samples status latency against a bound (issue #17).
+set_tests_properties(integration.fdguard PROPERTIES LABELS "integration;security" RUN_SERIAL TRUE)
 add_dependencies(fdguard_itest ${JF_ITEST_DEPS})
