@@ -304,7 +304,7 @@ static int s_resolve_mode(train_sim_t *self, jf_err_t *err)
 // The dataset the model is trained on, as the parameter file pairs them.
 static int s_resolve_dataset(train_sim_t *self, jf_err_t *err)
 {
-    const char *model = self->opts.model;
+    const char *model = self->opts.run.model;
     if (!jf_run_spec_is_model(model)) {
         return jf_err_set(err, -EINVAL, "--model: unknown model '%.64s', expected one of: %s",
                           model ? model : "(null)", jf_run_spec_models());
@@ -323,7 +323,7 @@ static int s_resolve_dataset(train_sim_t *self, jf_err_t *err)
 static int s_resolve(train_sim_t *self, jf_err_t *err)
 {
     const train_run_opts_t *o = &self->opts;
-    self->in = (sim_epoch_in_t){.model = o->model,
+    self->in = (sim_epoch_in_t){.model = o->run.model,
                                 .medium = o->sim.medium,
                                 .workers = o->workers,
                                 .prefetch = o->prefetch,
@@ -368,7 +368,7 @@ static int s_open_records(train_sim_t *self, jf_err_t *err)
                                .cache_resident = o->sim.cache_resident};
     s_power(&self->now, &sim.power);
     train_records_params_t p = {
-        .model = o->model,
+        .model = o->run.model,
         .dataset = self->in.dataset,
         .workers = o->workers,
         .prefetch = o->prefetch,
