@@ -360,8 +360,8 @@ void agent_session_on_assign(agent_session_t *self, const jf_msg_t *msg)
         return;
     }
     char dataset_dir[PATH_MAX] = {0}, why[300] = {0};
-    int reason = r->active ? JF_FAIL_BUSY : s_check_run(self, s, dataset_dir, sizeof dataset_dir,
-                                                          why, sizeof why);
+    int reason = r->active ? JF_FAIL_BUSY
+                           : s_check_run(self, s, dataset_dir, sizeof dataset_dir, why, sizeof why);
     if (r->active) {
         (void) snprintf(why, sizeof why, "busy with run %s", r->spec.run_id);
     } else if (reason < 0 && agent_spool_is_full(self->spool)) {

@@ -41,8 +41,8 @@ enum {
     S_OPT_RUN = 512, // the run's own options: S_OPT_RUN + their index in s_parse_t.run_fields
 };
 
-#define S_RUN_FLAGS_MAX 32   // run spec fields with a trainer flag
-#define S_OPTIONS_MAX   64   // getopt's table: the run's options and the trainer's own
+#define S_RUN_FLAGS_MAX 32 // run spec fields with a trainer flag
+#define S_OPTIONS_MAX   64 // getopt's table: the run's options and the trainer's own
 
 // The options of a real run that mean nothing to a simulated one: the data, torch, and the
 // loader's variants the model does not describe (it keeps the last partial minibatch, as
@@ -53,14 +53,14 @@ static const char *const s_real_only_run[] = {"--threads", NULL};
 
 // Parser state: the options so far and what the final checks need to know.
 typedef struct s_parse {
-    train_run_opts_t o;                                // the options so far
-    int sim_only;                                      // the first simulation option (0: none)
-    int real_only;                                     // the first real-run-only option (0: none)
-    bool has_sim_seed;                                 // --sim-seed was given
+    train_run_opts_t o; // the options so far
+    int sim_only;       // the first simulation option (0: none)
+    int real_only;      // the first real-run-only option (0: none)
+    bool has_sim_seed;  // --sim-seed was given
     const jf_schema_field_t *run_fields[S_RUN_FLAGS_MAX]; // borrowed; the table's with a flag
-    bool run_given[S_RUN_FLAGS_MAX];                   // each was given
-    size_t n_run;                                      // entries of run_fields
-    struct option options[S_OPTIONS_MAX + 1];          // getopt's table, {0}-terminated
+    bool run_given[S_RUN_FLAGS_MAX];                      // each was given
+    size_t n_run;                                         // entries of run_fields
+    struct option options[S_OPTIONS_MAX + 1];             // getopt's table, {0}-terminated
 } s_parse_t;
 
 // The trainer's own options; the run's come from the schema table (s_add_run_options).
@@ -370,14 +370,14 @@ static int s_check_required_sim(const s_parse_t *p, jf_err_t *err)
                           s_option_name(p, p->real_only));
     }
     const char *missing = s_missing_run(p, true);
-    missing = missing              ? missing
-              : !s->params_path    ? "--sim-params"
-              : !s->board_type     ? "--sim-board-type"
-              : !s->board          ? "--sim-board"
-              : !p->has_sim_seed   ? "--sim-seed"
-              : !s->mode           ? "--sim-mode"
-              : !s->medium         ? "--sim-medium"
-                                   : NULL;
+    missing = missing            ? missing
+              : !s->params_path  ? "--sim-params"
+              : !s->board_type   ? "--sim-board-type"
+              : !s->board        ? "--sim-board"
+              : !p->has_sim_seed ? "--sim-seed"
+              : !s->mode         ? "--sim-mode"
+              : !s->medium       ? "--sim-medium"
+                                 : NULL;
     if (missing) {
         return jf_err_set(err, -EINVAL, "missing required option %s for --simulate", missing);
     }
@@ -393,7 +393,7 @@ static int s_check_required(const s_parse_t *p, jf_err_t *err)
         return jf_err_set(err, -EINVAL, "--%s needs --simulate", s_option_name(p, p->sim_only));
     }
     const char *missing = !s_run_given(p, "--model") && !p->o.loader_only ? "--model"
-                          : !p->o.data_dir                                 ? "--data"
+                          : !p->o.data_dir                                ? "--data"
                                                                           : NULL;
     missing = missing ? missing : s_missing_run(p, false);
     if (missing) {
@@ -413,10 +413,9 @@ static int s_add_run_option(const jf_schema_leaf_t *leaf, void *arg)
     if (p->n_run >= S_RUN_FLAGS_MAX || strncmp(flag, "--", 2) != 0) {
         return -E2BIG; // a broken table: unit.schema checks flags
     }
-    p->options[p->n_run] = (struct option){flag + 2,
-                                           leaf->field->type == JF_SCHEMA_BOOL ? no_argument
-                                                                               : required_argument,
-                                           NULL, S_OPT_RUN + (int)p->n_run};
+    p->options[p->n_run] = (struct option){
+        flag + 2, leaf->field->type == JF_SCHEMA_BOOL ? no_argument : required_argument, NULL,
+        S_OPT_RUN + (int) p->n_run};
     p->run_fields[p->n_run++] = leaf->field;
     return 0;
 }
@@ -437,7 +436,7 @@ static void s_from_run(train_run_opts_t *o)
 {
     o->workers = o->run.workers;
     o->prefetch = o->run.prefetch;
-    o->batch = (size_t)o->run.batch_size;
+    o->batch = (size_t) o->run.batch_size;
     o->epochs = o->run.epochs;
     o->threads = o->run.threads;
     o->seed = o->run.seed;

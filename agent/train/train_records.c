@@ -198,8 +198,8 @@ int train_records_minibatch(train_records_t *self, const train_minibatch_rec_t *
     self->loss_sum += rec->loss * (double)rec->samples;
     // A diverged loss (NaN or infinite) is absent: JSON cannot carry it, the record says null.
     jf_minibatch_rec_t m = {.epoch = self->epoch,
-                            .index = (int64_t)rec->index,
-                            .samples = (int64_t)rec->samples,
+                            .index = (int64_t) rec->index,
+                            .samples = (int64_t) rec->samples,
                             .fetch_stall_us = rec->fetch_stall_us,
                             .compute_us = rec->compute_us,
                             .has_loss = isfinite(rec->loss),
@@ -211,17 +211,17 @@ int train_records_minibatch(train_records_t *self, const train_minibatch_rec_t *
 // the document (the agent does not forward it). NULL if out of memory.
 static json_t *s_pack_epoch(const train_records_t *self, int64_t e2e_us)
 {
-    double loss = self->samples > 0 ? self->loss_sum / (double)self->samples : NAN;
+    double loss = self->samples > 0 ? self->loss_sum / (double) self->samples : NAN;
     jf_epoch_rec_t e = {.epoch = self->epoch,
                         .warmup = self->epoch == 0,
                         .e2e_us = e2e_us,
                         .fetch_stall_us = self->stall_sum_us,
                         .compute_us = self->compute_sum_us,
-                        .samples = (int64_t)self->samples,
+                        .samples = (int64_t) self->samples,
                         .has_loss = isfinite(loss),
                         .loss = isfinite(loss) ? loss : 0.0};
     json_t *line = jf_record_epoch_to_json(&e);
-    double rate = (double)self->samples * (double)JF_US_PER_S / (double)e2e_us;
+    double rate = (double) self->samples * (double) JF_US_PER_S / (double) e2e_us;
     json_t *jrate = e2e_us > 0 ? json_real(rate) : json_null();
     if (line && json_object_set_new(line, "samples_per_s", jrate) < 0) {
         json_decref(line);

@@ -47,7 +47,8 @@ typedef struct train_run_opts {
     const char *data_dir;     // borrowed; directory holding an MNIST, CIFAR-10 or GLD-23k set
     const char *device;       // borrowed; cpu, cuda or auto
     const char *json_out;     // borrowed; path of the final document, or NULL for none
-    int workers;              // loader workers (the fields from here to seed are run's, copied), 0..TRAIN_LOADER_WORKERS_MAX
+    int workers;              // loader workers (the fields from here to seed are run's, copied),
+                              // 0..TRAIN_LOADER_WORKERS_MAX
     int prefetch;             // batches per worker ahead, 1..TRAIN_LOADER_PREFETCH_MAX
     size_t batch;             // samples per minibatch
     int epochs;               // epochs to run, >= 1; epoch 0 is the warm-up

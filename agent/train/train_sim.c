@@ -327,7 +327,7 @@ static int s_resolve(train_sim_t *self, jf_err_t *err)
                                 .medium = o->sim.medium,
                                 .workers = o->workers,
                                 .prefetch = o->prefetch,
-                                .batch_size = (int)o->batch,
+                                .batch_size = (int) o->batch,
                                 .dataset_scale = o->sim.scale,
                                 .run_seed = o->seed,
                                 .noise = true};
@@ -375,8 +375,8 @@ static int s_open_records(train_sim_t *self, jf_err_t *err)
         .batch = o->batch,
         .epochs = o->epochs,
         .seed = o->seed,
-        .samples = (size_t)samples,
-        .batches_per_epoch = max > 0 && (int64_t)max < batches ? max : (size_t)batches,
+        .samples = (size_t) samples,
+        .batches_per_epoch = max > 0 && (int64_t) max < batches ? max : (size_t) batches,
         .sim = &sim,
     };
     self->records = train_records_new(&p, self->out, err);

@@ -101,7 +101,7 @@ static void t_expect_wire_record(const json_t *line)
 {
     json_t *rec = json_deep_copy(line);
     assert_non_null(rec);
-    (void)json_object_del(rec, "samples_per_s"); // absent from a minibatch line
+    (void) json_object_del(rec, "samples_per_s"); // absent from a minibatch line
     jf_record_t parsed;
     jf_err_t err = {0};
     if (jf_record_parse(rec, &parsed, &err) != 0) {

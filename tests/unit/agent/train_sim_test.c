@@ -552,8 +552,8 @@ static void test_same_seed_same_output(void **state)
     t_short("sim-nx-01", &b, &lb);
     for (size_t i = 0; i < la.n; i++) {
         // The wall time an epoch took is the one thing that is measured, not modelled.
-        (void)json_object_del(la.line[i], "sim_wall_us");
-        (void)json_object_del(lb.line[i], "sim_wall_us");
+        (void) json_object_del(la.line[i], "sim_wall_us");
+        (void) json_object_del(lb.line[i], "sim_wall_us");
         if (!json_equal(la.line[i], lb.line[i])) {
             fail_msg("line %zu differs between two runs with the same seeds", i);
         }

@@ -112,9 +112,10 @@ static void test_trainer_argv(void **state)
 // The trainer takes the option with no handler of its own: train_options reads the table.
 static void test_trainer_options(void **state)
 {
-    (void)state;
-    char *argv[] = {"jetfleet-train", "--model", "lenet5", "--data", "/d", "--workers", "0",
-                    "--batch", "16", "--epochs", "2", "--test-knob", "7", NULL};
+    (void) state;
+    char *argv[] = {
+        "jetfleet-train", "--model", "lenet5",   "--data", "/d",          "--workers", "0",
+        "--batch",        "16",      "--epochs", "2",      "--test-knob", "7",         NULL};
     train_run_opts_t o = {0};
     bool help = false;
     jf_err_t err = {0};
