@@ -41,6 +41,10 @@ enum {
     S_OPT_RUN = 512, // the run's own options: S_OPT_RUN + their index in s_parse_t.run_fields
 };
 
+// The usage text names the loader's limits; the table checks the run spec's.
+_Static_assert(TRAIN_LOADER_WORKERS_MAX == JF_WORKERS_MAX, "--workers range: loader and spec");
+_Static_assert(TRAIN_LOADER_PREFETCH_MAX == JF_PREFETCH_MAX, "--prefetch range: loader and spec");
+
 #define S_RUN_FLAGS_MAX 32 // run spec fields with a trainer flag
 #define S_OPTIONS_MAX   64 // getopt's table: the run's options and the trainer's own
 
@@ -63,7 +67,7 @@ typedef struct s_parse {
     struct option options[S_OPTIONS_MAX + 1];             // getopt's table, {0}-terminated
 } s_parse_t;
 
-// The trainer's own options; the run's come from the schema table (s_add_run_options).
+// The trainer's own options; the run's come from the schema table (s_add_run_option).
 static const struct option s_long_options[] = {
     {"data", required_argument, NULL, S_OPT_DATA},
     {"device", required_argument, NULL, S_OPT_DEVICE},
