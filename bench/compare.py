@@ -54,12 +54,20 @@ def rss_kb(cmd, out_json=None):
 out_json_stdout_path = None
 
 
+def seconds(epoch, name):
+    """A duration of an epoch record: jetfleet-train writes microseconds (NAME_us), the PyTorch
+    reference seconds (NAME_s)."""
+    if name + "_us" in epoch:
+        return epoch[name + "_us"] / 1e6
+    return epoch[name + "_s"]
+
+
 def measured(doc):
     """samples/s and fetch stall (s) over the epochs after the warm-up."""
     eps = [e for e in doc["epochs"] if not e.get("warmup")] or doc["epochs"]
     samples = sum(e["samples"] for e in eps)
-    e2e = sum(e["e2e_s"] for e in eps)
-    return samples / e2e, sum(e["fetch_stall_s"] for e in eps)
+    e2e = sum(seconds(e, "e2e") for e in eps)
+    return samples / e2e, sum(seconds(e, "fetch_stall") for e in eps)
 
 
 def sides(a, model, data, workers, batches, loader_only, tmp):

@@ -39,7 +39,7 @@ def train(a, model, data, batches, out_json):
     with open(out_json) as f:
         doc = json.load(f)
     eps = [e for e in doc["epochs"] if not e.get("warmup")] or doc["epochs"]
-    return sum(e["samples"] for e in eps) / sum(e["e2e_s"] for e in eps)
+    return sum(e["samples"] for e in eps) / (sum(e["e2e_us"] for e in eps) / 1e6)
 
 
 def one(a, rate, model, data, batches, tmp):

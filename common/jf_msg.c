@@ -9,12 +9,14 @@
 #include <string.h>
 
 typedef int (*s_check_fn)(const json_t *body, jf_err_t *err);
+typedef int (*s_decode_fn)(const json_t *body, jf_msg_t *msg, jf_err_t *err);
 
 typedef struct s_type_entry {
     const char *name;
-    unsigned dirs;              // jf_msg_dir_t bits: who may receive it
-    const char *const *fields;  // members allowed besides v, type, id (NULL-terminated)
-    s_check_fn check;
+    unsigned dirs;             // jf_msg_dir_t bits: who may receive it
+    const char *const *fields; // members allowed besides v, type, id (NULL-terminated)
+    s_check_fn check;          // checks the body; NULL when decode does
+    s_decode_fn decode;        // checks the body and fills msg's typed payload; NULL: none
 } s_type_entry_t;
 
 #define F(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -40,8 +42,8 @@ static const s_type_entry_t s_types[JF_MSG_TYPE_COUNT] = {
                         F("re", "session", "coordinator_epoch", "heartbeat_ms",
                           "heartbeat_timeout_ms", "telemetry_hz", "resume"),
                         jf_msg_check_welcome},
-    [JF_MSG_RUN_ASSIGN] = {"run.assign", JF_MSG_TO_AGENT, F("run", "attempt", "params"),
-                           jf_msg_check_run_assign},
+    [JF_MSG_RUN_ASSIGN] = {"run.assign", JF_MSG_TO_AGENT, F("run", "attempt", "params"), NULL,
+                           jf_msg_decode_run_assign},
     [JF_MSG_RUN_CANCEL] = {"run.cancel", JF_MSG_TO_AGENT, F("run", "attempt"),
                            jf_msg_check_run_ref},
     [JF_MSG_ACK] = {"ack", JF_MSG_TO_AGENT, F("run", "attempt", "seq"), jf_msg_check_ack},
@@ -133,6 +135,12 @@ static int s_decode_envelope(const json_t *root, unsigned dir, jf_msg_type_t *re
     return 0;
 }
 
+// The type's own schema: a checker, or a decoder that keeps the typed form it built in msg.
+static int s_check_body(const s_type_entry_t *t, const json_t *root, jf_msg_t *msg, jf_err_t *err)
+{
+    return t->decode ? t->decode(root, msg, err) : t->check(root, err);
+}
+
 int jf_msg_decode(const void *data, size_t len, unsigned dir, size_t max_bytes, jf_msg_t *ret_msg,
                   const char **ret_code, int64_t *ret_id, jf_err_t *err)
 {
@@ -151,6 +159,7 @@ int jf_msg_decode(const void *data, size_t len, unsigned dir, size_t max_bytes, 
     }
     int rc = -EPROTO;
     jf_msg_type_t type = JF_MSG_TYPE_COUNT;
+    jf_msg_t msg = {0};
     if (!json_is_object(root)) {
         jf_err_set(err, -EPROTO, "a message must be a JSON object");
         goto out_decref;
@@ -160,25 +169,29 @@ int jf_msg_decode(const void *data, size_t len, unsigned dir, size_t max_bytes, 
         *ret_code = JF_MSG_E_BAD_FIELD;
         rc = s_check_fields(&s_types[type], root, err);
     }
-    if (rc == 0 && (rc = s_types[type].check(root, err)) != 0) {
+    if (rc == 0 && (rc = s_check_body(&s_types[type], root, &msg, err)) != 0) {
         jf_err_prefix(err, "%s", s_types[type].name);
     }
     if (rc == 0) {
-        *ret_msg = (jf_msg_t){.type = type, .id = *ret_id, .body = root};
+        *ret_msg = (jf_msg_t){.type = type, .id = *ret_id, .body = root, .assign = msg.assign};
         *ret_code = NULL;
         return 0;
     }
 out_decref:
+    free(msg.assign);
     json_decref(root);
     return rc < 0 ? (rc == -EINVAL ? -EPROTO : rc) : -EPROTO;
 }
 
 void jf_msg_fini(jf_msg_t *msg)
 {
-    if (msg && msg->body) {
-        json_decref(msg->body);
-        msg->body = NULL;
+    if (!msg) {
+        return;
     }
+    json_decref(msg->body);
+    msg->body = NULL;
+    free(msg->assign);
+    msg->assign = NULL;
 }
 
 json_t *jf_msg_new(jf_msg_type_t type, int64_t id)

@@ -55,11 +55,16 @@ typedef enum jf_msg_dir {
     JF_MSG_TO_CLI = 1 << 3,   // replies on the control endpoint
 } jf_msg_dir_t;
 
-// A decoded message. Plain value record; body is owned (json_decref, or jf_msg_fini).
+// The typed form of a run.assign (jf_msg_run.h), decoded once by jf_msg_decode.
+typedef struct jf_msg_run_assign jf_msg_run_assign_t;
+
+// A decoded message. Plain value record; body and assign are owned (jf_msg_fini).
 typedef struct jf_msg {
     jf_msg_type_t type;
-    int64_t id;   // sender-local message id, >= 0
-    json_t *body; // the whole validated object (envelope fields included); owned
+    int64_t id;                  // sender-local message id, >= 0
+    json_t *body;                // the whole validated object (envelope fields included); owned
+    jf_msg_run_assign_t *assign; // run.assign: the spec and attempt the checker decoded, so the
+                                 // receiver never walks the JSON again; owned; else NULL
 } jf_msg_t;
 
 // Error codes carried in `error` messages (docs/protocol.md §3.4).
@@ -80,13 +85,14 @@ const char *jf_msg_type_name(jf_msg_type_t type);
 
 // Decodes one frame of len bytes for a receiver of direction dir: size limit max_bytes, JSON
 // syntax (duplicate keys rejected), envelope (v, type, id), the type's direction and the type's
-// own schema. On success fills *ret_msg (caller owns: jf_msg_fini) and returns 0. On failure
+// own schema (a run.assign's typed form lands in ret_msg->assign). On success fills *ret_msg
+// (caller owns: jf_msg_fini) and returns 0. On failure
 // returns -EPROTO (or -EMSGSIZE), sets *ret_code to one of the JF_MSG_E_* strings, *ret_id to the
 // message id when it could be read (else -1), and err to a reason naming the field.
 int jf_msg_decode(const void *data, size_t len, unsigned dir, size_t max_bytes, jf_msg_t *ret_msg,
                   const char **ret_code, int64_t *ret_id, jf_err_t *err);
 
-// Releases the body of a decoded message. Accepts a zeroed record.
+// Releases the body and the typed payload of a decoded message. Accepts a zeroed record.
 void jf_msg_fini(jf_msg_t *msg);
 
 // Builds a new message object {"v":1,"type":name,"id":id}. Caller owns; fields are added to it

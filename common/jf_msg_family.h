@@ -5,6 +5,7 @@
 #define JF_MSG_FAMILY_H
 
 #include "jf_err.h"
+#include "jf_msg.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -17,7 +18,9 @@ int jf_msg_check_heartbeat(const json_t *body, jf_err_t *err);
 int jf_msg_check_error(const json_t *body, jf_err_t *err);
 int jf_msg_check_run_ref(const json_t *body, jf_err_t *err);     // run.accept, run.cancel
 int jf_msg_check_run_reject(const json_t *body, jf_err_t *err);
-int jf_msg_check_run_assign(const json_t *body, jf_err_t *err);
+// run.assign: checks the body and, on success, sets msg->assign (allocated; jf_msg_fini frees
+// it) to the decoded spec and attempt, so the receiver takes the struct, never the JSON.
+int jf_msg_decode_run_assign(const json_t *body, jf_msg_t *msg, jf_err_t *err);
 int jf_msg_check_run_progress(const json_t *body, jf_err_t *err);
 int jf_msg_check_telemetry(const json_t *body, jf_err_t *err);
 int jf_msg_check_run_done(const json_t *body, jf_err_t *err);

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define JF_SAMPLE_MEMBERS_MAX 128
@@ -125,11 +126,19 @@ int jf_msg_run_assign_parse(const json_t *body, jf_run_spec_t *ret_spec, int64_t
     return rc;
 }
 
-int jf_msg_check_run_assign(const json_t *body, jf_err_t *err)
+int jf_msg_decode_run_assign(const json_t *body, jf_msg_t *msg, jf_err_t *err)
 {
-    jf_run_spec_t spec;
-    int64_t attempt = 0;
-    return jf_msg_run_assign_parse(body, &spec, &attempt, err);
+    jf_msg_run_assign_t a = {0};
+    int rc = jf_msg_run_assign_parse(body, &a.spec, &a.attempt, err);
+    if (rc != 0) {
+        return rc;
+    }
+    msg->assign = malloc(sizeof *msg->assign);
+    if (!msg->assign) {
+        return jf_err_set(err, -ENOMEM, "out of memory");
+    }
+    *msg->assign = a;
+    return 0;
 }
 
 static json_t *s_failure_new(json_t *msg, jf_fail_reason_t reason, const char *detail)

@@ -86,7 +86,15 @@ int jf_msg_run_ref_parse(const json_t *body, jf_msg_run_ref_t *ret_ref, jf_err_t
 // run.accept or run.cancel (type selects). Caller owns.
 json_t *jf_msg_run_ref_new(jf_msg_type_t type, int64_t id, const char *run, int64_t attempt);
 json_t *jf_msg_ack_new(int64_t id, const char *run, int64_t attempt, int64_t seq);
+// A run.assign's typed form: what jf_msg_decode leaves in jf_msg_t.assign.
+struct jf_msg_run_assign {
+    jf_run_spec_t spec; // the run, decoded and validated from params
+    int64_t attempt;    // 1-based attempt
+};
+
 json_t *jf_msg_run_assign_new(int64_t id, const jf_run_spec_t *spec, int64_t attempt);
+// The spec and attempt of a run.assign body. jf_msg_decode already calls it (the result is in
+// jf_msg_t.assign); this is for code that holds the JSON alone (tests, tools).
 int jf_msg_run_assign_parse(const json_t *body, jf_run_spec_t *ret_spec, int64_t *ret_attempt,
                             jf_err_t *err);
 

@@ -147,40 +147,37 @@ int agent_runner_fd(const agent_runner_t *self)
     return self->fd;
 }
 
-static int64_t s_seconds_to_us(const json_t *v)
+// The schema's members of a trainer line: the line has more (samples_per_s, a simulated run's
+// sim_*), which the wire record does not carry. NULL when out of memory.
+static json_t *s_pick_members(const jf_schema_t *schema, const json_t *line)
 {
-    double x = json_number_value(v);
-    return isfinite(x) && x >= 0 && x < 1e12 ? (int64_t) llround(x * 1e6) : -1;
+    json_t *picked = json_object();
+    for (size_t i = 0; picked && i < schema->n_fields; i++) {
+        json_t *v = json_object_get(line, schema->fields[i].name);
+        if (v && json_object_set(picked, schema->fields[i].name, v) != 0) {
+            json_decref(picked);
+            picked = NULL;
+        }
+    }
+    return picked;
 }
 
-static json_t *s_loss(const json_t *line)
-{
-    json_t *v = json_object_get(line, "loss");
-    return json_is_number(v) && isfinite(json_number_value(v)) ? json_real(json_number_value(v))
-                                                              : json_null();
-}
-
-// {"kind":"minibatch"|"epoch", ... seconds} -> wire record in microseconds.
+// A trainer line of kind epoch or minibatch -> its wire record. The line is decoded once, by the
+// record's schema (the wire decoder's own types and ranges), and the record encoded from the
+// struct: both carry the internal units (us), so nothing converts. NULL for a bad line.
 static json_t *s_timed_record(const json_t *line, bool epoch)
 {
-    json_t *stall = json_object_get(line, "fetch_stall_s");
-    json_t *comp = json_object_get(line, "compute_s");
-    json_t *e2e = json_object_get(line, "e2e_s");
-    if (!json_is_number(stall) || !json_is_number(comp) || (epoch && !json_is_number(e2e))) {
+    const jf_schema_t *schema = epoch ? jf_epoch_rec_schema() : jf_minibatch_rec_schema();
+    jf_epoch_rec_t e = {0};
+    jf_minibatch_rec_t m = {0};
+    json_t *picked = s_pick_members(schema, line);
+    int rc = picked ? jf_schema_decode(schema, picked, epoch ? (void *) &e : (void *) &m, NULL)
+                    : -ENOMEM;
+    json_decref(picked);
+    if (rc != 0) {
         return NULL;
     }
-    json_t *rec = json_pack("{s:s, s:O, s:O, s:I, s:I, s:o}", "kind", epoch ? "epoch" : "minibatch",
-                            "epoch", json_object_get(line, "epoch"), "samples",
-                            json_object_get(line, "samples"), "fetch_stall_us",
-                            (json_int_t) s_seconds_to_us(stall), "compute_us",
-                            (json_int_t) s_seconds_to_us(comp), "loss", s_loss(line));
-    if (rec && epoch) {
-        (void) json_object_set_new(rec, "e2e_us", json_integer(s_seconds_to_us(e2e)));
-        (void) json_object_set(rec, "warmup", json_object_get(line, "warmup"));
-    } else if (rec) {
-        (void) json_object_set(rec, "index", json_object_get(line, "index"));
-    }
-    return rec;
+    return epoch ? jf_record_epoch_to_json(&e) : jf_record_minibatch_to_json(&m);
 }
 
 static json_t *s_start_record(const json_t *line)
@@ -225,20 +222,21 @@ static json_t *s_line_record(agent_runner_t *self, const char *text)
         rec = s_start_record(line);
     } else if (kind && (strcmp(kind, "epoch") == 0 || strcmp(kind, "minibatch") == 0)) {
         rec = s_timed_record(line, kind[0] == 'e');
+        self->epochs += rec && kind[0] == 'e';
     } else if (kind && strcmp(kind, "done") == 0) {
         self->done_seen = true;
     } else if (kind && strcmp(kind, "error") == 0) {
         s_note_error(self, line);
     }
     jf_record_t parsed;
-    if (rec && jf_record_parse(rec, &parsed, NULL) != 0) {
+    // The start record is built from the line's scalars: check it as the coordinator will.
+    if (rec && kind[0] == 's' && jf_record_parse(rec, &parsed, NULL) != 0) {
         json_decref(rec);
         rec = NULL;
     }
     if (!rec && (!kind || (strcmp(kind, "done") != 0 && strcmp(kind, "error") != 0))) {
         self->bad_lines++;
     }
-    self->epochs += rec && parsed.kind == JF_REC_EPOCH;
     json_decref(line);
     return rec;
 }

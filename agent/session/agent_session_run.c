@@ -345,23 +345,23 @@ static void s_prepare(agent_session_t *self, const jf_run_spec_t *s, int64_t att
 
 void agent_session_on_assign(agent_session_t *self, const jf_msg_t *msg)
 {
-    jf_run_spec_t s;
-    int64_t attempt = 0;
-    if (jf_msg_run_assign_parse(msg->body, &s, &attempt, NULL) != 0) {
-        return; // validated by the decoder
+    if (!msg->assign) {
+        return; // jf_msg_decode fills it for every run.assign; nothing else comes here
     }
+    const jf_run_spec_t *s = &msg->assign->spec;
+    int64_t attempt = msg->assign->attempt;
     agent_run_t *r = &self->run;
-    bool same = r->active && r->attempt == attempt && strcmp(r->spec.run_id, s.run_id) == 0;
+    bool same = r->active && r->attempt == attempt && strcmp(r->spec.run_id, s->run_id) == 0;
     if (same && r->phase == AGENT_RUN_PREPARING) {
         return; // a resent run.assign: the answer comes when the preparation ends
     }
-    if (same || agent_spool_has(self->spool, s.run_id, attempt)) {
-        s_accept(self, s.run_id, attempt); // a resent run.assign: never a second child
+    if (same || agent_spool_has(self->spool, s->run_id, attempt)) {
+        s_accept(self, s->run_id, attempt); // a resent run.assign: never a second child
         return;
     }
     char dataset_dir[PATH_MAX] = {0}, why[300] = {0};
-    int reason = r->active ? JF_FAIL_BUSY : s_check_run(self, &s, dataset_dir, sizeof dataset_dir,
-                                                          why, sizeof why);
+    int reason = r->active ? JF_FAIL_BUSY
+                           : s_check_run(self, s, dataset_dir, sizeof dataset_dir, why, sizeof why);
     if (r->active) {
         (void) snprintf(why, sizeof why, "busy with run %s", r->spec.run_id);
     } else if (reason < 0 && agent_spool_is_full(self->spool)) {
@@ -371,10 +371,10 @@ void agent_session_on_assign(agent_session_t *self, const jf_msg_t *msg)
                         "(--spool-max-bytes)", agent_spool_bytes(self->spool));
     }
     if (reason >= 0) {
-        s_reject(self, &s, attempt, (jf_fail_reason_t) reason, why);
+        s_reject(self, s, attempt, (jf_fail_reason_t) reason, why);
         return;
     }
-    s_prepare(self, &s, attempt, dataset_dir);
+    s_prepare(self, s, attempt, dataset_dir);
 }
 
 void agent_session_on_cancel(agent_session_t *self, const jf_msg_t *msg)

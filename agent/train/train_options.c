@@ -1,11 +1,14 @@
-/* jetfleet-train option parsing with getopt_long and jf_parse (ranges from jf_run_spec.h,
- * train_loader.h and train_sim.h). Long options only, so that a run's argv reads the same in
- * every log. A real run and a simulated one (--simulate) share the workload options; each has
- * options of its own, and one given to the other kind of run is an error rather than ignored. */
+/* jetfleet-train option parsing with getopt_long and jf_parse (ranges from train_sim.h). Long
+ * options only, so that a run's argv reads the same in every log. The run's own options (--model,
+ * --batch, ...: every run spec field with a trainer flag, docs/schema.md) come from the schema
+ * table and are parsed into a jf_run_spec_t by jf_schema_from_flag, so a new field needs no
+ * handler here. A real run and a simulated one (--simulate) share those; each has options of its
+ * own, and one given to the other kind of run is an error rather than ignored. */
 #include "train_options.h"
 
 #include "jf_parse.h"
 #include "jf_run_spec.h"
+#include "jf_schema.h"
 #include "train_loader.h"
 #include "train_sim.h"
 
@@ -17,15 +20,8 @@
 
 enum {
     S_OPT_HELP = 'h',
-    S_OPT_MODEL = 256,
-    S_OPT_DATA,
-    S_OPT_WORKERS,
-    S_OPT_PREFETCH,
-    S_OPT_BATCH,
-    S_OPT_EPOCHS,
-    S_OPT_THREADS,
+    S_OPT_DATA = 256,
     S_OPT_DEVICE,
-    S_OPT_SEED,
     S_OPT_DROP_LAST,
     S_OPT_NO_DROP_LAST,
     S_OPT_JSON_OUT,
@@ -42,32 +38,39 @@ enum {
     S_OPT_SIM_SPEED,
     S_OPT_SIM_CACHE_RESIDENT,
     S_OPT_SIM_POINT,
+    S_OPT_RUN = 512, // the run's own options: S_OPT_RUN + their index in s_parse_t.run_fields
 };
+
+// The usage text names the loader's limits; the table checks the run spec's.
+_Static_assert(TRAIN_LOADER_WORKERS_MAX == JF_WORKERS_MAX, "--workers range: loader and spec");
+_Static_assert(TRAIN_LOADER_PREFETCH_MAX == JF_PREFETCH_MAX, "--prefetch range: loader and spec");
+
+#define S_RUN_FLAGS_MAX 32 // run spec fields with a trainer flag
+#define S_OPTIONS_MAX   64 // getopt's table: the run's options and the trainer's own
 
 // The options of a real run that mean nothing to a simulated one: the data, torch, and the
 // loader's variants the model does not describe (it keeps the last partial minibatch, as
 // --no-drop-last does, so that one is accepted).
-static const int s_real_only[] = {S_OPT_DATA, S_OPT_DEVICE, S_OPT_THREADS, S_OPT_DROP_LAST,
-                                  S_OPT_LOADER_ONLY};
+static const int s_real_only[] = {S_OPT_DATA, S_OPT_DEVICE, S_OPT_DROP_LAST, S_OPT_LOADER_ONLY};
+// The run's options a simulated run does not take (the model has no thread knob).
+static const char *const s_real_only_run[] = {"--threads", NULL};
 
 // Parser state: the options so far and what the final checks need to know.
 typedef struct s_parse {
     train_run_opts_t o; // the options so far
-    int sim_only;       // the first simulation option given (0: none)
-    int real_only;      // the first option of s_real_only given (0: none)
+    int sim_only;       // the first simulation option (0: none)
+    int real_only;      // the first real-run-only option (0: none)
     bool has_sim_seed;  // --sim-seed was given
+    const jf_schema_field_t *run_fields[S_RUN_FLAGS_MAX]; // borrowed; the table's with a flag
+    bool run_given[S_RUN_FLAGS_MAX];                      // each was given
+    size_t n_run;                                         // entries of run_fields
+    struct option options[S_OPTIONS_MAX + 1];             // getopt's table, {0}-terminated
 } s_parse_t;
 
+// The trainer's own options; the run's come from the schema table (s_add_run_option).
 static const struct option s_long_options[] = {
-    {"model", required_argument, NULL, S_OPT_MODEL},
     {"data", required_argument, NULL, S_OPT_DATA},
-    {"workers", required_argument, NULL, S_OPT_WORKERS},
-    {"prefetch", required_argument, NULL, S_OPT_PREFETCH},
-    {"batch", required_argument, NULL, S_OPT_BATCH},
-    {"epochs", required_argument, NULL, S_OPT_EPOCHS},
-    {"threads", required_argument, NULL, S_OPT_THREADS},
     {"device", required_argument, NULL, S_OPT_DEVICE},
-    {"seed", required_argument, NULL, S_OPT_SEED},
     {"drop-last", no_argument, NULL, S_OPT_DROP_LAST},
     {"no-drop-last", no_argument, NULL, S_OPT_NO_DROP_LAST},
     {"json-out", required_argument, NULL, S_OPT_JSON_OUT},
@@ -183,9 +186,6 @@ static int s_apply(train_run_opts_t *o, int id, const char *arg, jf_err_t *err)
     int64_t v = 0;
     int rc = 0;
     switch (id) {
-    case S_OPT_MODEL:
-        o->model = arg;
-        break;
     case S_OPT_DATA:
         o->data_dir = arg;
         break;
@@ -201,30 +201,6 @@ static int s_apply(train_run_opts_t *o, int id, const char *arg, jf_err_t *err)
     case S_OPT_DROP_LAST:
     case S_OPT_NO_DROP_LAST:
         o->drop_last = id == S_OPT_DROP_LAST;
-        break;
-    case S_OPT_WORKERS:
-        rc = s_number("workers", arg, 0, TRAIN_LOADER_WORKERS_MAX, &v, err);
-        o->workers = (int)v;
-        break;
-    case S_OPT_PREFETCH:
-        rc = s_number("prefetch", arg, 1, TRAIN_LOADER_PREFETCH_MAX, &v, err);
-        o->prefetch = (int)v;
-        break;
-    case S_OPT_BATCH:
-        rc = s_number("batch", arg, 1, JF_BATCH_MAX, &v, err);
-        o->batch = (size_t)v;
-        break;
-    case S_OPT_EPOCHS:
-        rc = s_number("epochs", arg, 1, JF_EPOCHS_MAX, &v, err);
-        o->epochs = (int)v;
-        break;
-    case S_OPT_THREADS:
-        rc = s_number("threads", arg, 0, JF_THREADS_MAX, &v, err);
-        o->threads = (int)v;
-        break;
-    case S_OPT_SEED:
-        rc = s_number("seed", arg, 0, INT64_MAX, &v, err);
-        o->seed = (uint64_t)v;
         break;
     case S_OPT_MAX_BATCHES:
         rc = s_number("max-batches", arg, 0, TRAIN_OPTIONS_MAX_BATCHES_MAX, &v, err);
@@ -317,10 +293,10 @@ static int s_apply_sim(train_run_sim_opts_t *s, int id, const char *arg, jf_err_
     return rc;
 }
 
-// The long name of option id, for messages.
-static const char *s_option_name(int id)
+// The long name of option id (without "--"), for messages.
+static const char *s_option_name(const s_parse_t *p, int id)
 {
-    for (const struct option *opt = s_long_options; opt->name; opt++) {
+    for (const struct option *opt = p->options; opt->name; opt++) {
         if (opt->val == id) {
             return opt->name;
         }
@@ -328,11 +304,27 @@ static const char *s_option_name(int id)
     return "?";
 }
 
-static bool s_is_real_only(int id)
+static bool s_is_real_only(const s_parse_t *p, int id)
 {
     for (size_t i = 0; i < sizeof s_real_only / sizeof s_real_only[0]; i++) {
         if (s_real_only[i] == id) {
             return true;
+        }
+    }
+    for (const char *const *f = s_real_only_run; id >= S_OPT_RUN && *f; f++) {
+        if (strcmp(p->run_fields[id - S_OPT_RUN]->flag, *f) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// Whether the run's option flag ("--model") was given.
+static bool s_run_given(const s_parse_t *p, const char *flag)
+{
+    for (size_t i = 0; i < p->n_run; i++) {
+        if (strcmp(p->run_fields[i]->flag, flag) == 0) {
+            return p->run_given[i];
         }
     }
     return false;
@@ -341,8 +333,13 @@ static bool s_is_real_only(int id)
 // Applies one option, noting the first of each kind that only one kind of run accepts.
 static int s_apply_any(s_parse_t *p, int id, const char *arg, jf_err_t *err)
 {
-    if (p->real_only == 0 && s_is_real_only(id)) {
+    if (p->real_only == 0 && s_is_real_only(p, id)) {
         p->real_only = id;
+    }
+    if (id >= S_OPT_RUN) {
+        p->run_given[id - S_OPT_RUN] = true;
+        return jf_schema_from_flag(jf_run_spec_schema(), &p->o.run,
+                                   p->run_fields[id - S_OPT_RUN]->flag, arg, err);
     }
     if (id == S_OPT_SIMULATE) {
         p->o.simulate = true;
@@ -356,25 +353,35 @@ static int s_apply_any(s_parse_t *p, int id, const char *arg, jf_err_t *err)
     return s_apply_sim(&p->o.sim, id, arg, err);
 }
 
+// The first required run option missing: --model (unless the loader runs alone), --workers,
+// --batch, --epochs; NULL when all are there.
+static const char *s_missing_run(const s_parse_t *p, bool need_model)
+{
+    static const char *const required[] = {"--model", "--workers", "--batch", "--epochs"};
+    for (size_t i = need_model ? 0 : 1; i < sizeof required / sizeof required[0]; i++) {
+        if (!s_run_given(p, required[i])) {
+            return required[i];
+        }
+    }
+    return NULL;
+}
+
 static int s_check_required_sim(const s_parse_t *p, jf_err_t *err)
 {
-    const train_run_opts_t *o = &p->o;
-    const train_run_sim_opts_t *s = &o->sim;
+    const train_run_sim_opts_t *s = &p->o.sim;
     if (p->real_only) {
         return jf_err_set(err, -EINVAL, "--%s does not apply to --simulate",
-                          s_option_name(p->real_only));
+                          s_option_name(p, p->real_only));
     }
-    const char *missing = !o->model          ? "--model"
-                          : o->workers < 0   ? "--workers"
-                          : o->batch == 0    ? "--batch"
-                          : o->epochs == 0   ? "--epochs"
-                          : !s->params_path  ? "--sim-params"
-                          : !s->board_type   ? "--sim-board-type"
-                          : !s->board        ? "--sim-board"
-                          : !p->has_sim_seed ? "--sim-seed"
-                          : !s->mode         ? "--sim-mode"
-                          : !s->medium       ? "--sim-medium"
-                                             : NULL;
+    const char *missing = s_missing_run(p, true);
+    missing = missing            ? missing
+              : !s->params_path  ? "--sim-params"
+              : !s->board_type   ? "--sim-board-type"
+              : !s->board        ? "--sim-board"
+              : !p->has_sim_seed ? "--sim-seed"
+              : !s->mode         ? "--sim-mode"
+              : !s->medium       ? "--sim-medium"
+                                 : NULL;
     if (missing) {
         return jf_err_set(err, -EINVAL, "missing required option %s for --simulate", missing);
     }
@@ -387,19 +394,56 @@ static int s_check_required(const s_parse_t *p, jf_err_t *err)
         return s_check_required_sim(p, err);
     }
     if (p->sim_only) {
-        return jf_err_set(err, -EINVAL, "--%s needs --simulate", s_option_name(p->sim_only));
+        return jf_err_set(err, -EINVAL, "--%s needs --simulate", s_option_name(p, p->sim_only));
     }
-    const train_run_opts_t *o = &p->o;
-    const char *missing = !o->model && !o->loader_only ? "--model"
-                          : !o->data_dir               ? "--data"
-                          : o->workers < 0             ? "--workers"
-                          : o->batch == 0              ? "--batch"
-                          : o->epochs == 0             ? "--epochs"
-                                                       : NULL;
+    const char *missing = !s_run_given(p, "--model") && !p->o.loader_only ? "--model"
+                          : !p->o.data_dir                                ? "--data"
+                                                                          : NULL;
+    missing = missing ? missing : s_missing_run(p, false);
     if (missing) {
         return jf_err_set(err, -EINVAL, "missing required option %s", missing);
     }
     return 0;
+}
+
+// getopt's table: every run spec field with a trainer flag, then the trainer's own options.
+static int s_add_run_option(const jf_schema_leaf_t *leaf, void *arg)
+{
+    s_parse_t *p = arg;
+    const char *flag = leaf->field->flag;
+    if (!flag) {
+        return 0;
+    }
+    if (p->n_run >= S_RUN_FLAGS_MAX || strncmp(flag, "--", 2) != 0) {
+        return -E2BIG; // a broken table: unit.schema checks flags
+    }
+    p->options[p->n_run] = (struct option){
+        flag + 2, leaf->field->type == JF_SCHEMA_BOOL ? no_argument : required_argument, NULL,
+        S_OPT_RUN + (int) p->n_run};
+    p->run_fields[p->n_run++] = leaf->field;
+    return 0;
+}
+
+static int s_build_options(s_parse_t *p, jf_err_t *err)
+{
+    size_t n_own = sizeof s_long_options / sizeof s_long_options[0]; // with the terminator
+    if (jf_schema_each_leaf(jf_run_spec_schema(), s_add_run_option, p) != 0 ||
+        p->n_run + n_own > S_OPTIONS_MAX + 1) {
+        return jf_err_set(err, -EINVAL, "internal: too many run options for the trainer's table");
+    }
+    memcpy(&p->options[p->n_run], s_long_options, sizeof s_long_options);
+    return 0;
+}
+
+// The trainer's fields from the run's options parsed into o->run.
+static void s_from_run(train_run_opts_t *o)
+{
+    o->workers = o->run.workers;
+    o->prefetch = o->run.prefetch;
+    o->batch = (size_t) o->run.batch_size;
+    o->epochs = o->run.epochs;
+    o->threads = o->run.threads;
+    o->seed = o->run.seed;
 }
 
 static int s_parse_fault(train_fault_t *ret_fault, jf_err_t *err)
@@ -423,14 +467,17 @@ int train_options_parse(int argc, char *argv[], train_run_opts_t *ret_opts, bool
 {
     s_parse_t p = {
         .o = {.device = "cpu",
-              .workers = -1,
-              .prefetch = TRAIN_LOADER_PREFETCH_DEFAULT,
+              .run = {.prefetch = TRAIN_LOADER_PREFETCH_DEFAULT},
               .sim = {.scale = TRAIN_SIM_SCALE_DEFAULT, .speed = TRAIN_SIM_SPEED_DEFAULT}}};
     *ret_help = false;
+    int rc = s_build_options(&p, err);
+    if (rc != 0) {
+        return rc;
+    }
     optind = 0; // GNU getopt: 0 re-initialises, so the parser can run more than once
     opterr = 0; // we report errors ourselves, through err
-    int id = 0, rc = 0;
-    while (rc == 0 && (id = getopt_long(argc, argv, ":h", s_long_options, NULL)) != -1) {
+    int id = 0;
+    while (rc == 0 && (id = getopt_long(argc, argv, ":h", p.options, NULL)) != -1) {
         if (id == 'h') {
             *ret_help = true;
             return 0;
@@ -447,6 +494,7 @@ int train_options_parse(int argc, char *argv[], train_run_opts_t *ret_opts, bool
     rc = rc < 0 ? rc : s_check_required(&p, err);
     rc = rc < 0 ? rc : s_parse_fault(&p.o.fault, err);
     if (rc == 0) {
+        s_from_run(&p.o);
         *ret_opts = p.o;
     }
     return rc;

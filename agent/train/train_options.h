@@ -1,6 +1,8 @@
 /* jetfleet-train's command line (getopt_long) and its JF_TRAIN_FAULT test hook, into the run
  * options. Kept out of train_main.c so that main stays short and the parser is unit-tested.
- * Not a validator of vocabularies: train_run checks model, device and dataset. */
+ * The run's own options (--model, --workers, --batch, ...) are the run spec's fields with a
+ * trainer flag (docs/schema.md), parsed and checked (range, vocabulary) by the schema table;
+ * train_run checks device and dataset. */
 #ifndef TRAIN_OPTIONS_H
 #define TRAIN_OPTIONS_H
 
@@ -13,14 +15,15 @@
 #define TRAIN_OPTIONS_MAX_BATCHES_MAX 1000000000 // largest --max-batches
 
 // Parses argv and the JF_TRAIN_FAULT environment variable into *ret_opts (strings borrowed from
-// argv). Required: --model, --data, --workers, --batch, --epochs; with --simulate, --data is not
-// but --sim-params, --sim-board-type, --sim-board, --sim-seed, --sim-mode and --sim-medium are
-// (ret_opts->simulate and ret_opts->sim; --sim-scale and --sim-speed default to 1). Sets
-// *ret_help when --help is given (ret_opts is then not written). Returns 0, or -EINVAL with err
-// naming the option (unknown option, missing value, number out of range, stray argument, missing
-// required option, a --sim-* option without --simulate, a real run's option with it (--data,
-// --device, --threads, --drop-last, --loader-only), bad hook value). Uses getopt's global state:
-// call from one thread.
+// argv; the run's options into ret_opts->run, copied to workers, prefetch, batch, epochs,
+// threads and seed). Required: --model, --data, --workers, --batch, --epochs; with --simulate,
+// --data is not but --sim-params, --sim-board-type, --sim-board, --sim-seed, --sim-mode and
+// --sim-medium are (ret_opts->simulate and ret_opts->sim; --sim-scale and --sim-speed default to
+// 1). Sets *ret_help when --help is given (ret_opts is then not written). Returns 0, or -EINVAL
+// with err naming the option (unknown option, missing value, number out of range, a model not in
+// the catalogue, stray argument, missing required option, a --sim-* option without --simulate, a
+// real run's option with it (--data, --device, --threads, --drop-last, --loader-only), bad hook
+// value). Uses getopt's global state: call from one thread.
 int train_options_parse(int argc, char *argv[], train_run_opts_t *ret_opts, bool *ret_help,
                         jf_err_t *err);
 

@@ -1,8 +1,11 @@
 /* Run records as jansson values: each line is built, dumped compactly with "\n" and flushed at
  * once (the agent reads them as they come); a copy without "kind" is kept for the final document.
- * Durations are int64 microseconds inside and seconds (reals) on the wire. */
+ * The epoch and minibatch lines are the wire records' encoders (common/jf_msg_run_records.c,
+ * docs/schema.md) plus the trainer's own members, so durations are int64 microseconds on the
+ * lines as inside and on the wire; only people's tools convert. */
 #include "train_records.h"
 
+#include "jf_msg_run.h"
 #include "jf_units.h"
 
 #include <errno.h>
@@ -27,17 +30,6 @@ struct train_records {
     double loss_sum;        // current epoch: sum of loss * samples
     json_t *mark;           // owned; a simulated run's {"platform", "sim_speed"}, else NULL
 };
-
-static double s_seconds(int64_t us)
-{
-    return (double)us / (double)JF_US_PER_S;
-}
-
-// A JSON real, or null for a value JSON cannot carry (a diverged loss is NaN or infinite).
-static json_t *s_real(double value)
-{
-    return isfinite(value) ? json_real(value) : json_null();
-}
 
 static int s_emit(FILE *out, const json_t *line, jf_err_t *err)
 {
@@ -204,24 +196,38 @@ int train_records_minibatch(train_records_t *self, const train_minibatch_rec_t *
     self->compute_sum_us += rec->compute_us;
     self->samples += rec->samples;
     self->loss_sum += rec->loss * (double)rec->samples;
-    json_t *line =
-        json_pack("{s:s, s:i, s:I, s:I, s:f, s:f, s:o}", "kind", "minibatch", "epoch", self->epoch,
-                  "index", (json_int_t)rec->index, "samples", (json_int_t)rec->samples,
-                  "fetch_stall_s", s_seconds(rec->fetch_stall_us), "compute_s",
-                  s_seconds(rec->compute_us), "loss", s_real(rec->loss));
-    return s_emit_and_keep(self, line, self->minibatches, err);
+    // A diverged loss (NaN or infinite) is absent: JSON cannot carry it, the record says null.
+    jf_minibatch_rec_t m = {.epoch = self->epoch,
+                            .index = (int64_t) rec->index,
+                            .samples = (int64_t) rec->samples,
+                            .fetch_stall_us = rec->fetch_stall_us,
+                            .compute_us = rec->compute_us,
+                            .has_loss = isfinite(rec->loss),
+                            .loss = isfinite(rec->loss) ? rec->loss : 0.0};
+    return s_emit_and_keep(self, jf_record_minibatch_to_json(&m), self->minibatches, err);
 }
 
-// The current epoch's line, or NULL if out of memory.
+// The current epoch's line: the wire record, plus samples_per_s for people reading the line or
+// the document (the agent does not forward it). NULL if out of memory.
 static json_t *s_pack_epoch(const train_records_t *self, int64_t e2e_us)
 {
-    double e2e_s = s_seconds(e2e_us);
-    json_t *rate = e2e_us > 0 ? json_real((double)self->samples / e2e_s) : json_null();
-    json_t *loss = self->samples > 0 ? s_real(self->loss_sum / (double)self->samples) : json_null();
-    return json_pack("{s:s, s:i, s:b, s:f, s:f, s:f, s:I, s:o, s:o}", "kind", "epoch", "epoch",
-                     self->epoch, "warmup", self->epoch == 0, "e2e_s", e2e_s, "fetch_stall_s",
-                     s_seconds(self->stall_sum_us), "compute_s", s_seconds(self->compute_sum_us),
-                     "samples", (json_int_t)self->samples, "samples_per_s", rate, "loss", loss);
+    double loss = self->samples > 0 ? self->loss_sum / (double) self->samples : NAN;
+    jf_epoch_rec_t e = {.epoch = self->epoch,
+                        .warmup = self->epoch == 0,
+                        .e2e_us = e2e_us,
+                        .fetch_stall_us = self->stall_sum_us,
+                        .compute_us = self->compute_sum_us,
+                        .samples = (int64_t) self->samples,
+                        .has_loss = isfinite(loss),
+                        .loss = isfinite(loss) ? loss : 0.0};
+    json_t *line = jf_record_epoch_to_json(&e);
+    double rate = (double) self->samples * (double) JF_US_PER_S / (double) e2e_us;
+    json_t *jrate = e2e_us > 0 ? json_real(rate) : json_null();
+    if (line && json_object_set_new(line, "samples_per_s", jrate) < 0) {
+        json_decref(line);
+        line = NULL;
+    }
+    return line;
 }
 
 // Emits the epoch's line (its reference taken) and keeps it, with its minibatches, for the
@@ -275,7 +281,7 @@ static bool s_add_epoch_sim(json_t *line, const train_records_epoch_sim_t *sim, 
                                   (json_int_t)c->dataset_bytes);
         ok = json_object_set_new(line, "sim_cache", cache) == 0;
     }
-    return ok && json_object_set_new(line, "sim_wall_s", json_real(s_seconds(sim->wall_us))) == 0;
+    return ok && json_object_set_new(line, "sim_wall_us", json_integer(sim->wall_us)) == 0;
 }
 
 int train_records_epoch_end_sim(train_records_t *self, int64_t e2e_us,

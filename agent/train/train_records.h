@@ -14,13 +14,15 @@
  * - epoch: "sim_power_mw": {rail: mW}, the rails' average over this epoch; "sim_next_power_mw"
  *   over the next one (absent after the last), so that a fake power monitor can switch at the
  *   boundary; "sim_model_energy_mj": {rail: mJ}, the model's own energy of each rail over the
- *   epoch (sim_power_mw x e2e_s), for checking what an agent measures on the fake rails;
- *   "sim_wall_s", the wall-clock seconds the epoch took (e2e_s / sim_speed, or more when writing
- *   the lines takes longer than that at a high speed); "sim_cache": the modelled
- *   page cache {"resident_before", "resident_after" (shares of the dataset at the epoch's start
- *   and end), "hit_fraction" (share of reads it served), "cache_bytes" (room it has for the
- *   dataset during the run), "dataset_bytes"};
- * - times (fetch_stall_s, compute_s, e2e_s) are the model's, uncompressed, and "loss" is null.
+ *   epoch (sim_power_mw x e2e_us), for checking what an agent measures on the fake rails;
+ *   "sim_wall_us", the wall-clock microseconds the epoch took (e2e_us / sim_speed, or more when
+ *   writing the lines takes longer than that at a high speed); "sim_cache": the modelled page cache
+ * {"resident_before", "resident_after" (shares of the dataset at the epoch's start and end),
+ * "hit_fraction" (share of reads it served), "cache_bytes" (room it has for the dataset during the
+ * run), "dataset_bytes"};
+ * - times (fetch_stall_us, compute_us, e2e_us) are the model's, uncompressed, and "loss" is null.
+ * The epoch and minibatch lines are the wire records of docs/schema.md (jf_record_*_to_json), in
+ * its units (us), plus "samples_per_s" on the epoch line; the agent keeps the record's members.
  * Rail names are the board's power monitor's (VDD_IN, POM_5V_GPU, ...), powers integer mW. */
 #ifndef TRAIN_RECORDS_H
 #define TRAIN_RECORDS_H

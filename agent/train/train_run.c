@@ -148,7 +148,7 @@ static int s_open_all(train_run_t *self, jf_err_t *err)
     }
     bool model_run = !self->opts.loader_only;
     jf_torch_model_kind_t model = JF_TORCH_MODEL_LENET5;
-    int rc = model_run ? jf_torch_model_parse(self->opts.model, &model, err) : 0;
+    int rc = model_run ? jf_torch_model_parse(self->opts.run.model, &model, err) : 0;
     if (rc < 0) {
         return rc;
     }

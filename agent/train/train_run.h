@@ -6,6 +6,7 @@
 #define TRAIN_RUN_H
 
 #include "jf_err.h"
+#include "jf_run_spec.h"
 #include "train_records.h"
 
 #include <stdbool.h>
@@ -40,11 +41,14 @@ typedef struct train_run_sim_opts {
 } train_run_sim_opts_t;
 
 typedef struct train_run_opts {
-    const char *model;        // borrowed; lenet5, resnet18, vgg11 or mobilenetv3
+    jf_run_spec_t run;        // the run's own options (--model, --batch, ...: the run spec's
+                              // fields with a trainer flag, docs/schema.md); run.model is ""
+                              // when not given (--loader-only); the other fields stay zero
     const char *data_dir;     // borrowed; directory holding an MNIST, CIFAR-10 or GLD-23k set
     const char *device;       // borrowed; cpu, cuda or auto
     const char *json_out;     // borrowed; path of the final document, or NULL for none
-    int workers;              // loader workers, 0..TRAIN_LOADER_WORKERS_MAX
+    int workers;              // loader workers (the fields from here to seed are run's, copied),
+                              // 0..TRAIN_LOADER_WORKERS_MAX
     int prefetch;             // batches per worker ahead, 1..TRAIN_LOADER_PREFETCH_MAX
     size_t batch;             // samples per minibatch
     int epochs;               // epochs to run, >= 1; epoch 0 is the warm-up

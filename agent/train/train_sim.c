@@ -304,7 +304,7 @@ static int s_resolve_mode(train_sim_t *self, jf_err_t *err)
 // The dataset the model is trained on, as the parameter file pairs them.
 static int s_resolve_dataset(train_sim_t *self, jf_err_t *err)
 {
-    const char *model = self->opts.model;
+    const char *model = self->opts.run.model;
     if (!jf_run_spec_is_model(model)) {
         return jf_err_set(err, -EINVAL, "--model: unknown model '%.64s', expected one of: %s",
                           model ? model : "(null)", jf_run_spec_models());
@@ -323,11 +323,11 @@ static int s_resolve_dataset(train_sim_t *self, jf_err_t *err)
 static int s_resolve(train_sim_t *self, jf_err_t *err)
 {
     const train_run_opts_t *o = &self->opts;
-    self->in = (sim_epoch_in_t){.model = o->model,
+    self->in = (sim_epoch_in_t){.model = o->run.model,
                                 .medium = o->sim.medium,
                                 .workers = o->workers,
                                 .prefetch = o->prefetch,
-                                .batch_size = (int)o->batch,
+                                .batch_size = (int) o->batch,
                                 .dataset_scale = o->sim.scale,
                                 .run_seed = o->seed,
                                 .noise = true};
@@ -368,15 +368,15 @@ static int s_open_records(train_sim_t *self, jf_err_t *err)
                                .cache_resident = o->sim.cache_resident};
     s_power(&self->now, &sim.power);
     train_records_params_t p = {
-        .model = o->model,
+        .model = o->run.model,
         .dataset = self->in.dataset,
         .workers = o->workers,
         .prefetch = o->prefetch,
         .batch = o->batch,
         .epochs = o->epochs,
         .seed = o->seed,
-        .samples = (size_t)samples,
-        .batches_per_epoch = max > 0 && (int64_t)max < batches ? max : (size_t)batches,
+        .samples = (size_t) samples,
+        .batches_per_epoch = max > 0 && (int64_t) max < batches ? max : (size_t) batches,
         .sim = &sim,
     };
     self->records = train_records_new(&p, self->out, err);

@@ -21,7 +21,7 @@
 
 typedef struct train_sim train_sim_t;
 
-// Prepares the simulated run opts describes (opts->simulate, opts->sim; opts->model selects the
+// Prepares the simulated run opts describes (opts->simulate, opts->sim; opts->run.model selects the
 // workload and its dataset, whose samples the model knows): loads the parameter file, resolves
 // the board type, board name, power mode and medium, and evaluates epoch 0. Record lines will go
 // to out (borrowed, usually stdout). Returns the run, or NULL with err: -EINVAL naming the option

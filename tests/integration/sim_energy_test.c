@@ -126,7 +126,7 @@ static void s_model_run(jft_fleet_t *f, s_model_epoch_t *ret)
         json_t *j = json_loads(line, 0, NULL); // stderr's log lines are not JSON: skipped
         const char *kind = json_string_value(json_object_get(j, "kind"));
         if (kind && strcmp(kind, "epoch") == 0 && n < S_EPOCHS) {
-            ret[n].e2e_us = llround(json_number_value(json_object_get(j, "e2e_s")) * 1e6);
+            ret[n].e2e_us = json_integer_value(json_object_get(j, "e2e_us"));
             ret[n].power_mw =
                 json_number_value(json_object_get(json_object_get(j, "sim_power_mw"), S_RAIL));
             ret[n].energy_mj = json_number_value(

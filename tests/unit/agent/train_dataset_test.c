@@ -781,8 +781,8 @@ static void test_datagen_refuses_a_second_kind(void **state)
 
 static void t_expect_mismatch(const char *model, const char *dir, const char *fragment)
 {
-    train_run_opts_t o = {
-        .model = model, .data_dir = dir, .device = "cpu", .batch = 4, .epochs = 1};
+    train_run_opts_t o = {.data_dir = dir, .device = "cpu", .batch = 4, .epochs = 1};
+    (void) snprintf(o.run.model, sizeof o.run.model, "%s", model);
     jf_err_t err = {0};
     train_run_t *run = train_run_new(&o, stdout, &err);
     print_message("%s: %s\n", model, err.msg);

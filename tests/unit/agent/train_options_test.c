@@ -44,7 +44,7 @@ static void test_defaults_and_all_options(void **state)
     bool help = true;
     assert_int_equal(t_parse(T_REQUIRED, &o, &help, NULL), 0);
     assert_false(help);
-    assert_string_equal(o.model, "lenet5");
+    assert_string_equal(o.run.model, "lenet5");
     assert_string_equal(o.data_dir, "/d");
     assert_string_equal(o.device, "cpu");
     assert_int_equal(o.prefetch, 2);
@@ -82,7 +82,7 @@ static void test_loader_only(void **state)
                              &err),
                      0);
     assert_true(o.loader_only);
-    assert_null(o.model);
+    assert_string_equal(o.run.model, "");
     assert_int_equal(t_parse(T_REQUIRED, &o, &help, NULL), 0);
     assert_false(o.loader_only);
     assert_int_equal(t_parse("--data /d --workers 2 --batch 16 --epochs 1", &o, &help, &err),
@@ -231,6 +231,10 @@ static void test_bad_command_lines(void **state)
         {T_REQUIRED " --prefetch 0", "--prefetch"},
         {T_REQUIRED " --threads -1", "--threads"},
         {T_REQUIRED " --seed -5", "--seed"},
+        // The run's options are checked by the schema table: vocabulary and range.
+        {"--model alexnet --data /d --workers 0 --batch 16 --epochs 2",
+         "--model: 'model' must be one of lenet5, resnet18, vgg11, mobilenetv3"},
+        {T_REQUIRED " --workers 17", "--workers: 17 is out of range [0, 16]"},
         {T_REQUIRED " --max-batches many", "--max-batches"},
         {T_REQUIRED " --bogus", "unknown option '--bogus'"},
         {T_REQUIRED " --seed", "missing value for '--seed'"},

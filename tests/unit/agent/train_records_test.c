@@ -3,6 +3,8 @@
  * failures. */
 #include "train_records.h"
 
+#include "jf_msg_run.h"
+
 #include <errno.h>
 #include <jansson.h>
 #include <math.h>
@@ -86,6 +88,28 @@ static void t_record_run(train_records_t *r)
     assert_int_equal(train_records_done(r, NULL), 0);
 }
 
+static int64_t t_int(const json_t *line, const char *key)
+{
+    const json_t *v = json_object_get(line, key);
+    assert_true(json_is_integer(v));
+    return json_integer_value(v);
+}
+
+// A minibatch or epoch line, less the trainer's own samples_per_s, is a record the wire decoder
+// takes as it is: the trainer writes what the coordinator reads, in the same units.
+static void t_expect_wire_record(const json_t *line)
+{
+    json_t *rec = json_deep_copy(line);
+    assert_non_null(rec);
+    (void) json_object_del(rec, "samples_per_s"); // absent from a minibatch line
+    jf_record_t parsed;
+    jf_err_t err = {0};
+    if (jf_record_parse(rec, &parsed, &err) != 0) {
+        fail_msg("line is not a wire record: %s", err.msg);
+    }
+    json_decref(rec);
+}
+
 // The start, minibatch and epoch lines carry exactly the contract's keys, in its order.
 static void t_check_key_order(json_t **lines)
 {
@@ -93,11 +117,12 @@ static void t_check_key_order(json_t **lines)
         "kind",          "model",   "dataset",           "device",  "threads",  "blas",
         "torch_version", "samples", "batches_per_epoch", "workers", "prefetch", "batch",
         "epochs",        "seed"};
-    static const char *const mb[] = {"kind",          "epoch",     "index", "samples",
-                                     "fetch_stall_s", "compute_s", "loss"};
-    static const char *const ep[] = {"kind",    "epoch",         "warmup",
-                                     "e2e_s",   "fetch_stall_s", "compute_s",
-                                     "samples", "samples_per_s", "loss"};
+    // The minibatch and epoch lines are the wire records (docs/schema.md), in table order, in us.
+    static const char *const mb[] = {"kind",           "epoch",      "index", "samples",
+                                     "fetch_stall_us", "compute_us", "loss"};
+    static const char *const ep[] = {"kind",    "epoch",          "warmup",
+                                     "e2e_us",  "fetch_stall_us", "compute_us",
+                                     "samples", "loss",           "samples_per_s"};
     t_assert_keys(lines[0], start, 14);
     t_assert_keys(lines[1], mb, 7);
     t_assert_keys(lines[3], ep, 9);
@@ -117,11 +142,13 @@ static void test_lines_follow_the_contract(void **state)
     assert_int_equal(t_parse_lines(text, lines), 7);
     t_check_key_order(lines);
     assert_int_equal(json_integer_value(json_object_get(lines[0], "seed")), 9);
-    assert_float_equal(t_real(lines[2], "fetch_stall_s"), 0.002, 1e-12);
+    assert_int_equal(t_int(lines[2], "fetch_stall_us"), 2000);
     assert_true(json_is_true(json_object_get(lines[3], "warmup")));
-    assert_float_equal(t_real(lines[3], "e2e_s"), 0.1, 1e-12);
-    assert_float_equal(t_real(lines[3], "fetch_stall_s"), 0.003, 1e-12);
-    assert_float_equal(t_real(lines[3], "compute_s"), 0.03, 1e-12);
+    assert_int_equal(t_int(lines[3], "e2e_us"), 100000);
+    assert_int_equal(t_int(lines[3], "fetch_stall_us"), 3000);
+    assert_int_equal(t_int(lines[3], "compute_us"), 30000);
+    t_expect_wire_record(lines[1]);
+    t_expect_wire_record(lines[3]);
     assert_int_equal(json_integer_value(json_object_get(lines[3], "samples")), 24);
     assert_float_equal(t_real(lines[3], "samples_per_s"), 240.0, 1e-9);
     assert_float_equal(t_real(lines[3], "loss"), (2.0 * 16 + 1.0 * 8) / 24, 1e-9);
@@ -285,8 +312,8 @@ static void t_check_sim_lines(json_t **lines)
     assert_int_equal(json_integer_value(json_object_get(power, "VDD_SOC")), 780);
     assert_true(json_equal(power, json_object_get(lines[2], "sim_power_mw")));
     assert_true(json_equal(power, json_object_get(lines[2], "sim_next_power_mw")));
-    assert_float_equal(t_real(lines[2], "sim_wall_s"), 8e-6, 1e-15);
-    assert_float_equal(t_real(lines[2], "e2e_s"), 0.004, 1e-12);
+    assert_int_equal(t_int(lines[2], "sim_wall_us"), 8);
+    assert_int_equal(t_int(lines[2], "e2e_us"), 4000);
 }
 
 static void test_simulated_run_lines(void **state)

@@ -151,7 +151,16 @@ static void test_run_assign_roundtrip(void **state)
     assert_int_equal(b.timeout_us, s.timeout_us);
     jf_run_spec_compute_id(&b);
     assert_string_equal(b.run_id, s.run_id);
+    // The decoder already left the typed form in the message: the agent takes it from there.
+    assert_non_null(m.assign);
+    assert_int_equal(m.assign->attempt, 2);
+    jf_run_spec_t typed = m.assign->spec;
+    assert_string_equal(typed.run_id, s.run_id);
+    assert_int_equal(typed.batch_size, s.batch_size);
+    jf_run_spec_compute_id(&typed); // every field that defines the run is in the id
+    assert_string_equal(typed.run_id, s.run_id);
     jf_msg_fini(&m);
+    assert_null(m.assign);
 }
 
 static void t_expect_ref(const json_t *body, int64_t attempt, int64_t seq)

@@ -25,7 +25,8 @@ jf_add_unit_test(store_schema
 # jf_common_testfield): a field added to the schema table alone, end to end.
 jf_add_unit_test(schema_field
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/schema_field_test.c
-  ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_store_testfield)
+  ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c
+  LIBS jf_store_testfield jf_train_options_testfield)
 
 # The CLI's table printer: wide tables and column lists whole, a missing column an error.
 jf_add_unit_test(cli_table

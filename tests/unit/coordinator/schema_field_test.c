@@ -3,11 +3,13 @@
  * of the schema table (common/jf_run_spec_schema.c). This test checks that it round-trips
  * through the JSON form (run.assign), enters the run id only when set, gets a store column (added
  * on open) with its binds, an export column under its header, and a trainer option that parses
- * back, with no parser, encoder, binder or list edited for it. */
+ * back, and that jetfleet-train's option parser takes it into its parsed options, with no
+ * parser, encoder, binder or list edited for it. */
 #include "coord_store_internal.h"
 #include "jf_msg_run.h"
 #include "jf_run_spec.h"
 #include "store_support.h"
+#include "train_options.h"
 
 #include <errno.h>
 #include <setjmp.h>
@@ -107,6 +109,25 @@ static void test_trainer_argv(void **state)
     assert_non_null(strstr(err.msg, "--test-knob"));
 }
 
+// The trainer takes the option with no handler of its own: train_options reads the table.
+static void test_trainer_options(void **state)
+{
+    (void) state;
+    char *argv[] = {
+        "jetfleet-train", "--model", "lenet5",   "--data", "/d",          "--workers", "0",
+        "--batch",        "16",      "--epochs", "2",      "--test-knob", "7",         NULL};
+    train_run_opts_t o = {0};
+    bool help = false;
+    jf_err_t err = {0};
+    assert_int_equal(train_options_parse(13, argv, &o, &help, &err), 0);
+    assert_false(help);
+    assert_int_equal(o.run.test_knob, T_KNOB);
+    assert_int_equal(o.batch, 16);
+    argv[12] = "1001"; // the table's range, [0, 1000]
+    assert_int_equal(train_options_parse(13, argv, &o, &help, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "--test-knob: 1001 is out of range [0, 1000]"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -114,6 +135,7 @@ int main(void)
         cmocka_unit_test(test_run_id),
         cmocka_unit_test_setup_teardown(test_store_and_export, tstore_setup, tstore_teardown),
         cmocka_unit_test(test_trainer_argv),
+        cmocka_unit_test(test_trainer_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
