@@ -35,14 +35,13 @@ static const char *s_value(s_build_t *b, const jf_schema_leaf_t *leaf)
     }
     char *t = b->out->text[b->n_text++];
     if (f->type == JF_SCHEMA_NUM) {
-        (void) snprintf(t, sizeof b->out->text[0], "%.17g", jf_schema_leaf_num(leaf, b->rec));
+        (void)snprintf(t, sizeof b->out->text[0], "%.17g", jf_schema_leaf_num(leaf, b->rec));
     } else if (f->type == JF_SCHEMA_U64) {
-        (void) snprintf(t, sizeof b->out->text[0], "%" PRIu64,
-                        (uint64_t) jf_schema_leaf_int(leaf, b->rec) /
-                            (uint64_t) jf_schema_scale(f));
+        (void)snprintf(t, sizeof b->out->text[0], "%" PRIu64,
+                       (uint64_t)jf_schema_leaf_int(leaf, b->rec) / (uint64_t)jf_schema_scale(f));
     } else {
-        (void) snprintf(t, sizeof b->out->text[0], "%" PRId64,
-                        jf_schema_leaf_int(leaf, b->rec) / jf_schema_scale(f));
+        (void)snprintf(t, sizeof b->out->text[0], "%" PRId64,
+                       jf_schema_leaf_int(leaf, b->rec) / jf_schema_scale(f));
     }
     return t;
 }

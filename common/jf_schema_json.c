@@ -49,6 +49,33 @@ static bool s_type_ok(const jf_schema_field_t *f, const json_t *v)
     }
 }
 
+// A member of the wrong type or missing. An enum says its names; an array its most items,
+// prefixed with the path ("measure: 'cache' ..."); a nested record in a schema with a path is
+// prefixed with the path and its name ("measure.telemetry: 'telemetry' must be an object").
+static int s_member_type_error(const jf_schema_t *schema, const jf_schema_field_t *f,
+                               const char *prefix, const char *got, jf_err_t *err)
+{
+    // The run parameters' words put a colon after the member (jansson's did).
+    const char *colon = schema->words == JF_SCHEMA_WORDS_UNPACK ? ":" : "";
+    int rc = 0;
+    if (f->type == JF_SCHEMA_ENUM && f->must) {
+        rc = jf_err_set(err, -EPROTO, "'%s%s' %s, got %s", prefix, f->name, f->must, got);
+    } else if (f->type == JF_SCHEMA_ARR) {
+        rc = jf_err_set(err, -EPROTO, "'%s%s' must be an array of at most %zu items, got %s",
+                        prefix, f->name, f->max_count, got);
+    } else {
+        rc = jf_err_set(err, -EPROTO, "'%s%s'%s must be %s, got %s", prefix, f->name, colon,
+                        s_wanted(f), got);
+    }
+    if (schema->path && f->type == JF_SCHEMA_ARR) {
+        return jf_err_prefix(err, "%s", schema->path);
+    }
+    if (schema->path && f->type == JF_SCHEMA_OBJ) {
+        return jf_err_prefix(err, "%s.%s", schema->path, f->name);
+    }
+    return rc;
+}
+
 // Presence and type of every field, before any value is looked at (as json_unpack did).
 static int s_check_members(const jf_schema_t *schema, const json_t *obj, const char *prefix,
                            jf_err_t *err)
@@ -61,12 +88,7 @@ static int s_check_members(const jf_schema_t *schema, const json_t *obj, const c
         }
         if ((v || !f->optional) && !s_type_ok(f, v)) {
             const char *got = v ? s_json_kind(v) : "nothing";
-            // The run parameters' words put a colon after the member (jansson's did).
-            const char *colon = schema->words == JF_SCHEMA_WORDS_UNPACK ? ":" : "";
-            int rc = jf_err_set(err, -EPROTO, "'%s%s'%s must be %s, got %s", prefix, f->name, colon,
-                                s_wanted(f), got);
-            bool nested = f->type == JF_SCHEMA_OBJ || f->type == JF_SCHEMA_ARR;
-            return schema->path && nested ? jf_err_prefix(err, "%s.%s", schema->path, f->name) : rc;
+            return s_member_type_error(schema, f, prefix, got, err);
         }
     }
     return 0;

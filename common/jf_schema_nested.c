@@ -4,6 +4,7 @@
 #include "jf_schema_internal.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 int jf_schema_check_enum(const jf_schema_field_t *f, const char *name, int v, jf_err_t *err)
@@ -40,15 +41,27 @@ size_t jf_schema_arr_count(const jf_schema_field_t *f, const void *base)
     return *(const size_t *) ((const char *) base + f->count_offset);
 }
 
-static int s_decode_elem(const jf_schema_field_t *f, const json_t *x, void *e, jf_err_t *err)
+// A record element's errors are prefixed "label[i]: "; a scalar's name it ("'cpus[3]' must ...").
+static int s_decode_elem(const jf_schema_field_t *f, const char *label, size_t i, const json_t *x,
+                         void *e, jf_err_t *err)
 {
     if (!f->sub) {
-        return jf_schema_decode_scalar(f->elem, "", x, e, err);
+        char name[JF_SCHEMA_NAME_MAX + 24] = {0};
+        (void) snprintf(name, sizeof name, "%s[%zu]", label, i); // a long label is cut, not lost
+        const jf_schema_field_t *t = f->elem;
+        bool is_int = t->type == JF_SCHEMA_INT || t->type == JF_SCHEMA_I64;
+        if (is_int && (!json_is_integer(x) || json_integer_value(x) < t->lo ||
+                       json_integer_value(x) > t->hi)) {
+            // The words the measure checker gave an online CPU ("'online_cpus[0]' must be ...").
+            return jf_err_set(err, -EINVAL, "'%s' must be an integer in [%lld, %lld]", name,
+                              (long long) t->lo, (long long) t->hi);
+        }
+        return jf_schema_decode_scalar(t, name, x, e, err);
     }
-    if (!json_is_object(x)) {
-        return jf_err_set(err, -EPROTO, "must be an object");
-    }
-    return jf_schema_decode_level(f->sub, x, e, "", err);
+    int rc = json_is_object(x) ? jf_schema_decode_level(f->sub, x, e, "", err)
+                               : jf_err_set(err, -EPROTO, "must be an object");
+    rc = rc || !f->sub->check ? rc : f->sub->check(e, err);
+    return rc ? jf_err_prefix(err, "%s[%zu]", label, i) : 0;
 }
 
 int jf_schema_decode_arr(const jf_schema_field_t *f, const char *label, const json_t *v, void *base,
@@ -63,9 +76,9 @@ int jf_schema_decode_arr(const jf_schema_field_t *f, const char *label, const js
     const json_t *x = NULL;
     json_array_foreach(v, i, x)
     {
-        int rc = s_decode_elem(f, x, arr + i * f->elem_size, err);
+        int rc = s_decode_elem(f, label, i, x, arr + i * f->elem_size, err);
         if (rc != 0) {
-            return jf_err_prefix(err, "%s[%zu]", label, i);
+            return rc;
         }
     }
     *(size_t *) ((char *) base + f->count_offset) = json_array_size(v);
