@@ -12,7 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define JF_SCHEMA_NAME_MAX 64 // longest dotted field name ("custom.cpu_hz"), without the NUL
+#define JF_SCHEMA_NULL_I64 INT64_MIN // a nullable I64 array element that is null on the wire
+#define JF_SCHEMA_NAME_MAX 64        // longest dotted field name ("custom.cpu_hz"), without the NUL
 
 typedef enum jf_schema_type {
     JF_SCHEMA_STR = 0, // char[size] in the struct; a JSON string shorter than size
@@ -71,7 +72,10 @@ typedef struct jf_schema_field {
     size_t count_offset;      // JF_SCHEMA_ARR: offsetof the size_t element count
     size_t elem_size;         // JF_SCHEMA_ARR: sizeof one element
     const struct jf_schema_field *elem; // JF_SCHEMA_ARR of scalars: the element's type and
-                                        // range (its name and offset unused)
+                                        // range (its name and offset unused); nullable: null
+                                        // is NAN (NUM) or JF_SCHEMA_NULL_I64 (I64)
+    bool map; // JF_SCHEMA_ARR: on the wire an object name -> value, in the struct records of
+              // .sub whose first field (STR) is the name and second the value ("temps_mc")
 } jf_schema_field_t;
 
 // A schema's table and its length, in designated initialisers: JF_SCHEMA_FIELDS(s_fields).

@@ -102,10 +102,16 @@ static int s_validate_value(const jf_schema_field_t *f, const char *name, const 
     case JF_SCHEMA_INT:
         return s_validate_scaled(f, name, *(const int *) m, err);
     case JF_SCHEMA_I64:
+        if (f->nullable && !f->has_flag && *(const int64_t *) m == JF_SCHEMA_NULL_I64) {
+            return 0; // an array element that is null: not read
+        }
         return s_validate_scaled(f, name, *(const int64_t *) m, err);
     case JF_SCHEMA_U64:
         return jf_schema_check_u64(f, name, *(const uint64_t *) m, err);
     case JF_SCHEMA_NUM:
+        if (f->nullable && !f->has_flag && isnan(*(const double *) m)) {
+            return 0; // an array element that is null: not read (a member has its has_ flag)
+        }
         return jf_schema_check_num(f, name, *(const double *) m, err);
     case JF_SCHEMA_ENUM:
         return jf_schema_check_enum(f, name, *(const int *) m, err);

@@ -43,7 +43,7 @@ static bool s_type_ok(const jf_schema_field_t *f, const json_t *v)
     case JF_SCHEMA_ENUM:
         return json_is_string(v);
     case JF_SCHEMA_ARR:
-        return json_is_array(v);
+        return f->map ? json_is_object(v) : json_is_array(v);
     default:
         return json_is_object(v);
     }
@@ -61,8 +61,9 @@ static int s_member_type_error(const jf_schema_t *schema, const jf_schema_field_
     if (f->type == JF_SCHEMA_ENUM && f->must) {
         rc = jf_err_set(err, -EPROTO, "'%s%s' %s, got %s", prefix, f->name, f->must, got);
     } else if (f->type == JF_SCHEMA_ARR) {
-        rc = jf_err_set(err, -EPROTO, "'%s%s' must be an array of at most %zu items, got %s",
-                        prefix, f->name, f->max_count, got);
+        rc = jf_err_set(err, -EPROTO, "'%s%s' must be %s of at most %zu %s, got %s", prefix,
+                        f->name, f->map ? "an object" : "an array", f->max_count,
+                        f->map ? "members" : "items", got);
     } else {
         rc = jf_err_set(err, -EPROTO, "'%s%s'%s must be %s, got %s", prefix, f->name, colon,
                         s_wanted(f), got);
@@ -168,6 +169,14 @@ static int s_decode_int(const jf_schema_field_t *f, const char *name, const json
 int jf_schema_decode_scalar(const jf_schema_field_t *f, const char *name, const json_t *v, void *m,
                             jf_err_t *err)
 {
+    if (f->nullable && json_is_null(v) && f->type == JF_SCHEMA_I64) {
+        *(int64_t *) m = JF_SCHEMA_NULL_I64; // an array element that could not be read
+        return 0;
+    }
+    if (f->nullable && json_is_null(v) && f->type == JF_SCHEMA_NUM) {
+        *(double *) m = NAN;
+        return 0;
+    }
     if (!s_type_ok(f, v) || f->type == JF_SCHEMA_OBJ || f->type == JF_SCHEMA_ARR) {
         return jf_err_set(err, -EPROTO, "'%s' must be %s, got %s", name, s_wanted(f),
                           s_json_kind(v));
@@ -278,6 +287,9 @@ json_t *jf_schema_encode_scalar(const jf_schema_field_t *f, const void *m)
     case JF_SCHEMA_INT:
         return json_integer(*(const int *) m / scale);
     case JF_SCHEMA_I64:
+        if (f->nullable && *(const int64_t *) m == JF_SCHEMA_NULL_I64) {
+            return json_null();
+        }
         return json_integer(*(const int64_t *) m / scale);
     case JF_SCHEMA_U64:
         return json_integer((json_int_t) (*(const uint64_t *) m / (uint64_t) scale));

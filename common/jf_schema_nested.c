@@ -50,8 +50,10 @@ static int s_decode_elem(const jf_schema_field_t *f, const char *label, size_t i
         (void) snprintf(name, sizeof name, "%s[%zu]", label, i); // a long label is cut, not lost
         const jf_schema_field_t *t = f->elem;
         bool is_int = t->type == JF_SCHEMA_INT || t->type == JF_SCHEMA_I64;
-        if (is_int && (!json_is_integer(x) || json_integer_value(x) < t->lo ||
-                       json_integer_value(x) > t->hi)) {
+        bool null_ok = t->nullable && json_is_null(x);
+        if (is_int && !null_ok &&
+            (!json_is_integer(x) || json_integer_value(x) < t->lo ||
+             json_integer_value(x) > t->hi)) {
             // The words the measure checker gave an online CPU ("'online_cpus[0]' must be ...").
             return jf_err_set(err, -EINVAL, "'%s' must be an integer in [%lld, %lld]", name,
                               (long long) t->lo, (long long) t->hi);
@@ -64,9 +66,49 @@ static int s_decode_elem(const jf_schema_field_t *f, const char *label, size_t i
     return rc ? jf_err_prefix(err, "%s[%zu]", label, i) : 0;
 }
 
+// A map's member: its name into the record's first field, its value into the second.
+static int s_decode_entry(const jf_schema_field_t *f, const char *label, const char *key,
+                          const json_t *x, void *e, jf_err_t *err)
+{
+    const jf_schema_field_t *kf = &f->sub->fields[0], *vf = &f->sub->fields[1];
+    char name[JF_SCHEMA_NAME_MAX + 80] = {0};
+    (void) snprintf(name, sizeof name, "%s.%.64s", label, key); // cut, not lost, when long
+    if (strlen(key) >= kf->size) {
+        return jf_err_set(err, -EINVAL, "'%s': the name is longer than %zu bytes", name,
+                          kf->size - 1);
+    }
+    memcpy(jf_schema_member(kf, e), key, strlen(key) + 1);
+    return jf_schema_decode_scalar(vf, name, x, jf_schema_member(vf, e), err);
+}
+
+static int s_decode_map(const jf_schema_field_t *f, const char *label, const json_t *v, void *base,
+                        jf_err_t *err)
+{
+    if (!json_is_object(v) || json_object_size(v) > f->max_count) {
+        return jf_err_set(err, -EPROTO, "'%s' must be an object of at most %zu members", label,
+                          f->max_count);
+    }
+    char *arr = jf_schema_member(f, base);
+    size_t i = 0;
+    const char *k = NULL;
+    json_t *x = NULL;
+    json_object_foreach((json_t *) v, k, x)
+    {
+        int rc = s_decode_entry(f, label, k, x, arr + i++ * f->elem_size, err);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    *(size_t *) ((char *) base + f->count_offset) = i;
+    return 0;
+}
+
 int jf_schema_decode_arr(const jf_schema_field_t *f, const char *label, const json_t *v, void *base,
                          jf_err_t *err)
 {
+    if (f->map) {
+        return s_decode_map(f, label, v, base, err);
+    }
     if (!json_is_array(v) || json_array_size(v) > f->max_count) {
         return jf_err_set(err, -EPROTO, "'%s' must be an array of at most %zu items", label,
                           f->max_count);
@@ -85,8 +127,28 @@ int jf_schema_decode_arr(const jf_schema_field_t *f, const char *label, const js
     return 0;
 }
 
+static json_t *s_encode_map(const jf_schema_field_t *f, const void *base)
+{
+    const char *arr = jf_schema_cmember(f, base);
+    size_t n = jf_schema_arr_count(f, base);
+    json_t *o = n <= f->max_count ? json_object() : NULL;
+    for (size_t i = 0; o && i < n; i++) {
+        const void *e = arr + i * f->elem_size;
+        const jf_schema_field_t *kf = &f->sub->fields[0], *vf = &f->sub->fields[1];
+        json_t *x = jf_schema_encode_scalar(vf, jf_schema_cmember(vf, e));
+        if (!x || json_object_set_new(o, jf_schema_cmember(kf, e), x) != 0) {
+            json_decref(o);
+            return NULL;
+        }
+    }
+    return o;
+}
+
 json_t *jf_schema_encode_arr(const jf_schema_field_t *f, const void *base)
 {
+    if (f->map) {
+        return s_encode_map(f, base);
+    }
     const char *arr = jf_schema_cmember(f, base);
     size_t n = jf_schema_arr_count(f, base);
     json_t *a = n <= f->max_count ? json_array() : NULL;
