@@ -189,9 +189,12 @@ static int s_validate_fields(const jf_schema_t *schema, const void *base, const 
     for (size_t i = 0; rc == 0 && i < schema->n_fields; i++) {
         const jf_schema_field_t *f = &schema->fields[i];
         char name[JF_SCHEMA_NAME_MAX + 1] = {0};
-        if (f->derived || !jf_schema_field_is_present(f, base) ||
+        const jf_schema_t one = {.fields = f, .n_fields = 1};
+        bool omitted = f->omit_zero && f->type != JF_SCHEMA_OBJ && !jf_schema_is_set(&one, base);
+        if (f->derived || omitted || !jf_schema_field_is_present(f, base) ||
             jf_schema_join(name, sizeof name, prefix, "", f->name) != 0) {
-            continue; // a name too long for the buffer: the table test refuses such a table
+            continue; // absent (an omit_zero field at zero is left out of the JSON form too), or
+                      // a name too long for the buffer: the table test refuses such a table
         }
         if (f->type == JF_SCHEMA_OBJ) {
             char sub[JF_SCHEMA_NAME_MAX + 2] = {0};

@@ -84,8 +84,7 @@ static const jf_schema_t s_disk_schema = S_SUB("disk", s_disk_fields);
 
 // clang-format off
 static const jf_schema_field_t s_fields[] = {
-    {.name = "t_us", .type = JF_SCHEMA_I64, S_AT(S_T, t_us), .lo = 1, .hi = S_US_MAX,
-     .unit = "us", .doc = "wall clock"},
+    {S_I64(S_T, t_us, 1, S_US_MAX, "us"), .doc = "wall clock (the message check requires it)"},
     {S_I64(S_T, mono_us, 0, S_US_MAX, "us"), .doc = "monotonic clock"},
     {.name = "board_type", .type = JF_SCHEMA_STR, S_AT(S_T, board_type), .optional = true,
      .omit_zero = true},

@@ -55,7 +55,8 @@ typedef struct jf_sample_disk {
 // arrays have a count. Elements of the per-core arrays that could not be read (an offline core)
 // are NAN (loads) or JF_SCHEMA_NULL_I64 (frequencies). extra holds the unknown members.
 typedef struct jf_telemetry_sample {
-    int64_t t_us; // wall clock, us since the Unix epoch
+    bool has_t_us; // always in a telemetry message; a tegrastats line without a time has none
+    int64_t t_us;  // wall clock, us since the Unix epoch
     bool has_mono_us;
     int64_t mono_us;                         // monotonic time, us
     char board_type[JF_SAMPLE_WORD_MAX + 1]; // --sample-once only; "" = absent
