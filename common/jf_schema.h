@@ -22,8 +22,9 @@ typedef enum jf_schema_type {
     JF_SCHEMA_U64,     // uint64_t; a JSON integer, range [lo, hi] with hi <= INT64_MAX
     JF_SCHEMA_BOOL,    // bool; true or false
     JF_SCHEMA_NUM,     // double; a finite JSON number (integer or real)
-    JF_SCHEMA_OBJ,     // a nested record described by .sub, present when its first field is
-                       // non-zero (custom.cores 0: no custom point), or by its has_ flag
+    JF_SCHEMA_OBJ,     // a nested record described by .sub: always present when required;
+                       // optional, present by its has_ flag or else when its first field is
+                       // non-zero (custom.cores 0: no custom point)
     JF_SCHEMA_ENUM,    // int (an enum) in the struct; on the wire one of .names[value]
     JF_SCHEMA_ARR,     // an array in the struct of at most .max_count elements of .elem_size
                        // bytes, the count in a size_t at .count_offset: records described by
