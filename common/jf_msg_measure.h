@@ -7,8 +7,10 @@
 #ifndef JF_MSG_MEASURE_H
 #define JF_MSG_MEASURE_H
 
+#include "jf_board.h"
 #include "jf_err.h"
 #include "jf_msg_session.h"
+#include "jf_schema.h"
 
 #include <jansson.h>
 #include <limits.h>
@@ -48,18 +50,18 @@ typedef enum jf_measure_total {
 
 // How the page cache was dropped before the run.
 typedef enum jf_measure_drop {
-    JF_MEASURE_DROP_NONE = 0, // not asked for (params.drop_caches false)
-    JF_MEASURE_DROP_HELPER,   // the whole page cache, through jetfleet-privhelper
-    JF_MEASURE_DROP_FADVISE,  // the dataset's files only, posix_fadvise DONTNEED, unprivileged
+    JF_MEASURE_DROP_NONE = 0,  // not asked for (params.drop_caches false)
+    JF_MEASURE_DROP_HELPER,    // the whole page cache, through jetfleet-privhelper
+    JF_MEASURE_DROP_FADVISE,   // the dataset's files only, posix_fadvise DONTNEED, unprivileged
     JF_MEASURE_DROP_SIMULATED, // a sim board's modelled page cache emptied (no real drop)
 } jf_measure_drop_t;
 
 // One rail's share of the run (a plain value record).
 typedef struct jf_measure_rail {
     char name[JF_MEASURE_RAIL_NAME_MAX + 1]; // rail name as the board labels it
-    double energy_mj;                       // over the run, mJ
-    double avg_power_mw;                    // over the time the rail was read, mW
-    double peak_power_mw;                   // highest reading, mW
+    double energy_mj;                        // over the run, mJ
+    double avg_power_mw;                     // over the time the rail was read, mW
+    double peak_power_mw;                    // highest reading, mW
 } jf_measure_rail_t;
 
 // Page-cache residency of the dataset around one epoch (a plain value record).
@@ -71,55 +73,101 @@ typedef struct jf_measure_cache {
     double after;    // 0..1
 } jf_measure_cache_t;
 
+// One CPU cluster's frequency limits (power_mode.cpu_clusters[]).
+typedef struct jf_measure_cluster {
+    int first_core; // lowest core number of the cluster, 0..63
+    int64_t min_hz; // scaling_min_freq, Hz
+    int64_t max_hz; // scaling_max_freq, Hz
+} jf_measure_cluster_t;
+
+// The power state in force (measure.power_mode). Every member is optional: a quantity the board
+// does not expose is absent (has_ false), never zero (STYLE.md §7).
+typedef struct jf_measure_power {
+    bool has_mode_id;
+    int mode_id;                                // nvpmodel id, 0..255
+    char mode_name[JF_POWER_MODE_NAME_MAX + 1]; // "" = absent
+    bool has_online_cpus;
+    size_t n_online_cpus;                 // entries used in online_cpus
+    int online_cpus[JF_MEASURE_CPUS_MAX]; // core numbers, 0..63
+    bool has_clusters;
+    size_t n_clusters;                                      // entries used in clusters
+    jf_measure_cluster_t clusters[JF_MEASURE_CLUSTERS_MAX]; // cpu_clusters
+    bool has_gpu_min_hz;
+    int64_t gpu_min_hz; // Hz
+    bool has_gpu_max_hz;
+    int64_t gpu_max_hz; // Hz
+    bool has_emc_cap_hz;
+    int64_t emc_cap_hz; // Hz
+    bool has_dvfs_off;
+    bool dvfs_off; // DVFS was off (clocks pinned)
+    bool has_note;
+    char note[JF_MEASURE_NOTE_MAX + 1]; // what could not be read, for humans
+} jf_measure_power_t;
+
 // Everything a measure record says (a plain value record). Strings are NUL-terminated.
 typedef struct jf_measure {
-    char source[JF_MEASURE_WORD_MAX + 1]; // samples' "source" (sysfs, proc, ...); "" if none
-    int rate_hz;                          // requested sampling rate, 1..50
-    double achieved_rate_hz;              // (samples - 1) / (last - first sample time); 0 if < 2
-    int64_t samples;                      // samples taken
-    int64_t late;                         // taken more than half a period after their deadline
-    int64_t missed;                       // deadlines skipped because the sampler fell behind
-    int64_t max_gap_us;                   // longest time between two samples, us
+    char source[JF_MEASURE_WORD_MAX + 1];    // samples' "source" (sysfs, proc, ...); "" if none
+    int rate_hz;                             // requested sampling rate, 1..50
+    double achieved_rate_hz;                 // (samples - 1) / (last - first sample time); 0 if < 2
+    int64_t samples;                         // samples taken
+    int64_t late;                            // taken more than half a period after their deadline
+    int64_t missed;                          // deadlines skipped because the sampler fell behind
+    int64_t max_gap_us;                      // longest time between two samples, us
     char time_base[JF_MEASURE_TEXT_MAX + 1]; // "monotonic", or "simulated, speed N": the clock
                                              // of every time and rate here; "" = left out
-    int wall_rate_hz;                     // simulated: the sampler's wall-clock rate; 0 = none
-    jf_measure_total_t total;             // how energy_mj was formed; NONE: no power readable
-    char energy_source[JF_MEASURE_WORD_MAX + 1]; // JF_MEASURE_SOURCE_*; "" when total NONE
-    int tegrastats_interval_ms;                  // energy_source "tegrastats": the --interval it
-                                                 // ran at, 1..60000 ms; 0 when unknown
-    char covers[JF_MEASURE_TEXT_MAX + 1];        // what the total covers ("RAPL package+dram");
-                                                 // "" = left out
-    char reason[JF_MEASURE_NOTE_MAX + 1];        // total NONE: why; "" = left out
+    int wall_rate_hz;                        // simulated: the sampler's wall-clock rate; 0 = none
+    jf_measure_total_t total;                // how energy_mj was formed; NONE: no power readable
+    char energy_source[JF_MEASURE_WORD_MAX + 1];   // JF_MEASURE_SOURCE_*; "" when total NONE
+    int tegrastats_interval_ms;                    // energy_source "tegrastats": the --interval it
+                                                   // ran at, 1..60000 ms; 0 when unknown
+    char covers[JF_MEASURE_TEXT_MAX + 1];          // what the total covers ("RAPL package+dram");
+                                                   // "" = left out
+    char reason[JF_MEASURE_NOTE_MAX + 1];          // total NONE: why; "" = left out
     char input_rail[JF_MEASURE_RAIL_NAME_MAX + 1]; // the input rail's name ("" if unnamed/none)
-    double energy_mj;                             // run energy (total != NONE), mJ
-    double avg_power_mw;                          // energy / covered time, mW
-    double peak_power_mw;                         // highest total reading, mW
-    int64_t covered_us;                           // time the total was known, us
-    size_t n_rails;                               // entries used in rails
+    bool has_energy;     // the four figures below are set (decoded; the builder sets it from total)
+    double energy_mj;    // run energy (total != NONE), mJ
+    double avg_power_mw; // energy / covered time, mW
+    double peak_power_mw;                          // highest total reading, mW
+    int64_t covered_us;                            // time the total was known, us
+    size_t n_rails;                                // entries used in rails
     jf_measure_rail_t rails[JF_MEASURE_RAILS_MAX]; // per rail, in the board's order
-    const json_t *power_mode;               // borrowed: the power state in force (an object, see
-                                            // docs/protocol.md); NULL is not allowed
-    bool has_storage;                       // the fields below were found
-    char medium[JF_IDENT_MAX + 1];          // the run's medium
-    char mount[JF_MEASURE_MOUNT_MAX + 1];   // mount point holding the dataset
-    char device[JF_MEASURE_DEVICE_MAX + 1]; // its whole disk ("" on tmpfs, overlay, nfs)
-    bool storage_checked;                   // the mount was checked against the medium's mount
-    jf_measure_drop_t drop_caches;          // how the cache was dropped
-    bool has_disk;                          // the dataset device's reads over the run
+    jf_measure_power_t power;                      // the power state in force
+    bool has_storage;                              // the fields below were found
+    char medium[JF_IDENT_MAX + 1];                 // the run's medium
+    char mount[JF_MEASURE_MOUNT_MAX + 1];          // mount point holding the dataset
+    char device[JF_MEASURE_DEVICE_MAX + 1];        // its whole disk ("" on tmpfs, overlay, nfs)
+    bool storage_checked;          // the mount was checked against the medium's mount
+    jf_measure_drop_t drop_caches; // how the cache was dropped
+    bool has_disk;                 // the dataset device's reads over the run
     char disk_device[JF_MEASURE_DEVICE_MAX + 1];
-    int64_t disk_reads;              // reads completed during the run
-    int64_t disk_read_bytes;         // bytes read
-    int64_t disk_read_time_us;       // time spent reading, us
-    int64_t dataset_bytes;           // size of the dataset's files; 0 if not measured
-    size_t n_cache;                  // entries in cache
-    const jf_measure_cache_t *cache; // borrowed; by ascending epoch
+    int64_t disk_reads;        // reads completed during the run
+    int64_t disk_read_bytes;   // bytes read
+    int64_t disk_read_time_us; // time spent reading, us
+    int64_t dataset_bytes;     // size of the dataset's files; 0 if not measured
+    size_t n_cache;            // entries used in cache
+    jf_measure_cache_t cache[JF_MEASURE_CACHE_MAX]; // by ascending epoch
 } jf_measure_t;
+
+// The measure record's schema (common/jf_measure_schema.c; docs/schema.md): the wire nests
+// telemetry, energy, storage and disk, the struct keeps them flat. Static.
+const jf_schema_t *jf_measure_schema(void);
+
+// The power_mode object's schema, for the agent, which has the power state as JSON. Static.
+const jf_schema_t *jf_measure_power_schema(void);
+
+// Decodes a measure record ({"kind":"measure", ...}) into *ret (about 40 kB: allocate it), checked
+// as jf_measure_check says. Returns 0, or -EPROTO/-EINVAL with err naming the member; *ret is
+// then partly written.
+int jf_measure_decode(const json_t *rec, jf_measure_t *ret, jf_err_t *err);
 
 // "none", "helper", "fadvise"; "?" out of range.
 const char *jf_measure_drop_name(jf_measure_drop_t drop);
 
-// Builds the record {"kind":"measure", ...}. Caller owns the result (json_decref); NULL when out
-// of memory or when m holds a value the checker would refuse (a non-finite number).
+// Builds the record {"kind":"measure", ...} from the schema. With total NONE the figures, source,
+// input rail and covers are left out, otherwise the reason; has_energy is implied by total, and
+// the tegrastats interval is written only with source tegrastats. Caller owns the result
+// (json_decref); NULL when out of memory or when m holds a value the checker would refuse (a
+// non-finite number, a count past its array).
 json_t *jf_measure_to_json(const jf_measure_t *m);
 
 // Checks a measure record: the closed member sets of docs/protocol.md §5.4.1, types, ranges and

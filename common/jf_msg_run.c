@@ -3,6 +3,7 @@
 
 #include "jf_msg_family.h"
 #include "jf_msg_measure.h"
+#include "jf_telemetry_sample.h"
 
 #include <errno.h>
 #include <math.h>
@@ -412,7 +413,8 @@ int jf_telemetry_sample_check(const json_t *sample, jf_err_t *err)
                                           "a shallow array/object of those", k);
         }
     }
-    return rc;
+    // Then the members the sample schema knows, by type and range (the rest stay open).
+    return rc ? rc : jf_telemetry_sample_check_typed(sample, err);
 }
 
 int jf_msg_check_telemetry(const json_t *body, jf_err_t *err)

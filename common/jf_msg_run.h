@@ -128,8 +128,9 @@ json_t *jf_record_minibatch_to_json(const jf_minibatch_rec_t *rec);
 json_t *jf_record_start_to_json(const json_t *info);
 
 // One telemetry sample: an object with integer "t_us" (wall clock) and at most 128 members whose
-// values are numbers, strings (<= 64 bytes), booleans or arrays/objects of those, two levels deep.
-// Members it does not know are kept (telemetry is tolerant; the schema lives in docs/protocol.md).
+// values are numbers, strings (<= 64 bytes), booleans or arrays/objects of those, two levels deep;
+// then the members the sample schema knows are checked by type and range
+// (jf_telemetry_sample.h). Members it does not know are kept (telemetry is tolerant).
 int jf_telemetry_sample_check(const json_t *sample, jf_err_t *err);
 
 #endif

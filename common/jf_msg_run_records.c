@@ -1,7 +1,7 @@
 /* The epoch and minibatch records' schema tables (docs/protocol.md §5.4, docs/schema.md): each
  * field once, with its range, unit and store column; jf_record_parse and the record encoders
- * come from them. The start and measure records are not on a schema (jf_msg_run.c,
- * jf_msg_measure.c). */
+ * come from them. The start record is not on a schema (jf_msg_run.c); the measure record's
+ * table is jf_measure_schema.c. */
 #include "jf_msg_run.h"
 
 #include "jf_units.h"

@@ -23,6 +23,9 @@ static int s_each(const jf_schema_t *schema, const jf_schema_leaf_t *outer, jf_s
         if (rc != 0) {
             break;
         }
+        if (f->type == JF_SCHEMA_ARR) {
+            continue; // an array is not one column; its records are walked by their own schema
+        }
         if (f->type == JF_SCHEMA_OBJ) {
             leaf.base += f->offset;
             rc = s_each(f->sub, &leaf, fn, arg);
@@ -59,14 +62,14 @@ static int s_count_leaf(const jf_schema_leaf_t *leaf, void *arg)
 size_t jf_schema_n_leaves(const jf_schema_t *schema)
 {
     s_count_t c = {0};
-    (void)jf_schema_each_leaf(schema, s_count_leaf, &c); // s_count_leaf cannot fail
+    (void) jf_schema_each_leaf(schema, s_count_leaf, &c); // s_count_leaf cannot fail
     return c.leaves;
 }
 
 size_t jf_schema_n_columns(const jf_schema_t *schema)
 {
     s_count_t c = {0};
-    (void)jf_schema_each_leaf(schema, s_count_leaf, &c); // s_count_leaf cannot fail
+    (void) jf_schema_each_leaf(schema, s_count_leaf, &c); // s_count_leaf cannot fail
     return c.columns;
 }
 
@@ -88,23 +91,23 @@ static int s_find_leaf(const jf_schema_leaf_t *leaf, void *arg)
 const jf_schema_field_t *jf_schema_field(const jf_schema_t *schema, const char *name)
 {
     s_find_t q = {.name = name};
-    (void)jf_schema_each_leaf(schema, s_find_leaf, &q); // 1 only means found
+    (void) jf_schema_each_leaf(schema, s_find_leaf, &q); // 1 only means found
     return q.found;
 }
 
 static const void *s_at(const jf_schema_leaf_t *leaf, const void *rec)
 {
-    return (const char *)rec + leaf->base + leaf->field->offset;
+    return (const char *) rec + leaf->base + leaf->field->offset;
 }
 
 static void *s_at_mut(const jf_schema_leaf_t *leaf, void *rec)
 {
-    return (char *)rec + leaf->base + leaf->field->offset;
+    return (char *) rec + leaf->base + leaf->field->offset;
 }
 
 bool jf_schema_leaf_is_present(const jf_schema_leaf_t *leaf, const void *rec)
 {
-    const char *base = (const char *)rec + leaf->base;
+    const char *base = (const char *) rec + leaf->base;
     if (leaf->outer && !jf_schema_is_set(leaf->outer, base)) {
         return false; // inside an absent nested record (no custom point: no clocks)
     }
@@ -116,15 +119,15 @@ int64_t jf_schema_leaf_int(const jf_schema_leaf_t *leaf, const void *rec)
     const void *m = s_at(leaf, rec);
     switch (leaf->field->type) {
     case JF_SCHEMA_INT:
-        return *(const int *)m;
+        return *(const int *) m;
     case JF_SCHEMA_I64:
-        return *(const int64_t *)m;
+        return *(const int64_t *) m;
     case JF_SCHEMA_U64:
-        return (int64_t) * (const uint64_t *)m; // ranges stop at INT64_MAX (table test)
+        return (int64_t) * (const uint64_t *) m; // ranges stop at INT64_MAX (table test)
     case JF_SCHEMA_BOOL:
-        return *(const bool *)m ? 1 : 0;
+        return *(const bool *) m ? 1 : 0;
     case JF_SCHEMA_NUM:
-        return (int64_t) * (const double *)m;
+        return (int64_t) * (const double *) m;
     default:
         return 0;
     }
@@ -133,20 +136,20 @@ int64_t jf_schema_leaf_int(const jf_schema_leaf_t *leaf, const void *rec)
 double jf_schema_leaf_num(const jf_schema_leaf_t *leaf, const void *rec)
 {
     if (leaf->field->type == JF_SCHEMA_NUM) {
-        return *(const double *)s_at(leaf, rec);
+        return *(const double *) s_at(leaf, rec);
     }
-    return (double)jf_schema_leaf_int(leaf, rec);
+    return (double) jf_schema_leaf_int(leaf, rec);
 }
 
 const char *jf_schema_leaf_str(const jf_schema_leaf_t *leaf, const void *rec)
 {
-    return leaf->field->type == JF_SCHEMA_STR ? (const char *)s_at(leaf, rec) : "";
+    return leaf->field->type == JF_SCHEMA_STR ? (const char *) s_at(leaf, rec) : "";
 }
 
 static void s_mark_present(const jf_schema_leaf_t *leaf, void *rec)
 {
     if (leaf->field->has_flag) {
-        *(bool *)((char *)rec + leaf->base + leaf->field->has_offset) = true;
+        *(bool *) ((char *) rec + leaf->base + leaf->field->has_offset) = true;
     }
 }
 
@@ -158,16 +161,16 @@ int jf_schema_leaf_set_int(const jf_schema_leaf_t *leaf, void *rec, int64_t v)
         if (v < INT32_MIN || v > INT32_MAX) {
             return -ERANGE;
         }
-        *(int *)m = (int)v;
+        *(int *) m = (int) v;
         break;
     case JF_SCHEMA_I64:
-        *(int64_t *)m = v;
+        *(int64_t *) m = v;
         break;
     case JF_SCHEMA_U64:
-        *(uint64_t *)m = (uint64_t)v;
+        *(uint64_t *) m = (uint64_t) v;
         break;
     case JF_SCHEMA_BOOL:
-        *(bool *)m = v != 0;
+        *(bool *) m = v != 0;
         break;
     default:
         return -EINVAL;
@@ -179,7 +182,7 @@ int jf_schema_leaf_set_int(const jf_schema_leaf_t *leaf, void *rec, int64_t v)
 void jf_schema_leaf_set_num(const jf_schema_leaf_t *leaf, void *rec, double v)
 {
     if (leaf->field->type == JF_SCHEMA_NUM) {
-        *(double *)s_at_mut(leaf, rec) = v;
+        *(double *) s_at_mut(leaf, rec) = v;
         s_mark_present(leaf, rec);
     }
 }

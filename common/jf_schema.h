@@ -12,7 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define JF_SCHEMA_NAME_MAX 64 // longest dotted field name ("custom.cpu_hz"), without the NUL
+#define JF_SCHEMA_NULL_I64 INT64_MIN // a nullable I64 array element that is null on the wire
+#define JF_SCHEMA_NAME_MAX 64        // longest dotted field name ("custom.cpu_hz"), without the NUL
 
 typedef enum jf_schema_type {
     JF_SCHEMA_STR = 0, // char[size] in the struct; a JSON string shorter than size
@@ -21,8 +22,13 @@ typedef enum jf_schema_type {
     JF_SCHEMA_U64,     // uint64_t; a JSON integer, range [lo, hi] with hi <= INT64_MAX
     JF_SCHEMA_BOOL,    // bool; true or false
     JF_SCHEMA_NUM,     // double; a finite JSON number (integer or real)
-    JF_SCHEMA_OBJ,     // a nested record described by .sub, present when its first field is
+    JF_SCHEMA_OBJ,     // a nested record described by .sub: always present when required;
+                       // optional, present by its has_ flag or else when its first field is
                        // non-zero (custom.cores 0: no custom point)
+    JF_SCHEMA_ENUM,    // int (an enum) in the struct; on the wire one of .names[value]
+    JF_SCHEMA_ARR,     // an array in the struct of at most .max_count elements of .elem_size
+                       // bytes, the count in a size_t at .count_offset: records described by
+                       // .sub, or scalars described by .elem (jf_schema_nested.c)
 } jf_schema_type_t;
 
 // How a schema words a missing or unknown member: as jansson's strict unpack did for the run
@@ -53,17 +59,26 @@ typedef struct jf_schema_field {
     size_t has_offset;     // offsetof the has_ bool, when has_flag
     bool (*is_valid)(const char *text); // vocabulary or syntax of a string; NULL: any
     const char *must; // what is_valid wants, as "must be one of a, b" or "is not a valid name"
-    const jf_schema_t *sub; // JF_SCHEMA_OBJ: the nested schema
-    const char *column;     // store column (prefix of the nested columns for JF_SCHEMA_OBJ)
-    bool null_zero;         // the store column holds NULL, not 0, when the value is 0 (absent)
-    const char *header;     // export header, the unit it is exported in named in it; NULL: none
-    int64_t header_scale;   // struct value / header_scale is exported (us -> s: 1000000); 0: 1
-    bool summary_mean;      // a run's summary (results) exports its mean over the measured
-                            // epochs under header (docs/store.md §Exports)
-    const char *flag;       // the trainer's option for it ("--batch-size"); NULL: not passed
-    bool id_append;         // a field added after run id v1: enters the id as "|name=value"
-                            // when non-zero (jf_run_spec_compute_id), so older ids stay
-    const char *doc;        // one line for docs/schema.md
+    const jf_schema_t *sub;   // JF_SCHEMA_OBJ: the nested schema
+    const char *column;       // store column (prefix of the nested columns for JF_SCHEMA_OBJ)
+    bool null_zero;           // the store column holds NULL, not 0, when the value is 0 (absent)
+    const char *header;       // export header, the unit it is exported in named in it; NULL: none
+    int64_t header_scale;     // struct value / header_scale is exported (us -> s: 1000000); 0: 1
+    bool summary_mean;        // a run's summary (results) exports its mean over the measured
+                              // epochs under header (docs/store.md §Exports)
+    const char *flag;         // the trainer's option for it ("--batch-size"); NULL: not passed
+    bool id_append;           // a field added after run id v1: enters the id as "|name=value"
+                              // when non-zero (jf_run_spec_compute_id), so older ids stay
+    const char *doc;          // one line for docs/schema.md
+    const char *const *names; // JF_SCHEMA_ENUM: wire name of each value, NULL-ended
+    size_t max_count;         // JF_SCHEMA_ARR: most elements (more is -EPROTO)
+    size_t count_offset;      // JF_SCHEMA_ARR: offsetof the size_t element count
+    size_t elem_size;         // JF_SCHEMA_ARR: sizeof one element
+    const struct jf_schema_field *elem; // JF_SCHEMA_ARR of scalars: the element's type and
+                                        // range (its name and offset unused); nullable: null
+                                        // is NAN (NUM) or JF_SCHEMA_NULL_I64 (I64)
+    bool map; // JF_SCHEMA_ARR: on the wire an object name -> value, in the struct records of
+              // .sub whose first field (STR) is the name and second the value ("temps_mc")
 } jf_schema_field_t;
 
 // A schema's table and its length, in designated initialisers: JF_SCHEMA_FIELDS(s_fields).
@@ -82,6 +97,16 @@ struct jf_schema {
     // Checks on the JSON object before its values are decoded, for rules about which members
     // come together (the epoch's energy). Returns 0 or -EPROTO with err set; NULL: none.
     int (*check_json)(const json_t *obj, jf_err_t *err);
+    // Errors inside a nested record or array element are prefixed "<path>.<member>: " (or
+    // "<path>.<member>[i]: ") and name the inner members bare, as the measure record's checker
+    // did ("measure.energy: rails[2]: ..."); NULL: dotted names ("custom.cores").
+    const char *path;
+    // Open record (a telemetry sample): members the table does not know are not refused; with
+    // keep_extra they are copied into the json_t * at extra_offset (an object the record owns,
+    // NULL when there are none; release with jf_schema_fini) and written back by encode.
+    bool open;
+    bool keep_extra;
+    size_t extra_offset;
 };
 
 // Decodes the JSON object obj into rec (a zeroed struct of the schema's type) and validates it:
@@ -94,6 +119,9 @@ int jf_schema_decode(const jf_schema_t *schema, const json_t *obj, void *rec, jf
 // omit_zero) are left out, nullable absent numbers are null. Caller owns the result; release
 // with json_decref. NULL only when out of memory.
 json_t *jf_schema_encode(const jf_schema_t *schema, const void *rec);
+
+// Releases what a decoded record owns (an open schema's kept members) and zeroes that pointer.
+void jf_schema_fini(const jf_schema_t *schema, void *rec);
 
 // Checks every field of rec that is not derived against its range and vocabulary, then the
 // schema's check. Returns 0 or -EINVAL with err naming the field.

@@ -29,4 +29,27 @@ bool jf_schema_is_set(const jf_schema_t *schema, const void *base);
 // its key field; always true for the rest.
 bool jf_schema_field_is_present(const jf_schema_field_t *f, const void *base);
 
+// One record level of a JSON object into base (jf_schema_json.c), prefix the dotted name of the
+// level ("custom."), and its JSON form; the array and enum codecs recurse through them.
+int jf_schema_decode_level(const jf_schema_t *schema, const json_t *obj, void *base,
+                           const char *prefix, jf_err_t *err);
+json_t *jf_schema_encode_level(const jf_schema_t *schema, const void *base);
+// One scalar value of field f into member m, checked (jf_schema_json.c).
+int jf_schema_decode_scalar(const jf_schema_field_t *f, const char *name, const json_t *v, void *m,
+                            jf_err_t *err);
+json_t *jf_schema_encode_scalar(const jf_schema_field_t *f, const void *m);
+
+// Enums and arrays (jf_schema_nested.c). name is the dotted name for messages.
+int jf_schema_decode_enum(const jf_schema_field_t *f, const char *name, const json_t *v, void *m,
+                          jf_err_t *err);
+json_t *jf_schema_encode_enum(const jf_schema_field_t *f, const void *m);
+int jf_schema_check_enum(const jf_schema_field_t *f, const char *name, int v, jf_err_t *err);
+// An array into the struct at base; label names it in messages ("rails", "measure.cache").
+int jf_schema_decode_arr(const jf_schema_field_t *f, const char *label, const json_t *v, void *base,
+                         jf_err_t *err);
+json_t *jf_schema_encode_arr(const jf_schema_field_t *f, const void *base);
+size_t jf_schema_arr_count(const jf_schema_field_t *f, const void *base);
+// The open schema's unknown members of obj, copied into the record at base.
+int jf_schema_keep_extra(const jf_schema_t *schema, const json_t *obj, void *base);
+
 #endif

@@ -62,20 +62,26 @@ static int s_commit_seq(coord_server_t *self, coord_board_t *board, const jf_msg
     return rc ? rc : s_ack(self, board, ref, ref->seq);
 }
 
-// The measure record: kept whole with the run, and its residency figures on the epochs.
+// The measure record, decoded once into its struct: kept whole with the run (the JSON form from
+// the schema), and its residency figures on the epochs.
 static int s_store_measure(coord_server_t *self, const jf_msg_run_ref_t *ref, const json_t *rec,
                            jf_err_t *err)
 {
-    char *text = json_dumps(rec, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(10));
-    int rc = text ? coord_store_run_set_measure(self->store, ref->run, ref->attempt, text, err)
+    jf_measure_t *m = malloc(sizeof *m); // ~40 kB: the cache of every epoch
+    int rc = m ? jf_measure_decode(rec, m, err) : jf_err_set(err, -ENOMEM, "out of memory");
+    json_t *form = rc == 0 ? jf_measure_to_json(m) : NULL;
+    char *text = form ? json_dumps(form, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(10))
+                      : NULL;
+    if (rc == 0) {
+        rc = text ? coord_store_run_set_measure(self->store, ref->run, ref->attempt, text, err)
                   : jf_err_set(err, -ENOMEM, "out of memory");
-    free(text);
-    for (size_t i = 0; rc == 0 && i < jf_measure_cache_count(rec); i++) {
-        jf_measure_cache_t c;
-        rc = jf_measure_cache_at(rec, i, &c) == 0
-                 ? coord_store_epoch_set_cache(self->store, ref->run, ref->attempt, &c, err)
-                 : 0;
     }
+    for (size_t i = 0; rc == 0 && i < m->n_cache; i++) {
+        rc = coord_store_epoch_set_cache(self->store, ref->run, ref->attempt, &m->cache[i], err);
+    }
+    free(text);
+    json_decref(form);
+    free(m);
     return rc;
 }
 

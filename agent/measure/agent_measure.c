@@ -478,9 +478,12 @@ static void s_time_base(const agent_measure_t *self, const agent_measure_facts_t
     }
 }
 
-static void s_facts(const agent_measure_t *self, const agent_measure_facts_t *f, jf_measure_t *m)
+// Returns 0, or -EINVAL when the power state is not one the record can carry (then no record).
+static int s_facts(const agent_measure_t *self, const agent_measure_facts_t *f, jf_measure_t *m)
 {
-    m->power_mode = f->power_mode;
+    if (jf_schema_decode(jf_measure_power_schema(), f->power_mode, &m->power, NULL) != 0) {
+        return -EINVAL;
+    }
     m->drop_caches = f->drop;
     if (f->sampling) {
         // The sampler knows its deadlines: its late and missed counts are the exact ones.
@@ -506,25 +509,23 @@ static void s_facts(const agent_measure_t *self, const agent_measure_facts_t *f,
         m->disk_read_bytes = b->read_bytes - a->read_bytes;
         m->disk_read_time_us = b->read_time_us - a->read_time_us;
     }
+    return 0;
 }
 
 json_t *agent_measure_record(const agent_measure_t *self, const agent_measure_facts_t *facts)
 {
-    jf_measure_t *m = calloc(1, sizeof *m);
-    jf_measure_cache_t *cache = calloc((size_t) self->epochs, sizeof *cache);
+    jf_measure_t *m = calloc(1, sizeof *m); // ~40 kB with the cache of every epoch
     json_t *rec = NULL;
-    if (m && cache) {
+    if (m) {
         (void) snprintf(m->source, sizeof m->source, "%s", self->source);
         m->rate_hz = self->rate_hz;
         s_energy(self, m);
-        s_facts(self, facts, m);
+        int rc = s_facts(self, facts, m);
         s_time_base(self, facts, m);
         m->dataset_bytes = self->dataset_bytes;
-        m->n_cache = s_cache(self, cache);
-        m->cache = cache;
-        rec = jf_measure_to_json(m);
+        m->n_cache = s_cache(self, m->cache);
+        rec = rc == 0 ? jf_measure_to_json(m) : NULL;
     }
-    free(cache);
     free(m);
     return rec;
 }

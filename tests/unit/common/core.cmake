@@ -20,3 +20,5 @@ target_compile_definitions(protocol_doc_test PRIVATE
 
 jf_add_unit_test(schema SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/schema_test.c
   LIBS jf_common)
+jf_add_unit_test(schema_nested SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/schema_nested_test.c
+  LIBS jf_common)
