@@ -3,6 +3,10 @@
 jf_add_unit_test(torch
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/torch_test.c
   LIBS jf_torch jf_common)
+# It trains real networks on the CPU: 14-16 s alone on a 2-core VM, past the unit tests' 30 s
+# when another test shares the cores.
+math(EXPR jf_torch_timeout "90 * ${JF_TEST_TIMEOUT_SCALE}")
+set_tests_properties(unit.torch PROPERTIES TIMEOUT ${jf_torch_timeout})
 
 jf_add_unit_test(torch_header
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/torch_header_test.c
