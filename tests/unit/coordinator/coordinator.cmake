@@ -26,3 +26,9 @@ jf_add_unit_test(store_schema
 jf_add_unit_test(schema_field
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/schema_field_test.c
   ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_store_testfield)
+
+# Telemetry retention and the free-space reading (issue #17 §4): also under the reliability label.
+jf_add_unit_test(store_retention
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_retention_test.c
+  ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_coord)
+set_property(TEST unit.store_retention APPEND PROPERTY LABELS reliability)
