@@ -82,3 +82,11 @@ jf_add_integration_test(fdguard TIMEOUT 120
                         LIBS jft_support jf_common)
 set_tests_properties(integration.fdguard PROPERTIES LABELS "integration;security")
 add_dependencies(fdguard_itest ${JF_ITEST_DEPS})
+
+# Store retention and the free-space floor (issue #17 §4): a sweep with retention of 1 s keeps
+# the telemetry row count bounded; a floor above the free space refuses new runs in status.
+jf_add_integration_test(store_retention TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/store_retention_test.c
+                        LIBS jft_support jf_common)
+add_dependencies(store_retention_itest ${JF_ITEST_DEPS})
+set_property(TEST integration.store_retention APPEND PROPERTY LABELS reliability)
