@@ -200,6 +200,33 @@ static void s_restart_with_floor(jft_fleet_t *f, const char *endpoint)
     assert_int_equal(jft_fleet_start_coordinator(f), 0);
 }
 
+// `jetfleet store prune` with a retention the running coordinator does not have (fleet.yaml
+// changed under it): the done run finished more than S_IDLE_MS ago, so its rows go, written
+// beside the coordinator's own transactions; nothing else has telemetry.
+static void s_prune_beside_coordinator(jft_fleet_t *f, const char *endpoint)
+{
+    assert_int_equal(jft_fleet_set_coord(f, endpoint,
+                                         "  min_free_space: 1048576T\n  retention:\n"
+                                         "    telemetry_raw: 1s\n    telemetry_after: drop\n"),
+                     0);
+    long long rows = s_sql(f, "SELECT count(*) FROM telemetry");
+    char want[96];
+    (void) snprintf(want, sizeof want, "prune: would delete %lld telemetry rows", rows);
+    char *out = jft_cli_expect(f, 0, S_CLI_MS,
+                               (const char *const[]){"store", "prune", "--dry-run", NULL});
+    assert_non_null(strstr(out, want));
+    free(out);
+    assert_int_equal(s_sql(f, "SELECT count(*) FROM telemetry"), rows); // dry run: untouched
+    out = jft_cli_expect(f, 0, S_CLI_MS, (const char *const[]){"store", "prune", NULL});
+    (void) snprintf(want, sizeof want, "prune: deleted %lld telemetry rows", rows);
+    assert_non_null(strstr(out, want));
+    free(out);
+    printf("pruned_by_cli=%lld\n", rows);
+    assert_int_equal(s_sql(f, "SELECT count(*) FROM telemetry"), 0);
+    assert_int_equal(s_sql(f, "SELECT count(*) FROM epochs"), 4);
+    assert_true(jft_proc_alive(&f->coord));
+}
+
 static void test_floor_refuses_new_runs(void **state)
 {
     jft_fleet_t *f = *state;
@@ -238,6 +265,7 @@ static void test_floor_refuses_new_runs(void **state)
     assert_non_null(text);
     assert_non_null(strstr(text, "new runs are not started"));
     free(text);
+    s_prune_beside_coordinator(f, endpoint);
 }
 
 int main(void)
