@@ -22,11 +22,11 @@
 
 #include <cmocka.h>
 
-#define S_WAIT_MS   60000 // bound of each wait (jft_wait_until scales it)
-#define S_CLI_MS    30000
-#define S_RUNS_MAX  16
-#define S_POLL_MS   200
-#define S_IDLE_MS   3000 // how long the floor test watches for a dispatch that must not come
+#define S_WAIT_MS  60000 // bound of each wait (jft_wait_until scales it)
+#define S_CLI_MS   30000
+#define S_RUNS_MAX 16
+#define S_POLL_MS  200
+#define S_IDLE_MS  3000 // how long the floor test watches for a dispatch that must not come
 
 #define S_SIM_ARGS "--sim-scale", "0.2", "--sim-seed", "7"
 static const char *const s_args_fast[] = {"--sim-speed", "3", S_SIM_ARGS, NULL};
@@ -98,8 +98,8 @@ static void s_seen_poll(jft_fleet_t *f, s_seen_t *s)
     sqlite3_stmt *st = NULL;
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
         sqlite3_busy_timeout(db, 5000) == SQLITE_OK &&
-        sqlite3_prepare_v2(db, "SELECT run, count(*) FROM telemetry GROUP BY run", -1, &st,
-                           NULL) == SQLITE_OK) {
+        sqlite3_prepare_v2(db, "SELECT run, count(*) FROM telemetry GROUP BY run", -1, &st, NULL) ==
+            SQLITE_OK) {
         while (sqlite3_step(st) == SQLITE_ROW) {
             s_seen_add(s, (const char *) sqlite3_column_text(st, 0), sqlite3_column_int64(st, 1));
         }
@@ -111,6 +111,23 @@ static void s_seen_poll(jft_fleet_t *f, s_seen_t *s)
 static bool s_no_telemetry(void *arg)
 {
     return s_sql(arg, "SELECT count(*) FROM telemetry") == 0;
+}
+
+// Samples the telemetry row count until every run has ended (bounded); returns the most seen.
+static long long s_watch_rows(jft_fleet_t *f, s_seen_t *seen)
+{
+    long long rows_max = 0;
+    int polls = S_WAIT_MS * 2 * jft_timeout_scale() / S_POLL_MS;
+    for (int i = 0; i < polls; i++) {
+        long long rows = s_sql(f, "SELECT count(*) FROM telemetry");
+        rows_max = rows > rows_max ? rows : rows_max;
+        s_seen_poll(f, seen);
+        if (s_sql(f, "SELECT count(*) FROM runs WHERE state IN ('done', 'failed')") == S_RET_RUNS) {
+            break;
+        }
+        usleep(S_POLL_MS * 1000); // a sampling period, not a wait for readiness
+    }
+    return rows_max;
 }
 
 static void test_retention_bounds_rows(void **state)
@@ -127,18 +144,7 @@ static void test_retention_bounds_rows(void **state)
     assert_int_equal(jft_fleet_write(f, "retention.yaml", s_sweep_ret, sweep), 0);
     free(jft_cli_expect(f, 0, S_CLI_MS, (const char *const[]){"sweep", "submit", sweep, NULL}));
     s_seen_t seen = {0};
-    long long rows_max = 0;
-    int polls = S_WAIT_MS * 2 * jft_timeout_scale() / S_POLL_MS;
-    for (int i = 0; i < polls; i++) {
-        long long rows = s_sql(f, "SELECT count(*) FROM telemetry");
-        rows_max = rows > rows_max ? rows : rows_max;
-        s_seen_poll(f, &seen);
-        if (s_sql(f, "SELECT count(*) FROM runs WHERE state IN ('done', 'failed')") ==
-            S_RET_RUNS) {
-            break;
-        }
-        usleep(S_POLL_MS * 1000); // a sampling period, not a wait for readiness
-    }
+    long long rows_max = s_watch_rows(f, &seen);
     long long seen_total = 0;
     for (size_t i = 0; i < seen.n; i++) {
         seen_total += seen.max_rows[i];
@@ -153,8 +159,8 @@ static void test_retention_bounds_rows(void **state)
     assert_true(rows_max > 0 && rows_max < seen_total);
     // Only telemetry goes: every run keeps its epochs.
     assert_int_equal(s_sql(f, "SELECT count(*) FROM epochs"), S_RET_RUNS * 2);
-    char *out = jft_cli_expect(f, 0, S_CLI_MS,
-                               (const char *const[]){"store", "prune", "--dry-run", NULL});
+    char *out =
+        jft_cli_expect(f, 0, S_CLI_MS, (const char *const[]){"store", "prune", "--dry-run", NULL});
     assert_non_null(strstr(out, "prune: would delete 0 telemetry rows"));
     free(out);
 }
@@ -183,8 +189,7 @@ static bool s_one_done_board_idle(void *arg)
 
 static bool s_any_dispatched(void *arg)
 {
-    return s_sql(arg, "SELECT count(*) FROM runs WHERE state <> 'pending' AND state <> 'done'") >
-           0;
+    return s_sql(arg, "SELECT count(*) FROM runs WHERE state <> 'pending' AND state <> 'done'") > 0;
 }
 
 static void s_restart_with_floor(jft_fleet_t *f, const char *endpoint)
@@ -212,8 +217,8 @@ static void s_prune_beside_coordinator(jft_fleet_t *f, const char *endpoint)
     long long rows = s_sql(f, "SELECT count(*) FROM telemetry");
     char want[96];
     (void) snprintf(want, sizeof want, "prune: would delete %lld telemetry rows", rows);
-    char *out = jft_cli_expect(f, 0, S_CLI_MS,
-                               (const char *const[]){"store", "prune", "--dry-run", NULL});
+    char *out =
+        jft_cli_expect(f, 0, S_CLI_MS, (const char *const[]){"store", "prune", "--dry-run", NULL});
     assert_non_null(strstr(out, want));
     free(out);
     assert_int_equal(s_sql(f, "SELECT count(*) FROM telemetry"), rows); // dry run: untouched
