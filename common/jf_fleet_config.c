@@ -24,12 +24,22 @@
 #define S_MODE_ID_MAX        255
 #define S_CONTEXT_MAX        (JF_IDENT_MAX + 32) // "storage of board '<name>'"
 #define S_LIST_MAX           512                 // a vocabulary joined for a message
+#define S_RETENTION_MIN_US   JF_US_PER_S         // short enough for a test of the policy
+#define S_RETENTION_MAX_US   (INT64_C(10) * 365 * 24 * 3600 * JF_US_PER_S)
+#define S_SIZE_NUMBER_MAX    (INT64_C(1) << 20) // 1M of a unit: up to 1 EiB with T
 
 static const char *const s_top_keys[] = {"coordinator", "boards"};
 static const char *const s_coord_keys[] = {
     "agent_endpoint", "control_endpoint",   "data_dir",          "store",
     "telemetry_hz",   "heartbeat_interval", "heartbeat_timeout", "run_timeout",
-    "max_attempts",   "handshake_timeout",  "clock_offset_warn"};
+    "max_attempts",   "handshake_timeout",  "clock_offset_warn", "retention",
+    "min_free_space"};
+static const char *const s_retention_keys[] = {"telemetry_raw", "telemetry_after"};
+// Binary size units for min_free_space; the unit is always explicit, as for durations.
+static const struct {
+    const char *suffix;
+    int shift;
+} s_size_units[] = {{"B", 0}, {"K", 10}, {"M", 20}, {"G", 30}, {"T", 40}};
 static const char *const s_board_keys[] = {"name",   "type",        "simulates",
                                            "labels", "power_modes", "storage"};
 static const char *const s_storage_keys[] = {"medium", "mount", "dataset_root"};
@@ -209,6 +219,64 @@ static int s_coord_heartbeat(jf_coord_settings_t *c, const jf_yaml_node_t *map, 
     return rc;
 }
 
+// min_free_space: "<integer><unit>" with unit B, K, M, G or T (powers of 1024).
+static int s_coord_free_space(jf_coord_settings_t *c, const jf_yaml_node_t *map, jf_err_t *err)
+{
+    const jf_yaml_node_t *v = s_opt(map, "min_free_space");
+    int rc = v ? jf_yaml_node_expect(v, JF_YAML_SCALAR, err) : 0;
+    if (!v || rc != 0) {
+        return rc;
+    }
+    const char *text = jf_yaml_node_text(v);
+    size_t digits = strspn(text, "0123456789");
+    char number[24] = {0};
+    for (size_t i = 0; digits > 0 && digits < sizeof number && i < S_COUNT(s_size_units); i++) {
+        int64_t n = 0;
+        memcpy(number, text, digits);
+        if (strcmp(text + digits, s_size_units[i].suffix) == 0 &&
+            jf_parse_i64(number, 0, S_SIZE_NUMBER_MAX, &n, NULL) == 0) {
+            c->min_free_bytes = n << s_size_units[i].shift;
+            return 0;
+        }
+    }
+    return jf_yaml_error(err, -EINVAL, v,
+                         "'min_free_space' must be a size such as '2G': a whole number up to "
+                         "%lld with a unit B, K, M, G or T (powers of 1024), got '%.64s'",
+                         (long long) S_SIZE_NUMBER_MAX, text);
+}
+
+// retention: {telemetry_raw: <duration>, telemetry_after: drop}; both keys are required.
+static int s_coord_retention(jf_coord_settings_t *c, const jf_yaml_node_t *map, jf_err_t *err)
+{
+    const jf_yaml_node_t *r = s_opt(map, "retention");
+    int rc = r ? jf_yaml_node_expect(r, JF_YAML_MAPPING, err) : 0;
+    if (!r || rc != 0) {
+        return rc;
+    }
+    rc = jf_yaml_check_keys(r, s_retention_keys, S_COUNT(s_retention_keys), "retention", err);
+    const jf_yaml_node_t *raw = NULL;
+    const jf_yaml_node_t *after = NULL;
+    rc = rc ? rc : jf_yaml_node_require(r, "telemetry_raw", "retention", &raw, err);
+    rc = rc ? rc : jf_yaml_node_require(r, "telemetry_after", "retention", &after, err);
+    rc = rc ? rc
+            : jf_yaml_node_to_duration_us(raw, S_RETENTION_MIN_US, S_RETENTION_MAX_US,
+                                          &c->telemetry_raw_us, err);
+    rc = rc ? rc : jf_yaml_node_expect(after, JF_YAML_SCALAR, err);
+    if (rc != 0) {
+        return rc;
+    }
+    if (strcmp(jf_yaml_node_text(after), "drop") != 0) {
+        // TODO(#17): 'means' (per-second means kept after the raw samples) waits for the typed
+        // telemetry schema.
+        return jf_yaml_error(err, -EINVAL, after,
+                             "'telemetry_after' must be 'drop' (per-second 'means' are not "
+                             "implemented yet), got '%.64s'",
+                             jf_yaml_node_text(after));
+    }
+    c->telemetry_after = JF_RETENTION_DROP;
+    return 0;
+}
+
 static void s_coord_defaults(jf_coord_settings_t *c)
 {
     (void) snprintf(c->agent_endpoint, sizeof c->agent_endpoint, "%s", JF_DEFAULT_AGENT_ENDPOINT);
@@ -219,6 +287,8 @@ static void s_coord_defaults(jf_coord_settings_t *c)
     c->max_attempts = JF_DEFAULT_MAX_ATTEMPTS;
     c->handshake_timeout_us = JF_DEFAULT_HANDSHAKE_US;
     c->clock_offset_warn_us = JF_DEFAULT_CLOCK_WARN_US;
+    c->min_free_bytes = JF_DEFAULT_MIN_FREE_BYTES;
+    c->telemetry_after = JF_RETENTION_KEEP;
 }
 
 // map is the coordinator section or NULL when absent (all defaults); at is the document root.
@@ -239,6 +309,8 @@ static int s_parse_coord(jf_coord_settings_t *c, const jf_yaml_node_t *map,
     rc = rc ? rc : s_coord_control(c, map, at, err);
     rc = rc ? rc : s_coord_numbers(c, map, err);
     rc = rc ? rc : s_coord_heartbeat(c, map, err);
+    rc = rc ? rc : s_coord_retention(c, map, err);
+    rc = rc ? rc : s_coord_free_space(c, map, err);
     return rc;
 }
 

@@ -30,6 +30,14 @@
 #define JF_DEFAULT_MAX_ATTEMPTS     3
 #define JF_DEFAULT_HANDSHAKE_US     (INT64_C(10) * 1000000)
 #define JF_DEFAULT_CLOCK_WARN_US    (INT64_C(5) * 1000) // 5 ms: docs/protocol.md §4.2.1
+#define JF_DEFAULT_MIN_FREE_BYTES   0 // no free-space floor unless fleet.yaml sets one
+
+// What happens to a finished run's telemetry samples once coordinator.retention.telemetry_raw
+// has passed since the run finished (docs/store.md, "Retention and free space").
+typedef enum jf_retention_after {
+    JF_RETENTION_KEEP = 0, // no retention configured: raw samples are kept for ever
+    JF_RETENTION_DROP,     // the raw samples are deleted
+} jf_retention_after_t;
 
 typedef struct jf_storage_spec {
     char medium[JF_IDENT_MAX + 1];   // jf_run_spec_is_medium: sd, emmc, nvme, usb-hdd, ...
@@ -63,6 +71,9 @@ typedef struct jf_coord_settings {
     int64_t handshake_timeout_us;    // 100 ms .. 10 min: a connection that has not completed
                                      // its ZeroMQ handshake by then is closed
     int64_t clock_offset_warn_us;    // 1 us .. 60 s: warn when an agent's |clock offset| is above
+    jf_retention_after_t telemetry_after; // JF_RETENTION_KEEP when fleet.yaml has no retention
+    int64_t telemetry_raw_us;        // keep a finished run's samples this long (>= 1 s); 0: KEEP
+    int64_t min_free_bytes;          // free-space floor of the store's filesystem; 0: none
 } jf_coord_settings_t;
 
 typedef struct jf_fleet_config {

@@ -221,6 +221,7 @@ static int s_tick_body(coord_server_t *self, jf_err_t *err)
         self->next_liveness_us = jf_clock_mono_us() + 200 * JF_US_PER_MS;
         rc = coord_server_liveness(self, err);
     }
+    rc = rc ? rc : coord_server_housekeep(self, err);
     if (rc == 0 && self->dispatch_needed) {
         self->dispatch_needed = false;
         rc = coord_server_dispatch(self, err);

@@ -81,6 +81,19 @@ static json_t *s_drops_json(const coord_server_t *self)
     return o;
 }
 
+// The free-space floor (docs/store.md): why new runs are not started, if they are not.
+static json_t *s_space_json(const coord_server_t *self)
+{
+    char buf[256];
+    const char *reason = coord_server_space_reason(self, buf, sizeof buf);
+    bool read = self->fleet->coord.min_free_bytes > 0 && self->next_space_check_us > 0;
+    return json_pack("{s:o, s:I, s:b, s:o}", "free_bytes",
+                     read ? json_integer((json_int_t) self->free_bytes) : json_null(),
+                     "min_free_bytes", (json_int_t) self->fleet->coord.min_free_bytes,
+                     "accepting_runs", !reason, "reason",
+                     reason ? json_string(reason) : json_null());
+}
+
 static int s_on_status(coord_server_t *self, const zframe_t *identity, const jf_msg_t *msg,
                        jf_err_t *err)
 {
@@ -99,6 +112,9 @@ static int s_on_status(coord_server_t *self, const zframe_t *identity, const jf_
                              (json_int_t) self->epoch, "boards", boards, "runs",
                              s_counts_json(&counts), "send_drops", s_drops_json(self),
                              "connections", coord_fdguard_status_json(self->fdguard, now_us));
+    if (data) {
+        (void) json_object_set_new(data, "store_space", s_space_json(self));
+    }
     return s_reply(self, identity, msg, data);
 }
 

@@ -2,10 +2,13 @@
  * retransmission, heartbeats, liveness and leases (docs/protocol.md §4.2, §5.1). */
 #include "coord_server_internal.h"
 
+#include "coord_store_retention.h"
 #include "jf_msg_session.h"
 #include "jf_units.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 static int64_t s_backoff_us(int tries)
@@ -43,6 +46,9 @@ static int s_dispatch_board(coord_server_t *self, coord_board_t *board, jf_err_t
     if (board->run_state != COORD_BOARD_IDLE || jf_clock_mono_us() < board->idle_after_mono_us) {
         return 0;
     }
+    if (self->space_low) {
+        return 0; // the free-space floor: pending runs wait, started ones go on (docs/store.md)
+    }
     jf_run_spec_t spec;
     int rc = coord_store_next_pending(self->store, board->spec->name, &spec, err);
     if (rc == -ENOENT) {
@@ -74,6 +80,74 @@ int coord_server_dispatch(coord_server_t *self, jf_err_t *err)
         }
     }
     return 0;
+}
+
+const char *coord_server_space_reason(const coord_server_t *self, char *buf, size_t size)
+{
+    if (!self->space_low) {
+        return NULL;
+    }
+    (void) snprintf(buf, size,
+                    "free space %" PRId64 " bytes on the store's filesystem is below "
+                    "min_free_space %" PRId64 " bytes: new runs are not started",
+                    self->free_bytes, self->fleet->coord.min_free_bytes);
+    return buf;
+}
+
+// A failed statvfs keeps the last decision: a floor that cannot be read neither starts nor
+// stops dispatching on its own.
+static void s_check_space(coord_server_t *self)
+{
+    int64_t now_us = jf_clock_mono_us();
+    int64_t floor_bytes = self->fleet->coord.min_free_bytes;
+    if (floor_bytes <= 0 || now_us < self->next_space_check_us) {
+        return;
+    }
+    self->next_space_check_us = now_us + COORD_SPACE_CHECK_US;
+    jf_err_t err = {0};
+    if (coord_store_free_bytes(self->store, &self->free_bytes, &err) != 0) {
+        jf_log_warn("store: %s; keeping the last free-space decision, checking again in %d s",
+                    err.msg, (int) (COORD_SPACE_CHECK_US / JF_US_PER_S));
+        return;
+    }
+    bool low = self->free_bytes < floor_bytes;
+    if (low != self->space_low) {
+        self->space_low = low;
+        self->dispatch_needed = true;
+        char why[256];
+        jf_log_notice("store: %s", low ? coord_server_space_reason(self, why, sizeof why)
+                                       : "free space is above min_free_space again: new runs "
+                                         "are started");
+    }
+}
+
+static int s_retention(coord_server_t *self, jf_err_t *err)
+{
+    const jf_coord_settings_t *c = &self->fleet->coord;
+    int64_t now_us = jf_clock_mono_us();
+    if (c->telemetry_after != JF_RETENTION_DROP || now_us < self->next_retention_us) {
+        return 0;
+    }
+    int64_t cutoff_us = jf_clock_wall_us() - c->telemetry_raw_us;
+    int64_t deleted = 0;
+    int rc = coord_store_prune_telemetry(self->store, cutoff_us, COORD_RETENTION_BATCH_ROWS,
+                                         &deleted, err);
+    if (rc != 0) {
+        return rc;
+    }
+    // A full batch means more is due: take the next one next tick, else look again later.
+    self->next_retention_us =
+        deleted == COORD_RETENTION_BATCH_ROWS ? now_us : now_us + COORD_RETENTION_IDLE_US;
+    if (deleted > 0) {
+        jf_log_debug("retention: %" PRId64 " telemetry rows deleted", deleted);
+    }
+    return 0;
+}
+
+int coord_server_housekeep(coord_server_t *self, jf_err_t *err)
+{
+    s_check_space(self);
+    return s_retention(self, err);
 }
 
 int coord_server_lose_run(coord_server_t *self, coord_board_t *board, const char *why,

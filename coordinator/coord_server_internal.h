@@ -21,6 +21,8 @@
 #define COORD_LEASE_MIN_US     (INT64_C(60) * 1000000) // runs of an offline board survive this
 #define COORD_LEASE_HEARTBEATS 10
 #define COORD_BACKLOG          2048
+#define COORD_SPACE_CHECK_US   (INT64_C(5) * 1000000) // free-space floor: statvfs this often
+#define COORD_RETENTION_IDLE_US (INT64_C(1) * 1000000) // next retention batch when none was due
 
 // Why a reply was dropped instead of sent (counted; `jetfleet status` shows the counts).
 typedef enum coord_server_drop {
@@ -57,6 +59,10 @@ struct coord_server {
     jf_log_ratelimit_t rl_bad;      // invalid messages
     jf_log_ratelimit_t rl_send;     // send failures
     uint64_t drops[COORD_DROP_COUNT]; // replies dropped since start, by reason
+    int64_t next_space_check_us;    // monotonic time of the next free-space check (0: never read)
+    int64_t free_bytes;             // free space of the store's filesystem at the last check
+    bool space_low;                 // free_bytes is below coordinator.min_free_space: no new runs
+    int64_t next_retention_us;      // monotonic time of the next retention batch
 };
 
 // Queues msg (taking it over) for the peer identity (copied) on the agent or control socket,
@@ -94,6 +100,13 @@ int coord_server_on_ctl_msg(coord_server_t *self, const zframe_t *identity, cons
 // Dispatch and liveness (coord_server_dispatch.c), run once per tick inside the transaction.
 int coord_server_dispatch(coord_server_t *self, jf_err_t *err);
 int coord_server_liveness(coord_server_t *self, jf_err_t *err);
+// Free-space floor and retention (coord_server_dispatch.c), once per tick inside the
+// transaction: reads the store filesystem's free space every COORD_SPACE_CHECK_US (space_low
+// gates new assignments) and deletes one batch of finished runs' expired telemetry. Returns 0
+// or the store's error (the tick is rolled back).
+int coord_server_housekeep(coord_server_t *self, jf_err_t *err);
+// Why new runs are not dispatched (written into buf), or NULL when they are.
+const char *coord_server_space_reason(const coord_server_t *self, char *buf, size_t size);
 // Finds or queues what to do with one active run when its board is known to be gone.
 int coord_server_lose_run(coord_server_t *self, coord_board_t *board, const char *why,
                           jf_err_t *err);

@@ -67,6 +67,21 @@ static void s_print_connections(const json_t *c)
            s_int(c, "pauses"));
 }
 
+// The free-space floor (docs/store.md); absent from older coordinators.
+static void s_print_space(const json_t *s)
+{
+    if (!json_is_object(s)) {
+        return;
+    }
+    const char *reason = json_string_value(json_object_get(s, "reason"));
+    if (reason) {
+        printf("new runs: REFUSED: %s\n", reason);
+    } else if (s_int(s, "min_free_bytes") > 0) {
+        printf("new runs: accepted; store free space %lld bytes, floor %lld bytes\n",
+               s_int(s, "free_bytes"), s_int(s, "min_free_bytes"));
+    }
+}
+
 int cli_cmd_status(cli_ctx_t *ctx, int argc, char **argv)
 {
     (void) argv;
@@ -98,6 +113,7 @@ int cli_cmd_status(cli_ctx_t *ctx, int argc, char **argv)
            json_integer_value(json_object_get(drops, "peer_gone")),
            json_integer_value(json_object_get(drops, "other")));
     s_print_connections(json_object_get(data, "connections"));
+    s_print_space(json_object_get(data, "store_space"));
     cli_table_destroy(&t);
     json_decref(data);
     return CLI_EXIT_OK;

@@ -1,27 +1,50 @@
-/* jetfleet store check | backup -o FILE | salvage -o FILE [--store FILE]: a lab's tools for the
- * store file (docs/store.md, "Check, backup, salvage"). They read the store themselves, so they
- * work whether the coordinator runs or not; the store is never written. */
+/* jetfleet store check | backup -o FILE | salvage -o FILE | prune [--dry-run] [--store FILE]:
+ * a lab's tools for the store file (docs/store.md, "Check, backup, salvage" and "Retention and
+ * free space"). They open the store themselves, so they work whether the coordinator runs or
+ * not; only prune writes to it, in short transactions beside the coordinator's. */
 #include "cli_cmds.h"
 #include "coord_store_admin.h"
+#include "coord_store_retention.h"
+#include "jf_units.h"
 
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char s_usage[] = "usage: jetfleet store check [--store FILE] | "
-                              "backup -o FILE [--store FILE] | salvage -o FILE [--store FILE]";
+                              "backup -o FILE [--store FILE] | salvage -o FILE [--store FILE] | "
+                              "prune [--dry-run] [--store FILE]";
 
 typedef struct s_args {
-    const char *verb;  // check, backup, salvage
+    const char *verb;  // check, backup, salvage, prune
     const char *store; // --store, else the fleet's store_path
     const char *out;   // -o
+    bool dry_run;      // --dry-run (prune)
 } s_args_t;
+
+// The verb's options are complete: backup and salvage need -o, check and prune refuse it, and
+// only prune takes --dry-run.
+static int s_check_verb(const s_args_t *a)
+{
+    bool wants_out = strcmp(a->verb, "backup") == 0 || strcmp(a->verb, "salvage") == 0;
+    bool prune = strcmp(a->verb, "prune") == 0;
+    if (a->dry_run && !prune) {
+        return -1;
+    }
+    if (wants_out) {
+        return a->out ? 0 : -1;
+    }
+    return (prune || strcmp(a->verb, "check") == 0) && !a->out ? 0 : -1;
+}
 
 static int s_parse(int argc, char **argv, s_args_t *a)
 {
     static const struct option opts[] = {{"store", required_argument, NULL, 's'},
                                          {"output", required_argument, NULL, 'o'},
+                                         {"dry-run", no_argument, NULL, 'n'},
                                          {NULL, 0, NULL, 0}};
     char *nargv[64] = {"jetfleet"};
     for (int i = 0; i < argc && i < 62; i++) {
@@ -30,6 +53,10 @@ static int s_parse(int argc, char **argv, s_args_t *a)
     optind = 0;
     *a = (s_args_t){0};
     for (int c; (c = getopt_long(argc + 1, nargv, "o:", opts, NULL)) != -1;) {
+        if (c == 'n') {
+            a->dry_run = true;
+            continue;
+        }
         if (c != 's' && c != 'o') {
             return -1;
         }
@@ -39,8 +66,7 @@ static int s_parse(int argc, char **argv, s_args_t *a)
         return -1; // exactly one word, the verb, is left
     }
     a->verb = nargv[optind];
-    bool wants_out = strcmp(a->verb, "backup") == 0 || strcmp(a->verb, "salvage") == 0;
-    return wants_out ? (a->out ? 0 : -1) : strcmp(a->verb, "check") == 0 && !a->out ? 0 : -1;
+    return s_check_verb(a);
 }
 
 static void s_print_facts(const char *path, const coord_store_check_report_t *r)
@@ -141,6 +167,71 @@ static int s_salvage(const char *path, const char *out)
     return CLI_EXIT_OK;
 }
 
+// Opens the store for prune: it must exist and be of this program's schema (a read-only open
+// says which version it found), so prune never creates or migrates a store.
+static coord_store_t *s_prune_open(const char *path, jf_err_t *err)
+{
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        jf_err_set(err, -errno, "%s: cannot prune: %s", path, strerror(errno));
+        return NULL;
+    }
+    coord_store_t *ro = coord_store_open(path, true, err);
+    if (!ro) {
+        return NULL;
+    }
+    coord_store_destroy(&ro);
+    return coord_store_open(path, false, err);
+}
+
+// Deletes due rows batch by batch, each batch its own short transaction, so that a
+// coordinator writing at the same time waits at most one batch (its busy timeout is 5 s).
+static int s_prune_batches(coord_store_t *st, int64_t cutoff_us, int64_t *ret_deleted,
+                           jf_err_t *err)
+{
+    int64_t total = 0;
+    for (int64_t n = COORD_RETENTION_BATCH_ROWS; n == COORD_RETENTION_BATCH_ROWS;) {
+        int rc = coord_store_begin(st, err);
+        rc = rc ? rc
+                : coord_store_prune_telemetry(st, cutoff_us, COORD_RETENTION_BATCH_ROWS, &n, err);
+        rc = rc ? rc : coord_store_commit(st, err);
+        if (rc != 0) {
+            coord_store_rollback(st);
+            *ret_deleted = total;
+            return rc;
+        }
+        total += n;
+    }
+    *ret_deleted = total;
+    return 0;
+}
+
+static int s_prune(const jf_coord_settings_t *c, const char *path, bool dry_run)
+{
+    if (c->telemetry_after != JF_RETENTION_DROP) {
+        printf("prune: no coordinator.retention in fleet.yaml: telemetry is kept; nothing to "
+               "do\n");
+        return CLI_EXIT_OK;
+    }
+    jf_err_t err = {0};
+    coord_store_t *st = s_prune_open(path, &err);
+    if (!st) {
+        return cli_fail(CLI_EXIT_ERROR, "%s", err.msg);
+    }
+    int64_t cutoff_us = jf_clock_wall_us() - c->telemetry_raw_us;
+    int64_t rows = 0;
+    int rc = dry_run ? coord_store_prunable_telemetry(st, cutoff_us, &rows, &err)
+                     : s_prune_batches(st, cutoff_us, &rows, &err);
+    coord_store_destroy(&st);
+    if (rc != 0) {
+        return cli_fail(CLI_EXIT_ERROR, "prune: %s (%" PRId64 " rows deleted before)", err.msg,
+                        rows);
+    }
+    printf("prune: %s %" PRId64 " telemetry rows of runs finished more than %" PRId64 " s ago\n",
+           dry_run ? "would delete" : "deleted", rows, c->telemetry_raw_us / JF_US_PER_S);
+    return CLI_EXIT_OK;
+}
+
 int cli_cmd_store(cli_ctx_t *ctx, int argc, char **argv)
 {
     s_args_t a;
@@ -148,11 +239,15 @@ int cli_cmd_store(cli_ctx_t *ctx, int argc, char **argv)
         return cli_fail(CLI_EXIT_USAGE, "%s", s_usage);
     }
     jf_err_t err = {0};
-    const jf_fleet_config_t *fleet = a.store ? NULL : cli_ctx_fleet(ctx, &err);
-    if (!a.store && !fleet) {
+    bool prune = strcmp(a.verb, "prune") == 0; // needs the policy from fleet.yaml
+    const jf_fleet_config_t *fleet = a.store && !prune ? NULL : cli_ctx_fleet(ctx, &err);
+    if ((!a.store || prune) && !fleet) {
         return cli_fail(CLI_EXIT_ERROR, "%s", err.msg);
     }
     const char *path = a.store ? a.store : fleet->coord.store_path;
+    if (prune) {
+        return s_prune(&fleet->coord, path, a.dry_run);
+    }
     if (strcmp(a.verb, "check") == 0) {
         return s_check(path);
     }

@@ -87,3 +87,11 @@ jf_add_integration_test(fdguard TIMEOUT 120
 # Alone: it holds 1,000 connections and samples status latency against a bound (issue #17).
 set_tests_properties(integration.fdguard PROPERTIES LABELS "integration;security" RUN_SERIAL TRUE)
 add_dependencies(fdguard_itest ${JF_ITEST_DEPS})
+
+# Store retention and the free-space floor (issue #17 §4): a sweep with retention of 1 s keeps
+# the telemetry row count bounded; a floor above the free space refuses new runs in status.
+jf_add_integration_test(store_retention TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/store_retention_test.c
+                        LIBS jft_support jf_common)
+add_dependencies(store_retention_itest ${JF_ITEST_DEPS})
+set_property(TEST integration.store_retention APPEND PROPERTY LABELS reliability)

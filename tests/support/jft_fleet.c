@@ -41,10 +41,12 @@ static int s_write_config(jft_fleet_t *f)
     // Many simulated boards start many trainers at once (each loads libtorch), which can starve
     // a 2-core machine for seconds: their fleet tolerates longer silences.
     int n = snprintf(yaml, cap,
-                     "coordinator:\n  agent_endpoint: tcp://127.0.0.1:*\n  data_dir: state\n"
+                     "coordinator:\n  agent_endpoint: %s\n  data_dir: state\n"
                      "  heartbeat_interval: %s\n  heartbeat_timeout: %s\n  run_timeout: 5m\n"
-                     "boards:\n",
-                     f->hb_interval[0] ? f->hb_interval : "500ms", s_hb_timeout(f));
+                     "%sboards:\n",
+                     f->agent_endpoint[0] ? f->agent_endpoint : "tcp://127.0.0.1:*",
+                     f->hb_interval[0] ? f->hb_interval : "500ms", s_hb_timeout(f),
+                     f->coord_extra);
     for (size_t i = 0; i < f->n_boards && n > 0 && (size_t) n < cap; i++) {
         n += snprintf(yaml + n, cap - (size_t) n,
                       "  - name: host-%zu\n    type: host\n    storage:\n      - medium: local\n"
@@ -87,6 +89,14 @@ int jft_fleet_setup_sims(jft_fleet_t *f, size_t n_boards, const char *const *sim
     (void) snprintf(f->data_dir, sizeof f->data_dir, "%s/state", f->dir);
     rc = s_make_dataset(f);
     return rc ? rc : s_write_config(f);
+}
+
+int jft_fleet_set_coord(jft_fleet_t *f, const char *agent_endpoint, const char *extra_lines)
+{
+    (void) snprintf(f->agent_endpoint, sizeof f->agent_endpoint, "%s",
+                    agent_endpoint ? agent_endpoint : "");
+    (void) snprintf(f->coord_extra, sizeof f->coord_extra, "%s", extra_lines ? extra_lines : "");
+    return s_write_config(f);
 }
 
 int jft_fleet_set_heartbeat(jft_fleet_t *f, const char *interval, const char *timeout)

@@ -24,6 +24,8 @@ typedef struct jft_fleet {
     const char *sim_types[JFT_FLEET_AGENTS_MAX]; // what each simulates ("xavier-nx"); borrowed
     char hb_interval[16];     // heartbeat_interval in fleet.yaml if set ("": the default)
     char hb_timeout[16];      // heartbeat_timeout in fleet.yaml if set ("": the default)
+    char agent_endpoint[128]; // coordinator.agent_endpoint if set ("": tcp://127.0.0.1:*)
+    char coord_extra[512];    // more lines of the coordinator section ("  key: value\n"...)
     jft_proc_t coord;
     jft_proc_t agents[JFT_FLEET_AGENTS_MAX];
 } jft_fleet_t;
@@ -39,6 +41,11 @@ int jft_fleet_setup_sims(jft_fleet_t *f, size_t n_boards, const char *const *sim
 // Starts the agent of sim-<i+1> in slot n_boards + i with --platform sim:<type> and extra
 // arguments (NULL-terminated, may be NULL: --sim-speed and the like). 0 or -errno.
 int jft_fleet_start_sim_agent(jft_fleet_t *f, size_t i, const char *const *extra_args);
+
+// Sets the coordinator's agent endpoint (NULL: an ephemeral loopback port) and extra lines of
+// its section (NULL: none), and rewrites fleet.yaml. An ipc:// endpoint keeps its path across a
+// coordinator restart, so the agents reconnect by themselves. 0 or -errno.
+int jft_fleet_set_coord(jft_fleet_t *f, const char *agent_endpoint, const char *extra_lines);
 
 // Rewrites fleet.yaml with the given heartbeat_interval and heartbeat_timeout (fleet.yaml
 // durations such as "500ms", "3s"), before the coordinator starts. 0 or -errno.

@@ -44,6 +44,9 @@ static void t_assert_example_coord(const jf_coord_settings_t *c)
     assert_int_equal(c->max_attempts, 3);
     assert_int_equal(c->handshake_timeout_us, 10 * T_S);
     assert_int_equal(c->clock_offset_warn_us, 5 * T_S / 1000);
+    assert_int_equal(c->telemetry_after, JF_RETENTION_DROP);
+    assert_int_equal(c->telemetry_raw_us, 168 * 3600 * T_S);
+    assert_int_equal(c->min_free_bytes, INT64_C(2) << 30);
 }
 
 static void test_example_loads(void **state)
@@ -118,6 +121,8 @@ static void test_defaults_and_relative_data_dir(void **state)
     assert_int_equal(c->max_attempts, JF_DEFAULT_MAX_ATTEMPTS);
     assert_int_equal(c->handshake_timeout_us, JF_DEFAULT_HANDSHAKE_US);
     assert_int_equal(c->clock_offset_warn_us, JF_DEFAULT_CLOCK_WARN_US);
+    assert_int_equal(c->telemetry_after, JF_RETENTION_KEEP); // no retention: kept for ever
+    assert_int_equal(c->min_free_bytes, 0);                  // no floor
     const jf_board_spec_t *b = &fleet->boards[0];
     assert_int_equal(b->line, 2);
     assert_int_equal(b->n_labels, 0);
@@ -224,6 +229,25 @@ static const t_bad_file_t t_bad_fleets[] = {
      "fleet-handshake-timeout.yaml:2:22: 'handshake_timeout'"},
     {"fleet-clock-offset-warn.yaml", -EINVAL,
      "fleet-clock-offset-warn.yaml:2:22: 'clock_offset_warn'"},
+    {"fleet-retention-duration.yaml", -EINVAL,
+     "fleet-retention-duration.yaml:3:20: 'telemetry_raw': expected a duration with a unit (us, "
+     "ms, s, m, h), got '7d'"},
+    {"fleet-retention-short.yaml", -EINVAL,
+     "fleet-retention-short.yaml:3:20: 'telemetry_raw': duration '500ms' is out of range"},
+    {"fleet-retention-means.yaml", -EINVAL,
+     "fleet-retention-means.yaml:4:22: 'telemetry_after' must be 'drop' (per-second 'means' are "
+     "not implemented yet), got 'means'"},
+    {"fleet-retention-missing.yaml", -EINVAL,
+     "fleet-retention-missing.yaml:3:5: missing required key 'telemetry_after' in retention"},
+    {"fleet-retention-scalar.yaml", -EINVAL,
+     "fleet-retention-scalar.yaml:2:14: 'retention' must be a mapping, got a scalar"},
+    {"fleet-retention-unknown-key.yaml", -EINVAL,
+     "fleet-retention-unknown-key.yaml:4:5: unknown key 'telemetry_afterwards' in retention"},
+    {"fleet-min-free-space.yaml", -EINVAL,
+     "fleet-min-free-space.yaml:2:19: 'min_free_space' must be a size such as '2G': a whole "
+     "number up to 1048576 with a unit B, K, M, G or T (powers of 1024), got '2GB'"},
+    {"fleet-min-free-space-big.yaml", -EINVAL,
+     "fleet-min-free-space-big.yaml:2:19: 'min_free_space' must be a size such as '2G'"},
     {"fleet-not-a-number.yaml", -EINVAL,
      "fleet-not-a-number.yaml:2:17: 'telemetry_hz': expected an integer, got 'fast'"},
     {"fleet-duplicate-board.yaml", -EINVAL,
@@ -418,6 +442,36 @@ static void test_inline_errors(void **state)
     }
 }
 
+// Retention and the free-space floor: the boundaries of what loads (1 s, 0B, every size unit).
+static void test_retention_and_floor_values(void **state)
+{
+    (void) state;
+    static const struct {
+        const char *coord;
+        int64_t raw_us;
+        int64_t floor_bytes;
+    } rows[] = {
+        {"{retention: {telemetry_raw: 1s, telemetry_after: drop}, min_free_space: 0B}", T_S, 0},
+        {"{retention: {telemetry_raw: 1m, telemetry_after: drop}, min_free_space: 512K}", 60 * T_S,
+         512 * 1024},
+        {"{min_free_space: 3M}", 0, 3 * T_MB},
+        {"{min_free_space: 1T}", 0, INT64_C(1) << 40},
+        {"{min_free_space: 100B}", 0, 100},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        char text[512] = {0};
+        (void) snprintf(text, sizeof text, "coordinator: %s\n" T_BOARD, rows[i].coord);
+        jf_err_t err = {0};
+        jf_fleet_config_t *fleet = t_parse(text, "/", &err);
+        assert_non_null(fleet);
+        assert_int_equal(fleet->coord.telemetry_raw_us, rows[i].raw_us);
+        assert_int_equal(fleet->coord.telemetry_after,
+                         rows[i].raw_us ? JF_RETENTION_DROP : JF_RETENTION_KEEP);
+        assert_int_equal(fleet->coord.min_free_bytes, rows[i].floor_bytes);
+        jf_fleet_config_destroy(&fleet);
+    }
+}
+
 static void test_long_default_control_endpoint(void **state)
 {
     (void) state;
@@ -452,6 +506,7 @@ int main(void)
         cmocka_unit_test(test_size_limit),
         cmocka_unit_test(test_inline_errors),
         cmocka_unit_test(test_long_default_control_endpoint),
+        cmocka_unit_test(test_retention_and_floor_values),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -41,3 +41,9 @@ set_property(TEST unit.clock APPEND PROPERTY LABELS reliability)
 jf_add_unit_test(store_clock
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_clock_test.c
   ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_coord)
+
+# Telemetry retention and the free-space reading (issue #17 §4): also under the reliability label.
+jf_add_unit_test(store_retention
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_retention_test.c
+  ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_coord)
+set_property(TEST unit.store_retention APPEND PROPERTY LABELS reliability)
