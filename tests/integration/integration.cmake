@@ -82,3 +82,11 @@ jf_add_integration_test(fdguard TIMEOUT 120
                         LIBS jft_support jf_common)
 set_tests_properties(integration.fdguard PROPERTIES LABELS "integration;security")
 add_dependencies(fdguard_itest ${JF_ITEST_DEPS})
+
+# kill -9 chaos (issue #11): the coordinator and agents mid-run SIGKILLed during a sim sweep; no
+# run lost, no result twice, no sample missing, the store intact. Full size: bench/chaos-kill.sh.
+jf_add_integration_test(chaos_kill TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/chaos_kill_test.c
+                        LIBS jft_support jf_common)
+set_property(TEST integration.chaos_kill APPEND PROPERTY LABELS reliability)
+add_dependencies(chaos_kill_itest ${JF_ITEST_DEPS})
