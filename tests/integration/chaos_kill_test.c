@@ -132,6 +132,28 @@ static void s_submit(jft_fleet_t *f, const s_params_t *p, bool wait)
     }
 }
 
+// Rewrites fleet.yaml so that every restart binds the port the first start got. With
+// tcp://127.0.0.1:* a restarted coordinator may get another port (libzmq takes the first free
+// one from 49152, and other tests on the machine take ports too) while the agents keep their
+// --coordinator: they would never find it, or find another test's coordinator. A port taken
+// meanwhile now fails the restart, naming it, instead.
+static void s_pin_endpoint(jft_fleet_t *f)
+{
+    char *yaml = jft_read_file(f->config, NULL);
+    assert_non_null(yaml);
+    const char wildcard[] = "tcp://127.0.0.1:*";
+    char *at = strstr(yaml, wildcard);
+    assert_non_null(at);
+    *at = '\0';
+    size_t size = strlen(yaml) + strlen(f->endpoint) + strlen(at + sizeof wildcard - 1) + 1;
+    char *pinned = malloc(size);
+    assert_non_null(pinned);
+    (void) snprintf(pinned, size, "%s%s%s", yaml, f->endpoint, at + sizeof wildcard - 1);
+    assert_int_equal(jft_write_file(f->config, pinned), 0);
+    free(pinned);
+    free(yaml);
+}
+
 static void s_kill_coordinator(jft_fleet_t *f)
 {
     int status = 0;
@@ -140,7 +162,10 @@ static void s_kill_coordinator(jft_fleet_t *f)
     char endpoint[PATH_MAX + 16];
     (void) snprintf(endpoint, sizeof endpoint, "%s/endpoint", f->data_dir);
     assert_int_equal(unlink(endpoint), 0); // else the stale endpoint is taken for readiness
-    assert_int_equal(jft_fleet_start_coordinator(f), 0);
+    if (jft_fleet_start_coordinator(f) != 0) {
+        fail_msg("the coordinator did not restart on %s (port taken?): see %s/coordinator.log",
+                 f->endpoint, f->dir);
+    }
 }
 
 // Reads the agent's trainer children from /proc (the comm names jetfleet-train*, cut at 15
@@ -270,6 +295,7 @@ static void test_chaos_kill(void **state)
         assert_int_equal(jft_fleet_start_sim_agent(f, i, s_agent_args), 0);
     }
     assert_true(jft_fleet_wait_online(f, (size_t) p.agents, S_WAIT_MS));
+    s_pin_endpoint(f);
     int64_t t0_us = jf_clock_mono_us();
     s_submit(f, &p, false);
     s_chaos(f, &p, &g);
