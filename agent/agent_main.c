@@ -43,7 +43,8 @@ static int s_daemon(const agent_options_t *o, agent_platform_t *platform, jf_err
                                .helper_command = o->privhelper, .proc_root = o->proc_root,
                                .sysfs_root = o->sysfs_root, .platform = platform,
                                .spool = {.state_dir = o->spool_in_memory ? NULL : o->state_dir,
-                                         .max_bytes = o->spool_max_bytes}};
+                                         .max_bytes = o->spool_max_bytes,
+                                         .forget_on_send = o->spool_forget_on_send}};
     agent_session_t *session = agent_session_new(&so, err);
     int rc = session ? agent_session_run(session, &s_stop, err) : -1;
     agent_session_destroy(&session);

@@ -36,6 +36,9 @@ const char *agent_options_usage(void)
            "              (default 268435456); a running attempt may go past it\n"
            "  --spool-in-memory  keep the spool in memory only, losing it on a restart\n"
            "              (for tests that show what the file saves)\n"
+           "  --spool-forget-on-send  forget each result once sent, as if acknowledged, so\n"
+           "              nothing lost on the way is resent (tests only: the control that shows\n"
+           "              what acknowledgements save; never use it in production)\n"
            "  --sample-once  print one telemetry sample (JSON; two readings 100 ms apart) and\n"
            "              exit\n"
            "  --parse-tegrastats  print one JSON telemetry sample per line of a saved tegrastats\n"
@@ -263,6 +266,7 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, jf_err_t *err
                                          {"state-dir", required_argument, NULL, 'D'},
                                          {"spool-max-bytes", required_argument, NULL, 'B'},
                                          {"spool-in-memory", no_argument, NULL, 'M'},
+                                         {"spool-forget-on-send", no_argument, NULL, 'K'},
                                          {NULL, 0, NULL, 0}};
     *o = (agent_options_t){.log_level = JF_LOG_NOTICE, .platform = AGENT_PLATFORM_AUTO,
                            .sim_type = JF_BOARD_SIM, .sysfs_root = AGENT_PLATFORM_SYSFS_ROOT,
@@ -295,6 +299,7 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, jf_err_t *err
         case 'O': o->sample_once = true; break;
         case 'D': case 'B': rc = s_spool_option(o, c, optarg, err); break;
         case 'M': o->spool_in_memory = true; break;
+        case 'K': o->spool_forget_on_send = true; break;
         case 'G': rc = s_tegrastats(o, optarg, err); break;
         case 'm': case 'b': case 'd': case 'x': case 'g':
             o->sim_option = true;

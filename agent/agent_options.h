@@ -45,6 +45,9 @@ typedef struct agent_options {
     int64_t spool_max_bytes;                        // --spool-max-bytes, default
                                                     // AGENT_SPOOL_BYTES_MAX
     bool spool_in_memory;                           // --spool-in-memory: no file (tests only)
+    bool spool_forget_on_send;                      // --spool-forget-on-send: sent counts as
+                                                    // acknowledged (tests only: the control
+                                                    // that shows what acks save)
 } agent_options_t;
 
 #define AGENT_OPTIONS_STATE_DIR "/var/lib/jetfleet-agent"

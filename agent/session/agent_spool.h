@@ -26,6 +26,8 @@ typedef struct agent_spool_opts {
     const char *state_dir; // borrowed: holds AGENT_SPOOL_FILE_NAME; created (mode 0700)
                            // if missing, its parent must exist. NULL: memory only
     int64_t max_bytes;     // cap on held message bytes for opening new streams; > 0
+    bool forget_on_send;   // tests only (--spool-forget-on-send): a message counts as
+                           // acknowledged once handed to the socket, as fire-and-forget would
 } agent_spool_opts_t;
 
 // Opens the spool. With a state_dir, its file is created if absent, else reopened: its streams

@@ -95,3 +95,20 @@ jf_add_integration_test(store_retention TIMEOUT 120
                         LIBS jft_support jf_common)
 add_dependencies(store_retention_itest ${JF_ITEST_DEPS})
 set_property(TEST integration.store_retention APPEND PROPERTY LABELS reliability)
+
+# kill -9 chaos (issue #11): the coordinator and agents mid-run SIGKILLed during a sim sweep; no
+# run lost, no result twice, no sample missing, the store intact. Full size: bench/chaos-kill.sh.
+jf_add_integration_test(chaos_kill TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/chaos_kill_test.c
+                        LIBS jft_support jf_common)
+set_property(TEST integration.chaos_kill APPEND PROPERTY LABELS reliability)
+add_dependencies(chaos_kill_itest ${JF_ITEST_DEPS})
+
+# A partition (issue #11): one sim agent behind a cuttable TCP proxy (tests/support/jft_proxy.h)
+# cut off for JF_PARTITION_CUT_S (default 15 s) while streaming at 10 Hz; every sample stored,
+# in order, once. The control without acknowledgements (--spool-forget-on-send) loses samples.
+jf_add_integration_test(partition TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/partition_test.c
+                        LIBS jft_support jf_common)
+set_property(TEST integration.partition APPEND PROPERTY LABELS reliability)
+add_dependencies(partition_itest ${JF_ITEST_DEPS})

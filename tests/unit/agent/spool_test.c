@@ -480,6 +480,29 @@ static int t_teardown_disk(void **state)
     return rmdir(t_dir);
 }
 
+// The test-only fire-and-forget mode (--spool-forget-on-send): what is sent counts as
+// acknowledged, so the resend timer and a rewind find nothing to send again, and a sent final
+// message closes the stream.
+static void test_forget_on_send(void **state)
+{
+    (void)state;
+    jf_err_t err = {0};
+    agent_spool_opts_t o = {.max_bytes = AGENT_SPOOL_BYTES_MAX, .forget_on_send = true};
+    agent_spool_t *sp = agent_spool_new(&o, &err);
+    assert_non_null(sp);
+    assert_int_equal(agent_spool_open(sp, T_RUN, 1, NULL), 0);
+    t_append(sp, T_RUN, 1, 3, false);
+    t_pump_expect(sp, T_T0, T_RUN, (const int64_t[]){1, 2, 3, 0});
+    assert_int_equal(agent_spool_bytes(sp), 0);
+    t_pump_expect(sp, T_T0 + AGENT_SPOOL_RESEND_US + 1, T_RUN, (const int64_t[]){0});
+    agent_spool_rewind(sp, T_RUN, 1, 1);
+    t_pump_expect(sp, T_T0 + AGENT_SPOOL_RESEND_US + 2, T_RUN, (const int64_t[]){0});
+    t_append(sp, T_RUN, 1, 1, true);
+    t_pump_expect(sp, T_T0 + AGENT_SPOOL_RESEND_US + 3, T_RUN, (const int64_t[]){4, 0});
+    assert_false(agent_spool_has(sp, T_RUN, 1));
+    agent_spool_destroy(&sp);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -499,6 +522,10 @@ int main(void)
         cmocka_unit_test(test_drop_and_bytes),
         cmocka_unit_test(test_byte_cap),
     };
+    const struct CMUnitTest memory_only[] = {
+        cmocka_unit_test(test_forget_on_send),
+    };
     int failed = cmocka_run_group_tests_name("memory", tests, t_setup_memory, NULL);
+    failed += cmocka_run_group_tests_name("memory only", memory_only, NULL, NULL);
     return failed + cmocka_run_group_tests_name("disk", tests, t_setup_disk, t_teardown_disk);
 }
