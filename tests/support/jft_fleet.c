@@ -116,7 +116,7 @@ int jft_fleet_start_coordinator(jft_fleet_t *f)
     char bin[PATH_MAX], log[PATH_MAX + 16];
     jft_bin("jetfleet-coordinator", bin);
     (void) snprintf(log, sizeof log, "%s/coordinator.log", f->dir);
-    char *argv[] = {bin, "--config", f->config, "--log-level", "info", NULL};
+    char *argv[] = {bin, "--config", f->config, "--log-level", "info", "--insecure-loopback", NULL};
     int rc = jft_proc_start(&f->coord, log, argv, NULL);
     if (rc == 0 && !jft_wait_until(s_endpoint_ready, f, 10000)) {
         rc = -ETIMEDOUT;
@@ -135,7 +135,7 @@ int jft_fleet_start_coordinator_nofile(jft_fleet_t *f, long soft, long hard)
         return -ENOENT;
     }
     char *argv[] = {(char *) prlimit, nofile, "--", bin, "--config", f->config,
-                    "--log-level", "info", NULL};
+                    "--log-level", "info", "--insecure-loopback", NULL};
     f->endpoint[0] = '\0';
     int rc = jft_proc_start(&f->coord, log, argv, NULL);
     if (rc == 0 && !jft_wait_until(s_endpoint_ready, f, 10000)) {
@@ -161,7 +161,7 @@ int jft_fleet_start_agent_at(jft_fleet_t *f, size_t i, const char *endpoint,
     (void) snprintf(log, sizeof log, "%s/agent-%s.log", f->dir, name);
     (void) snprintf(state, sizeof state, JFT_FLEET_AGENT_STATE_FMT, f->dir, name);
     char *argv[] = {bin,         "--coordinator", (char *) endpoint, "--name", name, "--config",
-                    f->config,   "--log-level",   "info",            "--state-dir", state, NULL};
+                    f->config,   "--log-level",   "info",            "--state-dir", state, "--insecure-loopback", NULL};
     return jft_proc_start(&f->agents[i], log, argv, env_extra);
 }
 
@@ -177,8 +177,8 @@ int jft_fleet_start_agent_named(jft_fleet_t *f, size_t i, const char *name,
     (void) snprintf(state, sizeof state, JFT_FLEET_AGENT_STATE_FMT, f->dir, name);
     char *argv[40] = {bin,           "--coordinator", f->endpoint, "--name",      (char *) name,
                       "--config",    f->config,       "--log-level", "info",      "--state-dir",
-                      state};
-    size_t n = 11;
+                      state,         "--insecure-loopback"};
+    size_t n = 12;
     for (size_t k = 0; extra_args && extra_args[k] && n < 39; k++) {
         argv[n++] = (char *) extra_args[k];
     }
