@@ -7,9 +7,11 @@
 #include "jf_fs.h"
 #include "jf_log.h"
 #include "jf_parse.h"
+#include "jf_units.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,7 @@ struct coord_auth {
     zsock_t *zap;                 // owned: REP bound at COORD_AUTH_ZAP_ENDPOINT
     zhashx_t *accepted;           // owned: Z85 public key -> board name (owned strings)
     struct timespec seen[2];      // mtimes of accepted/ and revoked/ at the last load
+    int64_t next_refresh_us;      // monotonic time of the next look at the directories
     size_t n_pending;             // files in pending/ (capped at COORD_AUTH_PENDING_MAX)
     uint64_t refused;             // messages refused by coord_auth_check
     uint64_t denied;              // handshakes answered 400
@@ -90,9 +93,15 @@ static int s_load_accepted(coord_auth_t *self, jf_err_t *err)
         }
     }
     closedir(d);
+    size_t before = self->accepted ? zhashx_size(self->accepted) : SIZE_MAX;
     zhashx_destroy(&self->accepted);
     self->accepted = map;
-    jf_log_notice("auth: %zu accepted agent keys loaded from %s", zhashx_size(map), dir);
+    // Reloads repeat while the directories' times settle; only a change is worth a notice.
+    if (zhashx_size(map) != before) {
+        jf_log_notice("auth: %zu accepted agent keys loaded from %s", zhashx_size(map), dir);
+    } else {
+        jf_log_debug("auth: %zu accepted agent keys reloaded from %s", zhashx_size(map), dir);
+    }
     return 0;
 }
 
@@ -126,6 +135,11 @@ static bool s_stat_states(const coord_auth_t *self, struct timespec ret_mtime[2]
 
 int coord_auth_refresh(coord_auth_t *self, jf_err_t *err)
 {
+    int64_t mono_us = jf_clock_mono_us();
+    if (mono_us < self->next_refresh_us) {
+        return 0;
+    }
+    self->next_refresh_us = mono_us + COORD_AUTH_REFRESH_US;
     struct timespec now[2] = {{0}};
     if (!s_stat_states(self, now)) {
         return jf_err_set(err, -ENOENT,
@@ -137,6 +151,15 @@ int coord_auth_refresh(coord_auth_t *self, jf_err_t *err)
         return 0;
     }
     memcpy(self->seen, now, sizeof now);
+    // Directory times are coarse (a clock tick): a second move in the same tick as the one just
+    // loaded leaves them unchanged, so a recent time is not trusted and looked at again.
+    int64_t wall_us = jf_clock_wall_us();
+    for (int i = 0; i < 2; i++) {
+        int64_t t_us = (int64_t) now[i].tv_sec * JF_US_PER_S + now[i].tv_nsec / 1000;
+        if (wall_us - t_us < COORD_AUTH_SETTLE_US) {
+            memset(self->seen, 0, sizeof self->seen);
+        }
+    }
     return s_load_accepted(self, err);
 }
 

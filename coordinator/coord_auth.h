@@ -14,7 +14,9 @@
 #define COORD_AUTH_ZAP_ENDPOINT "inproc://zeromq.zap.01" // RFC 27: where libzmq asks
 #define COORD_AUTH_DOMAIN       "jetfleet"               // the agent socket's ZAP domain
 #define COORD_AUTH_PENDING_MAX  1024 // pending files kept; more unknown keys are denied unrecorded
-#define COORD_AUTH_FP_CHARS     16   // hex characters of a key's fingerprint (pending file names)
+#define COORD_AUTH_REFRESH_US   (100 * 1000)      // how often the key directories are looked at
+#define COORD_AUTH_SETTLE_US    (2 * 1000 * 1000) // directory times younger than this: rechecked
+#define COORD_AUTH_FP_CHARS     16 // hex characters of a key's fingerprint (pending file names)
 
 typedef struct coord_auth coord_auth_t;
 
@@ -40,7 +42,8 @@ zsock_t *coord_auth_zap(const coord_auth_t *self);
 void coord_auth_serve(coord_auth_t *self);
 
 // Reloads the accepted keys if keys/accepted or keys/revoked changed since the last load (the
-// CLI moves files there). Returns 0, or a negative errno with err (the old list stays in force).
+// CLI moves files there), looking at most every COORD_AUTH_REFRESH_US. Returns 0, or a negative
+// errno with err (the old list stays in force).
 int coord_auth_refresh(coord_auth_t *self, jf_err_t *err);
 
 // True if frame arrived on a connection whose authenticated key is accepted now for exactly the

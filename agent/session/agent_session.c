@@ -18,8 +18,6 @@
 static int s_connect(agent_session_t *self, jf_err_t *err)
 {
     zsock_destroy(&self->sock);
-    zcert_destroy(&self->cert);
-    zcert_destroy(&self->coordinator_cert);
     self->sock = zsock_new(ZMQ_DEALER);
     if (!self->sock) {
         return jf_err_set(err, -ENOMEM, "session: cannot create a socket");
@@ -428,6 +426,8 @@ void agent_session_destroy(agent_session_t **self_p)
     agent_sampler_destroy(&self->sampler);
     agent_spool_destroy(&self->spool);
     zsock_destroy(&self->sock);
+    zcert_destroy(&self->cert);
+    zcert_destroy(&self->coordinator_cert);
     free(self);
     *self_p = NULL;
 }

@@ -24,6 +24,10 @@ typedef struct jft_fleet {
     const char *sim_types[JFT_FLEET_AGENTS_MAX]; // what each simulates ("xavier-nx"); borrowed
     char hb_interval[16];     // heartbeat_interval in fleet.yaml if set ("": the default)
     char hb_timeout[16];      // heartbeat_timeout in fleet.yaml if set ("": the default)
+    bool curve;               // set before starting: the coordinator without --insecure-loopback,
+                              // agents with --coordinator-key <data_dir>/keys/coordinator and
+                              // their key in their state directory (the test makes the keys)
+    char curve_arg[PATH_MAX]; // internal: the coordinator key path passed to agents
     jft_proc_t coord;
     jft_proc_t agents[JFT_FLEET_AGENTS_MAX];
 } jft_fleet_t;
