@@ -1,6 +1,7 @@
 /* CURVE key files: zcert keypairs with a 0600 secret part, and pinned public keys. The file
- * format is czmq's zcert (ZPL text); docs/protocol.md §1.6 says where each program keeps them. */
+ * format is czmq's zcert (ZPL text); docs/protocol.md §1.7 says where each program keeps them. */
 #include "jf_curve.h"
+#include "jf_fs.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -20,6 +21,16 @@ int jf_curve_keygen(const char *path, const char *board, jf_err_t *err)
     if (stat(secret, &st) == 0) {
         return jf_err_set(err, -EEXIST, "%s: a key already exists; remove it first to replace it",
                           secret);
+    }
+    char dir[PATH_MAX] = {0};
+    (void) snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash && slash != dir) {
+        *slash = '\0';
+        int mrc = jf_fs_mkdir_p(dir, 0700, err); // the agent's state directory on first use
+        if (mrc < 0) {
+            return mrc;
+        }
     }
     zcert_t *cert = zcert_new();
     if (!cert) {

@@ -1,6 +1,6 @@
 /* CURVE key files shared by the coordinator and the agent: generating a keypair (czmq zcert, the
  * secret part mode 0600) and loading a pinned public key or an own keypair. Not the allow-list:
- * that is coordinator/coord_auth. docs/protocol.md §1.6. */
+ * that is coordinator/coord_auth. docs/protocol.md §1.7. */
 #ifndef JF_CURVE_H
 #define JF_CURVE_H
 
@@ -10,7 +10,7 @@
 
 #define JF_CURVE_KEY_TXT 40 // Z85 text of a 32-byte key, without the NUL
 
-// Writes a new keypair to path (public part, mode 0644 under the caller's umask) and
+// Creates path's directory (mode 0700) if missing, then writes a new keypair to path (public part, mode 0644 under the caller's umask) and
 // path + "_secret" (mode 0600), with the metadata board=NAME when board is not NULL. Refuses to
 // overwrite an existing secret (-EEXIST). Returns 0 or a negative errno with err.
 int jf_curve_keygen(const char *path, const char *board, jf_err_t *err);

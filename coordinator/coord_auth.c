@@ -1,4 +1,4 @@
-/* CURVE allow-list for the agent endpoint (docs/protocol.md §1.6): a ZAP handler answered from
+/* CURVE allow-list for the agent endpoint (docs/protocol.md §1.7): a ZAP handler answered from
  * the event loop, key states as files, and the per-message User-Id check. The design follows
  * /work/shared/reference/reliability-security.md §2.3 shape (b): our own handler, one owner. */
 #include "coord_auth.h"

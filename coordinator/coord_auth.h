@@ -1,4 +1,4 @@
-/* Coordinator side of CURVE authentication (docs/protocol.md §1.6): the coordinator's keypair,
+/* Coordinator side of CURVE authentication (docs/protocol.md §1.7): the coordinator's keypair,
  * the allow-list of agent keys under <data_dir>/keys/<state>/, a ZAP handler served from the
  * event loop, and the per-message check of the authenticated key against the routing id.
  * Not the key files' format (common/jf_curve) nor the CLI that moves keys (cli_cmd_keys.c). */

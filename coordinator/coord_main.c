@@ -54,7 +54,7 @@ int main(int argc, char **argv)
     const char *config = NULL;
     jf_log_level_t level = JF_LOG_NOTICE;
     jf_log_sink_t sink = JF_LOG_SINK_STDERR;
-    coord_server_opts_t sopts = {0}; // docs/store.md, "Identity"; docs/protocol.md §1.6
+    coord_server_opts_t sopts = {0}; // docs/store.md, "Identity"; docs/protocol.md §1.7
     bool keygen = false;
     for (int c; (c = getopt_long(argc, argv, "c:l:snik", opts, NULL)) != -1;) {
         if (c == 'c') {

@@ -25,7 +25,7 @@ static int s_connect(agent_session_t *self, jf_err_t *err)
     zsock_set_identity(self->sock, self->name);
     if (self->cert) {
         // CURVE against the pinned key: a server without that key's secret cannot complete the
-        // handshake (docs/protocol.md §1.6).
+        // handshake (docs/protocol.md §1.7).
         zcert_apply(self->cert, self->sock);
         zsock_set_curve_serverkey(self->sock, zcert_public_txt(self->coordinator_cert));
     }

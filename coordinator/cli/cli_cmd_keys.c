@@ -1,5 +1,5 @@
 /* jetfleet keys list | accept NAME [--board BOARD] | reject NAME | revoke NAME: moves agent key
- * files between the states under <data_dir>/keys (docs/protocol.md §1.6). A running coordinator
+ * files between the states under <data_dir>/keys (docs/protocol.md §1.7). A running coordinator
  * sees the move on its next look at the directories (coord_auth_refresh, within 100 ms). */
 #include "cli_cmds.h"
 #include "jf_curve.h"

@@ -1,4 +1,4 @@
-/* Integration (issue #11, security): CURVE on the agent endpoint (docs/protocol.md §1.6). An
+/* Integration (issue #11, security): CURVE on the agent endpoint (docs/protocol.md §1.7). An
  * accepted agent runs a sweep; unknown keys are recorded as pending and nothing they send is
  * processed; an accepted key speaking as another board is refused; a revoked key's live
  * connection stops within 1 s; the coordinator refuses to start without keys, and refuses
