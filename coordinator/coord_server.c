@@ -173,8 +173,8 @@ static int s_receive_one(coord_server_t *self, zsock_t *sock, bool control, jf_e
     zframe_t *identity = zmsg_pop(m);
     int rc = 1;
     // Authentication comes before anything else, a reply included (docs/protocol.md §1.7).
-    if (!control && self->auth && identity && zmsg_first(m) &&
-        !coord_auth_check(self->auth, identity, zmsg_first(m))) {
+    if (!control && self->auth &&
+        (!identity || !zmsg_first(m) || !coord_auth_check(self->auth, identity, zmsg_first(m)))) {
         goto out_destroy;
     }
     if (!identity || zmsg_size(m) != 1) {
