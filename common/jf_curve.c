@@ -10,7 +10,9 @@
 
 static void s_secret_path(const char *path, char *out, size_t size)
 {
-    (void) snprintf(out, size, "%s_secret", path);
+    if (snprintf(out, size, "%s_secret", path) >= (int) (size)) {
+        (out)[0] = '\0'; // too long: an empty path fails to open, visibly
+    }
 }
 
 int jf_curve_keygen(const char *path, const char *board, jf_err_t *err)
@@ -23,7 +25,9 @@ int jf_curve_keygen(const char *path, const char *board, jf_err_t *err)
                           secret);
     }
     char dir[PATH_MAX] = {0};
-    (void) snprintf(dir, sizeof dir, "%s", path);
+    if (snprintf(dir, sizeof dir, "%s", path) >= (int) (sizeof dir)) {
+        (dir)[0] = '\0'; // too long: an empty path fails to open, visibly
+    }
     char *slash = strrchr(dir, '/');
     if (slash && slash != dir) {
         *slash = '\0';

@@ -36,20 +36,27 @@ static const char *const s_states[] = {"accepted", "pending", "rejected", "revok
 static void s_path(const coord_auth_t *self, const char *sub, const char *name, char *out,
                    size_t size)
 {
-    (void) snprintf(out, size, "%s/%s%s%s", self->keys_dir, sub, name ? "/" : "", name ? name : "");
+    if (snprintf(out, size, "%s/%s%s%s", self->keys_dir, sub, name ? "/" : "", name ? name : "") >=
+        (int) (size)) {
+        (out)[0] = '\0'; // too long: an empty path fails to open, visibly
+    }
 }
 
 int coord_auth_keygen(const char *data_dir, jf_err_t *err)
 {
     char dir[PATH_MAX + 16] = {0}, path[PATH_MAX + 32] = {0};
     for (size_t i = 0; i < sizeof s_states / sizeof s_states[0]; i++) {
-        (void) snprintf(dir, sizeof dir, "%s/keys/%s", data_dir, s_states[i]);
+        if (snprintf(dir, sizeof dir, "%s/keys/%s", data_dir, s_states[i]) >= (int) (sizeof dir)) {
+            (dir)[0] = '\0'; // too long: an empty path fails to open, visibly
+        }
         int rc = jf_fs_mkdir_p(dir, 0700, err);
         if (rc < 0) {
             return rc;
         }
     }
-    (void) snprintf(path, sizeof path, "%s/keys/coordinator", data_dir);
+    if (snprintf(path, sizeof path, "%s/keys/coordinator", data_dir) >= (int) (sizeof path)) {
+        (path)[0] = '\0'; // too long: an empty path fails to open, visibly
+    }
     return jf_curve_keygen(path, NULL, err);
 }
 
@@ -165,7 +172,10 @@ int coord_auth_refresh(coord_auth_t *self, jf_err_t *err)
 
 static int s_open_keys(coord_auth_t *self, const char *data_dir, jf_err_t *err)
 {
-    (void) snprintf(self->keys_dir, sizeof self->keys_dir, "%s/keys", data_dir);
+    if (snprintf(self->keys_dir, sizeof self->keys_dir, "%s/keys", data_dir) >=
+        (int) (sizeof self->keys_dir)) {
+        (self->keys_dir)[0] = '\0'; // too long: an empty path fails to open, visibly
+    }
     char path[PATH_MAX + 32] = {0};
     s_path(self, "coordinator", NULL, path, sizeof path);
     self->cert = jf_curve_load_pair(path, err);

@@ -18,13 +18,17 @@ static const char *const s_states[] = {"accepted", "pending", "rejected", "revok
 
 static void s_path(const char *keys, const char *state, const char *name, char *out, size_t size)
 {
-    (void) snprintf(out, size, "%s/%s/%s", keys, state, name);
+    if (snprintf(out, size, "%s/%s/%s", keys, state, name) >= (int) (size)) {
+        (out)[0] = '\0'; // too long: an empty path fails to open, visibly
+    }
 }
 
 static void s_list_state(const char *keys, const char *state)
 {
     char dir[PATH_MAX + 16], path[PATH_MAX + 96];
-    (void) snprintf(dir, sizeof dir, "%s/%s", keys, state);
+    if (snprintf(dir, sizeof dir, "%s/%s", keys, state) >= (int) (sizeof dir)) {
+        (dir)[0] = '\0'; // too long: an empty path fails to open, visibly
+    }
     DIR *d = opendir(dir);
     for (struct dirent *e; d && (e = readdir(d)) != NULL;) {
         if (!jf_parse_is_ident(e->d_name)) {
@@ -63,7 +67,9 @@ static int s_move(const char *keys, const char *from, const char *name, const ch
                         dst);
     }
     zcert_set_meta(cert, "board", "%s", as);
-    (void) snprintf(tmp, sizeof tmp, "%s/%s/.%s.tmp", keys, to, as);
+    if (snprintf(tmp, sizeof tmp, "%s/%s/.%s.tmp", keys, to, as) >= (int) (sizeof tmp)) {
+        (tmp)[0] = '\0'; // too long: an empty path fails to open, visibly
+    }
     // Written whole under another name, then renamed: the coordinator never reads half a key.
     int rc = zcert_save_public(cert, tmp);
     zcert_destroy(&cert);
@@ -125,6 +131,8 @@ int cli_cmd_keys(cli_ctx_t *ctx, int argc, char **argv)
         return cli_fail(CLI_EXIT_ERROR, "%s", err.msg);
     }
     char keys[PATH_MAX + 8];
-    (void) snprintf(keys, sizeof keys, "%s/keys", fleet->coord.data_dir);
+    if (snprintf(keys, sizeof keys, "%s/keys", fleet->coord.data_dir) >= (int) (sizeof keys)) {
+        (keys)[0] = '\0'; // too long: an empty path fails to open, visibly
+    }
     return s_verb(keys, argc, argv);
 }
