@@ -3,6 +3,7 @@
 #include "agent_options.h"
 #include "agent_platform.h"
 #include "agent_session.h"
+#include "jf_curve.h"
 #include "jf_log.h"
 
 #include <czmq.h>
@@ -44,7 +45,9 @@ static int s_daemon(const agent_options_t *o, agent_platform_t *platform, jf_err
                                .sysfs_root = o->sysfs_root, .platform = platform,
                                .spool = {.state_dir = o->spool_in_memory ? NULL : o->state_dir,
                                          .max_bytes = o->spool_max_bytes,
-                                         .forget_on_send = o->spool_forget_on_send}};
+                                         .forget_on_send = o->spool_forget_on_send},
+                               .key_path = o->key, .coordinator_key_path = o->coordinator_key,
+                               .insecure_loopback = o->insecure_loopback};
     agent_session_t *session = agent_session_new(&so, err);
     int rc = session ? agent_session_run(session, &s_stop, err) : -1;
     agent_session_destroy(&session);
@@ -61,6 +64,12 @@ int main(int argc, char **argv)
     }
     if (opts.parse_tegrastats[0]) {
         return s_parse_tegrastats(opts.parse_tegrastats);
+    }
+    if (opts.keygen) {
+        int krc = jf_curve_keygen(opts.key, opts.name[0] ? opts.name : NULL, &err);
+        fprintf(krc ? stderr : stdout, "jetfleet-agent: %s%s\n", krc ? err.msg : "wrote ",
+                krc ? "" : opts.key);
+        return krc ? 1 : 0;
     }
     jf_log_open("jetfleet-agent", JF_LOG_SINK_STDERR, opts.log_level);
     agent_platform_opts_t popts = {.kind = opts.platform, .sim_type = opts.sim_type,

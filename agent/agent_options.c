@@ -34,6 +34,13 @@ const char *agent_options_usage(void)
            "              parent must exist); one agent per directory\n"
            "  --spool-max-bytes N  refuse new runs while the spool holds N bytes or more\n"
            "              (default 268435456); a running attempt may go past it\n"
+           "  --coordinator-key FILE  the coordinator's public key (its keys/coordinator file),\n"
+           "              pinned: the agent talks CURVE to that key only (required unless\n"
+           "              --insecure-loopback)\n"
+           "  --key FILE  this board's keypair (default STATE_DIR/agent.key, FILE_secret beside)\n"
+           "  --keygen    write a new keypair to --key and exit; give the public file to the\n"
+           "              coordinator's operator (jetfleet keys accept)\n"
+           "  --insecure-loopback  plaintext to a coordinator on tcp://127.0.0.1 or ipc:// (tests)\n"
            "  --spool-in-memory  keep the spool in memory only, losing it on a restart\n"
            "              (for tests that show what the file saves)\n"
            "  --spool-forget-on-send  forget each result once sent, as if acknowledged, so\n"
@@ -235,6 +242,16 @@ static int s_check(const agent_options_t *o, const char *config, jf_err_t *err)
                                    o->sample_once ? "--sample-once" : "--parse-tegrastats")
                       : 0;
     }
+    if (o->keygen) {
+        return o->name[0] && !jf_parse_is_ident(o->name)
+                   ? jf_err_set(err, -EINVAL, "--name '%.200s' is not a valid board name", o->name)
+                   : 0;
+    }
+    if (o->insecure_loopback && strncmp(o->endpoint, "tcp://127.0.0.1:", 16) != 0 &&
+        strncmp(o->endpoint, "ipc://", 6) != 0) {
+        return jf_err_set(err, -EINVAL, "--insecure-loopback refused: --coordinator '%.200s' is "
+                                        "not tcp://127.0.0.1:PORT or ipc://", o->endpoint);
+    }
     if (!o->endpoint[0] || !jf_parse_is_ident(o->name)) {
         return jf_err_set(err, -EINVAL, "--coordinator and a valid --name are required");
     }
@@ -266,7 +283,11 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, jf_err_t *err
                                          {"state-dir", required_argument, NULL, 'D'},
                                          {"spool-max-bytes", required_argument, NULL, 'B'},
                                          {"spool-in-memory", no_argument, NULL, 'M'},
-                                         {"spool-forget-on-send", no_argument, NULL, 'K'},
+                                         {"spool-forget-on-send", no_argument, NULL, 'F'},
+                                         {"key", required_argument, NULL, 'k'},
+                                         {"coordinator-key", required_argument, NULL, 'K'},
+                                         {"insecure-loopback", no_argument, NULL, 'I'},
+                                         {"keygen", no_argument, NULL, 'Y'},
                                          {NULL, 0, NULL, 0}};
     *o = (agent_options_t){.log_level = JF_LOG_NOTICE, .platform = AGENT_PLATFORM_AUTO,
                            .sim_type = JF_BOARD_SIM, .sysfs_root = AGENT_PLATFORM_SYSFS_ROOT,
@@ -299,7 +320,12 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, jf_err_t *err
         case 'O': o->sample_once = true; break;
         case 'D': case 'B': rc = s_spool_option(o, c, optarg, err); break;
         case 'M': o->spool_in_memory = true; break;
-        case 'K': o->spool_forget_on_send = true; break;
+        case 'F': o->spool_forget_on_send = true; break;
+        case 'k': (void) snprintf(o->key, sizeof o->key, "%s", optarg); break;
+        case 'K': (void) snprintf(o->coordinator_key, sizeof o->coordinator_key, "%s", optarg);
+            break;
+        case 'I': o->insecure_loopback = true; break;
+        case 'Y': o->keygen = true; break;
         case 'G': rc = s_tegrastats(o, optarg, err); break;
         case 'm': case 'b': case 'd': case 'x': case 'g':
             o->sim_option = true;
@@ -320,6 +346,11 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, jf_err_t *err
     }
     if (rc == 0 && optind != argc) {
         rc = jf_err_set(err, -EINVAL, "unexpected argument '%.200s'", argv[optind]);
+    }
+    if (rc == 0 && !o->key[0] &&
+        snprintf(o->key, sizeof o->key, "%s/%s", o->state_dir, AGENT_OPTIONS_KEY_NAME) >=
+            (int) sizeof o->key) {
+        rc = jf_err_set(err, -EINVAL, "--state-dir: too long for the key path");
     }
     rc = rc ? rc : s_check(o, config, err);
     if (rc == 0 && config) {

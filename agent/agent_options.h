@@ -48,9 +48,15 @@ typedef struct agent_options {
     bool spool_forget_on_send;                      // --spool-forget-on-send: sent counts as
                                                     // acknowledged (tests only: the control
                                                     // that shows what acks save)
+    char key[PATH_MAX];                             // --key: this board's keypair, default
+                                                    // <state_dir>/AGENT_OPTIONS_KEY_NAME
+    char coordinator_key[PATH_MAX];                 // --coordinator-key: pinned public key
+    bool insecure_loopback;                         // --insecure-loopback: plaintext, loopback
+    bool keygen;                                    // --keygen: write the keypair and exit
 } agent_options_t;
 
 #define AGENT_OPTIONS_STATE_DIR "/var/lib/jetfleet-agent"
+#define AGENT_OPTIONS_KEY_NAME  "agent.key" // in the state directory; the secret in agent.key_secret
 
 
 #define AGENT_OPTIONS_SIM_PARAMS_NAME "sim_params.yaml"
@@ -66,6 +72,8 @@ typedef struct agent_options {
 // --sim-seed, --sim-speed and --sim-scale need --platform sim:TYPE. With --parse-tegrastats FILE
 // only --log-level may accompany it (import mode, no
 // coordinator). --state-dir must be absolute; --spool-max-bytes takes bytes (1 .. 2^62).
+// --keygen writes --key (default <state-dir>/agent.key) and takes --name (the board metadata).
+// --insecure-loopback is refused unless --coordinator is tcp://127.0.0.1:PORT or ipc://.
 // --sample-once takes the platform options (--platform, --sysfs-root, --proc-root,
 // --etc-root) and --log-level but no coordinator. Otherwise --coordinator and --name are
 // required. Returns 0, or -EINVAL with err saying what is wrong (main prints usage, exit 2).

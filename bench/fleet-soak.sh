@@ -57,7 +57,7 @@ repeats: 1
 YAML
 export JETFLEET_CONFIG=$work/fleet.yaml
 ulimit -n "$(ulimit -Hn)"
-"$bin/jetfleet-coordinator" --config "$work/fleet.yaml" > "$work/coordinator.log" 2>&1 &
+"$bin/jetfleet-coordinator" --config "$work/fleet.yaml" --insecure-loopback > "$work/coordinator.log" 2>&1 &
 coord=$!
 pids+=("$coord")
 for _ in $(seq 100); do [ -s "$work/state/endpoint" ] && break; sleep 0.1; done

@@ -1,5 +1,6 @@
 /* jetfleet-coordinator: argv + fleet.yaml -> coord_server; nothing else but raising the soft
  * open-file limit first (one descriptor per connection; systemd's default 1024 is too few). */
+#include "coord_auth.h"
 #include "coord_fdguard.h"
 #include "coord_server.h"
 #include "jf_fleet_config.h"
@@ -23,7 +24,8 @@ static int s_usage(const char *why)
 {
     fprintf(stderr,
             "jetfleet-coordinator: %s\nusage: jetfleet-coordinator --config FLEET.yaml "
-            "[--log-level error|warn|notice|info|debug] [--syslog] [--new-store]\n",
+            "[--log-level error|warn|notice|info|debug] [--syslog] [--new-store]\n"
+            "       [--insecure-loopback] [--keygen]\n",
             why);
     return 2;
 }
@@ -46,20 +48,23 @@ int main(int argc, char **argv)
                                          {"log-level", required_argument, NULL, 'l'},
                                          {"syslog", no_argument, NULL, 's'},
                                          {"new-store", no_argument, NULL, 'n'},
+                                         {"insecure-loopback", no_argument, NULL, 'i'},
+                                         {"keygen", no_argument, NULL, 'k'},
                                          {NULL, 0, NULL, 0}};
     const char *config = NULL;
     jf_log_level_t level = JF_LOG_NOTICE;
     jf_log_sink_t sink = JF_LOG_SINK_STDERR;
-    bool new_store = false; // docs/store.md, "Identity"
-    for (int c; (c = getopt_long(argc, argv, "c:l:sn", opts, NULL)) != -1;) {
+    coord_server_opts_t sopts = {0}; // docs/store.md, "Identity"; docs/protocol.md §1.7
+    bool keygen = false;
+    for (int c; (c = getopt_long(argc, argv, "c:l:snik", opts, NULL)) != -1;) {
         if (c == 'c') {
             config = optarg;
         } else if (c == 'l' && !jf_log_level_parse(optarg, &level)) {
             return s_usage("--log-level takes error, warn, notice, info or debug");
         } else if (c == 's') {
             sink = JF_LOG_SINK_SYSLOG;
-        } else if (c == 'n') {
-            new_store = true;
+        } else if (c == 'n' || c == 'i' || c == 'k') {
+            *(c == 'n' ? &sopts.new_store : c == 'i' ? &sopts.insecure_loopback : &keygen) = true;
         } else if (c == '?') {
             return s_usage("unknown option");
         }
@@ -78,8 +83,13 @@ int main(int argc, char **argv)
     (void) sigaction(SIGTERM, &sa, NULL);
     jf_err_t err = {0};
     jf_fleet_config_t *fleet = jf_fleet_config_load(config, &err);
-    coord_server_t *server = fleet ? coord_server_new(fleet, new_store, &err) : NULL;
-    int rc = server ? coord_server_run(server, &s_stop, &err) : -1;
+    coord_server_t *server = NULL;
+    int rc = -1;
+    if (fleet && keygen) {
+        rc = coord_auth_keygen(fleet->coord.data_dir, &err);
+    } else if (fleet && (server = coord_server_new(fleet, &sopts, &err)) != NULL) {
+        rc = coord_server_run(server, &s_stop, &err);
+    }
     if (rc != 0) {
         jf_log_error("%s", err.msg);
     }

@@ -172,6 +172,11 @@ static int s_receive_one(coord_server_t *self, zsock_t *sock, bool control, jf_e
     }
     zframe_t *identity = zmsg_pop(m);
     int rc = 1;
+    // Authentication comes before anything else, a reply included (docs/protocol.md §1.7).
+    if (!control && self->auth &&
+        (!identity || !zmsg_first(m) || !coord_auth_check(self->auth, identity, zmsg_first(m)))) {
+        goto out_destroy;
+    }
     if (!identity || zmsg_size(m) != 1) {
         if (identity) {
             s_log_bad(self, identity, "expected exactly one frame");
@@ -213,8 +218,23 @@ static int s_drain(coord_server_t *self, zsock_t *sock, bool control, jf_err_t *
     return 0;
 }
 
+// Handshakes are answered and key moves picked up before the agents' messages of this tick, so a
+// revocation stops the next message already.
+static void s_auth_tick(coord_server_t *self)
+{
+    if (!self->auth) {
+        return;
+    }
+    coord_auth_serve(self->auth);
+    jf_err_t aerr = {0};
+    if (coord_auth_refresh(self->auth, &aerr) != 0) {
+        jf_log_warn("%s", aerr.msg);
+    }
+}
+
 static int s_tick_body(coord_server_t *self, jf_err_t *err)
 {
+    s_auth_tick(self);
     int rc = s_drain(self, self->agents, false, err);
     rc = rc ? rc : s_drain(self, self->control, true, err);
     if (rc == 0 && jf_clock_mono_us() >= self->next_liveness_us) {
@@ -332,12 +352,16 @@ static int s_write_endpoint(const char *dir, const char *endpoint, jf_err_t *err
     return 0;
 }
 
-static zsock_t *s_bind_router(const char *endpoint, int64_t handshake_us, jf_err_t *err)
+static zsock_t *s_bind_router(const char *endpoint, int64_t handshake_us,
+                              const coord_auth_t *auth, jf_err_t *err)
 {
     zsock_t *s = zsock_new(ZMQ_ROUTER);
     if (!s) {
         jf_err_set(err, -ENOMEM, "cannot create a socket");
         return NULL;
+    }
+    if (auth) {
+        coord_auth_apply(auth, s);
     }
     zsock_set_router_mandatory(s, 1);
     // A board's new connection takes over its routing id from a stale one (docs/protocol.md §1.3).
@@ -394,12 +418,43 @@ static int s_open_store(coord_server_t *self, bool new_store, jf_err_t *err)
     return rc ? rc : coord_store_active_runs(self->store, NULL, s_load_active, self, err);
 }
 
+static bool s_is_loopback(const char *endpoint)
+{
+    return strncmp(endpoint, "tcp://127.0.0.1:", 16) == 0 || strncmp(endpoint, "ipc://", 6) == 0;
+}
+
+// Either the agent endpoint authenticates, or it is plaintext on this machine only.
+static int s_setup_auth(coord_server_t *self, jf_err_t *err)
+{
+    const jf_coord_settings_t *c = &self->fleet->coord;
+    if (!self->insecure_loopback) {
+        self->auth = coord_auth_new(c->data_dir, err);
+        return self->auth ? 0 : jf_err_prefix(err, "refusing to start without authentication "
+                                                   "(--insecure-loopback is for 127.0.0.1 only)");
+    }
+    const char *bad = !s_is_loopback(c->agent_endpoint)     ? c->agent_endpoint
+                      : !s_is_loopback(c->control_endpoint) ? c->control_endpoint
+                                                            : NULL;
+    if (bad) {
+        return jf_err_set(err, -EINVAL, "--insecure-loopback refused: endpoint '%s' is not "
+                                        "tcp://127.0.0.1:PORT or ipc://", bad);
+    }
+    jf_log_warn("server: --insecure-loopback: agents connect without authentication or "
+                "encryption on %s", c->agent_endpoint);
+    return 0;
+}
+
 static int s_bind_all(coord_server_t *self, jf_err_t *err)
 {
     const jf_coord_settings_t *c = &self->fleet->coord;
-    self->agents = s_bind_router(c->agent_endpoint, c->handshake_timeout_us, err);
-    self->control =
-        self->agents ? s_bind_router(c->control_endpoint, c->handshake_timeout_us, err) : NULL;
+    int arc = s_setup_auth(self, err);
+    if (arc != 0) {
+        return arc;
+    }
+    self->agents = s_bind_router(c->agent_endpoint, c->handshake_timeout_us, self->auth, err);
+    self->control = self->agents ? s_bind_router(c->control_endpoint, c->handshake_timeout_us,
+                                                 NULL, err)
+                                 : NULL;
     if (!self->control) {
         return -EADDRINUSE;
     }
@@ -409,6 +464,9 @@ static int s_bind_all(coord_server_t *self, jf_err_t *err)
                           c->control_endpoint + 6, strerror(errno));
     }
     self->poller = zpoller_new(self->agents, self->control, NULL);
+    if (self->poller && self->auth) {
+        (void) zpoller_add(self->poller, coord_auth_zap(self->auth)); // cannot fail once created
+    }
     if (!self->poller) {
         return jf_err_set(err, -ENOMEM, "cannot create a poller");
     }
@@ -420,7 +478,8 @@ static int s_bind_all(coord_server_t *self, jf_err_t *err)
     return s_write_endpoint(c->data_dir, zsock_endpoint(self->agents), err);
 }
 
-coord_server_t *coord_server_new(const jf_fleet_config_t *fleet, bool new_store, jf_err_t *err)
+coord_server_t *coord_server_new(const jf_fleet_config_t *fleet, const coord_server_opts_t *opts,
+                                 jf_err_t *err)
 {
     coord_server_t *self = calloc(1, sizeof *self);
     if (!self) {
@@ -430,10 +489,11 @@ coord_server_t *coord_server_new(const jf_fleet_config_t *fleet, bool new_store,
     self->fleet = fleet;
     self->next_id = 1;
     self->lock_fd = -1;
+    self->insecure_loopback = opts->insecure_loopback;
     self->registry = coord_registry_new(fleet);
     if (!self->registry || s_make_data_dir(fleet->coord.data_dir, err) != 0 ||
         s_lock_data_dir(fleet->coord.data_dir, &self->lock_fd, err) != 0 ||
-        s_open_store(self, new_store, err) != 0 || s_bind_all(self, err) != 0) {
+        s_open_store(self, opts->new_store, err) != 0 || s_bind_all(self, err) != 0) {
         goto fail_destroy;
     }
     jf_log_notice("server: epoch %lld, agents on %s, control on %s, store %s",
@@ -457,6 +517,7 @@ void coord_server_destroy(coord_server_t **self_p)
     coord_fdguard_destroy(&self->fdguard); // before the agents socket it monitors
     zsock_destroy(&self->control);
     zsock_destroy(&self->agents);
+    coord_auth_destroy(&self->auth); // after the socket whose handshakes it answers
     coord_store_destroy(&self->store);
     coord_registry_destroy(&self->registry);
     if (self->lock_fd >= 0) {

@@ -12,12 +12,21 @@
 
 typedef struct coord_server coord_server_t;
 
+// How the server starts (coord_main's options).
+typedef struct coord_server_opts {
+    bool new_store;         // --new-store: create a store where none is (docs/store.md)
+    bool insecure_loopback; // --insecure-loopback: plaintext agents, 127.0.0.1/ipc endpoints only
+} coord_server_opts_t;
+
 // Creates the data directory (mode 0700) if needed, opens the store (refusing a missing, empty,
-// damaged or different one unless new_store: coord_store_open_owned), binds the agent endpoint
-// and the control endpoint, and writes the bound agent endpoint to <data_dir>/endpoint.
-// fleet is borrowed and must outlive the server. Caller owns the result; release with
-// coord_server_destroy. NULL on failure with err.
-coord_server_t *coord_server_new(const jf_fleet_config_t *fleet, bool new_store, jf_err_t *err);
+// damaged or different one unless opts->new_store: coord_store_open_owned), binds the agent
+// endpoint and the control endpoint, and writes the bound agent endpoint to <data_dir>/endpoint.
+// The agent endpoint is a CURVE server with the allow-list of <data_dir>/keys (coord_auth.h);
+// without a coordinator key it fails, unless opts->insecure_loopback, which is refused for an
+// endpoint other than tcp://127.0.0.1 or ipc://. fleet is borrowed and must outlive the server.
+// Caller owns the result; release with coord_server_destroy. NULL on failure with err.
+coord_server_t *coord_server_new(const jf_fleet_config_t *fleet, const coord_server_opts_t *opts,
+                                 jf_err_t *err);
 
 // Runs the loop until *stop becomes non-zero (set from a signal handler). Returns 0 on a clean
 // stop, or a negative errno if the store failed in a way the loop cannot recover from.

@@ -2,6 +2,7 @@
 #ifndef COORD_SERVER_INTERNAL_H
 #define COORD_SERVER_INTERNAL_H
 
+#include "coord_auth.h"
 #include "coord_fdguard.h"
 #include "coord_registry.h"
 #include "coord_server.h"
@@ -47,6 +48,8 @@ struct coord_server {
     zsock_t *control;               // owned: ROUTER for the CLI
     zpoller_t *poller;              // owned
     coord_fdguard_t *fdguard;       // owned: descriptor use, agent accepts (coord_fdguard.h)
+    coord_auth_t *auth;             // owned: CURVE allow-list; NULL with --insecure-loopback
+    bool insecure_loopback;         // plaintext agent endpoint, loopback/ipc only
     int lock_fd;                    // owned: flock on <data_dir>/coordinator.lock, or -1
     int64_t epoch;                  // coordinator epoch (store meta)
     int64_t next_id;                // next outgoing message id

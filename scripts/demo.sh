@@ -76,7 +76,7 @@ echo "== dataset for the real host: synthetic MNIST in its real on-disk format (
 export JETFLEET_CONFIG=$run/fleet.yaml
 
 echo "== coordinator"
-"$bin/jetfleet-coordinator" --config "$run/fleet.yaml" > "$run/coordinator.log" 2>&1 &
+"$bin/jetfleet-coordinator" --config "$run/fleet.yaml" --insecure-loopback > "$run/coordinator.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do [ -s "$run/state/endpoint" ] && break; sleep 0.1; done
 if [ ! -s "$run/state/endpoint" ]; then
@@ -90,14 +90,14 @@ echo "   listening for agents on $endpoint"
 echo "== $agents agents: host-1 (real) and $sims simulated boards (sim speed $sim_speed)"
 # Each agent keeps its spool in its own state directory (one agent per --state-dir).
 "$bin/jetfleet-agent" --coordinator "$endpoint" --name host-1 --config "$run/fleet.yaml" \
-  --state-dir "$run/agent-state-host-1" > "$run/agent-host-1.log" 2>&1 &
+  --state-dir "$run/agent-state-host-1" --insecure-loopback > "$run/agent-host-1.log" 2>&1 &
 pids+=($!)
 for t in "${!sim_types[@]}"; do
   for i in $(seq -w 1 "$sim_per_type"); do
     name=sim-${sim_short[$t]}-0$i
     "$bin/jetfleet-agent" --coordinator "$endpoint" --name "$name" --config "$run/fleet.yaml" \
       --platform "sim:${sim_types[$t]}" --sim-speed "$sim_speed" --sim-seed 1 \
-      --state-dir "$run/agent-state-$name" > "$run/agent-$name.log" 2>&1 &
+      --state-dir "$run/agent-state-$name" --insecure-loopback > "$run/agent-$name.log" 2>&1 &
     pids+=($!)
   done
 done

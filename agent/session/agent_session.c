@@ -5,6 +5,7 @@
 
 #include "jf_msg_run.h"
 #include "jf_msg_session.h"
+#include "jf_curve.h"
 #include "jf_fleet_config.h"
 #include "jf_units.h"
 
@@ -22,6 +23,12 @@ static int s_connect(agent_session_t *self, jf_err_t *err)
         return jf_err_set(err, -ENOMEM, "session: cannot create a socket");
     }
     zsock_set_identity(self->sock, self->name);
+    if (self->cert) {
+        // CURVE against the pinned key: a server without that key's secret cannot complete the
+        // handshake (docs/protocol.md §1.7).
+        zcert_apply(self->cert, self->sock);
+        zsock_set_curve_serverkey(self->sock, zcert_public_txt(self->coordinator_cert));
+    }
     zsock_set_maxmsgsize(self->sock, (int64_t) JF_MSG_MAX_BYTES_AGENT * JF_MSG_TRANSPORT_FACTOR);
     zsock_set_immediate(self->sock, 1); // during an outage sends fail visibly; the spool keeps data
     zsock_set_linger(self->sock, 0);
@@ -53,6 +60,24 @@ int agent_session_send(agent_session_t *self, json_t *msg)
     int rc = text ? agent_session_send_text(self, text, len) : -ENOMEM;
     free(text);
     return rc;
+}
+
+// Loads the keys unless the session is plaintext by choice; no key is no connection.
+static int s_load_keys(agent_session_t *self, const agent_session_opts_t *opts, jf_err_t *err)
+{
+    if (opts->insecure_loopback) {
+        return 0;
+    }
+    if (!opts->key_path || !opts->key_path[0] || !opts->coordinator_key_path ||
+        !opts->coordinator_key_path[0]) {
+        return jf_err_set(err, -EINVAL, "session: --coordinator-key FILE is required (or "
+                                        "--insecure-loopback for a coordinator on 127.0.0.1)");
+    }
+    self->cert = jf_curve_load_pair(opts->key_path, err);
+    self->coordinator_cert = self->cert ? jf_curve_load_public(opts->coordinator_key_path, err)
+                                        : NULL;
+    return self->coordinator_cert ? 0 : jf_err_prefix(err, "session: no usable CURVE keys "
+                                                          "(jetfleet-agent --keygen makes one)");
 }
 
 static void s_send_hello(agent_session_t *self, int64_t now_us)
@@ -415,7 +440,8 @@ agent_session_t *agent_session_new(const agent_session_opts_t *opts, jf_err_t *e
     srandom((unsigned) (jf_clock_mono_us() ^ (int64_t) getpid()));
     s_copy_mounts(self, opts);
     self->spool = agent_spool_new(&opts->spool, err);
-    if (!self->spool || s_end_orphans(self, err) != 0 || s_connect(self, err) != 0 ||
+    if (!self->spool || s_end_orphans(self, err) != 0 || s_load_keys(self, opts, err) != 0 ||
+        s_connect(self, err) != 0 ||
         s_start_threads(self, opts, err) != 0) {
         agent_session_destroy(&self);
     }
@@ -451,6 +477,8 @@ void agent_session_destroy(agent_session_t **self_p)
     agent_sampler_destroy(&self->sampler);
     agent_spool_destroy(&self->spool);
     zsock_destroy(&self->sock);
+    zcert_destroy(&self->cert);
+    zcert_destroy(&self->coordinator_cert);
     free(self);
     *self_p = NULL;
 }

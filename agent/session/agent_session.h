@@ -34,6 +34,10 @@ typedef struct agent_session_opts {
     agent_platform_t *platform;          // borrowed; must outlive the session. Its telemetry
                                          // reader is handed to the sampler thread
     agent_spool_opts_t spool;            // where the spool lives and its cap (agent_spool.h)
+    const char *key_path;                // this board's keypair (jf_curve_keygen); NULL or ""
+                                         // with insecure_loopback
+    const char *coordinator_key_path;    // the pinned coordinator public key; likewise
+    bool insecure_loopback;              // plaintext (a loopback endpoint, agent_options.c)
 } agent_session_opts_t;
 
 // Caller owns the result; release with agent_session_destroy. NULL with err on bad options.

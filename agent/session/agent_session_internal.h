@@ -67,6 +67,8 @@ typedef struct agent_run {
 struct agent_session {
     char name[JF_IDENT_MAX + 1];
     char endpoint[256];
+    zcert_t *cert;               // owned: this board's keypair; NULL when plaintext
+    zcert_t *coordinator_cert;   // owned: the pinned coordinator public key; NULL when plaintext
     char train_bin[4096];
     size_t n_storage;
     jf_hello_storage_t storage[JF_HELLO_STORAGE_MAX];

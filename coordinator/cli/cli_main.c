@@ -24,6 +24,9 @@ static const char s_usage[] =
     "  store check [--store FILE]               integrity_check and schema version (1: damaged)\n"
     "  store backup -o FILE [--store FILE]      consistent copy, also while the coordinator runs\n"
     "  store salvage -o FILE [--store FILE]     what is readable of a damaged store, into FILE\n"
+    "  keys list                                agent keys by state (accepted, pending, ...)\n"
+    "  keys accept NAME [--board BOARD]         trust a pending key for BOARD (default NAME)\n"
+    "  keys reject NAME | revoke NAME           refuse a pending key; withdraw an accepted one\n"
     "The config defaults to $JETFLEET_CONFIG, else ./fleet.yaml.\n";
 
 int cli_fail(int code, const char *fmt, ...)
@@ -54,7 +57,8 @@ int main(int argc, char **argv)
         const char *verb;
         int (*fn)(cli_ctx_t *, int, char **);
     } cmds[] = {{"status", cli_cmd_status},   {"sweep", cli_cmd_sweep},   {"runs", cli_cmd_runs},
-                {"results", cli_cmd_results}, {"export", cli_cmd_export}, {"store", cli_cmd_store}};
+                {"results", cli_cmd_results}, {"export", cli_cmd_export}, {"store", cli_cmd_store},
+                {"keys", cli_cmd_keys}};
     int rc = -1;
     for (size_t c = 0; i < argc && c < sizeof cmds / sizeof cmds[0]; c++) {
         if (strcmp(argv[i], cmds[c].verb) == 0) {

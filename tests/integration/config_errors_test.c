@@ -65,7 +65,7 @@ static void test_coordinator_refuses_bad_fleet(void **state)
         char rel[128];
         (void) snprintf(rel, sizeof rel, "yaml/bad/%s", s_fleets[i].file);
         jft_fixture(rel, cfg);
-        char *argv[] = {bin, "--config", cfg, NULL};
+        char *argv[] = {bin, "--config", cfg, "--insecure-loopback", NULL};
         char *out = NULL;
         int rc = t_run(dir, argv, &out);
         t_expect(rc, 1, out, s_fleets[i].position);

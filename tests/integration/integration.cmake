@@ -21,6 +21,13 @@ endforeach()
 # running beside them on a 2-core machine would measure too.
 set_tests_properties(integration.wedge_flood integration.wedge_pause PROPERTIES RUN_SERIAL TRUE)
 
+# Security (issue #11): CURVE with an allow-list, pending keys, impersonation, revocation.
+jf_add_integration_test(curve_auth TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/curve_auth_test.c
+                        LIBS jft_support jf_common)
+add_dependencies(curve_auth_itest ${JF_ITEST_DEPS})
+set_property(TEST integration.curve_auth APPEND PROPERTY LABELS security)
+
 # Measured runs: agents on Jetson fixture trees with the privileged helper's test build (power
 # modes, cache drops, restore) and the fake nvpmodel, one of them with its rails from a fake
 # tegrastats, next to a host agent.

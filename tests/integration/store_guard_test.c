@@ -82,7 +82,7 @@ static void s_start(jft_fleet_t *f, bool new_store)
     }
     jft_bin("jetfleet-coordinator", bin);
     (void)snprintf(log, sizeof log, "%s/coordinator-new.log", f->dir);
-    char *argv[] = {bin, "--config", f->config, "--new-store", NULL};
+    char *argv[] = {bin, "--config", f->config, "--new-store", "--insecure-loopback", NULL};
     assert_int_equal(jft_proc_start(&f->coord, log, argv, NULL), 0);
     if (!jft_wait_until(s_exists, endpoint, 10000)) {
         char *text = jft_read_file(log, NULL);
@@ -102,7 +102,7 @@ static void s_expect_refusal(jft_fleet_t *f, const char *const *frags)
     char bin[PATH_MAX], out[S_PATH_LEN];
     jft_bin("jetfleet-coordinator", bin);
     (void)snprintf(out, sizeof out, "%s/refused.log", f->dir);
-    char *argv[] = {bin, "--config", f->config, NULL};
+    char *argv[] = {bin, "--config", f->config, "--insecure-loopback", NULL};
     int rc = jft_run(argv, out, 30000, NULL);
     char *text = jft_read_file(out, NULL);
     assert_non_null(text);

@@ -121,12 +121,30 @@ static bool s_endpoint_ready(void *arg)
     return f->endpoint[0] != '\0';
 }
 
+// Plaintext on loopback, or CURVE with the coordinator's key pinned (f->curve). Fills up to two
+// argv slots and returns how many.
+static size_t s_security_args(jft_fleet_t *f, char **argv)
+{
+    if (!f->curve) {
+        argv[0] = "--insecure-loopback";
+        return 1;
+    }
+    if (snprintf(f->curve_arg, sizeof f->curve_arg, "%s/keys/coordinator", f->data_dir) >=
+        (int) sizeof f->curve_arg) {
+        f->curve_arg[0] = 0; // the agent then refuses to start, naming the empty key
+    }
+    argv[0] = "--coordinator-key";
+    argv[1] = f->curve_arg;
+    return 2;
+}
+
 int jft_fleet_start_coordinator(jft_fleet_t *f)
 {
     char bin[PATH_MAX], log[PATH_MAX + 16];
     jft_bin("jetfleet-coordinator", bin);
     (void) snprintf(log, sizeof log, "%s/coordinator.log", f->dir);
-    char *argv[] = {bin, "--config", f->config, "--log-level", "info", NULL};
+    char *argv[] = {bin, "--config", f->config, "--log-level", "info",
+                    f->curve ? NULL : "--insecure-loopback", NULL};
     int rc = jft_proc_start(&f->coord, log, argv, NULL);
     if (rc == 0 && !jft_wait_until(s_endpoint_ready, f, 10000)) {
         rc = -ETIMEDOUT;
@@ -145,7 +163,7 @@ int jft_fleet_start_coordinator_nofile(jft_fleet_t *f, long soft, long hard)
         return -ENOENT;
     }
     char *argv[] = {(char *) prlimit, nofile, "--", bin, "--config", f->config,
-                    "--log-level", "info", NULL};
+                    "--log-level", "info", "--insecure-loopback", NULL};
     f->endpoint[0] = '\0';
     int rc = jft_proc_start(&f->coord, log, argv, NULL);
     if (rc == 0 && !jft_wait_until(s_endpoint_ready, f, 10000)) {
@@ -171,7 +189,8 @@ int jft_fleet_start_agent_at(jft_fleet_t *f, size_t i, const char *endpoint,
     (void) snprintf(log, sizeof log, "%s/agent-%s.log", f->dir, name);
     (void) snprintf(state, sizeof state, JFT_FLEET_AGENT_STATE_FMT, f->dir, name);
     char *argv[] = {bin,         "--coordinator", (char *) endpoint, "--name", name, "--config",
-                    f->config,   "--log-level",   "info",            "--state-dir", state, NULL};
+                    f->config,   "--log-level",   "info",            "--state-dir", state, NULL, NULL, NULL};
+    s_security_args(f, argv + 11);
     return jft_proc_start(&f->agents[i], log, argv, env_extra);
 }
 
@@ -188,7 +207,7 @@ int jft_fleet_start_agent_named(jft_fleet_t *f, size_t i, const char *name,
     char *argv[40] = {bin,           "--coordinator", f->endpoint, "--name",      (char *) name,
                       "--config",    f->config,       "--log-level", "info",      "--state-dir",
                       state};
-    size_t n = 11;
+    size_t n = 11 + s_security_args(f, argv + 11);
     for (size_t k = 0; extra_args && extra_args[k] && n < 39; k++) {
         argv[n++] = (char *) extra_args[k];
     }

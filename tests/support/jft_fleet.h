@@ -26,6 +26,10 @@ typedef struct jft_fleet {
     char hb_timeout[16];      // heartbeat_timeout in fleet.yaml if set ("": the default)
     char agent_endpoint[128]; // coordinator.agent_endpoint if set ("": tcp://127.0.0.1:*)
     char coord_extra[512];    // more lines of the coordinator section ("  key: value\n"...)
+    bool curve;               // set before starting: the coordinator without --insecure-loopback,
+                              // agents with --coordinator-key <data_dir>/keys/coordinator and
+                              // their key in their state directory (the test makes the keys)
+    char curve_arg[PATH_MAX]; // internal: the coordinator key path passed to agents
     jft_proc_t coord;
     jft_proc_t agents[JFT_FLEET_AGENTS_MAX];
 } jft_fleet_t;

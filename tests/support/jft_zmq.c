@@ -24,6 +24,23 @@ zsock_t *jft_dealer_new_raw(const char *endpoint, const void *identity, size_t l
     return s;
 }
 
+zsock_t *jft_curve_dealer_new(const char *endpoint, const char *identity, zcert_t *cert,
+                              const char *server_key)
+{
+    zsock_t *s = zsock_new(ZMQ_DEALER);
+    if (!s) {
+        return NULL;
+    }
+    zsock_set_linger(s, 0);
+    zsock_set_identity(s, identity);
+    zcert_apply(cert, s);
+    zsock_set_curve_serverkey(s, server_key);
+    if (zsock_connect(s, "%s", endpoint) != 0) {
+        zsock_destroy(&s);
+    }
+    return s;
+}
+
 zsock_t *jft_router_new(void)
 {
     zsock_t *s = zsock_new(ZMQ_ROUTER);

@@ -13,6 +13,11 @@ zsock_t *jft_dealer_new(const char *endpoint, const char *identity);
 // The same with an identity of len raw bytes, which may hold NUL bytes (len 0: none).
 zsock_t *jft_dealer_new_raw(const char *endpoint, const void *identity, size_t len);
 
+// A CURVE client DEALER: identity (a board name), the client keypair cert (borrowed for the
+// call) and the server's Z85 public key. Caller destroys.
+zsock_t *jft_curve_dealer_new(const char *endpoint, const char *identity, zcert_t *cert,
+                              const char *server_key);
+
 // A ROUTER bound to tcp://127.0.0.1:* (endpoint readable with zsock_endpoint). Caller destroys.
 zsock_t *jft_router_new(void);
 

@@ -1,0 +1,58 @@
+/* Coordinator side of CURVE authentication (docs/protocol.md §1.7): the coordinator's keypair,
+ * the allow-list of agent keys under <data_dir>/keys/<state>/, a ZAP handler served from the
+ * event loop, and the per-message check of the authenticated key against the routing id.
+ * Not the key files' format (common/jf_curve) nor the CLI that moves keys (cli_cmd_keys.c). */
+#ifndef COORD_AUTH_H
+#define COORD_AUTH_H
+
+#include "jf_err.h"
+
+#include <czmq.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define COORD_AUTH_ZAP_ENDPOINT "inproc://zeromq.zap.01" // RFC 27: where libzmq asks
+#define COORD_AUTH_DOMAIN       "jetfleet"               // the agent socket's ZAP domain
+#define COORD_AUTH_PENDING_MAX  1024 // pending files kept; more unknown keys are denied unrecorded
+#define COORD_AUTH_REFRESH_US   (100 * 1000)      // how often the key directories are looked at
+#define COORD_AUTH_SETTLE_US    (2 * 1000 * 1000) // directory times younger than this: rechecked
+#define COORD_AUTH_FP_CHARS     16 // hex characters of a key's fingerprint (pending file names)
+
+typedef struct coord_auth coord_auth_t;
+
+// Writes the coordinator's keypair to <data_dir>/keys/coordinator (+ "_secret", mode 0600) and
+// creates the state directories. Returns 0, -EEXIST if a key is there already, or a negative
+// errno with err.
+int coord_auth_keygen(const char *data_dir, jf_err_t *err);
+
+// Loads the coordinator's keypair and the accepted keys from <data_dir>/keys and binds the ZAP
+// handler (before any CURVE socket binds, so no handshake can happen without it). NULL with err
+// when there is no key or the handler cannot bind. Caller owns the result; release with
+// coord_auth_destroy (after the sockets it secured). One thread only: the event loop's.
+coord_auth_t *coord_auth_new(const char *data_dir, jf_err_t *err);
+
+// Makes sock a CURVE server with the coordinator's key and our ZAP domain. Call before binding.
+void coord_auth_apply(const coord_auth_t *self, zsock_t *sock);
+
+// The ZAP socket, for the loop's poller. Borrowed.
+zsock_t *coord_auth_zap(const coord_auth_t *self);
+
+// Answers every waiting ZAP request: 200 with User-Id = the client key for an accepted key,
+// 400 otherwise (an unknown key is recorded under keys/pending/). Never blocks.
+void coord_auth_serve(coord_auth_t *self);
+
+// Reloads the accepted keys if keys/accepted or keys/revoked changed since the last load (the
+// CLI moves files there), looking at most every COORD_AUTH_REFRESH_US. Returns 0, or a negative
+// errno with err (the old list stays in force).
+int coord_auth_refresh(coord_auth_t *self, jf_err_t *err);
+
+// True if frame arrived on a connection whose authenticated key is accepted now for exactly the
+// board named by identity. False counts one refusal (impersonation, revoked, or no User-Id).
+bool coord_auth_check(coord_auth_t *self, const zframe_t *identity, zframe_t *frame);
+
+// Messages refused by coord_auth_check since start.
+uint64_t coord_auth_refused(const coord_auth_t *self);
+
+void coord_auth_destroy(coord_auth_t **self_p);
+
+#endif
