@@ -31,9 +31,9 @@ static const s_type_entry_t s_types[JF_MSG_TYPE_COUNT] = {
     [JF_MSG_RUN_REJECT] = {"run.reject", JF_MSG_TO_COORD,
                            F("run", "attempt", "reason", "detail", "re"), jf_msg_check_run_reject},
     [JF_MSG_RUN_PROGRESS] = {"run.progress", JF_MSG_TO_COORD, F("run", "attempt", "seq", "records"),
-                             jf_msg_check_run_progress},
-    [JF_MSG_TELEMETRY] = {"telemetry", JF_MSG_TO_COORD, F("run", "attempt", "seq", "samples"),
-                          jf_msg_check_telemetry},
+                             NULL, jf_msg_decode_run_progress},
+    [JF_MSG_TELEMETRY] = {"telemetry", JF_MSG_TO_COORD, F("run", "attempt", "seq", "samples"), NULL,
+                          jf_msg_decode_telemetry},
     [JF_MSG_RUN_DONE] = {"run.done", JF_MSG_TO_COORD, F("run", "attempt", "seq", "epochs"),
                          jf_msg_check_run_done},
     [JF_MSG_RUN_FAILED] = {"run.failed", JF_MSG_TO_COORD,
@@ -97,7 +97,8 @@ static int s_check_fields(const s_type_entry_t *t, const json_t *root, jf_err_t 
 {
     const char *key = NULL;
     json_t *value = NULL;
-    json_object_foreach((json_t *) root, key, value) {
+    json_object_foreach((json_t *) root, key, value)
+    {
         (void) value;
         if (!s_field_allowed(t, key)) {
             return jf_err_set(err, -EPROTO, "%s: unknown member '%.64s'", t->name, key);
@@ -173,13 +174,16 @@ int jf_msg_decode(const void *data, size_t len, unsigned dir, size_t max_bytes, 
         jf_err_prefix(err, "%s", s_types[type].name);
     }
     if (rc == 0) {
-        *ret_msg = (jf_msg_t){.type = type, .id = *ret_id, .body = root, .assign = msg.assign};
+        msg.type = type;
+        msg.id = *ret_id;
+        msg.body = root;
+        *ret_msg = msg;
         *ret_code = NULL;
         return 0;
     }
 out_decref:
-    free(msg.assign);
     json_decref(root);
+    jf_msg_fini(&msg);
     return rc < 0 ? (rc == -EINVAL ? -EPROTO : rc) : -EPROTO;
 }
 
@@ -192,6 +196,10 @@ void jf_msg_fini(jf_msg_t *msg)
     msg->body = NULL;
     free(msg->assign);
     msg->assign = NULL;
+    jf_msg_run_progress_free(msg->progress);
+    msg->progress = NULL;
+    jf_msg_telemetry_free(msg->telemetry);
+    msg->telemetry = NULL;
 }
 
 json_t *jf_msg_new(jf_msg_type_t type, int64_t id)

@@ -16,11 +16,11 @@
 
 // Application limits on one message; the ZeroMQ transport limit (ZMQ_MAXMSGSIZE) is 4x larger, so
 // a message between the two gets an `error` reply and a larger one only drops the connection.
-#define JF_MSG_MAX_BYTES_COORD   (1024 * 1024) // what the coordinator accepts
-#define JF_MSG_MAX_BYTES_AGENT   (256 * 1024)  // what an agent accepts
-#define JF_MSG_TRANSPORT_FACTOR  4
-#define JF_MSG_TEXT_MAX          1024          // free text fields (detail)
-#define JF_MSG_ARRAY_MAX         1000          // records or samples in one message
+#define JF_MSG_MAX_BYTES_COORD  (1024 * 1024) // what the coordinator accepts
+#define JF_MSG_MAX_BYTES_AGENT  (256 * 1024)  // what an agent accepts
+#define JF_MSG_TRANSPORT_FACTOR 4
+#define JF_MSG_TEXT_MAX         1024 // free text fields (detail)
+#define JF_MSG_ARRAY_MAX        1000 // records or samples in one message
 
 typedef enum jf_msg_type {
     // agent -> coordinator
@@ -55,16 +55,21 @@ typedef enum jf_msg_dir {
     JF_MSG_TO_CLI = 1 << 3,   // replies on the control endpoint
 } jf_msg_dir_t;
 
-// The typed form of a run.assign (jf_msg_run.h), decoded once by jf_msg_decode.
+// The typed forms (jf_msg_run.h) that jf_msg_decode leaves in jf_msg_t, decoded once.
 typedef struct jf_msg_run_assign jf_msg_run_assign_t;
+typedef struct jf_msg_run_progress jf_msg_run_progress_t;
+typedef struct jf_msg_telemetry jf_msg_telemetry_t;
 
-// A decoded message. Plain value record; body and assign are owned (jf_msg_fini).
+// A decoded message. Plain value record; body and the typed payload are owned (jf_msg_fini).
+// At most one payload pointer is set, by type; the receiver takes it and never walks the JSON
+// again (issue #10: decode once at each process boundary).
 typedef struct jf_msg {
     jf_msg_type_t type;
-    int64_t id;                  // sender-local message id, >= 0
-    json_t *body;                // the whole validated object (envelope fields included); owned
-    jf_msg_run_assign_t *assign; // run.assign: the spec and attempt the checker decoded, so the
-                                 // receiver never walks the JSON again; owned; else NULL
+    int64_t id;                      // sender-local message id, >= 0
+    json_t *body;                    // the whole validated object (envelope included); owned
+    jf_msg_run_assign_t *assign;     // run.assign: the spec and attempt; owned; else NULL
+    jf_msg_run_progress_t *progress; // run.progress: the typed records; owned; else NULL
+    jf_msg_telemetry_t *telemetry;   // telemetry: the checked samples' text; owned; else NULL
 } jf_msg_t;
 
 // Error codes carried in `error` messages (docs/protocol.md §3.4).
@@ -85,10 +90,10 @@ const char *jf_msg_type_name(jf_msg_type_t type);
 
 // Decodes one frame of len bytes for a receiver of direction dir: size limit max_bytes, JSON
 // syntax (duplicate keys rejected), envelope (v, type, id), the type's direction and the type's
-// own schema (a run.assign's typed form lands in ret_msg->assign). On success fills *ret_msg
-// (caller owns: jf_msg_fini) and returns 0. On failure
-// returns -EPROTO (or -EMSGSIZE), sets *ret_code to one of the JF_MSG_E_* strings, *ret_id to the
-// message id when it could be read (else -1), and err to a reason naming the field.
+// own schema (the typed form of a run.assign, run.progress or telemetry lands in ret_msg). On
+// success fills *ret_msg (caller owns: jf_msg_fini) and returns 0. On failure returns -EPROTO (or
+// -EMSGSIZE), sets *ret_code to one of the JF_MSG_E_* strings, *ret_id to the message id when it
+// could be read (else -1), and err to a reason naming the field.
 int jf_msg_decode(const void *data, size_t len, unsigned dir, size_t max_bytes, jf_msg_t *ret_msg,
                   const char **ret_code, int64_t *ret_id, jf_err_t *err);
 

@@ -16,13 +16,18 @@ int jf_msg_check_hello(const json_t *body, jf_err_t *err);
 int jf_msg_check_welcome(const json_t *body, jf_err_t *err);
 int jf_msg_check_heartbeat(const json_t *body, jf_err_t *err);
 int jf_msg_check_error(const json_t *body, jf_err_t *err);
-int jf_msg_check_run_ref(const json_t *body, jf_err_t *err);     // run.accept, run.cancel
+int jf_msg_check_run_ref(const json_t *body, jf_err_t *err); // run.accept, run.cancel
 int jf_msg_check_run_reject(const json_t *body, jf_err_t *err);
 // run.assign: checks the body and, on success, sets msg->assign (allocated; jf_msg_fini frees
 // it) to the decoded spec and attempt, so the receiver takes the struct, never the JSON.
 int jf_msg_decode_run_assign(const json_t *body, jf_msg_t *msg, jf_err_t *err);
-int jf_msg_check_run_progress(const json_t *body, jf_err_t *err);
-int jf_msg_check_telemetry(const json_t *body, jf_err_t *err);
+// run.progress / telemetry: check the body and, on success, set msg->progress / msg->telemetry
+// (allocated; jf_msg_fini frees them through the two functions below).
+int jf_msg_decode_run_progress(const json_t *body, jf_msg_t *msg, jf_err_t *err);
+int jf_msg_decode_telemetry(const json_t *body, jf_msg_t *msg, jf_err_t *err);
+// Free a payload and everything it owns; accept NULL.
+void jf_msg_run_progress_free(jf_msg_run_progress_t *progress);
+void jf_msg_telemetry_free(jf_msg_telemetry_t *telemetry);
 int jf_msg_check_run_done(const json_t *body, jf_err_t *err);
 int jf_msg_check_run_failed(const json_t *body, jf_err_t *err);
 int jf_msg_check_ack(const json_t *body, jf_err_t *err);
@@ -36,8 +41,8 @@ int jf_msg_check_ctl_reply(const json_t *body, jf_err_t *err);
 int jf_msg_get_str(const json_t *body, const char *key, bool optional, char *dst, size_t size,
                    jf_err_t *err);
 // Reads the integer member key, which must lie in [lo, hi].
-int jf_msg_get_int(const json_t *body, const char *key, int64_t lo, int64_t hi,
-                   int64_t *ret_value, jf_err_t *err);
+int jf_msg_get_int(const json_t *body, const char *key, int64_t lo, int64_t hi, int64_t *ret_value,
+                   jf_err_t *err);
 // Reads the number member key (integer or real), which must be finite and lie in [lo, hi].
 int jf_msg_get_num(const json_t *body, const char *key, double lo, double hi, double *ret_value,
                    jf_err_t *err);

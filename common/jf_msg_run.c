@@ -80,7 +80,7 @@ json_t *jf_msg_run_ref_new(jf_msg_type_t type, int64_t id, const char *run, int6
 {
     json_t *msg = jf_msg_new(type, id);
     if (msg && json_object_update_new(msg, json_pack("{s:s, s:I}", "run", run, "attempt",
-                                                      (json_int_t) attempt)) != 0) {
+                                                     (json_int_t) attempt)) != 0) {
         json_decref(msg);
         return NULL;
     }
@@ -157,8 +157,8 @@ static json_t *s_failure_new(json_t *msg, jf_fail_reason_t reason, const char *d
     return msg;
 }
 
-json_t *jf_msg_run_reject_new(int64_t id, const char *run, int64_t attempt,
-                              jf_fail_reason_t reason, const char *detail)
+json_t *jf_msg_run_reject_new(int64_t id, const char *run, int64_t attempt, jf_fail_reason_t reason,
+                              const char *detail)
 {
     return s_failure_new(jf_msg_run_ref_new(JF_MSG_RUN_REJECT, id, run, attempt), reason, detail);
 }
@@ -215,7 +215,7 @@ json_t *jf_msg_run_done_new(int64_t id, const jf_msg_run_ref_t *ref, int64_t epo
 {
     json_t *msg = jf_msg_run_ref_new(JF_MSG_RUN_DONE, id, ref->run, ref->attempt);
     if (msg && json_object_update_new(msg, json_pack("{s:I, s:I}", "seq", (json_int_t) ref->seq,
-                                                      "epochs", (json_int_t) epochs)) != 0) {
+                                                     "epochs", (json_int_t) epochs)) != 0) {
         json_decref(msg);
         return NULL;
     }
@@ -261,7 +261,8 @@ static int s_check_info(const json_t *info, jf_err_t *err)
     }
     const char *k = NULL;
     json_t *v = NULL;
-    json_object_foreach((json_t *) info, k, v) {
+    json_object_foreach((json_t *) info, k, v)
+    {
         bool ok = json_is_number(v) || json_is_boolean(v) || json_is_null(v) ||
                   (json_is_string(v) && json_string_length(v) <= 256);
         if (!ok || strlen(k) > JF_IDENT_MAX) {
@@ -293,7 +294,7 @@ int jf_record_parse(const json_t *rec, jf_record_t *ret_record, jf_err_t *err)
         r.kind = JF_REC_START;
         r.info = json_object_get(rec, "info");
         rc = json_object_size(rec) == 2 ? s_check_info(r.info, err)
-                                         : jf_err_set(err, -EPROTO, "start record: {kind, info}");
+                                        : jf_err_set(err, -EPROTO, "start record: {kind, info}");
     } else {
         rc = jf_err_set(err, -EPROTO,
                         "record kind '%.32s' is not start, epoch, minibatch or measure", kind);
@@ -306,8 +307,7 @@ int jf_record_parse(const json_t *rec, jf_record_t *ret_record, jf_err_t *err)
 
 int jf_record_epoch_set_energy(json_t *rec, const jf_epoch_rec_t *e)
 {
-    json_t *v = json_pack("{s:f, s:f}", "energy_mj", e->energy_mj, "avg_power_mw",
-                          e->avg_power_mw);
+    json_t *v = json_pack("{s:f, s:f}", "energy_mj", e->energy_mj, "avg_power_mw", e->avg_power_mw);
     if (v && e->has_peak && json_object_set_new(v, "peak_power_mw", json_real(e->peak_power_mw))) {
         json_decref(v);
         return -ENOMEM;
@@ -330,33 +330,70 @@ static int s_check_items(const json_t *arr, const char *key, jf_err_t *err)
     return 0;
 }
 
-// A batch message: seq and ref, then key, an array of 1..JF_MSG_ARRAY_MAX items each passing
-// check; a bad item is named by its index ("records[3]: ...").
-static int s_check_batch(const json_t *body, const char *key,
-                         int (*check)(const json_t *item, jf_err_t *err), jf_err_t *err)
+// A batch message's envelope: seq and ref, then key, an array of 1..JF_MSG_ARRAY_MAX items
+// (each item is then decoded by its type's function and named by index: "records[3]: ...").
+static int s_check_batch(const json_t *body, const char *key, jf_err_t *err)
 {
-    json_t *arr = json_object_get(body, key);
     int rc = s_check_seq_ref(body, err);
-    rc = rc ? rc : s_check_items(arr, key, err);
-    size_t i = 0;
-    json_t *item = NULL;
-    json_array_foreach(arr, i, item) {
-        if (rc == 0 && (rc = check(item, err)) != 0) {
-            return jf_err_prefix(err, "%s[%zu]", key, i);
-        }
+    return rc ? rc : s_check_items(json_object_get(body, key), key, err);
+}
+
+// A measure record is decoded straight into its struct: jf_record_parse would only check it
+// (decoding into a scratch copy), and the receiver would then decode it a second time.
+static int s_decode_record(const json_t *rec, jf_msg_progress_rec_t *ret, jf_err_t *err)
+{
+    const char *kind = json_string_value(json_object_get(rec, "kind"));
+    if (!json_is_object(rec) || !kind || strcmp(kind, "measure") != 0) {
+        return jf_record_parse(rec, &ret->rec, err);
     }
-    return rc;
+    jf_measure_t *m = malloc(sizeof *m);
+    int rc = m ? jf_measure_decode(rec, m, err) : jf_err_set(err, -ENOMEM, "out of memory");
+    if (rc != 0) {
+        free(m);
+        return rc;
+    }
+    ret->rec = (jf_record_t){.kind = JF_REC_MEASURE, .measure = rec};
+    ret->measure = m;
+    return 0;
 }
 
-static int s_check_record(const json_t *rec, jf_err_t *err)
+void jf_msg_run_progress_free(jf_msg_run_progress_t *progress)
 {
-    jf_record_t r;
-    return jf_record_parse(rec, &r, err);
+    if (!progress) {
+        return;
+    }
+    for (size_t i = 0; progress->records && i < progress->n_records; i++) {
+        free(progress->records[i].measure);
+    }
+    free(progress->records);
+    free(progress);
 }
 
-int jf_msg_check_run_progress(const json_t *body, jf_err_t *err)
+int jf_msg_decode_run_progress(const json_t *body, jf_msg_t *msg, jf_err_t *err)
 {
-    return s_check_batch(body, "records", s_check_record, err);
+    const json_t *arr = json_object_get(body, "records");
+    int rc = s_check_batch(body, "records", err);
+    if (rc != 0) {
+        return rc;
+    }
+    jf_msg_run_progress_t *p = calloc(1, sizeof *p);
+    jf_msg_progress_rec_t *recs = calloc(json_array_size(arr), sizeof *recs);
+    if (!p || !recs) {
+        free(recs);
+        free(p);
+        return jf_err_set(err, -ENOMEM, "out of memory");
+    }
+    p->records = recs;
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        if ((rc = s_decode_record(json_array_get(arr, i), &recs[i], err)) != 0) {
+            (void) jf_err_prefix(err, "records[%zu]", i); // err may be NULL: keep rc
+            jf_msg_run_progress_free(p);
+            return rc;
+        }
+        p->n_records = i + 1;
+    }
+    msg->progress = p;
+    return 0;
 }
 
 static bool s_is_leaf(const json_t *v)
@@ -382,14 +419,16 @@ static bool s_sample_value_ok(const json_t *v, int depth)
     const char *k = NULL;
     json_t *x = NULL;
     if (json_is_array(v)) {
-        json_array_foreach(v, i, x) {
+        json_array_foreach(v, i, x)
+        {
             if (!s_sample_value_ok(x, depth + 1)) {
                 return false;
             }
         }
         return true;
     }
-    json_object_foreach((json_t *) v, k, x) {
+    json_object_foreach((json_t *) v, k, x)
+    {
         if (strlen(k) > JF_IDENT_MAX || !s_sample_value_ok(x, depth + 1)) {
             return false;
         }
@@ -407,17 +446,66 @@ int jf_telemetry_sample_check(const json_t *sample, jf_err_t *err)
     int rc = jf_msg_get_int(sample, "t_us", 1, INT64_C(1) << 62, &t_us, err);
     const char *k = NULL;
     json_t *v = NULL;
-    json_object_foreach((json_t *) sample, k, v) {
+    json_object_foreach((json_t *) sample, k, v)
+    {
         if (rc == 0 && (strlen(k) > JF_IDENT_MAX || !s_sample_value_ok(v, 0))) {
-            rc = jf_err_set(err, -EPROTO, "member '%.64s' is not a number, short string or "
-                                          "a shallow array/object of those", k);
+            rc = jf_err_set(err, -EPROTO,
+                            "member '%.64s' is not a number, short string or "
+                            "a shallow array/object of those",
+                            k);
         }
     }
     // Then the members the sample schema knows, by type and range (the rest stay open).
     return rc ? rc : jf_telemetry_sample_check_typed(sample, err);
 }
 
-int jf_msg_check_telemetry(const json_t *body, jf_err_t *err)
+void jf_msg_telemetry_free(jf_msg_telemetry_t *telemetry)
 {
-    return s_check_batch(body, "samples", jf_telemetry_sample_check, err);
+    if (!telemetry) {
+        return;
+    }
+    for (size_t i = 0; telemetry->samples && i < telemetry->n_samples; i++) {
+        free(telemetry->samples[i].text);
+    }
+    free(telemetry->samples);
+    free(telemetry);
+}
+
+// A sample is checked, then kept as the compact text the store writes (jf_msg_run.h says why).
+static int s_decode_sample(const json_t *sample, jf_msg_sample_text_t *ret, jf_err_t *err)
+{
+    int rc = jf_telemetry_sample_check(sample, err);
+    if (rc != 0) {
+        return rc;
+    }
+    ret->t_us = json_integer_value(json_object_get(sample, "t_us"));
+    ret->text = json_dumps(sample, JSON_COMPACT);
+    return ret->text ? 0 : jf_err_set(err, -ENOMEM, "out of memory");
+}
+
+int jf_msg_decode_telemetry(const json_t *body, jf_msg_t *msg, jf_err_t *err)
+{
+    const json_t *arr = json_object_get(body, "samples");
+    int rc = s_check_batch(body, "samples", err);
+    if (rc != 0) {
+        return rc;
+    }
+    jf_msg_telemetry_t *t = calloc(1, sizeof *t);
+    jf_msg_sample_text_t *samples = calloc(json_array_size(arr), sizeof *samples);
+    if (!t || !samples) {
+        free(samples);
+        free(t);
+        return jf_err_set(err, -ENOMEM, "out of memory");
+    }
+    t->samples = samples;
+    for (size_t i = 0; i < json_array_size(arr); i++) {
+        t->n_samples = i + 1; // counted first: a failed sample may hold nothing yet (text NULL)
+        if ((rc = s_decode_sample(json_array_get(arr, i), &samples[i], err)) != 0) {
+            (void) jf_err_prefix(err, "samples[%zu]", i); // err may be NULL: keep rc
+            jf_msg_telemetry_free(t);
+            return rc;
+        }
+    }
+    msg->telemetry = t;
+    return 0;
 }

@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define JF_SEQ_MAX (INT64_C(1) << 53)
+#define JF_SEQ_MAX           (INT64_C(1) << 53)
 #define JF_REC_ENERGY_MAX_MJ 1e15 // largest energy figure accepted on the wire (mJ; ~32 kW-years)
 #define JF_REC_POWER_MAX_MW  1e7 // largest power figure accepted (mW; as AGENT_ENERGY_POWER_MAX_MW)
 
@@ -35,7 +35,7 @@ typedef enum jf_fail_reason {
 } jf_fail_reason_t;
 
 typedef struct jf_epoch_rec {
-    int epoch;              // 0-based; epoch 0 is the warm-up
+    int epoch; // 0-based; epoch 0 is the warm-up
     bool warmup;
     int64_t e2e_us;         // end-to-end epoch time
     int64_t fetch_stall_us; // sum over minibatches of the time compute waited for data
@@ -53,7 +53,7 @@ typedef struct jf_epoch_rec {
 
 typedef struct jf_minibatch_rec {
     int epoch;
-    int64_t index;          // 0-based within the epoch
+    int64_t index; // 0-based within the epoch
     int64_t samples;
     int64_t fetch_stall_us;
     int64_t compute_us;
@@ -92,6 +92,35 @@ struct jf_msg_run_assign {
     int64_t attempt;    // 1-based attempt
 };
 
+// The typed form of a run.progress (jf_msg_t.progress): each record decoded once, by the
+// decoder, so the coordinator stores the structs without walking the JSON again.
+typedef struct jf_measure jf_measure_t; // jf_msg_measure.h
+
+typedef struct jf_msg_progress_rec {
+    jf_record_t rec;       // kind and fields; rec.info and rec.measure borrow the message body
+    jf_measure_t *measure; // kind == JF_REC_MEASURE: the decoded record (~40 kB, so on the
+                           // heap); owned by the payload; else NULL
+} jf_msg_progress_rec_t;
+
+struct jf_msg_run_progress {
+    size_t n_records;
+    jf_msg_progress_rec_t *records; // n_records, in message order; owned
+};
+
+// One checked telemetry sample as the coordinator stores it. The store keeps a sample as JSON
+// text (no typed telemetry table yet) and a sample is open (members the schema does not know are
+// kept), so the decoder keeps the compact text it checked rather than the typed struct (about
+// 10 kB each, to be encoded back to text anyway).
+typedef struct jf_msg_sample_text {
+    int64_t t_us; // the sample's wall-clock time, us
+    char *text;   // the sample, compact JSON; owned by the payload
+} jf_msg_sample_text_t;
+
+struct jf_msg_telemetry {
+    size_t n_samples;
+    jf_msg_sample_text_t *samples; // n_samples, in message order; owned
+};
+
 json_t *jf_msg_run_assign_new(int64_t id, const jf_run_spec_t *spec, int64_t attempt);
 // The spec and attempt of a run.assign body. jf_msg_decode already calls it (the result is in
 // jf_msg_t.assign); this is for code that holds the JSON alone (tests, tools).
@@ -99,8 +128,8 @@ int jf_msg_run_assign_parse(const json_t *body, jf_run_spec_t *ret_spec, int64_t
                             jf_err_t *err);
 
 // run.reject (seq ignored) or run.failed. detail is cut to JF_MSG_TEXT_MAX printable bytes.
-json_t *jf_msg_run_reject_new(int64_t id, const char *run, int64_t attempt,
-                              jf_fail_reason_t reason, const char *detail);
+json_t *jf_msg_run_reject_new(int64_t id, const char *run, int64_t attempt, jf_fail_reason_t reason,
+                              const char *detail);
 json_t *jf_msg_run_failed_new(int64_t id, const jf_msg_run_ref_t *ref, jf_fail_reason_t reason,
                               const char *detail);
 // Reason and detail of a validated run.reject or run.failed body.

@@ -1,6 +1,7 @@
 /* Coordinator: the numbered stream of one run attempt (run.progress, telemetry, run.done,
  * run.failed). In-order receiver (go-back-N): seq acked_seq + 1 is stored, anything else is
- * answered with the current ack; acks leave only after the tick's commit (docs/protocol.md §5.3). */
+ * answered with the current ack; acks leave only after the tick's commit (docs/protocol.md §5.3).
+ */
 #include "coord_server_internal.h"
 
 #include "jf_units.h"
@@ -62,46 +63,38 @@ static int s_commit_seq(coord_server_t *self, coord_board_t *board, const jf_msg
     return rc ? rc : s_ack(self, board, ref, ref->seq);
 }
 
-// The measure record, decoded once into its struct: kept whole with the run (the JSON form from
-// the schema), and its residency figures on the epochs.
-static int s_store_measure(coord_server_t *self, const jf_msg_run_ref_t *ref, const json_t *rec,
+// The measure record, decoded once by jf_msg_decode: kept whole with the run (the JSON form
+// from the schema), and its residency figures on the epochs.
+static int s_store_measure(coord_server_t *self, const jf_msg_run_ref_t *ref, const jf_measure_t *m,
                            jf_err_t *err)
 {
-    jf_measure_t *m = malloc(sizeof *m); // ~40 kB: the cache of every epoch
-    int rc = m ? jf_measure_decode(rec, m, err) : jf_err_set(err, -ENOMEM, "out of memory");
-    json_t *form = rc == 0 ? jf_measure_to_json(m) : NULL;
-    char *text = form ? json_dumps(form, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(10))
-                      : NULL;
-    if (rc == 0) {
-        rc = text ? coord_store_run_set_measure(self->store, ref->run, ref->attempt, text, err)
+    json_t *form = jf_measure_to_json(m);
+    char *text =
+        form ? json_dumps(form, JSON_COMPACT | JSON_SORT_KEYS | JSON_REAL_PRECISION(10)) : NULL;
+    int rc = text ? coord_store_run_set_measure(self->store, ref->run, ref->attempt, text, err)
                   : jf_err_set(err, -ENOMEM, "out of memory");
-    }
     for (size_t i = 0; rc == 0 && i < m->n_cache; i++) {
         rc = coord_store_epoch_set_cache(self->store, ref->run, ref->attempt, &m->cache[i], err);
     }
     free(text);
     json_decref(form);
-    free(m);
     return rc;
 }
 
-static int s_store_record(coord_server_t *self, const jf_msg_run_ref_t *ref, const json_t *rec,
-                          jf_err_t *err)
+static int s_store_record(coord_server_t *self, const jf_msg_run_ref_t *ref,
+                          const jf_msg_progress_rec_t *pr, jf_err_t *err)
 {
-    jf_record_t r;
-    if (jf_record_parse(rec, &r, err) != 0) {
-        return -EPROTO; // validated by the decoder; unreachable
+    const jf_record_t *r = &pr->rec;
+    if (r->kind == JF_REC_MEASURE) {
+        return s_store_measure(self, ref, pr->measure, err);
     }
-    if (r.kind == JF_REC_MEASURE) {
-        return s_store_measure(self, ref, rec, err);
+    if (r->kind == JF_REC_EPOCH) {
+        return coord_store_add_epoch(self->store, ref->run, ref->attempt, &r->epoch, err);
     }
-    if (r.kind == JF_REC_EPOCH) {
-        return coord_store_add_epoch(self->store, ref->run, ref->attempt, &r.epoch, err);
+    if (r->kind == JF_REC_MINIBATCH) {
+        return coord_store_add_minibatch(self->store, ref->run, ref->attempt, &r->minibatch, err);
     }
-    if (r.kind == JF_REC_MINIBATCH) {
-        return coord_store_add_minibatch(self->store, ref->run, ref->attempt, &r.minibatch, err);
-    }
-    char *info = json_dumps(r.info, JSON_COMPACT | JSON_SORT_KEYS);
+    char *info = json_dumps(r->info, JSON_COMPACT | JSON_SORT_KEYS);
     int rc = info ? coord_store_run_set_info(self->store, ref->run, ref->attempt, info, err)
                   : jf_err_set(err, -ENOMEM, "out of memory");
     free(info);
@@ -117,18 +110,19 @@ int coord_server_on_run_progress(coord_server_t *self, coord_board_t *board,
     if (rc != 0) {
         return rc < 0 ? rc : 0;
     }
-    size_t i = 0;
-    json_t *rec = NULL;
-    json_array_foreach(json_object_get(msg->body, "records"), i, rec) {
-        if ((rc = s_store_record(self, &ref, rec, err)) != 0) {
+    if (!msg->progress) {
+        return jf_err_set(err, -EPROTO, "run.progress without its decoded records");
+    }
+    for (size_t i = 0; i < msg->progress->n_records; i++) {
+        if ((rc = s_store_record(self, &ref, &msg->progress->records[i], err)) != 0) {
             return rc;
         }
     }
     return s_commit_seq(self, board, &ref, err);
 }
 
-int coord_server_on_telemetry(coord_server_t *self, coord_board_t *board,
-                              const zframe_t *identity, const jf_msg_t *msg, jf_err_t *err)
+int coord_server_on_telemetry(coord_server_t *self, coord_board_t *board, const zframe_t *identity,
+                              const jf_msg_t *msg, jf_err_t *err)
 {
     (void) identity;
     jf_msg_run_ref_t ref;
@@ -136,15 +130,13 @@ int coord_server_on_telemetry(coord_server_t *self, coord_board_t *board,
     if (rc != 0) {
         return rc < 0 ? rc : 0;
     }
-    size_t i = 0;
-    json_t *s = NULL;
-    json_array_foreach(json_object_get(msg->body, "samples"), i, s) {
-        char *text = json_dumps(s, JSON_COMPACT);
-        int64_t t_us = json_integer_value(json_object_get(s, "t_us"));
-        rc = text ? coord_store_add_telemetry(self->store, ref.run, ref.attempt, ref.seq,
-                                              (int64_t) i, t_us, text, err)
-                  : jf_err_set(err, -ENOMEM, "out of memory");
-        free(text);
+    if (!msg->telemetry) {
+        return jf_err_set(err, -EPROTO, "telemetry without its decoded samples");
+    }
+    for (size_t i = 0; i < msg->telemetry->n_samples; i++) {
+        const jf_msg_sample_text_t *s = &msg->telemetry->samples[i];
+        rc = coord_store_add_telemetry(self->store, ref.run, ref.attempt, ref.seq, (int64_t) i,
+                                       s->t_us, s->text, err);
         if (rc != 0) {
             return rc;
         }
@@ -189,15 +181,15 @@ int coord_server_on_run_done(coord_server_t *self, coord_board_t *board, const z
     if (claimed != stored || stored != spec.epochs) {
         char detail[160] = {0};
         (void) snprintf(detail, sizeof detail,
-                        "run.done claims %lld epochs, %lld stored, %d expected", (long long) claimed,
-                        (long long) stored, spec.epochs);
+                        "run.done claims %lld epochs, %lld stored, %d expected",
+                        (long long) claimed, (long long) stored, spec.epochs);
         return s_end_attempt(self, board, &ref, false, "crashed", detail, err);
     }
     return s_end_attempt(self, board, &ref, true, NULL, NULL, err);
 }
 
-int coord_server_on_run_failed(coord_server_t *self, coord_board_t *board,
-                               const zframe_t *identity, const jf_msg_t *msg, jf_err_t *err)
+int coord_server_on_run_failed(coord_server_t *self, coord_board_t *board, const zframe_t *identity,
+                               const jf_msg_t *msg, jf_err_t *err)
 {
     (void) identity;
     jf_msg_run_ref_t ref;
