@@ -11,6 +11,9 @@ jf_add_unit_test(msg SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/msg_test.c
   ${PROJECT_SOURCE_DIR}/tests/unit/common/msg_support.c LIBS jf_common)
 jf_add_unit_test(msg_roundtrip SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/msg_roundtrip_test.c
   ${PROJECT_SOURCE_DIR}/tests/unit/common/msg_support.c LIBS jf_common)
+# The typed payloads jf_msg_decode leaves for the coordinator's stream (decode once).
+jf_add_unit_test(msg_decode SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/msg_decode_test.c
+  ${PROJECT_SOURCE_DIR}/tests/unit/common/msg_support.c LIBS jf_common)
 jf_add_unit_test(rng SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/rng_test.c LIBS jf_common)
 # docs/protocol.md's message examples through the real decoder.
 jf_add_unit_test(protocol_doc
