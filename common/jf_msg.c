@@ -160,10 +160,10 @@ int jf_msg_decode(const void *data, size_t len, unsigned dir, size_t max_bytes, 
     }
     int rc = -EPROTO;
     jf_msg_type_t type = JF_MSG_TYPE_COUNT;
-    jf_msg_t msg = {0};
+    jf_msg_t msg = {.body = root}; // owns root from here: jf_msg_fini releases it on failure
     if (!json_is_object(root)) {
         jf_err_set(err, -EPROTO, "a message must be a JSON object");
-        goto out_decref;
+        goto out_fini;
     }
     rc = s_decode_envelope(root, dir, &type, ret_code, ret_id, err);
     if (rc == 0) {
@@ -176,13 +176,11 @@ int jf_msg_decode(const void *data, size_t len, unsigned dir, size_t max_bytes, 
     if (rc == 0) {
         msg.type = type;
         msg.id = *ret_id;
-        msg.body = root;
         *ret_msg = msg;
         *ret_code = NULL;
         return 0;
     }
-out_decref:
-    json_decref(root);
+out_fini:
     jf_msg_fini(&msg);
     return rc < 0 ? (rc == -EINVAL ? -EPROTO : rc) : -EPROTO;
 }
