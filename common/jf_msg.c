@@ -97,8 +97,7 @@ static int s_check_fields(const s_type_entry_t *t, const json_t *root, jf_err_t 
 {
     const char *key = NULL;
     json_t *value = NULL;
-    json_object_foreach((json_t *) root, key, value)
-    {
+    json_object_foreach((json_t *) root, key, value) {
         (void) value;
         if (!s_field_allowed(t, key)) {
             return jf_err_set(err, -EPROTO, "%s: unknown member '%.64s'", t->name, key);

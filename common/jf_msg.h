@@ -16,11 +16,11 @@
 
 // Application limits on one message; the ZeroMQ transport limit (ZMQ_MAXMSGSIZE) is 4x larger, so
 // a message between the two gets an `error` reply and a larger one only drops the connection.
-#define JF_MSG_MAX_BYTES_COORD  (1024 * 1024) // what the coordinator accepts
-#define JF_MSG_MAX_BYTES_AGENT  (256 * 1024)  // what an agent accepts
-#define JF_MSG_TRANSPORT_FACTOR 4
-#define JF_MSG_TEXT_MAX         1024 // free text fields (detail)
-#define JF_MSG_ARRAY_MAX        1000 // records or samples in one message
+#define JF_MSG_MAX_BYTES_COORD   (1024 * 1024) // what the coordinator accepts
+#define JF_MSG_MAX_BYTES_AGENT   (256 * 1024)  // what an agent accepts
+#define JF_MSG_TRANSPORT_FACTOR  4
+#define JF_MSG_TEXT_MAX          1024          // free text fields (detail)
+#define JF_MSG_ARRAY_MAX         1000          // records or samples in one message
 
 typedef enum jf_msg_type {
     // agent -> coordinator
@@ -65,7 +65,7 @@ typedef struct jf_msg_telemetry jf_msg_telemetry_t;
 // again (issue #10: decode once at each process boundary).
 typedef struct jf_msg {
     jf_msg_type_t type;
-    int64_t id;                      // sender-local message id, >= 0
+    int64_t id;                  // sender-local message id, >= 0
     json_t *body;                    // the whole validated object (envelope included); owned
     jf_msg_run_assign_t *assign;     // run.assign: the spec and attempt; owned; else NULL
     jf_msg_run_progress_t *progress; // run.progress: the typed records; owned; else NULL

@@ -16,7 +16,7 @@ int jf_msg_check_hello(const json_t *body, jf_err_t *err);
 int jf_msg_check_welcome(const json_t *body, jf_err_t *err);
 int jf_msg_check_heartbeat(const json_t *body, jf_err_t *err);
 int jf_msg_check_error(const json_t *body, jf_err_t *err);
-int jf_msg_check_run_ref(const json_t *body, jf_err_t *err); // run.accept, run.cancel
+int jf_msg_check_run_ref(const json_t *body, jf_err_t *err);     // run.accept, run.cancel
 int jf_msg_check_run_reject(const json_t *body, jf_err_t *err);
 // run.assign: checks the body and, on success, sets msg->assign (allocated; jf_msg_fini frees
 // it) to the decoded spec and attempt, so the receiver takes the struct, never the JSON.
@@ -41,8 +41,8 @@ int jf_msg_check_ctl_reply(const json_t *body, jf_err_t *err);
 int jf_msg_get_str(const json_t *body, const char *key, bool optional, char *dst, size_t size,
                    jf_err_t *err);
 // Reads the integer member key, which must lie in [lo, hi].
-int jf_msg_get_int(const json_t *body, const char *key, int64_t lo, int64_t hi, int64_t *ret_value,
-                   jf_err_t *err);
+int jf_msg_get_int(const json_t *body, const char *key, int64_t lo, int64_t hi,
+                   int64_t *ret_value, jf_err_t *err);
 // Reads the number member key (integer or real), which must be finite and lie in [lo, hi].
 int jf_msg_get_num(const json_t *body, const char *key, double lo, double hi, double *ret_value,
                    jf_err_t *err);

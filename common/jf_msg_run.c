@@ -80,7 +80,7 @@ json_t *jf_msg_run_ref_new(jf_msg_type_t type, int64_t id, const char *run, int6
 {
     json_t *msg = jf_msg_new(type, id);
     if (msg && json_object_update_new(msg, json_pack("{s:s, s:I}", "run", run, "attempt",
-                                                     (json_int_t) attempt)) != 0) {
+                                                      (json_int_t) attempt)) != 0) {
         json_decref(msg);
         return NULL;
     }
@@ -157,8 +157,8 @@ static json_t *s_failure_new(json_t *msg, jf_fail_reason_t reason, const char *d
     return msg;
 }
 
-json_t *jf_msg_run_reject_new(int64_t id, const char *run, int64_t attempt, jf_fail_reason_t reason,
-                              const char *detail)
+json_t *jf_msg_run_reject_new(int64_t id, const char *run, int64_t attempt,
+                              jf_fail_reason_t reason, const char *detail)
 {
     return s_failure_new(jf_msg_run_ref_new(JF_MSG_RUN_REJECT, id, run, attempt), reason, detail);
 }
@@ -215,7 +215,7 @@ json_t *jf_msg_run_done_new(int64_t id, const jf_msg_run_ref_t *ref, int64_t epo
 {
     json_t *msg = jf_msg_run_ref_new(JF_MSG_RUN_DONE, id, ref->run, ref->attempt);
     if (msg && json_object_update_new(msg, json_pack("{s:I, s:I}", "seq", (json_int_t) ref->seq,
-                                                     "epochs", (json_int_t) epochs)) != 0) {
+                                                      "epochs", (json_int_t) epochs)) != 0) {
         json_decref(msg);
         return NULL;
     }
@@ -261,8 +261,7 @@ static int s_check_info(const json_t *info, jf_err_t *err)
     }
     const char *k = NULL;
     json_t *v = NULL;
-    json_object_foreach((json_t *) info, k, v)
-    {
+    json_object_foreach((json_t *) info, k, v) {
         bool ok = json_is_number(v) || json_is_boolean(v) || json_is_null(v) ||
                   (json_is_string(v) && json_string_length(v) <= 256);
         if (!ok || strlen(k) > JF_IDENT_MAX) {
@@ -294,7 +293,7 @@ int jf_record_parse(const json_t *rec, jf_record_t *ret_record, jf_err_t *err)
         r.kind = JF_REC_START;
         r.info = json_object_get(rec, "info");
         rc = json_object_size(rec) == 2 ? s_check_info(r.info, err)
-                                        : jf_err_set(err, -EPROTO, "start record: {kind, info}");
+                                         : jf_err_set(err, -EPROTO, "start record: {kind, info}");
     } else {
         rc = jf_err_set(err, -EPROTO,
                         "record kind '%.32s' is not start, epoch, minibatch or measure", kind);
@@ -307,7 +306,8 @@ int jf_record_parse(const json_t *rec, jf_record_t *ret_record, jf_err_t *err)
 
 int jf_record_epoch_set_energy(json_t *rec, const jf_epoch_rec_t *e)
 {
-    json_t *v = json_pack("{s:f, s:f}", "energy_mj", e->energy_mj, "avg_power_mw", e->avg_power_mw);
+    json_t *v = json_pack("{s:f, s:f}", "energy_mj", e->energy_mj, "avg_power_mw",
+                          e->avg_power_mw);
     if (v && e->has_peak && json_object_set_new(v, "peak_power_mw", json_real(e->peak_power_mw))) {
         json_decref(v);
         return -ENOMEM;
@@ -419,16 +419,14 @@ static bool s_sample_value_ok(const json_t *v, int depth)
     const char *k = NULL;
     json_t *x = NULL;
     if (json_is_array(v)) {
-        json_array_foreach(v, i, x)
-        {
+        json_array_foreach(v, i, x) {
             if (!s_sample_value_ok(x, depth + 1)) {
                 return false;
             }
         }
         return true;
     }
-    json_object_foreach((json_t *) v, k, x)
-    {
+    json_object_foreach((json_t *) v, k, x) {
         if (strlen(k) > JF_IDENT_MAX || !s_sample_value_ok(x, depth + 1)) {
             return false;
         }
@@ -446,13 +444,10 @@ int jf_telemetry_sample_check(const json_t *sample, jf_err_t *err)
     int rc = jf_msg_get_int(sample, "t_us", 1, INT64_C(1) << 62, &t_us, err);
     const char *k = NULL;
     json_t *v = NULL;
-    json_object_foreach((json_t *) sample, k, v)
-    {
+    json_object_foreach((json_t *) sample, k, v) {
         if (rc == 0 && (strlen(k) > JF_IDENT_MAX || !s_sample_value_ok(v, 0))) {
-            rc = jf_err_set(err, -EPROTO,
-                            "member '%.64s' is not a number, short string or "
-                            "a shallow array/object of those",
-                            k);
+            rc = jf_err_set(err, -EPROTO, "member '%.64s' is not a number, short string or "
+                                          "a shallow array/object of those", k);
         }
     }
     // Then the members the sample schema knows, by type and range (the rest stay open).

@@ -13,7 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define JF_SEQ_MAX           (INT64_C(1) << 53)
+#define JF_SEQ_MAX (INT64_C(1) << 53)
 #define JF_REC_ENERGY_MAX_MJ 1e15 // largest energy figure accepted on the wire (mJ; ~32 kW-years)
 #define JF_REC_POWER_MAX_MW  1e7 // largest power figure accepted (mW; as AGENT_ENERGY_POWER_MAX_MW)
 
@@ -35,7 +35,7 @@ typedef enum jf_fail_reason {
 } jf_fail_reason_t;
 
 typedef struct jf_epoch_rec {
-    int epoch; // 0-based; epoch 0 is the warm-up
+    int epoch;              // 0-based; epoch 0 is the warm-up
     bool warmup;
     int64_t e2e_us;         // end-to-end epoch time
     int64_t fetch_stall_us; // sum over minibatches of the time compute waited for data
@@ -53,7 +53,7 @@ typedef struct jf_epoch_rec {
 
 typedef struct jf_minibatch_rec {
     int epoch;
-    int64_t index; // 0-based within the epoch
+    int64_t index;          // 0-based within the epoch
     int64_t samples;
     int64_t fetch_stall_us;
     int64_t compute_us;
@@ -128,8 +128,8 @@ int jf_msg_run_assign_parse(const json_t *body, jf_run_spec_t *ret_spec, int64_t
                             jf_err_t *err);
 
 // run.reject (seq ignored) or run.failed. detail is cut to JF_MSG_TEXT_MAX printable bytes.
-json_t *jf_msg_run_reject_new(int64_t id, const char *run, int64_t attempt, jf_fail_reason_t reason,
-                              const char *detail);
+json_t *jf_msg_run_reject_new(int64_t id, const char *run, int64_t attempt,
+                              jf_fail_reason_t reason, const char *detail);
 json_t *jf_msg_run_failed_new(int64_t id, const jf_msg_run_ref_t *ref, jf_fail_reason_t reason,
                               const char *detail);
 // Reason and detail of a validated run.reject or run.failed body.

@@ -1,7 +1,6 @@
 /* Coordinator: the numbered stream of one run attempt (run.progress, telemetry, run.done,
  * run.failed). In-order receiver (go-back-N): seq acked_seq + 1 is stored, anything else is
- * answered with the current ack; acks leave only after the tick's commit (docs/protocol.md §5.3).
- */
+ * answered with the current ack; acks leave only after the tick's commit (docs/protocol.md §5.3). */
 #include "coord_server_internal.h"
 
 #include "jf_units.h"
@@ -121,8 +120,8 @@ int coord_server_on_run_progress(coord_server_t *self, coord_board_t *board,
     return s_commit_seq(self, board, &ref, err);
 }
 
-int coord_server_on_telemetry(coord_server_t *self, coord_board_t *board, const zframe_t *identity,
-                              const jf_msg_t *msg, jf_err_t *err)
+int coord_server_on_telemetry(coord_server_t *self, coord_board_t *board,
+                              const zframe_t *identity, const jf_msg_t *msg, jf_err_t *err)
 {
     (void) identity;
     jf_msg_run_ref_t ref;
@@ -181,15 +180,15 @@ int coord_server_on_run_done(coord_server_t *self, coord_board_t *board, const z
     if (claimed != stored || stored != spec.epochs) {
         char detail[160] = {0};
         (void) snprintf(detail, sizeof detail,
-                        "run.done claims %lld epochs, %lld stored, %d expected",
-                        (long long) claimed, (long long) stored, spec.epochs);
+                        "run.done claims %lld epochs, %lld stored, %d expected", (long long) claimed,
+                        (long long) stored, spec.epochs);
         return s_end_attempt(self, board, &ref, false, "crashed", detail, err);
     }
     return s_end_attempt(self, board, &ref, true, NULL, NULL, err);
 }
 
-int coord_server_on_run_failed(coord_server_t *self, coord_board_t *board, const zframe_t *identity,
-                               const jf_msg_t *msg, jf_err_t *err)
+int coord_server_on_run_failed(coord_server_t *self, coord_board_t *board,
+                               const zframe_t *identity, const jf_msg_t *msg, jf_err_t *err)
 {
     (void) identity;
     jf_msg_run_ref_t ref;

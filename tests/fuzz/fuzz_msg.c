@@ -24,7 +24,7 @@ static void s_parse_family(const jf_msg_t *msg)
     for (size_t i = 0; msg->progress && i < msg->progress->n_records; i++) {
         const jf_msg_progress_rec_t *r = &msg->progress->records[i];
         n += r->rec.kind == JF_REC_MEASURE && r->measure ? r->measure->n_cache : 0;
-    }
+        }
     for (size_t i = 0; msg->telemetry && i < msg->telemetry->n_samples; i++) {
         n += strlen(msg->telemetry->samples[i].text);
     }
@@ -33,7 +33,8 @@ static void s_parse_family(const jf_msg_t *msg)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static const unsigned dirs[] = {JF_MSG_TO_COORD, JF_MSG_TO_AGENT, JF_MSG_TO_CTL, JF_MSG_TO_CLI};
+    static const unsigned dirs[] = {JF_MSG_TO_COORD, JF_MSG_TO_AGENT, JF_MSG_TO_CTL,
+                                    JF_MSG_TO_CLI};
     for (size_t d = 0; d < sizeof dirs / sizeof dirs[0]; d++) {
         jf_msg_t msg = {0};
         const char *code = NULL;
