@@ -58,8 +58,8 @@ static const s_type_entry_t s_types[JF_MSG_TYPE_COUNT] = {
     [JF_MSG_CTL_SUBMIT] = {"ctl.submit", JF_MSG_TO_CTL, F("file", "yaml"),
                            jf_msg_check_ctl_submit, NULL},
     [JF_MSG_CTL_CANCEL] = {"ctl.cancel", JF_MSG_TO_CTL, F("sweep"), jf_msg_check_ctl_cancel, NULL},
-    [JF_MSG_CTL_REPLY] = {"ctl.reply", JF_MSG_TO_CLI, F("re", "data"),
-    jf_msg_check_ctl_reply, NULL},
+    [JF_MSG_CTL_REPLY] = {"ctl.reply", JF_MSG_TO_CLI, F("re", "data"), jf_msg_check_ctl_reply,
+                          NULL},
 };
 
 #undef F
