@@ -100,47 +100,61 @@ static int s_store_record(coord_server_t *self, const jf_msg_run_ref_t *ref,
     return rc;
 }
 
-int coord_server_on_run_progress(coord_server_t *self, coord_board_t *board,
-                                 const zframe_t *identity, const jf_msg_t *msg, jf_err_t *err)
+// Stores item i of a stream batch (a record of run.progress, a sample of telemetry) of the
+// admitted attempt ref.
+typedef int (*s_store_item_fn)(coord_server_t *self, const jf_msg_run_ref_t *ref,
+                               const jf_msg_t *msg, size_t i, jf_err_t *err);
+
+static int s_store_progress_item(coord_server_t *self, const jf_msg_run_ref_t *ref,
+                                 const jf_msg_t *msg, size_t i, jf_err_t *err)
 {
-    (void) identity;
+    return s_store_record(self, ref, &msg->progress->records[i], err);
+}
+
+static int s_store_sample_item(coord_server_t *self, const jf_msg_run_ref_t *ref,
+                               const jf_msg_t *msg, size_t i, jf_err_t *err)
+{
+    const jf_msg_sample_text_t *s = &msg->telemetry->samples[i];
+    return coord_store_add_telemetry(self->store, ref->run, ref->attempt, ref->seq, (int64_t) i,
+                                     s->t_us, s->text, err);
+}
+
+// A batch of the stream: admitted in order, its n items stored from the decoder's typed
+// payload (decoded: the payload is there), then acknowledged after the commit.
+static int s_on_batch(coord_server_t *self, coord_board_t *board, const jf_msg_t *msg, size_t n,
+                      bool decoded, s_store_item_fn store, jf_err_t *err)
+{
     jf_msg_run_ref_t ref;
     int rc = s_admit(self, board, msg, &ref, err);
     if (rc != 0) {
         return rc < 0 ? rc : 0;
     }
-    if (!msg->progress) {
-        return jf_err_set(err, -EPROTO, "run.progress without its decoded records");
+    if (!decoded) {
+        return jf_err_set(err, -EPROTO, "%s without its decoded payload",
+                          jf_msg_type_name(msg->type));
     }
-    for (size_t i = 0; i < msg->progress->n_records; i++) {
-        if ((rc = s_store_record(self, &ref, &msg->progress->records[i], err)) != 0) {
+    for (size_t i = 0; i < n; i++) {
+        if ((rc = store(self, &ref, msg, i, err)) != 0) {
             return rc;
         }
     }
     return s_commit_seq(self, board, &ref, err);
 }
 
+int coord_server_on_run_progress(coord_server_t *self, coord_board_t *board,
+                                 const zframe_t *identity, const jf_msg_t *msg, jf_err_t *err)
+{
+    (void) identity;
+    size_t n = msg->progress ? msg->progress->n_records : 0;
+    return s_on_batch(self, board, msg, n, msg->progress != NULL, s_store_progress_item, err);
+}
+
 int coord_server_on_telemetry(coord_server_t *self, coord_board_t *board,
                               const zframe_t *identity, const jf_msg_t *msg, jf_err_t *err)
 {
     (void) identity;
-    jf_msg_run_ref_t ref;
-    int rc = s_admit(self, board, msg, &ref, err);
-    if (rc != 0) {
-        return rc < 0 ? rc : 0;
-    }
-    if (!msg->telemetry) {
-        return jf_err_set(err, -EPROTO, "telemetry without its decoded samples");
-    }
-    for (size_t i = 0; i < msg->telemetry->n_samples; i++) {
-        const jf_msg_sample_text_t *s = &msg->telemetry->samples[i];
-        rc = coord_store_add_telemetry(self->store, ref.run, ref.attempt, ref.seq, (int64_t) i,
-                                       s->t_us, s->text, err);
-        if (rc != 0) {
-            return rc;
-        }
-    }
-    return s_commit_seq(self, board, &ref, err);
+    size_t n = msg->telemetry ? msg->telemetry->n_samples : 0;
+    return s_on_batch(self, board, msg, n, msg->telemetry != NULL, s_store_sample_item, err);
 }
 
 static int s_end_attempt(coord_server_t *self, coord_board_t *board, const jf_msg_run_ref_t *ref,
