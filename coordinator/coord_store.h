@@ -5,6 +5,7 @@
 #ifndef COORD_STORE_H
 #define COORD_STORE_H
 
+#include "coord_obs.h"
 #include "jf_err.h"
 #include "jf_msg_measure.h"
 #include "jf_msg_run.h"
@@ -186,6 +187,16 @@ typedef int (*coord_row_fn)(int ncols, const char *const *names, const char *con
                             const coord_value_kind_t *kinds, void *arg);
 int coord_store_select(coord_store_t *self, coord_table_t table, const char *sweep,
                        const char *state, coord_row_fn fn, void *arg, jf_err_t *err);
+
+// 0 if a sweep of that name is stored, -ENOENT ("no sweep named ...") if not.
+int coord_store_sweep_exists(coord_store_t *self, const char *sweep, jf_err_t *err);
+
+// Calls fn for each measured epoch of the sweep's done runs (their last attempt, warm-up left
+// out), in run order then epoch (coord_obs.h). fn's non-zero return stops the walk and is
+// returned. -ENOENT if there is no such sweep.
+typedef int (*coord_obs_fn)(const coord_obs_t *obs, void *arg);
+int coord_store_obs_each(coord_store_t *self, const char *sweep, coord_obs_fn fn, void *arg,
+                         jf_err_t *err);
 
 const char *coord_run_state_name(coord_run_state_t state);
 bool coord_run_state_parse(const char *name, coord_run_state_t *ret_state);
