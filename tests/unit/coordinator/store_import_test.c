@@ -407,6 +407,35 @@ static void test_duplicate_epoch(void **state)
     assert_int_equal(res.skipped_rows, 2);
 }
 
+// --board-type: the type of a file without the column; a row whose column disagrees is bad.
+static void test_board_type_option(void **state)
+{
+    tstore_ctx_t *c = *state;
+    char path[PATH_MAX + 32];
+    s_write(c, "notype.csv",
+            "board,workload,cores,cpu_hz,gpu_hz,emc_hz,workers,batch_size,epoch,epoch_time_s,"
+            "mean_power_w,energy_j\n"
+            "nx-lab,w,6,1190400000,510000000,1600000000,2,32,1,20,10,200\n",
+            path, sizeof path);
+    coord_import_result_t res = {0};
+    jf_err_t err = {0};
+    coord_import_opts_t o = {.path = path, .sweep = "lab"};
+    assert_int_equal(coord_import_csv(c->store, &o, NULL, NULL, &res, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, ":1: required column 'board_type' is missing"));
+    o.board_type = "xavier-nx";
+    assert_int_equal(coord_import_csv(c->store, &o, NULL, NULL, &res, &err), 0);
+    assert_int_equal(res.runs, 1);
+    assert_int_equal(s_count(c, "SELECT count(*) FROM boards WHERE type = 'xavier-nx'"), 1);
+    char text[1024];
+    s_good_csv(text, sizeof text);
+    s_write(c, "good.csv", text, path, sizeof path);
+    s_reports_t rep = {0};
+    o.sweep = "lab2";
+    assert_int_equal(coord_import_csv(c->store, &o, s_collect, &rep, &res, &err), -EINVAL);
+    assert_int_equal(rep.n, S_N_GOOD);
+    assert_non_null(strstr(rep.msg[0], "'orin-agx' differs from --board-type 'xavier-nx'"));
+}
+
 static void test_fleet_board_refused(void **state)
 {
     tstore_ctx_t *c = *state;
@@ -434,6 +463,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_refused_files, tstore_setup, tstore_teardown),
         cmocka_unit_test_setup_teardown(test_bad_rows_table, tstore_setup, tstore_teardown),
         cmocka_unit_test_setup_teardown(test_duplicate_epoch, tstore_setup, tstore_teardown),
+        cmocka_unit_test_setup_teardown(test_board_type_option, tstore_setup, tstore_teardown),
         cmocka_unit_test_setup_teardown(test_fleet_board_refused, tstore_setup, tstore_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
