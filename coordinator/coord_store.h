@@ -198,6 +198,45 @@ typedef int (*coord_obs_fn)(const coord_obs_t *obs, void *arg);
 int coord_store_obs_each(coord_store_t *self, const char *sweep, coord_obs_fn fn, void *arg,
                          jf_err_t *err);
 
+// Imported sweeps (docs/import.md; coord_store_import.c). One run measured elsewhere: its board,
+// configuration and custom operating point (a plain value record; coord_import.c fills it).
+typedef struct coord_import_run {
+    char id[JF_RUN_ID_LEN + 1];         // deterministic run id (coord_import_run_id)
+    char board[JF_IDENT_MAX + 1];       // board name, stored in boards with platform 'imported'
+    char board_type[JF_IDENT_MAX + 1];  // jf_board_type_name of its type
+    char workload[JF_IDENT_MAX + 1];    // workload name
+    char storage[JF_IDENT_MAX + 1];     // medium name, "unknown" when the file gives none
+    char power_mode[JF_POWER_MODE_NAME_MAX + 1]; // nvpmodel mode name, "imported" if none given
+    int cores;                          // CPU cores online
+    int64_t cpu_hz;                     // CPU clock
+    int64_t gpu_hz;                     // GPU clock
+    int64_t emc_hz;                     // EMC clock
+    int workers;                        // loader workers
+    int batch_size;                     // samples per minibatch
+    int repeat;                         // repeat index, 0 when the file gives none
+    int64_t ord;                        // order in the sweep (line of the run's first row)
+} coord_import_run_t;
+
+// One epoch of an imported run; epoch 0 is stored as the warm-up.
+typedef struct coord_import_epoch {
+    int epoch;              // 0.. (0: warm-up)
+    int64_t e2e_us;         // epoch wall time
+    int64_t fetch_stall_us; // 0 when the file gives none
+    int64_t compute_us;     // 0 when the file gives none
+    double energy_mj;       // energy of the epoch
+    double avg_power_mw;    // mean power during the epoch
+} coord_import_epoch_t;
+
+// Stores (or updates) sweep name as imported from file, with the file's source label (NULL:
+// none). -EEXIST if a fleet sweep has that name. Call inside a transaction (coord_store_begin).
+int coord_store_import_sweep(coord_store_t *self, const char *name, const char *file,
+                             const char *origin, jf_err_t *err);
+// Stores run with its n epochs as a done run (attempt 1) of sweep, replacing the epochs a
+// previous import of the same run stored, and its board with platform 'imported'. -EEXIST if the
+// board is a fleet board (or an imported board of another type). Inside a transaction.
+int coord_store_import_run(coord_store_t *self, const char *sweep, const coord_import_run_t *run,
+                           const coord_import_epoch_t *epochs, size_t n, jf_err_t *err);
+
 const char *coord_run_state_name(coord_run_state_t state);
 bool coord_run_state_parse(const char *name, coord_run_state_t *ret_state);
 

@@ -92,7 +92,8 @@ static const s_table_sql_t s_sql[COORD_TABLE_COUNT] = {
         {.tail = "SELECT s.name AS sweep, s.file, s.description, s.submitted_us, "
                  "s.cancelled_us, count(r.id) AS runs, sum(r.state = 'pending') AS pending, "
                  "sum(r.state = 'assigned') AS assigned, sum(r.state = 'running') AS running, "
-                 "sum(r.state = 'done') AS done, sum(r.state = 'failed') AS failed FROM sweeps s "
+                 "sum(r.state = 'done') AS done, sum(r.state = 'failed') AS failed, s.source, s.origin "
+                 "FROM sweeps s "
                  "LEFT JOIN sweep_runs sr ON sr.sweep = s.name LEFT JOIN runs r ON r.id = sr.run "
                  "WHERE (?1 IS NULL OR s.name = ?1) AND (?2 IS NULL OR ?2 = ?2) GROUP BY s.name "
                  "ORDER BY s.submitted_us"},

@@ -80,6 +80,12 @@ static const char *const s_migrations[] = {
     "ALTER TABLE runs ADD COLUMN clock_offset_us INTEGER;"
     "ALTER TABLE runs ADD COLUMN clock_rtt_us INTEGER;"
     "ALTER TABLE runs ADD COLUMN clock_at_us INTEGER;",
+    // 6 -> 7: sweeps loaded by `jetfleet import` (docs/import.md). source says where a sweep's
+    // runs came from ('fleet': measured by this fleet; 'imported': read from a CSV file); origin
+    // is the file's own source label ('simulated' for bench/simtable's tables, a lab's name for
+    // real data), NULL where the file gives none and for fleet sweeps.
+    "ALTER TABLE sweeps ADD COLUMN source TEXT NOT NULL DEFAULT 'fleet';"
+    "ALTER TABLE sweeps ADD COLUMN origin TEXT;",
 };
 
 #define S_N_MIGRATIONS ((int) (sizeof s_migrations / sizeof s_migrations[0]))

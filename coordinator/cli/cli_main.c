@@ -21,6 +21,9 @@ static const char s_usage[] =
     "out)\n"
     "  export --sweep NAME --what runs|epochs|minibatches|telemetry|results\n"
     "         [--format csv|json] [-o FILE]     tidy tables for pandas\n"
+    "  import --sweep-name NAME FILE.csv [--board-type T]\n"
+    "                                           load runs measured elsewhere as an imported sweep\n"
+    "                                           (docs/import.md)\n"
     "  store check [--store FILE]               integrity_check and schema version (1: damaged)\n"
     "  store backup -o FILE [--store FILE]      consistent copy, also while the coordinator runs\n"
     "  store salvage -o FILE [--store FILE]     what is readable of a damaged store, into FILE\n"
@@ -58,7 +61,7 @@ int main(int argc, char **argv)
         int (*fn)(cli_ctx_t *, int, char **);
     } cmds[] = {{"status", cli_cmd_status},   {"sweep", cli_cmd_sweep},   {"runs", cli_cmd_runs},
                 {"results", cli_cmd_results}, {"export", cli_cmd_export}, {"store", cli_cmd_store},
-                {"keys", cli_cmd_keys}};
+                {"keys", cli_cmd_keys},       {"import", cli_cmd_import}};
     int rc = -1;
     for (size_t c = 0; i < argc && c < sizeof cmds / sizeof cmds[0]; c++) {
         if (strcmp(argv[i], cmds[c].verb) == 0) {

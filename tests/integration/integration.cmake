@@ -119,3 +119,8 @@ jf_add_integration_test(partition TIMEOUT 120
                         LIBS jft_support jf_common)
 set_property(TEST integration.partition APPEND PROPERTY LABELS reliability)
 add_dependencies(partition_itest ${JF_ITEST_DEPS})
+
+# jetfleet import (issue #12): fixture CSVs into a running coordinator's store, then the tables.
+jf_add_integration_test(import TIMEOUT 60 SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/import_test.c
+                        LIBS jft_support jf_common)
+add_dependencies(import_itest ${JF_ITEST_DEPS})

@@ -47,3 +47,8 @@ jf_add_unit_test(store_retention
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_retention_test.c
   ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_coord)
 set_property(TEST unit.store_retention APPEND PROPERTY LABELS reliability)
+
+# jetfleet import (issue #12): CSV rows into the store, bad rows, idempotence, rollback.
+jf_add_unit_test(store_import
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_import_test.c
+  ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_coord)

@@ -381,6 +381,8 @@ static void test_migrates_version_1(void **state)
                                   "ALTER TABLE runs DROP COLUMN clock_offset_us; "
                                   "ALTER TABLE runs DROP COLUMN clock_rtt_us; "
                                   "ALTER TABLE runs DROP COLUMN clock_at_us; "
+                                  "ALTER TABLE sweeps DROP COLUMN source; "
+                                  "ALTER TABLE sweeps DROP COLUMN origin; "
                                   "PRAGMA user_version = 1",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
