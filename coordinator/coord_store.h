@@ -6,6 +6,7 @@
 #define COORD_STORE_H
 
 #include "coord_obs.h"
+#include "coord_run_facts.h"
 #include "jf_err.h"
 #include "jf_msg_measure.h"
 #include "jf_msg_run.h"
@@ -197,6 +198,13 @@ int coord_store_sweep_exists(coord_store_t *self, const char *sweep, jf_err_t *e
 typedef int (*coord_obs_fn)(const coord_obs_t *obs, void *arg);
 int coord_store_obs_each(coord_store_t *self, const char *sweep, coord_obs_fn fn, void *arg,
                          jf_err_t *err);
+
+// Calls fn for each done run of the sweep, in sweep order, with what the validity check reads
+// (coord_run_facts.h; coord_store_validity.c). fn's non-zero return stops the walk and is
+// returned. -ENOENT if there is no such sweep.
+typedef int (*coord_run_facts_fn)(const coord_run_facts_t *facts, void *arg);
+int coord_store_run_facts_each(coord_store_t *self, const char *sweep, coord_run_facts_fn fn,
+                               void *arg, jf_err_t *err);
 
 const char *coord_run_state_name(coord_run_state_t state);
 bool coord_run_state_parse(const char *name, coord_run_state_t *ret_state);
