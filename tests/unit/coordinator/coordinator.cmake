@@ -47,3 +47,8 @@ jf_add_unit_test(store_retention
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_retention_test.c
   ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_coord)
 set_property(TEST unit.store_retention APPEND PROPERTY LABELS reliability)
+
+# The analysis (issue #12): statistics against independent reference values, variability from
+# coord_obs_t arrays, measurement validity over a store built with the store API.
+jf_add_unit_test(stats
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/stats_test.c LIBS jf_analysis)
