@@ -52,3 +52,5 @@ set_property(TEST unit.store_retention APPEND PROPERTY LABELS reliability)
 # coord_obs_t arrays, measurement validity over a store built with the store API.
 jf_add_unit_test(stats
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/stats_test.c LIBS jf_analysis)
+jf_add_unit_test(variability
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/variability_test.c LIBS jf_analysis)
