@@ -172,9 +172,13 @@ static void s_check_facts(const coord_run_facts_t *f, const coord_validity_opts_
     }
     json_error_t jerr;
     json_t *measure = json_loads(f->measure_json, 0, &jerr);
-    if (!json_is_object(measure)) {
+    if (!measure) {
         s_flag(v, COORD_INVALID_NO_MEASURE, "measure record unreadable: %d:%d: %s", jerr.line,
-               jerr.column, measure ? "not an object" : jerr.text);
+               jerr.column, jerr.text);
+        return;
+    }
+    if (!json_is_object(measure)) {
+        s_flag(v, COORD_INVALID_NO_MEASURE, "measure record unreadable: not a JSON object");
         json_decref(measure);
         return;
     }

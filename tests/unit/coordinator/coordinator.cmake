@@ -54,3 +54,6 @@ jf_add_unit_test(stats
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/stats_test.c LIBS jf_analysis)
 jf_add_unit_test(variability
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/variability_test.c LIBS jf_analysis)
+jf_add_unit_test(validity
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/validity_test.c
+  ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_analysis)
