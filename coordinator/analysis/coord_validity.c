@@ -178,7 +178,7 @@ static void s_check_facts(const coord_run_facts_t *f, const coord_validity_opts_
         return;
     }
     if (!json_is_object(measure)) {
-        s_flag(v, COORD_INVALID_NO_MEASURE, "measure record unreadable: not a JSON object");
+        s_flag(v, COORD_INVALID_NO_MEASURE, "measure record unreadable: not an object");
         json_decref(measure);
         return;
     }
