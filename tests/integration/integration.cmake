@@ -119,3 +119,10 @@ jf_add_integration_test(partition TIMEOUT 120
                         LIBS jft_support jf_common)
 set_property(TEST integration.partition APPEND PROPERTY LABELS reliability)
 add_dependencies(partition_itest ${JF_ITEST_DEPS})
+
+# Issue #12: a small sim-fleet sweep, then `jetfleet check` and `jetfleet variability` against
+# the test's own statistics from the store.
+jf_add_integration_test(variability TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/variability_test.c
+                        LIBS jft_support jf_common m)
+add_dependencies(variability_itest ${JF_ITEST_DEPS})
