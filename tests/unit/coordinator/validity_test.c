@@ -17,7 +17,7 @@
 
 #include <cmocka.h>
 
-#define S_RUNS 14
+#define S_RUNS 15
 #define S_GOOD                                                                                     \
     "{\"telemetry\":{\"rate_hz\":1,\"samples\":100,\"late\":0,\"missed\":0,"                       \
     "\"max_gap_us\":1000100,\"time_base\":\"monotonic\"},"                                         \
@@ -77,6 +77,14 @@ static const s_case_t s_cases[S_RUNS] = {
      {10.0, 10.0},
      COORD_INVALID_POWER_MODE,
      "read back 2 MODE_10W, asked 0 MAXN"},
+    {"nx-03",
+     2,
+     "{\"telemetry\":{\"rate_hz\":1,\"samples\":100,\"late\":0,\"missed\":0,"
+     "\"max_gap_us\":1000000},\"power_mode\":{\"mode_id\":0,\"mode_name\":\"MODE_10W\"}}",
+     true,
+     {10.0, 10.0},
+     COORD_INVALID_POWER_MODE,
+     "read back 0 MODE_10W, asked 0 MAXN"},
     {"nx-03",
      1,
      "{\"telemetry\":{\"rate_hz\":1,\"samples\":100,\"late\":0,\"missed\":0}}",
@@ -212,8 +220,8 @@ static void test_each_reason(void **state)
     }
     char text[256];
     coord_validity_summary_format(&sum, text, sizeof text);
-    assert_string_equal(text, "14 runs, 4 valid, 10 left out: no-measure 1, telemetry 4, "
-                              "power-mode 2, clock-offset 1, energy-missing 1, epoch-outlier 1");
+    assert_string_equal(text, "15 runs, 4 valid, 11 left out: no-measure 1, telemetry 4, "
+                              "power-mode 3, clock-offset 1, energy-missing 1, epoch-outlier 1");
 }
 
 static void test_clock_bound_and_valid_runs(void **state)
