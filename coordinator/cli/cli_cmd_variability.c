@@ -19,7 +19,7 @@
     "usage: jetfleet variability --sweep NAME [--metric e2e|stall|compute|energy|all] "            \
     "[--format text|csv|json]"
 #define S_NCOLS    26
-#define S_CELL     48
+#define S_CELL     128
 #define S_SIM_NOTE "groups of sim boards are simulated (model: docs/simulator.md), not measured"
 
 typedef struct s_args {
