@@ -40,15 +40,15 @@ typedef struct s_epoch {
 } s_epoch_t;
 
 typedef struct s_check {
-    const coord_validity_opts_t *opts;
-    s_run_t *runs; // owned
-    size_t n_runs;
-    size_t cap_runs;
+    const coord_validity_opts_t *opts; // borrowed from the caller
+    s_run_t *runs;                     // owned; does not move once the runs are read
+    size_t n_runs;                     // runs read
+    size_t cap_runs;                   // runs allocated
     s_run_t **by_id;   // owned array of borrowed pointers: the runs sorted by run id
     s_epoch_t *epochs; // owned
-    size_t n_epochs;
-    size_t cap_epochs;
-    size_t last; // run of the last epoch seen: a run's epochs come together
+    size_t n_epochs;   // epochs read
+    size_t cap_epochs; // epochs allocated
+    size_t last;       // run of the last epoch seen: a run's epochs come together
 } s_check_t;
 
 const char *coord_invalid_name(coord_invalid_t reason)

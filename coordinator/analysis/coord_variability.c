@@ -19,23 +19,23 @@ typedef struct s_repeat {
 } s_repeat_t;
 
 typedef struct s_board {
-    coord_var_board_t pub;
-    s_repeat_t *reps; // owned
-    size_t n_reps;
-    size_t cap_reps;
+    coord_var_board_t pub; // what the header shows
+    s_repeat_t *reps;      // owned
+    size_t n_reps;         // repeats seen
+    size_t cap_reps;       // repeats allocated
 } s_board_t;
 
 typedef struct s_group {
-    coord_var_group_t pub;
-    s_board_t *boards; // owned
-    size_t cap_boards;
+    coord_var_group_t pub; // what the header shows; pub.n_boards counts boards
+    s_board_t *boards;     // owned
+    size_t cap_boards;     // boards allocated
 } s_group_t;
 
 struct coord_variability {
     s_group_t *groups; // owned
-    size_t n_groups;
-    size_t cap_groups;
-    size_t last; // group of the last epoch added: epochs of one run come together
+    size_t n_groups;   // groups seen
+    size_t cap_groups; // groups allocated
+    size_t last;       // group of the last epoch added: epochs of one run come together
 };
 
 const char *coord_metric_name(coord_metric_t metric)
