@@ -55,7 +55,9 @@ coord_valid_runs_t *coord_valid_runs_new(coord_store_t *store, const char *sweep
         coord_valid_runs_destroy(&self);
         return NULL;
     }
-    qsort(self->ids, self->n_ids, sizeof *self->ids, s_cmp_id);
+    if (self->n_ids > 1) { // ids is NULL when no run is valid, and qsort wants an array
+        qsort(self->ids, self->n_ids, sizeof *self->ids, s_cmp_id);
+    }
     return self;
 }
 

@@ -315,7 +315,9 @@ static int s_flag_outliers(s_check_t *c, size_t from, size_t to, double *work, j
 
 static int s_check_epochs(s_check_t *c, jf_err_t *err)
 {
-    qsort(c->epochs, c->n_epochs, sizeof *c->epochs, s_cmp_epoch);
+    if (c->n_epochs > 1) { // qsort wants a non-NULL array even for 0 elements
+        qsort(c->epochs, c->n_epochs, sizeof *c->epochs, s_cmp_epoch);
+    }
     double *work = malloc((c->n_epochs ? c->n_epochs : 1) * sizeof *work);
     if (!work) {
         return jf_err_set(err, -ENOMEM, "validity: out of memory");

@@ -28,15 +28,16 @@ typedef struct s_args {
     const char *format;
 } s_args_t;
 
-// Every column a row has; the text tables keep the ones of their metric's unit.
-static const char *const s_cols[S_NCOLS] = {
+// Every column a row has (NULL-terminated, as cli_table_new wants it); the text tables keep the
+// ones of their metric's unit.
+static const char *const s_cols[S_NCOLS + 1] = {
     "metric",        "board_type",       "workload",   "power_mode",
     "storage",       "workers",          "batch_size", "dvfs_off",
     "boards",        "mean_s",           "sd_s",       "min_s",
     "max_s",         "mean_j",           "sd_j",       "min_j",
     "max_j",         "cv_pct",           "spread_pct", "spread_x",
     "repeat_cv_pct", "repeat_cv_boards", "outliers",   "outlier_boards",
-    "median_s",      "median_j"};
+    "median_s",      "median_j",         NULL};
 static const char *const s_text_s[] = {
     "board_type", "workload",   "power_mode",    "storage",  "workers", "batch_size",
     "dvfs_off",   "boards",     "mean_s",        "sd_s",     "cv_pct",  "min_s",
