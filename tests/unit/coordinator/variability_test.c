@@ -98,6 +98,10 @@ static int s_cmp(const void *a, const void *b)
 
 static double s_median(double *x, size_t n)
 {
+    if (n < 1) {
+        fail_msg("median of no values");
+        return 0.0;
+    }
     qsort(x, n, sizeof *x, s_cmp);
     return n % 2 ? x[n / 2] : (x[n / 2 - 1] + x[n / 2]) / 2.0;
 }
