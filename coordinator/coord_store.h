@@ -6,6 +6,7 @@
 #define COORD_STORE_H
 
 #include "coord_obs.h"
+#include "coord_run_facts.h"
 #include "jf_err.h"
 #include "jf_msg_measure.h"
 #include "jf_msg_run.h"
@@ -236,6 +237,13 @@ int coord_store_import_sweep(coord_store_t *self, const char *name, const char *
 // board is a fleet board (or an imported board of another type). Inside a transaction.
 int coord_store_import_run(coord_store_t *self, const char *sweep, const coord_import_run_t *run,
                            const coord_import_epoch_t *epochs, size_t n, jf_err_t *err);
+
+// Calls fn for each done run of the sweep, in sweep order, with what the validity check reads
+// (coord_run_facts.h; coord_store_validity.c). fn's non-zero return stops the walk and is
+// returned. -ENOENT if there is no such sweep.
+typedef int (*coord_run_facts_fn)(const coord_run_facts_t *facts, void *arg);
+int coord_store_run_facts_each(coord_store_t *self, const char *sweep, coord_run_facts_fn fn,
+                               void *arg, jf_err_t *err);
 
 const char *coord_run_state_name(coord_run_state_t state);
 bool coord_run_state_parse(const char *name, coord_run_state_t *ret_state);

@@ -5,7 +5,8 @@
 # 5 Nano: agents with --platform sim:<type>, whose runs are jetfleet-train-sim on the
 # performance model of docs/simulator.md) and one real host agent on 127.0.0.1, runs the demo
 # sweep (sweeps/demo.yaml: LeNet-5, ResNet-18 and MobileNetV3, 0 and 1 loader workers; the host
-# trains LeNet-5 for real with libtorch on this machine's CPU), prints the results table, checks
+# trains LeNet-5 for real with libtorch on this machine's CPU), prints the results table, the
+# runs' validity summary and the board-to-board epoch-time variability (docs/analysis.md), checks
 # the store and takes an online backup of it (jetfleet store check, jetfleet store backup) and
 # prints the wall time. Everything it makes stays in ./demo-run; the processes are stopped when
 # it ends, whatever happens.
@@ -120,6 +121,12 @@ fi
 echo "== results (mean of the epochs after the warm-up, per run; host-1 measured on this"
 echo "   machine, the sim-* boards simulated)"
 "$bin/jetfleet" results --sweep demo
+echo
+echo "== measurement validity and board-to-board epoch-time variability (docs/analysis.md)"
+if ! "$bin/jetfleet" check --sweep demo | tail -n 1 ||
+   ! "$bin/jetfleet" variability --sweep demo --metric e2e; then
+  echo "demo: the analysis failed (message above)"
+fi
 echo
 echo "== the store: integrity check and an online backup (docs/store.md)"
 "$bin/jetfleet" store check

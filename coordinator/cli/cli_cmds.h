@@ -14,6 +14,9 @@ int cli_cmd_store(cli_ctx_t *ctx, int argc, char **argv);
 int cli_cmd_keys(cli_ctx_t *ctx, int argc, char **argv);
 int cli_cmd_import(cli_ctx_t *ctx, int argc, char **argv);
 
+int cli_cmd_variability(cli_ctx_t *ctx, int argc, char **argv);
+int cli_cmd_check(cli_ctx_t *ctx, int argc, char **argv);
+
 // Prints "jetfleet: <what>" to stderr and returns code.
 int cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -30,6 +30,12 @@ static const char s_usage[] =
     "  keys list                                agent keys by state (accepted, pending, ...)\n"
     "  keys accept NAME [--board BOARD]         trust a pending key for BOARD (default NAME)\n"
     "  keys reject NAME | revoke NAME           refuse a pending key; withdraw an accepted one\n"
+    "  variability --sweep NAME [--metric e2e|stall|compute|energy|all] [--format text|csv|json]\n"
+    "                                           board-to-board spread per configuration (valid\n"
+    "                                           runs only; docs/analysis.md)\n"
+    "  check --sweep NAME [--format text|csv|json]\n"
+    "                                           per done run: can its figures be trusted, and why\n"
+    "                                           not\n"
     "The config defaults to $JETFLEET_CONFIG, else ./fleet.yaml.\n";
 
 int cli_fail(int code, const char *fmt, ...)
@@ -61,7 +67,8 @@ int main(int argc, char **argv)
         int (*fn)(cli_ctx_t *, int, char **);
     } cmds[] = {{"status", cli_cmd_status},   {"sweep", cli_cmd_sweep},   {"runs", cli_cmd_runs},
                 {"results", cli_cmd_results}, {"export", cli_cmd_export}, {"store", cli_cmd_store},
-                {"keys", cli_cmd_keys},       {"import", cli_cmd_import}};
+                {"keys", cli_cmd_keys},       {"import", cli_cmd_import},
+                {"variability", cli_cmd_variability}, {"check", cli_cmd_check}};
     int rc = -1;
     for (size_t c = 0; i < argc && c < sizeof cmds / sizeof cmds[0]; c++) {
         if (strcmp(argv[i], cmds[c].verb) == 0) {

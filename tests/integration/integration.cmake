@@ -124,3 +124,10 @@ add_dependencies(partition_itest ${JF_ITEST_DEPS})
 jf_add_integration_test(import TIMEOUT 60 SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/import_test.c
                         LIBS jft_support jf_common)
 add_dependencies(import_itest ${JF_ITEST_DEPS})
+
+# Issue #12: a small sim-fleet sweep, then `jetfleet check` and `jetfleet variability` against
+# the test's own statistics from the store.
+jf_add_integration_test(variability TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/variability_test.c
+                        LIBS jft_support jf_common m)
+add_dependencies(variability_itest ${JF_ITEST_DEPS})

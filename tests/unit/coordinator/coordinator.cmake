@@ -52,3 +52,13 @@ set_property(TEST unit.store_retention APPEND PROPERTY LABELS reliability)
 jf_add_unit_test(store_import
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_import_test.c
   ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_coord)
+
+# The analysis (issue #12): statistics against independent reference values, variability from
+# coord_obs_t arrays, measurement validity over a store built with the store API.
+jf_add_unit_test(stats
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/stats_test.c LIBS jf_analysis)
+jf_add_unit_test(variability
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/variability_test.c LIBS jf_analysis)
+jf_add_unit_test(validity
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/validity_test.c
+  ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_analysis)

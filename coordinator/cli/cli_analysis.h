@@ -1,0 +1,30 @@
+/* What the analysis commands (variability, check) share: the output format option, the store
+ * with the validity options from fleet.yaml, and the line saying which runs were left out. */
+#ifndef CLI_ANALYSIS_H
+#define CLI_ANALYSIS_H
+
+#include "cli_cmds.h"
+#include "cli_table.h"
+#include "coord_valid_runs.h"
+
+#include <stdbool.h>
+
+// "text", "csv", "json"; false for anything else.
+bool cli_analysis_format(const char *name, cli_format_t *ret_format);
+
+// The store (read-only) and the validity options: the clock-offset bound is the fleet's
+// coordinator.clock_offset_warn, the one the coordinator warns at. Returns CLI_EXIT_OK, or
+// CLI_EXIT_ERROR after printing why.
+int cli_analysis_store(cli_ctx_t *ctx, coord_store_t **ret_store, coord_validity_opts_t *ret_opts);
+
+// The sweep's valid runs into *ret_valid (caller owns; coord_valid_runs_destroy). Returns
+// CLI_EXIT_OK, or CLI_EXIT_ERROR after printing one line: no such sweep, no done runs, or no
+// valid run (with the reasons).
+int cli_analysis_valid_runs(cli_ctx_t *ctx, const char *sweep, coord_valid_runs_t **ret_valid);
+
+// "valid runs only: 12 runs, 10 valid, 2 left out: telemetry 2 (see: jetfleet check --sweep S)",
+// on stdout for text, on stderr for CSV and JSON (their stdout is data only).
+void cli_analysis_print_left_out(const char *sweep, const coord_validity_summary_t *summary,
+                                 cli_format_t format);
+
+#endif

@@ -1,0 +1,107 @@
+/* jetfleet check: per done run of a sweep, whether its figures can be trusted and why not
+ * (coord_validity.h; docs/analysis.md "Measurement validity"). Reads the store only. */
+#include "cli_analysis.h"
+#include "cli_cmds.h"
+#include "cli_table.h"
+#include "coord_validity.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define S_USAGE       "usage: jetfleet check --sweep NAME [--format text|csv|json]"
+#define S_REASONS_MAX 160
+#define S_SUMMARY_MAX 512
+
+typedef struct s_args {
+    const char *sweep;
+    const char *format;
+} s_args_t;
+
+static int s_parse(int argc, char **argv, s_args_t *a)
+{
+    static const struct option opts[] = {{"sweep", required_argument, NULL, 's'},
+                                         {"format", required_argument, NULL, 'f'},
+                                         {NULL, 0, NULL, 0}};
+    char **nargv = cli_getopt_argv("check", argc, argv);
+    bool ok = nargv != NULL;
+    optind = 0; // restart getopt fully: it has parsed another command's words before
+    *a = (s_args_t){.format = "text"};
+    for (int c; ok && (c = getopt_long(argc + 1, nargv, "", opts, NULL)) != -1;) {
+        const char **dst = c == 's' ? &a->sweep : c == 'f' ? &a->format : NULL;
+        ok = dst != NULL;
+        if (ok) {
+            *dst = optarg;
+        }
+    }
+    free(nargv);
+    return ok && optind == argc + 1 && a->sweep ? 0 : -1;
+}
+
+typedef struct s_out {
+    cli_table_t *table;
+    coord_validity_summary_t summary;
+} s_out_t;
+
+static int s_add_verdict(const coord_run_validity_t *v, void *arg)
+{
+    static const char *const cols[] = {"run",   "board",   "board_type", "platform",
+                                       "valid", "reasons", "detail"};
+    s_out_t *out = arg;
+    char reasons[S_REASONS_MAX] = "";
+    size_t used = 0;
+    for (int r = 0; r < COORD_INVALID_COUNT; r++) {
+        if (v->reason[r] && used < sizeof reasons) {
+            int n = snprintf(reasons + used, sizeof reasons - used, "%s%s", used ? "," : "",
+                             coord_invalid_name((coord_invalid_t) r));
+            used += n > 0 ? (size_t) n : 0;
+        }
+    }
+    const char *values[] = {v->run,
+                            v->board,
+                            v->board_type,
+                            v->platform,
+                            v->valid ? "yes" : "no",
+                            v->valid ? NULL : reasons,
+                            v->valid ? NULL : v->detail};
+    coord_validity_summary_add(&out->summary, v);
+    return cli_table_add_text(out->table, 7, cols, values);
+}
+
+int cli_cmd_check(cli_ctx_t *ctx, int argc, char **argv)
+{
+    s_args_t a = {0};
+    cli_format_t fmt = CLI_FORMAT_TEXT;
+    if (s_parse(argc, argv, &a) != 0 || !cli_analysis_format(a.format, &fmt)) {
+        return cli_fail(CLI_EXIT_USAGE, S_USAGE);
+    }
+    coord_store_t *store = NULL;
+    coord_validity_opts_t opts = {0};
+    int rc = cli_analysis_store(ctx, &store, &opts);
+    if (rc != CLI_EXIT_OK) {
+        return rc;
+    }
+    jf_err_t err = {0};
+    s_out_t out = {.table = cli_table_new(NULL)};
+    int crc = out.table
+                  ? coord_validity_check_sweep(store, a.sweep, &opts, s_add_verdict, &out, &err)
+                  : jf_err_set(&err, -ENOMEM, "out of memory");
+    if (crc != 0) {
+        rc = cli_fail(CLI_EXIT_ERROR, "%s",
+                      out.table && cli_table_error(out.table)[0] ? cli_table_error(out.table)
+                                                                 : err.msg);
+    } else if (out.summary.runs == 0) {
+        rc = cli_fail(CLI_EXIT_ERROR, "sweep '%s' has no done runs: nothing measured to check",
+                      a.sweep);
+    } else if (cli_table_write(out.table, fmt, stdout) != 0) {
+        rc = cli_fail(CLI_EXIT_ERROR, "writing the table failed");
+    } else {
+        char text[S_SUMMARY_MAX];
+        coord_validity_summary_format(&out.summary, text, sizeof text);
+        fprintf(fmt == CLI_FORMAT_TEXT ? stdout : stderr, "%s\n", text);
+    }
+    cli_table_destroy(&out.table);
+    return rc;
+}

@@ -1,0 +1,60 @@
+/* Store: what the measurement-validity check reads about each done run of a sweep
+ * (coord_run_facts.h). The rules themselves live in analysis/coord_validity.c. */
+#include "coord_store_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+// Done runs of the sweep in sweep order, with their board's type and platform.
+static const char s_facts_sql[] =
+    "SELECT r.id, r.board, coalesce(b.type, ''), coalesce(b.platform, ''), r.power_mode,"
+    " r.power_mode_id, r.telemetry_hz, r.clock_offset_us, r.measure,"
+    " r.custom_cores IS NOT NULL"
+    " FROM sweep_runs AS s JOIN runs AS r ON r.id = s.run"
+    " LEFT JOIN boards AS b ON b.name = r.board"
+    " WHERE s.sweep = ?1 AND r.state = 'done'"
+    " ORDER BY s.ord";
+
+static void s_copy_text(char *dst, size_t size, sqlite3_stmt *st, int col)
+{
+    const unsigned char *t = sqlite3_column_text(st, col);
+    snprintf(dst, size, "%s", t ? (const char *) t : "");
+}
+
+static void s_row(sqlite3_stmt *st, coord_run_facts_t *f)
+{
+    memset(f, 0, sizeof *f);
+    char *texts[] = {f->run, f->board, f->board_type, f->platform, f->power_mode};
+    for (int i = 0; i < 5; i++) {
+        s_copy_text(texts[i], COORD_OBS_NAME_MAX + 1, st, i);
+    }
+    f->power_mode_id = sqlite3_column_int(st, 5);
+    f->telemetry_hz = sqlite3_column_int(st, 6);
+    f->has_clock_offset = sqlite3_column_type(st, 7) != SQLITE_NULL;
+    f->clock_offset_us = f->has_clock_offset ? sqlite3_column_int64(st, 7) : 0;
+    f->measure_json = (const char *) sqlite3_column_text(st, 8);
+    f->custom = sqlite3_column_int(st, 9) != 0;
+}
+
+int coord_store_run_facts_each(coord_store_t *self, const char *sweep, coord_run_facts_fn fn,
+                               void *arg, jf_err_t *err)
+{
+    int rc = coord_store_sweep_exists(self, sweep, err);
+    sqlite3_stmt *st =
+        rc == 0 ? coord_store_stmt(self, s_facts_sql, COORD_BINDS(coord_text(sweep)), err) : NULL;
+    if (rc != 0 || !st) {
+        return rc != 0 ? rc : -EIO;
+    }
+    int step;
+    coord_run_facts_t f;
+    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        s_row(st, &f);
+        rc = fn(&f, arg);
+    }
+    if (rc == 0 && step != SQLITE_DONE) {
+        rc = coord_store_fail(self, err, "reading a sweep's runs for the validity check");
+    }
+    (void) sqlite3_reset(st); // the statement stays cached; its error was reported above
+    return rc;
+}
