@@ -165,6 +165,13 @@ static void s_check_clock(const coord_run_facts_t *f, const coord_validity_opts_
 static void s_check_facts(const coord_run_facts_t *f, const coord_validity_opts_t *opts,
                           coord_run_validity_t *v)
 {
+    if (strcmp(f->platform, "imported") == 0) {
+        // Measured elsewhere (jetfleet import, docs/import.md): no telemetry, mode read-back or
+        // clock record to check; only the epoch-outlier rule, later, applies. Said, not hidden.
+        (void) snprintf(v->detail, sizeof v->detail,
+                        "imported: only the epoch-outlier rule is checked");
+        return;
+    }
     s_check_clock(f, opts, v);
     if (!f->measure_json) {
         s_flag(v, COORD_INVALID_NO_MEASURE, "no measure record");

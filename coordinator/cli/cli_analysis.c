@@ -27,8 +27,11 @@ int cli_analysis_store(cli_ctx_t *ctx, coord_store_t **ret_store, coord_validity
         return cli_fail(CLI_EXIT_ERROR, "%s", err.msg);
     }
     *ret_store = store;
-    *ret_opts =
-        (coord_validity_opts_t){.clock_offset_bound_us = ctx->fleet->coord.clock_offset_warn_us};
+    // With --store and no config, the bound is the fleet default (what the coordinator uses
+    // when fleet.yaml does not set clock_offset_warn).
+    *ret_opts = (coord_validity_opts_t){
+        .clock_offset_bound_us =
+            ctx->fleet ? ctx->fleet->coord.clock_offset_warn_us : JF_DEFAULT_CLOCK_WARN_US};
     return CLI_EXIT_OK;
 }
 

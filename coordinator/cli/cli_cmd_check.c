@@ -65,7 +65,7 @@ static int s_add_verdict(const coord_run_validity_t *v, void *arg)
                             v->platform,
                             v->valid ? "yes" : "no",
                             v->valid ? NULL : reasons,
-                            v->valid ? NULL : v->detail};
+                            v->detail[0] ? v->detail : NULL};
     coord_validity_summary_add(&out->summary, v);
     return cli_table_add_text(out->table, 7, cols, values);
 }

@@ -55,8 +55,11 @@ int cli_cmd_import(cli_ctx_t *ctx, int argc, char **argv)
         return cli_fail(CLI_EXIT_USAGE, "usage: " S_USAGE);
     }
     jf_err_t err = {0};
-    const jf_fleet_config_t *fleet = a.store ? NULL : cli_ctx_fleet(ctx, &err);
-    const char *path = a.store ? a.store : fleet ? fleet->coord.store_path : NULL;
+    const jf_fleet_config_t *fleet = a.store || ctx->store_path ? NULL : cli_ctx_fleet(ctx, &err);
+    const char *path = a.store           ? a.store
+                       : ctx->store_path ? ctx->store_path
+                       : fleet           ? fleet->coord.store_path
+                                         : NULL;
     coord_store_t *store = path ? coord_store_open(path, false, &err) : NULL;
     if (!store) {
         return cli_fail(CLI_EXIT_ERROR, "%s", err.msg);

@@ -18,10 +18,12 @@ const jf_fleet_config_t *cli_ctx_fleet(cli_ctx_t *self, jf_err_t *err)
 
 coord_store_t *cli_ctx_store(cli_ctx_t *self, jf_err_t *err)
 {
-    const jf_fleet_config_t *fleet = cli_ctx_fleet(self, err);
-    if (fleet && !self->store) {
-        self->store = coord_store_open(fleet->coord.store_path, true, err);
+    if (self->store) {
+        return self->store;
     }
+    const jf_fleet_config_t *fleet = self->store_path ? NULL : cli_ctx_fleet(self, err);
+    const char *path = self->store_path ? self->store_path : fleet ? fleet->coord.store_path : NULL;
+    self->store = path ? coord_store_open(path, true, err) : NULL;
     return self->store;
 }
 

@@ -16,6 +16,7 @@
 
 typedef struct cli_ctx {
     const char *config_path;  // fleet.yaml
+    const char *store_path;   // --store FILE: the store, without a fleet.yaml; NULL: the config's
     jf_fleet_config_t *fleet; // owned; loaded on first use
     coord_store_t *store;     // owned; opened read-only on first use
 } cli_ctx_t;
@@ -23,7 +24,8 @@ typedef struct cli_ctx {
 // Loads fleet.yaml on first use. Returns the config (borrowed) or NULL with err.
 const jf_fleet_config_t *cli_ctx_fleet(cli_ctx_t *self, jf_err_t *err);
 
-// Opens the store read-only on first use (the coordinator need not run). NULL with err.
+// Opens the store read-only on first use (the coordinator need not run): --store's file, else
+// the config's store path. NULL with err.
 coord_store_t *cli_ctx_store(cli_ctx_t *self, jf_err_t *err);
 
 // Sends msg (taking it over) to the control endpoint and waits for its ctl.reply. On success

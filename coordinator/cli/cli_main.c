@@ -8,7 +8,7 @@
 #include <string.h>
 
 static const char s_usage[] =
-    "usage: jetfleet [--config FLEET.yaml] COMMAND ...\n"
+    "usage: jetfleet [--config FLEET.yaml | --store FILE] COMMAND ...\n"
     "  status                                   boards, their runs and the queue\n"
     "  sweep plan FILE                          runs a sweep file expands to, per type and board\n"
     "  sweep submit FILE [--wait [--timeout SECONDS]]\n"
@@ -36,7 +36,8 @@ static const char s_usage[] =
     "  check --sweep NAME [--format text|csv|json]\n"
     "                                           per done run: can its figures be trusted, and why\n"
     "                                           not\n"
-    "The config defaults to $JETFLEET_CONFIG, else ./fleet.yaml.\n";
+    "The config defaults to $JETFLEET_CONFIG, else ./fleet.yaml. --store FILE reads that store\n"
+    "without a config (commands that talk to the coordinator still need the config).\n";
 
 int cli_fail(int code, const char *fmt, ...)
 {
@@ -52,11 +53,12 @@ int cli_fail(int code, const char *fmt, ...)
 int main(int argc, char **argv)
 {
     jf_log_open("jetfleet", JF_LOG_SINK_STDERR, JF_LOG_WARN);
-    cli_ctx_t ctx = {.config_path = getenv("JETFLEET_CONFIG") ? getenv("JETFLEET_CONFIG")
-                                                               : "fleet.yaml"};
+    cli_ctx_t ctx = {.config_path =
+                         getenv("JETFLEET_CONFIG") ? getenv("JETFLEET_CONFIG") : "fleet.yaml"};
     int i = 1;
-    for (; i + 1 < argc && strcmp(argv[i], "--config") == 0; i += 2) {
-        ctx.config_path = argv[i + 1];
+    for (; i + 1 < argc && (strcmp(argv[i], "--config") == 0 || strcmp(argv[i], "--store") == 0);
+         i += 2) {
+        *(strcmp(argv[i], "--config") == 0 ? &ctx.config_path : &ctx.store_path) = argv[i + 1];
     }
     if (i < argc && (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0)) {
         fputs(s_usage, stdout);
@@ -65,10 +67,16 @@ int main(int argc, char **argv)
     static const struct {
         const char *verb;
         int (*fn)(cli_ctx_t *, int, char **);
-    } cmds[] = {{"status", cli_cmd_status},   {"sweep", cli_cmd_sweep},   {"runs", cli_cmd_runs},
-                {"results", cli_cmd_results}, {"export", cli_cmd_export}, {"store", cli_cmd_store},
-                {"keys", cli_cmd_keys},       {"import", cli_cmd_import},
-                {"variability", cli_cmd_variability}, {"check", cli_cmd_check}};
+    } cmds[] = {{"status", cli_cmd_status},
+                {"sweep", cli_cmd_sweep},
+                {"runs", cli_cmd_runs},
+                {"results", cli_cmd_results},
+                {"export", cli_cmd_export},
+                {"store", cli_cmd_store},
+                {"keys", cli_cmd_keys},
+                {"import", cli_cmd_import},
+                {"variability", cli_cmd_variability},
+                {"check", cli_cmd_check}};
     int rc = -1;
     for (size_t c = 0; i < argc && c < sizeof cmds / sizeof cmds[0]; c++) {
         if (strcmp(argv[i], cmds[c].verb) == 0) {
