@@ -88,7 +88,7 @@ static void s_describe(agent_platform_t *self)
     (void) snprintf(self->describe, sizeof self->describe,
                     "sim: simulated %s, board factors of '%s' with seed %llu, speed %g, scale %g, "
                     "parameters %.300s, fake tree %.300s (temperatures from the stated thermal "
-                    "model, not calibrated; no CPU or GPU load: not modelled); read as %.1500s",
+                    "model, not calibrated; CPU and GPU load from the model's utilisation); read as %.1500s",
                     jf_board_type_name(self->board_type), self->sim.board,
                     (unsigned long long) self->sim.seed, self->sim.speed, self->sim.scale,
                     self->sim.params,

@@ -270,6 +270,20 @@ static void s_fill_times(const sim_totals_t *t, double step_cv, sim_epoch_out_t 
     out->resident_fraction = t->resident_after;
 }
 
+// The epoch's utilisation as a board's load counters would show it (docs/simulator.md, "Load"):
+// the GPU is busy while it computes; the training process keeps its cores busy all epoch, the
+// workers add their decoding time.
+static void s_fill_load(const sim_ctx_t *ctx, const sim_totals_t *t, sim_epoch_out_t *out)
+{
+    double e2e_s = t->compute_s + t->stall_s;
+    if (e2e_s <= 0.0) {
+        return;
+    }
+    out->gpu_load = fmin(1.0, t->gpu_busy_s / e2e_s);
+    out->cpu_busy_cores =
+        fmin(ctx->in->op.n_cores, ctx->g->main_process_cores + t->loader_cpu_s / e2e_s);
+}
+
 static void s_fill_oom(const sim_ctx_t *ctx, const sim_memory_t *mem, sim_epoch_out_t *out)
 {
     out->oom = true;
@@ -306,6 +320,7 @@ int sim_model_epoch(const sim_model_t *self, const sim_epoch_in_t *in, sim_epoch
     } else {
         sim_epoch_totals(&ctx, mem.cache_bytes, &totals);
         s_fill_times(&totals, ctx.g->step_cv, &out);
+        s_fill_load(&ctx, &totals, &out);
     }
     sim_power_rails(&ctx, &totals, totals.compute_s + totals.stall_s, &out);
     *ret_out = out;

@@ -90,6 +90,9 @@ typedef struct sim_epoch_out {
     int64_t step_sd_us;                  // and standard deviation
     double cache_hit_fraction;           // share of sample reads the page cache served, 0..1
     double resident_fraction;            // share of the dataset in the page cache afterwards
+    double gpu_load;                     // share of the epoch the GPU computes, 0..1 (0: oom)
+    double cpu_busy_cores;               // busy cores averaged over the epoch: the training
+                                         // process plus the workers' decoding, <= online cores
     size_t n_rails;                      // entries used in rails, in the parameter file's order
     sim_rail_power_t rails[SIM_RAILS_MAX];
 } sim_epoch_out_t;

@@ -1,0 +1,115 @@
+/* Unit tests for the simulator physics of issue #12 (docs/simulator.md): utilisation ("Load")
+ * consistent with compute and stall, checked against values computed here from the parameter
+ * file by another route than the model's code. Prints the figures as name=value lines. */
+#include "jf_board.h"
+#include "sim_model.h"
+#include "sim_params.h"
+
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#define T_BATCH    16
+#define T_PREFETCH 2
+#define T_NX_MODE  "MODE_15W_6CORE"
+#define T_US_PER_S 1e6
+
+static sim_model_t *t_model(void)
+{
+    jf_err_t err = {0};
+    sim_model_t *model = sim_model_load(SIM_PARAMS_PATH, &err);
+    if (!model) {
+        fail_msg("cannot load %s: %s", SIM_PARAMS_PATH, err.msg);
+    }
+    return model;
+}
+
+static sim_epoch_in_t t_in(const sim_model_t *model, jf_board_type_t type, const char *mode,
+                           const char *medium, int workers)
+{
+    sim_epoch_in_t in = {.board_type = type,
+                         .model = "mobilenetv3",
+                         .dataset = "gld23k",
+                         .medium = medium,
+                         .workers = workers,
+                         .prefetch = T_PREFETCH,
+                         .batch_size = T_BATCH,
+                         .dataset_scale = 1.0,
+                         .factors = SIM_BOARD_FACTORS_NEUTRAL};
+    jf_err_t err = {0};
+    if (sim_model_mode_op_named(model, type, mode, &in.op, &err) != 0) {
+        fail_msg("%s", err.msg);
+    }
+    return in;
+}
+
+static void t_epoch(const sim_model_t *model, const sim_epoch_in_t *in, sim_epoch_out_t *out)
+{
+    jf_err_t err = {0};
+    if (sim_model_epoch(model, in, out, &err) != 0) {
+        fail_msg("sim_model_epoch: %s", err.msg);
+    }
+    assert_false(out->oom);
+}
+
+// Without workers no loader runs beside the step, so a GPU-bound step keeps the GPU busy for
+// exactly the compute time: gpu_load = compute / e2e, and one busy core (the training process).
+// With two workers the busy cores are 1 + the decoding time of every sample (from the file's
+// cpu_mcycles_per_sample at the mode's clock) over the epoch. A loader-bound epoch (one worker,
+// USB disk) keeps the GPU less busy than a GPU-bound one (one worker, NVMe); a launch-bound
+// workload (LeNet-5) leaves the GPU mostly idle while computing.
+static void test_load_consistent_with_compute_and_stall(void **state)
+{
+    (void) state;
+    sim_model_t *model = t_model();
+    const sim_params_t *p = sim_model_params(model);
+    sim_epoch_out_t o = {0};
+    sim_epoch_in_t in = t_in(model, JF_BOARD_XAVIER_NX, T_NX_MODE, "nvme", 0);
+    t_epoch(model, &in, &o);
+    double want = (double) o.compute_us / (double) o.e2e_us;
+    printf("nx_nvme_w0_gpu_load=%.4f\nnx_nvme_w0_compute_share=%.4f\n", o.gpu_load, want);
+    assert_float_equal(o.gpu_load, want, 1e-5);
+    assert_float_equal(o.cpu_busy_cores, 1.0, 0.0);
+
+    in = t_in(model, JF_BOARD_XAVIER_NX, T_NX_MODE, "nvme", 2);
+    t_epoch(model, &in, &o);
+    const sim_workload_params_t *w = sim_params_workload(p, "mobilenetv3", "gld23k");
+    double decode_s = (double) o.samples * w->cpu_cycles /
+                      ((double) in.op.cpu_hz * p->boards[JF_BOARD_XAVIER_NX].cpu_core_speed);
+    double want_cores = 1.0 + decode_s / ((double) o.e2e_us / T_US_PER_S);
+    printf("nx_nvme_w2_cpu_busy_cores=%.4f\nnx_nvme_w2_cpu_busy_cores_expected=%.4f\n",
+           o.cpu_busy_cores, want_cores);
+    assert_float_equal(o.cpu_busy_cores, want_cores, 1e-4);
+
+    sim_epoch_out_t hdd = {0}, nvme = {0};
+    in = t_in(model, JF_BOARD_XAVIER_NX, T_NX_MODE, "usb-hdd", 1);
+    t_epoch(model, &in, &hdd);
+    in.medium = "nvme";
+    t_epoch(model, &in, &nvme);
+    printf("nx_w1_gpu_load_usb_hdd=%.4f\nnx_w1_gpu_load_nvme=%.4f\n", hdd.gpu_load, nvme.gpu_load);
+    assert_true(hdd.gpu_load < 0.85 * nvme.gpu_load);
+    assert_true(nvme.gpu_load > 0.9);
+
+    in = t_in(model, JF_BOARD_AGX_XAVIER, "MAXN", "nvme", 0);
+    in.model = "lenet5";
+    in.dataset = "mnist";
+    t_epoch(model, &in, &o);
+    double compute_share = (double) o.compute_us / (double) o.e2e_us;
+    printf("agx_lenet_gpu_load=%.4f\nagx_lenet_compute_share=%.4f\n", o.gpu_load, compute_share);
+    assert_true(o.gpu_load < 0.5 * compute_share);
+    sim_model_destroy(&model);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_load_consistent_with_compute_and_stall),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
