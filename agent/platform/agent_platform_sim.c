@@ -104,7 +104,7 @@ static agent_sim_tree_t *s_tree_new(const agent_platform_opts_t *opts, const cha
         return NULL;
     }
     agent_sim_tree_opts_t to = {.type = opts->sim_type, .model = *ret_model};
-    sim_model_board_factors(*ret_model, opts->sim_seed, board, &to.factors);
+    sim_model_board_factors(*ret_model, opts->sim_type, opts->sim_seed, board, &to.factors);
     agent_sim_tree_t *tree = agent_sim_tree_new(&to, err);
     if (!tree) {
         sim_model_destroy(ret_model);

@@ -124,17 +124,27 @@ int sim_model_mode_op_named(const sim_model_t *self, jf_board_type_t type, const
                       mode_name ? mode_name : "(null)");
 }
 
-void sim_model_board_factors(const sim_model_t *self, uint64_t seed, const char *board_name,
-                             sim_board_factors_t *ret_factors)
+void sim_model_board_factors(const sim_model_t *self, jf_board_type_t type, uint64_t seed,
+                             const char *board_name, sim_board_factors_t *ret_factors)
 {
     assert(self && board_name && ret_factors);
-    const sim_variability_params_t *v = &self->params.variability;
+    *ret_factors = (sim_board_factors_t) SIM_BOARD_FACTORS_NEUTRAL;
+    const sim_board_params_t *b = s_board(self, type);
+    if (!b) {
+        return;
+    }
+    const sim_spread_params_t *v = &b->spread;
     jf_rng_t rng = {0};
     jf_rng_seed_name(&rng, seed, board_name);
-    // Draw order is part of the format: compute, storage, idle power.
-    ret_factors->compute = exp(v->board_compute_sigma * jf_rng_normal(&rng));
-    ret_factors->storage = exp(v->board_storage_sigma * jf_rng_normal(&rng));
-    ret_factors->idle_power = exp(v->board_idle_power_sigma * jf_rng_normal(&rng));
+    // Draw order is part of the format: compute, storage, idle power, then the outlier draw.
+    ret_factors->compute = exp(v->compute_sigma * jf_rng_normal(&rng));
+    ret_factors->storage = exp(v->storage_sigma * jf_rng_normal(&rng));
+    ret_factors->idle_power = exp(v->idle_power_sigma * jf_rng_normal(&rng));
+    if (jf_rng_uniform(&rng) < v->outlier_probability) {
+        ret_factors->outlier = true;
+        ret_factors->compute *= v->outlier_compute_factor;
+        ret_factors->idle_power *= v->outlier_idle_power_factor;
+    }
 }
 
 // True if 0 < hz <= limit_hz (up to rounding).

@@ -56,12 +56,6 @@ static const sim_params_field_t s_global_fields[] = {
 };
 
 static const sim_params_field_t s_variability_fields[] = {
-    SIM_PARAMS_D("board_compute_sigma", sim_variability_params_t, board_compute_sigma, 0, 1,
-                 SIM_PARAMS_ONE),
-    SIM_PARAMS_D("board_storage_sigma", sim_variability_params_t, board_storage_sigma, 0, 1,
-                 SIM_PARAMS_ONE),
-    SIM_PARAMS_D("board_idle_power_sigma", sim_variability_params_t, board_idle_power_sigma, 0, 1,
-                 SIM_PARAMS_ONE),
     SIM_PARAMS_D("run_compute_sigma", sim_variability_params_t, run_compute_sigma, 0, 1,
                  SIM_PARAMS_ONE),
     SIM_PARAMS_D("run_fetch_sigma", sim_variability_params_t, run_fetch_sigma, 0, 1,

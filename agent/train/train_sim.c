@@ -263,7 +263,8 @@ static int s_resolve_board(train_sim_t *self, jf_err_t *err)
                           s->board, JF_IDENT_MAX);
     }
     self->in.board_type = self->board_type;
-    sim_model_board_factors(self->model, s->fleet_seed, s->board, &self->in.factors);
+    sim_model_board_factors(self->model, self->board_type, s->fleet_seed, s->board,
+                            &self->in.factors);
     return 0;
 }
 

@@ -106,7 +106,7 @@ static void test_tree_read_by_reader(void **state)
     sim_model_t *model = sim_model_load(SIM_PARAMS_PATH, &err);
     assert_non_null(model);
     agent_sim_tree_opts_t to = {.type = JF_BOARD_AGX_XAVIER, .model = model};
-    sim_model_board_factors(model, 1, "sim-load", &to.factors);
+    sim_model_board_factors(model, JF_BOARD_AGX_XAVIER, 1, "sim-load", &to.factors);
     agent_sim_tree_t *tree = agent_sim_tree_new(&to, &err);
     assert_non_null(tree);
     agent_sysfs_opts_t so = {.sysfs_root = agent_sim_tree_sysfs_root(tree),

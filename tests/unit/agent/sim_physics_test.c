@@ -19,6 +19,8 @@
 #define T_PREFETCH 2
 #define T_NX_MODE  "MODE_15W_6CORE"
 #define T_US_PER_S 1e6
+#define T_BOARDS   4000 // simulated boards per family for the spread statistics
+#define T_SEED     42
 
 static sim_model_t *t_model(void)
 {
@@ -106,10 +108,74 @@ static void test_load_consistent_with_compute_and_stall(void **state)
     sim_model_destroy(&model);
 }
 
+// Two-pass mean and standard deviation of x[0..n-1].
+static double t_sd(const double *x, int n, double *ret_mean)
+{
+    double mean = 0.0;
+    for (int i = 0; i < n; i++) {
+        mean += x[i] / n;
+    }
+    double ss = 0.0;
+    for (int i = 0; i < n; i++) {
+        ss += (x[i] - mean) * (x[i] - mean);
+    }
+    *ret_mean = mean;
+    return n > 1 ? sqrt(ss / (n - 1)) : 0.0;
+}
+
+// Per family, over T_BOARDS names: the share of outlier boards is the family's probability
+// (within 4 binomial standard deviations); the ordinary boards' log compute factor has the
+// family's sigma (within 10 %, two-pass sd) and median 1; the outliers' is shifted by the
+// outlier factor. The same name gives the same factors.
+static void test_board_spread_per_family(void **state)
+{
+    (void) state;
+    sim_model_t *model = t_model();
+    static double normal[T_BOARDS], shifted[T_BOARDS];
+    for (int t = 0; t < JF_BOARD_TYPE_COUNT; t++) {
+        const sim_board_params_t *b = &sim_model_params(model)->boards[t];
+        if (!b->present) {
+            continue;
+        }
+        int n_normal = 0, n_out = 0;
+        for (int i = 0; i < T_BOARDS; i++) {
+            char name[32];
+            (void) snprintf(name, sizeof name, "board-%04d", i);
+            sim_board_factors_t f = {0}, again = {0};
+            sim_model_board_factors(model, (jf_board_type_t) t, T_SEED, name, &f);
+            sim_model_board_factors(model, (jf_board_type_t) t, T_SEED, name, &again);
+            assert_memory_equal(&f, &again, sizeof f);
+            if (f.outlier) {
+                shifted[n_out++] = log(f.compute);
+            } else {
+                normal[n_normal++] = log(f.compute);
+            }
+        }
+        const sim_spread_params_t *v = &b->spread;
+        double p = v->outlier_probability;
+        double share = (double) n_out / T_BOARDS;
+        double mean = 0.0, out_mean = 0.0;
+        double sd = t_sd(normal, n_normal, &mean);
+        (void) t_sd(shifted, n_out, &out_mean);
+        const char *type = jf_board_type_name((jf_board_type_t) t);
+        printf("%s_outlier_share=%.4f\n%s_compute_log_sd=%.4f\n%s_outlier_log_shift=%.4f\n", type,
+               share, type, sd, type, out_mean - mean);
+        assert_true(fabs(share - p) < 4.0 * sqrt(p * (1.0 - p) / T_BOARDS));
+        assert_true(fabs(sd / v->compute_sigma - 1.0) < 0.1);
+        assert_true(fabs(mean) < 4.0 * v->compute_sigma / sqrt(n_normal));
+        if (n_out > 1) {
+            double tol = 4.0 * v->compute_sigma / sqrt(n_out);
+            assert_float_equal(out_mean - mean, log(v->outlier_compute_factor), tol);
+        }
+    }
+    sim_model_destroy(&model);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_load_consistent_with_compute_and_stall),
+        cmocka_unit_test(test_board_spread_per_family),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
