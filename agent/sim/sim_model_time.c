@@ -15,7 +15,9 @@ typedef struct s_batch {
     double samples;    // n
     double gpu_s;      // GPU work: the roofline bounds over the efficiency
     double step_s;     // one training step alone: GPU work or launch overhead, the larger
-    double io_s;       // storage reads (page-cache misses)
+    double io_s;       // storage reads (page-cache misses): seek_s + transfer_s
+    double seek_s;     // of which the reads' latency, which queued reads overlap
+    double transfer_s; // and their transfer at the medium's bandwidth, which they do not
     double cpu_s;      // decoding and augmenting on one core
     double handoff_s;  // handing the batch to the GPU (and out of a worker)
     double dram_bytes; // DRAM traffic of the step
@@ -84,8 +86,10 @@ static void s_batch_times(const sim_ctx_t *ctx, double n, double hit, s_batch_t 
     ret->step_s = fmax(ret->gpu_s, host_s * ctx->compute_noise);
     // A sample smaller than a page shares its read with its neighbours in the file.
     double reads = fmin(1.0, w->sample_bytes / g->page_bytes);
-    double miss_s = reads * m->latency_s + w->sample_bytes / m->bytes_per_s;
-    ret->io_s = n * (1.0 - hit) * miss_s / ctx->in->factors.storage * ctx->fetch_noise;
+    double misses = n * (1.0 - hit) / ctx->in->factors.storage * ctx->fetch_noise;
+    ret->seek_s = misses * reads * m->latency_s;
+    ret->transfer_s = misses * w->sample_bytes / m->bytes_per_s;
+    ret->io_s = ret->seek_s + ret->transfer_s;
     ret->cpu_s = n * w->cpu_cycles / ctx->cpu_cycles_per_s * ctx->fetch_noise;
     ret->handoff_s = n * w->input_bytes * g->handoff_cycles_per_byte / ctx->cpu_cycles_per_s;
 }
@@ -118,14 +122,24 @@ static void s_flow_serial(const sim_ctx_t *ctx, const s_batch_t *b, s_flow_t *re
     ret->loader_cpu_s = 0.0;
 }
 
-// Workers k: k producers, each building whole batches, bounded by the medium's parallel reads
+// The time the medium needs for a batch's reads with k workers each keeping one read
+// outstanding: the device overlaps the latency of up to queue_depth queued reads by
+// min(k, queue_depth)^queue_gain (a disk's elevator shortens seeks, an SSD's channels serve reads
+// at once), while the transfers share its bandwidth (docs/simulator.md, "Data pipeline").
+static double s_disk_s(const sim_ctx_t *ctx, const s_batch_t *b, double k)
+{
+    const sim_medium_params_t *m = ctx->medium;
+    return b->seek_s / pow(fmin(k, m->queue_depth), m->queue_gain) + b->transfer_s;
+}
+
+// Workers k: k producers, each building whole batches, bounded by the medium's queued reads
 // and the cores left for them; the step slows by the loader cores busy beside it; a batch
 // waits when producing one takes longer than a step, smoothed by the prefetch queue.
 static void s_flow_parallel(const sim_ctx_t *ctx, const s_batch_t *b, s_flow_t *ret)
 {
     double k = ctx->in->workers;
     double fetch_s = b->io_s + b->cpu_s;
-    double period_s = fmax(fetch_s / k, b->io_s / fmin(k, ctx->medium->parallel_reads));
+    double period_s = fmax(fetch_s / k, s_disk_s(ctx, b, k));
     period_s = fmax(period_s, b->cpu_s / fmin(k, ctx->loader_cores));
     double busy_cores = b->cpu_s / fmax(period_s, b->step_s);
     double slowdown = 1.0 + ctx->g->interference_per_core * busy_cores;

@@ -66,7 +66,8 @@ static const sim_params_field_t s_medium_fields[] = {
     SIM_PARAMS_D("bandwidth_mb_per_s", sim_medium_params_t, bytes_per_s, 0.001, S_BW_MAX,
                  SIM_PARAMS_MB),
     SIM_PARAMS_D("latency_us", sim_medium_params_t, latency_s, 0, S_LATENCY_MAX, SIM_PARAMS_US),
-    SIM_PARAMS_I("parallel_reads", sim_medium_params_t, parallel_reads, 1, S_PARALLEL_MAX),
+    SIM_PARAMS_I("queue_depth", sim_medium_params_t, queue_depth, 1, S_PARALLEL_MAX),
+    SIM_PARAMS_D("queue_gain", sim_medium_params_t, queue_gain, 0, 1, SIM_PARAMS_ONE),
 };
 
 static const sim_params_field_t s_workload_fields[] = {

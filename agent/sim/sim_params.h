@@ -101,7 +101,8 @@ typedef struct sim_medium_params {
     char name[JF_IDENT_MAX + 1]; // jf_run_spec_is_medium: "sd", "usb-hdd", ...
     double bytes_per_s;          // sequential read bandwidth, bytes/s
     double latency_s;            // cost of one random read (seek, lookup, command), s
-    int parallel_reads;          // random reads the device serves at once
+    int queue_depth;             // queued reads whose latency the device overlaps, at most
+    double queue_gain;           // latency speed-up with q queued reads: q^queue_gain
 } sim_medium_params_t;
 
 // One workload: a model trained on a dataset, per sample unless the name says otherwise.

@@ -214,38 +214,6 @@ static void test_parallel_fetch_helps_slow_media_only(void **state)
     sim_model_destroy(&model);
 }
 
-typedef struct t_head_row {
-    const char *medium;
-    bool head_bound; // one read at a time: more workers stop helping once reads dominate
-} t_head_row_t;
-
-// LeNet-5 reads MNIST in small random reads: on a disk with one head, the reads bound the
-// loader however many workers there are; an NVMe drive serves them in parallel.
-static void test_one_disk_head_bounds_parallel_fetch(void **state)
-{
-    (void) state;
-    static const t_head_row_t rows[] = {{"usb-hdd", true}, {"hdd", true}, {"nvme", false}};
-    sim_model_t *model = t_model();
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        sim_epoch_out_t two = {0}, four = {0};
-        sim_epoch_in_t in = t_nx(model, rows[i].medium, 2);
-        in.model = "lenet5";
-        in.dataset = "mnist";
-        t_epoch(model, &in, &two);
-        in.workers = 4;
-        t_epoch(model, &in, &four);
-        // The steady wait per minibatch (worker start-up aside).
-        double s2 = (double) two.stall_mean_us;
-        double s4 = (double) four.stall_mean_us;
-        bool bound = s2 > (double) two.step_mean_us && t_rel_err(s4, s2) < 0.02;
-        if (rows[i].head_bound ? !bound : s4 > s2) {
-            fail_msg("%s: wait %.0f us per minibatch with 2 workers, %.0f with 4", rows[i].medium,
-                     s2, s4);
-        }
-    }
-    sim_model_destroy(&model);
-}
-
 typedef struct t_cache_row {
     const char *model;
     const char *dataset;
@@ -773,7 +741,6 @@ int main(void)
         cmocka_unit_test(test_calibration_against_study),
         cmocka_unit_test(test_one_worker_cuts_the_stall),
         cmocka_unit_test(test_parallel_fetch_helps_slow_media_only),
-        cmocka_unit_test(test_one_disk_head_bounds_parallel_fetch),
         cmocka_unit_test(test_cached_dataset_equalises_media),
         cmocka_unit_test(test_gld_does_not_stay_cached_on_nx),
         cmocka_unit_test(test_out_of_memory),
