@@ -81,7 +81,9 @@ static void s_batch_times(const sim_ctx_t *ctx, double n, double hit, s_batch_t 
     // so their bounds add up (docs/simulator.md, "Compute").
     double roof_s =
         n * w->train_flops / ctx->gpu_flops_per_s + ret->dram_bytes / ctx->dram_bytes_per_s;
-    ret->gpu_s = roof_s / w->gpu_efficiency * ctx->compute_noise;
+    // The workload's efficiency on the calibration board, scaled for this family.
+    double efficiency = fmin(1.0, w->gpu_efficiency * ctx->board->gpu_efficiency_scale);
+    ret->gpu_s = roof_s / efficiency * ctx->compute_noise;
     double host_s = w->kernels_per_step * g->launch_cycles / ctx->cpu_cycles_per_s;
     ret->step_s = fmax(ret->gpu_s, host_s * ctx->compute_noise);
     // A sample smaller than a page shares its read with its neighbours in the file.
