@@ -245,7 +245,10 @@ static void s_rates(const sim_model_t *self, sim_ctx_t *ctx)
     double gpu_cores = in->op.gpu_cores > 0 ? in->op.gpu_cores : b->gpu_cuda_cores;
     ctx->cpu_cycles_per_s = (double) in->op.cpu_hz * b->cpu_core_speed * speed;
     ctx->gpu_flops_per_s = gpu_cores * b->gpu_flops_per_core_cycle * in->op.gpu_hz * speed;
-    ctx->dram_bytes_per_s = b->dram_bytes_per_s * in->op.emc_hz / b->emc_max_hz * speed;
+    // The steps' memory term sees the bandwidth the family achieves (dram_efficiency); DRAM
+    // power stays relative to the full bandwidth (sim_model_power.c).
+    ctx->dram_bytes_per_s =
+        b->dram_bytes_per_s * b->dram_efficiency * in->op.emc_hz / b->emc_max_hz * speed;
     ctx->loader_cores = fmax(1.0, in->op.n_cores - ctx->g->main_process_cores);
     ctx->samples = fmax(1.0, round(ctx->work->samples * in->dataset_scale));
     ctx->compute_noise = 1.0;

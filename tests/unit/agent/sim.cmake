@@ -25,6 +25,8 @@ target_compile_definitions(sim_load_test PRIVATE
 # against figures the test computes from the parameter file.
 jf_add_unit_test(sim_physics
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/sim_physics_test.c
+          ${PROJECT_SOURCE_DIR}/tests/support/jft_sim_modes.c
   LIBS jf_sim jf_common jft_support)
 target_compile_definitions(sim_physics_test PRIVATE
-  SIM_PARAMS_PATH="${PROJECT_SOURCE_DIR}/agent/share/sim_params.yaml")
+  SIM_PARAMS_PATH="${PROJECT_SOURCE_DIR}/agent/share/sim_params.yaml"
+  ORIN_MODES_SUBSET="${PROJECT_SOURCE_DIR}/tests/fixtures/orin_modes/resnet_every110.inc")
