@@ -16,7 +16,7 @@ done
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 python3 "$root/bench/orin_modes_table.py" "$csv" > "$tmp/modes.inc"
-cc -std=c11 -O2 -D_GNU_SOURCE -DJFB_MODES_TABLE="\"$tmp/modes.inc\"" \
+cc -std=c11 -O2 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wformat=2 -Wvla -Werror -DJFB_MODES_TABLE="\"$tmp/modes.inc\"" \
     -I"$root/agent/sim" -I"$root/common" -I"$root/tests/support" \
     -o "$tmp/sim-orin-modes" "$root/bench/sim_orin_modes.c" "$root/tests/support/jft_sim_modes.c" \
     "$build/agent/sim/libjf_sim.a" "$build/common/libjf_common.a" -lyaml -ljansson -lm
