@@ -16,6 +16,7 @@ BOUNDS = {
     "cpu_core_speed": (0.5, 3.0),        # A78AE work per cycle against a Carmel
     "gpu_efficiency_scale": (0.2, 3.77),  # at most 1 / the workloads' 0.265: efficiency <= 1
     "dram_efficiency": (0.1, 1.0),       # achieved share of the spec bandwidth
+    "gpu_memory_stall_power": (0.05, 1.0),  # a stalled GPU draws less than a computing one
     "cpu_core_mw": (200.0, 3000.0),      # one busy core at the top clock
     "gpu_mw": (5000.0, 60000.0),         # the busy GPU at the top clock (60 W MAXN budget)
     "dram_mw": (500.0, 15000.0),         # DRAM at full bandwidth

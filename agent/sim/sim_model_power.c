@@ -21,7 +21,9 @@ static void s_dynamic_mw(const sim_ctx_t *ctx, const sim_totals_t *t, double e2e
         cores * b->dynamic_mw[SIM_LOAD_CPU] * pow((double) op->cpu_hz / b->cpu_max_hz, gamma);
     double gpu_cores = op->gpu_cores > 0 ? op->gpu_cores : b->gpu_cuda_cores;
     double gpu_share = gpu_cores / b->gpu_cuda_cores;
-    ret_mw[SIM_LOAD_GPU] = t->gpu_busy_s / e2e_s * gpu_share * b->dynamic_mw[SIM_LOAD_GPU] *
+    // While its kernels wait on memory the GPU draws gpu_memory_stall_power of its dynamic
+    // power (1 on families without evidence: busy is busy).
+    ret_mw[SIM_LOAD_GPU] = t->gpu_powered_s / e2e_s * gpu_share * b->dynamic_mw[SIM_LOAD_GPU] *
                            pow((double) op->gpu_hz / b->gpu_max_hz, gamma);
     // DRAM energy is per byte moved: power follows the traffic rate, not the EMC clock.
     ret_mw[SIM_LOAD_DRAM] =

@@ -86,6 +86,8 @@ typedef struct sim_board_params {
     double runtime_bytes;              // RAM of the training runtime before the model, bytes
     double gpu_efficiency_scale;       // multiplies each workload's gpu_efficiency on this
                                        // family (1 on the Xavier NX, the calibration board)
+    double gpu_memory_stall_power;     // share of the GPU's dynamic power drawn while its
+                                       // kernels wait on memory, 0..1 (1: busy is busy)
     double dram_efficiency;            // achieved share of dram_bytes_per_s in the steps'
                                        // memory term (1 on the calibration board)
     sim_spread_params_t spread;        // board-to-board spread of the family

@@ -17,9 +17,9 @@
 #define S_MW_MAX         1e6
 #define S_SHARE_MAX      10.0 // a rail's share of a component's dynamic power
 
-#define S_EFFICIENCY_SCALE_MAX  10.0 // gpu_efficiency x this must stay a share (checked in use)
-#define S_OUTLIER_MIN           0.1  // outlier factors: at most 10x slower or lower
-#define S_OUTLIER_MAX           10.0
+#define S_EFFICIENCY_SCALE_MAX 10.0 // gpu_efficiency x this must stay a share (checked in use)
+#define S_OUTLIER_MIN          0.1  // outlier factors: at most 10x slower or lower
+#define S_OUTLIER_MAX          10.0
 
 static const char *const s_board_nested[] = {"power", "spread", "rails", "modes", "thermal"};
 static const char *const s_name_key[] = {"name"};
@@ -48,6 +48,8 @@ static const sim_params_field_t s_board_fields[] = {
     SIM_PARAMS_D("gpu_efficiency_scale", sim_board_params_t, gpu_efficiency_scale, 0.01,
                  S_EFFICIENCY_SCALE_MAX, SIM_PARAMS_ONE),
     SIM_PARAMS_D("dram_efficiency", sim_board_params_t, dram_efficiency, 0.01, 1, SIM_PARAMS_ONE),
+    SIM_PARAMS_D("gpu_memory_stall_power", sim_board_params_t, gpu_memory_stall_power, 0, 1,
+                 SIM_PARAMS_ONE),
 };
 
 static const sim_params_field_t s_power_fields[] = {
