@@ -249,7 +249,7 @@ static int st_write(const st_opts_t *o, const sim_model_t *model, FILE *f, st_co
                                 .batch_size = o->batch,
                                 .dataset_scale = 1.0,
                                 .noise = true};
-        sim_model_board_factors(model, o->seed, r.board, &r.in.factors);
+        sim_model_board_factors(model, o->type, o->seed, r.board, &r.in.factors);
         int rc = st_board(&r, t, n, err);
         if (rc != 0) {
             return rc;

@@ -88,7 +88,7 @@ static void s_describe(agent_platform_t *self)
     (void) snprintf(self->describe, sizeof self->describe,
                     "sim: simulated %s, board factors of '%s' with seed %llu, speed %g, scale %g, "
                     "parameters %.300s, fake tree %.300s (temperatures from the stated thermal "
-                    "model, not calibrated; no CPU or GPU load: not modelled); read as %.1500s",
+                    "model, not calibrated; CPU and GPU load from the model's utilisation); read as %.1500s",
                     jf_board_type_name(self->board_type), self->sim.board,
                     (unsigned long long) self->sim.seed, self->sim.speed, self->sim.scale,
                     self->sim.params,
@@ -104,7 +104,7 @@ static agent_sim_tree_t *s_tree_new(const agent_platform_opts_t *opts, const cha
         return NULL;
     }
     agent_sim_tree_opts_t to = {.type = opts->sim_type, .model = *ret_model};
-    sim_model_board_factors(*ret_model, opts->sim_seed, board, &to.factors);
+    sim_model_board_factors(*ret_model, opts->sim_type, opts->sim_seed, board, &to.factors);
     agent_sim_tree_t *tree = agent_sim_tree_new(&to, err);
     if (!tree) {
         sim_model_destroy(ret_model);

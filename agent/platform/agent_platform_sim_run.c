@@ -144,6 +144,18 @@ static int s_line_power(agent_platform_t *self, const json_t *line, const char *
     return json_is_object(p) ? agent_platform_sim_set_power(self, p, err) : 0;
 }
 
+// The line's load (an object {"gpu_pct", "cpu_busy_cores"}; anything else is left alone) into
+// the tree's load counters, switched at the same moment as the rails.
+static int s_line_load(agent_platform_t *self, const json_t *line, const char *key, jf_err_t *err)
+{
+    const json_t *l = json_object_get(line, key);
+    if (!json_is_object(l)) {
+        return 0;
+    }
+    int64_t model_us = agent_platform_sim_model_us(self, jf_clock_mono_us());
+    return agent_sim_tree_set_load(self->sim_tree, l, model_us, err);
+}
+
 // The modelled residency share of a dataset of size_bytes, as a measured residency.
 static void s_residency(agent_platform_line_t *ret, int epoch, double share, int64_t size_bytes)
 {
@@ -187,19 +199,21 @@ static int s_line_cache(agent_platform_t *self, const char *dataset, const json_
     return 0;
 }
 
-// The start line's sim_power_mw is the first epoch's; each epoch line's sim_next_power_mw the
-// next one's, and its sim_cache the page cache it left.
+// The start line's sim_power_mw and sim_load are the first epoch's; each epoch line's
+// sim_next_power_mw and sim_next_load the next one's, and its sim_cache the page cache it left.
 static int s_trainer_line(agent_platform_t *self, const char *dataset, const json_t *line,
                           agent_platform_line_t *ret, jf_err_t *err)
 {
     const char *kind = json_string_value(json_object_get(line, "kind"));
     if (kind && strcmp(kind, "start") == 0) {
-        return s_line_power(self, line, "sim_power_mw", err);
+        int prc = s_line_power(self, line, "sim_power_mw", err);
+        return prc ? prc : s_line_load(self, line, "sim_load", err);
     }
     if (!kind || strcmp(kind, "epoch") != 0) {
         return 0;
     }
     int rc = s_line_power(self, line, "sim_next_power_mw", err);
+    rc = rc ? rc : s_line_load(self, line, "sim_next_load", err);
     jf_err_t cache_err = {0};
     int crc = s_line_cache(self, dataset, line, ret, &cache_err);
     if (rc == 0 && crc != 0) {
@@ -221,7 +235,10 @@ static int s_tick(agent_platform_t *self, int64_t now_us, jf_err_t *err)
 
 static int s_run_end(agent_platform_t *self, jf_err_t *err)
 {
-    return agent_platform_sim_set_power(self, NULL, err); // the simulated board is idle again
+    // The simulated board is idle again: rails and load.
+    int rc = agent_platform_sim_set_power(self, NULL, err);
+    int64_t model_us = agent_platform_sim_model_us(self, jf_clock_mono_us());
+    return rc ? rc : agent_sim_tree_set_load(self->sim_tree, NULL, model_us, err);
 }
 
 const agent_platform_run_ops_t agent_platform_sim_run_ops = {

@@ -5,6 +5,7 @@
 #include "agent_board_table.h"
 #include "agent_nvpmodel.h"
 #include "agent_sim_confs.h" // generated: share/nvpmodel/ (cmake/jf_embed_confs.cmake)
+#include "agent_sim_load.h"
 #include "sim_thermal.h"
 
 #include <errno.h>
@@ -17,8 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define S_PATH_MAX  (PATH_MAX + 256)
-#define S_TREE_FDS  16 // nftw's open directories while removing the tree
+#define S_PATH_MAX (PATH_MAX + 256)
+#define S_TREE_FDS 16 // nftw's open directories while removing the tree
 
 typedef struct s_rail {
     char name[SIM_RAIL_NAME_MAX + 1];
@@ -48,6 +49,8 @@ struct agent_sim_tree {
     sim_thermal_t thermal;    // the zones' temperatures, in modelled time
     size_t n_zones;           // the layout's zones, thermal_zone0..n_zones-1
     s_zone_t zones[SIM_ZONES_MAX];
+    agent_sim_load_t load;    // CPU and GPU load counters, in modelled time
+    int64_t gpu_load_written; // GPU load file's value written last (-1: none yet)
 };
 
 // The L4T release line written for each JetPack generation of the table's newest layout.
@@ -147,17 +150,40 @@ static int s_write_identity(agent_sim_tree_t *self, jf_board_type_t type, jf_err
     return rc;
 }
 
-// /proc/stat with constant counters (the model gives no CPU load) and /proc/meminfo of the
-// board's RAM with the OS's share in use.
+// /proc/stat from the load counters (advanced by agent_sim_tree_advance and _set_load).
+static int s_write_stat(agent_sim_tree_t *self, jf_err_t *err)
+{
+    char text[AGENT_SIM_LOAD_STAT_MAX];
+    size_t len = agent_sim_load_stat_text(&self->load, text, sizeof text);
+    if (len == 0) {
+        return jf_err_set(err, -ERANGE, "sim: /proc/stat of %d cores does not fit %d bytes",
+                          self->n_cpus, AGENT_SIM_LOAD_STAT_MAX);
+    }
+    return s_write(self->proc, "stat", text, len, err);
+}
+
+// The GPU's load file (per mille), where the layout has one, if it changed.
+static int s_write_gpu_load(agent_sim_tree_t *self, jf_err_t *err)
+{
+    int64_t permille = agent_sim_load_gpu_permille(&self->load);
+    const char *rel = self->layout->gpu_load[0];
+    if (!rel || permille == self->gpu_load_written) {
+        return 0;
+    }
+    int rc = s_write_value(self->sysfs, rel, (long long) permille, err);
+    self->gpu_load_written = rc == 0 ? permille : -1;
+    return rc;
+}
+
+// /proc/stat and the GPU load of an idle board, and /proc/meminfo of the board's RAM with the
+// OS's share in use.
 static int s_write_proc(agent_sim_tree_t *self, const sim_board_params_t *b, jf_err_t *err)
 {
     char text[4096];
-    size_t len = (size_t) snprintf(text, sizeof text, "cpu  0 0 0 %d 0 0 0 0 0 0\n",
-                                   100 * self->n_cpus);
-    for (int i = 0; i < self->n_cpus && len < sizeof text; i++) {
-        len += (size_t) snprintf(text + len, sizeof text - len, "cpu%d 0 0 0 100 0 0 0 0 0 0\n", i);
-    }
-    int rc = s_write_text(self->proc, "stat", text, err);
+    agent_sim_load_init(&self->load, self->n_cpus);
+    self->gpu_load_written = -1;
+    int rc = s_write_stat(self, err);
+    rc = rc ? rc : s_write_gpu_load(self, err);
     long long total_kb = llround(b->ram_bytes / 1024.0);
     long long avail_kb = llround((b->ram_bytes - b->os_bytes) / 1024.0);
     (void) snprintf(text, sizeof text,
@@ -167,7 +193,6 @@ static int s_write_proc(agent_sim_tree_t *self, const sim_board_params_t *b, jf_
                     total_kb, avail_kb, avail_kb);
     return rc ? rc : s_write_text(self->proc, "meminfo", text, err);
 }
-
 
 static const sim_rail_params_t *s_rail_params(const sim_board_params_t *b, const char *name)
 {
@@ -420,6 +445,7 @@ int agent_sim_tree_set_op(agent_sim_tree_t *self, const sim_op_t *op, jf_err_t *
     char text[32], rel[PATH_MAX];
     (void) snprintf(text, sizeof text, op->n_cores > 1 ? "0-%d\n" : "0\n", op->n_cores - 1);
     int rc = s_write_text(self->sysfs, "devices/system/cpu/online", text, err);
+    agent_sim_load_set_online(&self->load, op->n_cores);
     for (int i = 0; rc == 0 && i < self->n_cpus; i++) {
         (void) snprintf(rel, sizeof rel, "devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq", i);
         rc = s_write_value(self->sysfs, rel, (long long) (op->cpu_hz / 1000), err);
@@ -435,7 +461,8 @@ int agent_sim_tree_set_op(agent_sim_tree_t *self, const sim_op_t *op, jf_err_t *
 static int s_write_rail(agent_sim_tree_t *self, const s_rail_t *r, double mw, jf_err_t *err)
 {
     long long ma = llround(mw / AGENT_SIM_TREE_RAIL_MV * 1000.0);
-    int rc = r->voltage[0] ? s_write_value(self->sysfs, r->voltage, AGENT_SIM_TREE_RAIL_MV, err) : 0;
+    int rc =
+        r->voltage[0] ? s_write_value(self->sysfs, r->voltage, AGENT_SIM_TREE_RAIL_MV, err) : 0;
     rc = rc || !r->current[0] ? rc : s_write_value(self->sysfs, r->current, ma, err);
     rc = rc || !r->power[0] ? rc : s_write_value(self->sysfs, r->power, llround(mw), err);
     return rc;
@@ -474,7 +501,24 @@ int agent_sim_tree_set_power(agent_sim_tree_t *self, const json_t *power_mw, int
 int agent_sim_tree_advance(agent_sim_tree_t *self, int64_t model_us, jf_err_t *err)
 {
     sim_thermal_advance(&self->thermal, model_us);
-    return s_write_temps(self, err);
+    int rc = s_write_temps(self, err);
+    if (rc == 0 && model_us > self->load.at_us) {
+        agent_sim_load_advance(&self->load, model_us);
+        rc = s_write_stat(self, err);
+    }
+    return rc;
+}
+
+int agent_sim_tree_set_load(agent_sim_tree_t *self, const json_t *load, int64_t model_us,
+                            jf_err_t *err)
+{
+    const json_t *gpu = json_object_get(load, "gpu_pct");
+    const json_t *cores = json_object_get(load, "cpu_busy_cores");
+    double gpu_pct = json_is_number(gpu) ? json_number_value(gpu) : 0.0;
+    double busy = json_is_number(cores) ? json_number_value(cores) : 0.0;
+    agent_sim_load_set(&self->load, gpu_pct / 100.0, busy, model_us);
+    int rc = s_write_stat(self, err);
+    return rc ? rc : s_write_gpu_load(self, err);
 }
 
 int64_t agent_sim_tree_heating_mw(const agent_sim_tree_t *self)

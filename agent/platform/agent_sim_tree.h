@@ -8,9 +8,10 @@
  * scaled by the board's idle-power factor, the power modes' clocks, and the zones' temperatures
  * from the stated (not calibrated) first-order thermal model of sim_thermal.h, in modelled time
  * given by the caller. Rails and temperatures are rewritten in place (same inode, fixed-width
- * text), so a reader that opened them once sees every update. What the model does not give is
- * not invented: CPU times stay constant (so no load is reported), and a zone the parameters mark
- * offline reads -256 C (left out by the reader). Not a sampler, not thread-safe. */
+ * text), so a reader that opened them once sees every update. CPU times and the GPU load
+ * follow the model's utilisation of the epoch in progress (agent_sim_load.h). What the model
+ * does not give is not invented: a zone the parameters mark offline reads -256 C (left out by
+ * the reader). Not a sampler, not thread-safe. */
 #ifndef AGENT_SIM_TREE_H
 #define AGENT_SIM_TREE_H
 
@@ -22,16 +23,16 @@
 #include <limits.h>
 #include <stdint.h>
 
-#define AGENT_SIM_TREE_RAIL_MV   5000  // bus voltage written for every rail
-#define AGENT_SIM_TREE_VALUE_LEN 16    // bytes of a rewritten value file, newline included
+#define AGENT_SIM_TREE_RAIL_MV   5000 // bus voltage written for every rail
+#define AGENT_SIM_TREE_VALUE_LEN 16   // bytes of a rewritten value file, newline included
 
 typedef struct agent_sim_tree agent_sim_tree_t;
 
 typedef struct agent_sim_tree_opts {
-    jf_board_type_t type;          // the Jetson family simulated
-    const sim_model_t *model;      // borrowed for the call
-    sim_board_factors_t factors;   // the board's factors (idle power)
-    const char *tmp_dir;           // where to create the tree; NULL: $TMPDIR or /tmp
+    jf_board_type_t type;        // the Jetson family simulated
+    const sim_model_t *model;    // borrowed for the call
+    sim_board_factors_t factors; // the board's factors (idle power)
+    const char *tmp_dir;         // where to create the tree; NULL: $TMPDIR or /tmp
 } agent_sim_tree_opts_t;
 
 // Creates the directory and writes the tree, idle, in the family's highest power mode
@@ -65,10 +66,17 @@ int agent_sim_tree_set_op(agent_sim_tree_t *self, const sim_op_t *op, jf_err_t *
 int agent_sim_tree_set_power(agent_sim_tree_t *self, const json_t *power_mw, int64_t model_us,
                              jf_err_t *err);
 
-// Advances the zones to modelled time model_us under the power in force and rewrites the temp
-// files that changed (a time before the last update changes nothing). Returns 0 or the errno of
-// a file that could not be written, with err.
+// Advances the zones and the load counters to modelled time model_us under the power and load
+// in force and rewrites the temp files that changed and /proc/stat (a time before the last update
+// changes nothing). Returns 0 or the errno of a file that could not be written, with err.
 int agent_sim_tree_advance(agent_sim_tree_t *self, int64_t model_us, jf_err_t *err);
+
+// Sets the load the board's counters follow from modelled time model_us on (after advancing
+// them to it): load is an object {"gpu_pct": percent, "cpu_busy_cores": cores} (the trainer's
+// sim_load); NULL or a missing member is idle. Rewrites /proc/stat and the GPU load file
+// (docs/simulator.md, "Load"). Returns 0 or the errno of a file that could not be written.
+int agent_sim_tree_set_load(agent_sim_tree_t *self, const json_t *load, int64_t model_us,
+                            jf_err_t *err);
 
 // The heating power the zones follow now: the input rail's power where the family has one, else
 // the sum of the rails; mW.

@@ -124,17 +124,27 @@ int sim_model_mode_op_named(const sim_model_t *self, jf_board_type_t type, const
                       mode_name ? mode_name : "(null)");
 }
 
-void sim_model_board_factors(const sim_model_t *self, uint64_t seed, const char *board_name,
-                             sim_board_factors_t *ret_factors)
+void sim_model_board_factors(const sim_model_t *self, jf_board_type_t type, uint64_t seed,
+                             const char *board_name, sim_board_factors_t *ret_factors)
 {
     assert(self && board_name && ret_factors);
-    const sim_variability_params_t *v = &self->params.variability;
+    *ret_factors = (sim_board_factors_t) SIM_BOARD_FACTORS_NEUTRAL;
+    const sim_board_params_t *b = s_board(self, type);
+    if (!b) {
+        return;
+    }
+    const sim_spread_params_t *v = &b->spread;
     jf_rng_t rng = {0};
     jf_rng_seed_name(&rng, seed, board_name);
-    // Draw order is part of the format: compute, storage, idle power.
-    ret_factors->compute = exp(v->board_compute_sigma * jf_rng_normal(&rng));
-    ret_factors->storage = exp(v->board_storage_sigma * jf_rng_normal(&rng));
-    ret_factors->idle_power = exp(v->board_idle_power_sigma * jf_rng_normal(&rng));
+    // Draw order is part of the format: compute, storage, idle power, then the outlier draw.
+    ret_factors->compute = exp(v->compute_sigma * jf_rng_normal(&rng));
+    ret_factors->storage = exp(v->storage_sigma * jf_rng_normal(&rng));
+    ret_factors->idle_power = exp(v->idle_power_sigma * jf_rng_normal(&rng));
+    if (jf_rng_uniform(&rng) < v->outlier_probability) {
+        ret_factors->outlier = true;
+        ret_factors->compute *= v->outlier_compute_factor;
+        ret_factors->idle_power *= v->outlier_idle_power_factor;
+    }
 }
 
 // True if 0 < hz <= limit_hz (up to rounding).
@@ -235,7 +245,10 @@ static void s_rates(const sim_model_t *self, sim_ctx_t *ctx)
     double gpu_cores = in->op.gpu_cores > 0 ? in->op.gpu_cores : b->gpu_cuda_cores;
     ctx->cpu_cycles_per_s = (double) in->op.cpu_hz * b->cpu_core_speed * speed;
     ctx->gpu_flops_per_s = gpu_cores * b->gpu_flops_per_core_cycle * in->op.gpu_hz * speed;
-    ctx->dram_bytes_per_s = b->dram_bytes_per_s * in->op.emc_hz / b->emc_max_hz * speed;
+    // The steps' memory term sees the bandwidth the family achieves (dram_efficiency); DRAM
+    // power stays relative to the full bandwidth (sim_model_power.c).
+    ctx->dram_bytes_per_s =
+        b->dram_bytes_per_s * b->dram_efficiency * in->op.emc_hz / b->emc_max_hz * speed;
     ctx->loader_cores = fmax(1.0, in->op.n_cores - ctx->g->main_process_cores);
     ctx->samples = fmax(1.0, round(ctx->work->samples * in->dataset_scale));
     ctx->compute_noise = 1.0;
@@ -268,6 +281,20 @@ static void s_fill_times(const sim_totals_t *t, double step_cv, sim_epoch_out_t 
     out->step_sd_us = llround((double) out->step_mean_us * step_cv);
     out->cache_hit_fraction = t->hit_fraction;
     out->resident_fraction = t->resident_after;
+}
+
+// The epoch's utilisation as a board's load counters would show it (docs/simulator.md, "Load"):
+// the GPU is busy while it computes; the training process keeps its cores busy all epoch, the
+// workers add their decoding time.
+static void s_fill_load(const sim_ctx_t *ctx, const sim_totals_t *t, sim_epoch_out_t *out)
+{
+    double e2e_s = t->compute_s + t->stall_s;
+    if (e2e_s <= 0.0) {
+        return;
+    }
+    out->gpu_load = fmin(1.0, t->gpu_busy_s / e2e_s);
+    out->cpu_busy_cores =
+        fmin(ctx->in->op.n_cores, ctx->g->main_process_cores + t->loader_cpu_s / e2e_s);
 }
 
 static void s_fill_oom(const sim_ctx_t *ctx, const sim_memory_t *mem, sim_epoch_out_t *out)
@@ -306,6 +333,7 @@ int sim_model_epoch(const sim_model_t *self, const sim_epoch_in_t *in, sim_epoch
     } else {
         sim_epoch_totals(&ctx, mem.cache_bytes, &totals);
         s_fill_times(&totals, ctx.g->step_cv, &out);
+        s_fill_load(&ctx, &totals, &out);
     }
     sim_power_rails(&ctx, &totals, totals.compute_s + totals.stall_s, &out);
     *ret_out = out;

@@ -35,12 +35,13 @@ typedef struct sim_board_factors {
     double compute;    // speed of its GPU and CPU work; > 1 is faster
     double storage;    // speed of its storage reads; > 1 is faster
     double idle_power; // multiplier of every rail's idle power
+    bool outlier;      // drawn as one of the family's outlier boards (factors above included)
 } sim_board_factors_t;
 
 // Factors of a nominal board, for designated initialisers.
 #define SIM_BOARD_FACTORS_NEUTRAL                                                                  \
     {                                                                                              \
-        .compute = 1.0, .storage = 1.0, .idle_power = 1.0                                          \
+        .compute = 1.0, .storage = 1.0, .idle_power = 1.0, .outlier = false                        \
     }
 
 // One epoch to evaluate (plain value record; fill it with designated initialisers).
@@ -90,6 +91,9 @@ typedef struct sim_epoch_out {
     int64_t step_sd_us;                  // and standard deviation
     double cache_hit_fraction;           // share of sample reads the page cache served, 0..1
     double resident_fraction;            // share of the dataset in the page cache afterwards
+    double gpu_load;                     // share of the epoch the GPU computes, 0..1 (0: oom)
+    double cpu_busy_cores;               // busy cores averaged over the epoch: the training
+                                         // process plus the workers' decoding, <= online cores
     size_t n_rails;                      // entries used in rails, in the parameter file's order
     sim_rail_power_t rails[SIM_RAILS_MAX];
 } sim_epoch_out_t;
@@ -116,11 +120,14 @@ int sim_model_mode_op(const sim_model_t *self, jf_board_type_t type, int mode_id
 int sim_model_mode_op_named(const sim_model_t *self, jf_board_type_t type, const char *mode_name,
                             sim_op_t *ret_op, jf_err_t *err);
 
-// The persistent factors of the simulated board board_name in a fleet seeded with seed: each a
-// lognormal multiplier exp(sigma * z) with the variability sigmas of the parameter file and z
-// drawn from (seed, board_name). Same seed and name, same factors; cannot fail.
-void sim_model_board_factors(const sim_model_t *self, uint64_t seed, const char *board_name,
-                             sim_board_factors_t *ret_factors);
+// The persistent factors of the simulated board board_name of type in a fleet seeded with seed:
+// each a lognormal multiplier exp(sigma * z) with the family's spread sigmas
+// (boards.<type>.spread) and z drawn from (seed, board_name); then, with the family's
+// outlier_probability, the board is an outlier and its compute and idle-power factors are
+// multiplied by the outlier factors. Same type, seed and name, same factors; a type without
+// parameters gets neutral factors. Cannot fail.
+void sim_model_board_factors(const sim_model_t *self, jf_board_type_t type, uint64_t seed,
+                             const char *board_name, sim_board_factors_t *ret_factors);
 
 // Evaluates one epoch into *ret_out (written only on success). Returns 0, also when the
 // workload does not fit (ret_out->oom); -EINVAL with err naming the field for an input outside

@@ -44,6 +44,7 @@ typedef struct sim_totals {
     double first_stall_s;  // of which before minibatch 0
     double stall_sd_s;     // spread of one later wait
     double gpu_busy_s;     // GPU busy
+    double gpu_powered_s;  // GPU busy, weighted by the power drawn (memory-bound share less)
     double loader_cpu_s;   // CPU time of the loader workers (0 without workers)
     double dram_bytes;     // DRAM traffic of the training steps
     double hit_fraction;   // page-cache hits among sample reads

@@ -13,14 +13,17 @@ static void s_dynamic_mw(const sim_ctx_t *ctx, const sim_totals_t *t, double e2e
     const sim_board_params_t *b = ctx->board;
     const sim_op_t *op = &ctx->in->op;
     double gamma = ctx->g->dvfs_exponent;
-    // The training process keeps its cores busy (dispatch, then spinning on the GPU, CUDA's
-    // default on Jetson); workers add their decoding time.
+    // The busy cores of sim_epoch_out_t.cpu_busy_cores (the same expression): the training
+    // process keeps its cores busy (dispatch, then spinning on the GPU, CUDA's default on
+    // Jetson); workers add their decoding time.
     double cores = fmin(op->n_cores, ctx->g->main_process_cores + t->loader_cpu_s / e2e_s);
     ret_mw[SIM_LOAD_CPU] =
         cores * b->dynamic_mw[SIM_LOAD_CPU] * pow((double) op->cpu_hz / b->cpu_max_hz, gamma);
     double gpu_cores = op->gpu_cores > 0 ? op->gpu_cores : b->gpu_cuda_cores;
     double gpu_share = gpu_cores / b->gpu_cuda_cores;
-    ret_mw[SIM_LOAD_GPU] = t->gpu_busy_s / e2e_s * gpu_share * b->dynamic_mw[SIM_LOAD_GPU] *
+    // While its kernels wait on memory the GPU draws gpu_memory_stall_power of its dynamic
+    // power (1 on families without evidence: busy is busy).
+    ret_mw[SIM_LOAD_GPU] = t->gpu_powered_s / e2e_s * gpu_share * b->dynamic_mw[SIM_LOAD_GPU] *
                            pow((double) op->gpu_hz / b->gpu_max_hz, gamma);
     // DRAM energy is per byte moved: power follows the traffic rate, not the EMC clock.
     ret_mw[SIM_LOAD_DRAM] =

@@ -12,24 +12,29 @@
 
 // Time components of one batch of n samples, s.
 typedef struct s_batch {
-    double samples;    // n
-    double gpu_s;      // GPU work: the roofline bounds over the efficiency
-    double step_s;     // one training step alone: GPU work or launch overhead, the larger
-    double io_s;       // storage reads (page-cache misses)
-    double cpu_s;      // decoding and augmenting on one core
-    double handoff_s;  // handing the batch to the GPU (and out of a worker)
-    double dram_bytes; // DRAM traffic of the step
+    double samples;       // n
+    double gpu_s;         // GPU work: the roofline bounds over the efficiency
+    double gpu_powered_s; // gpu_s weighted by the power drawn: its memory-bound share at
+                          // gpu_memory_stall_power (docs/simulator.md, "Power")
+    double step_s;        // one training step alone: GPU work or launch overhead, the larger
+    double io_s;          // storage reads (page-cache misses): seek_s + transfer_s
+    double seek_s;        // of which the reads' latency, which queued reads overlap
+    double transfer_s;    // and their transfer at the medium's bandwidth, which they do not
+    double cpu_s;         // decoding and augmenting on one core
+    double handoff_s;     // handing the batch to the GPU (and out of a worker)
+    double dram_bytes;    // DRAM traffic of the step
 } s_batch_t;
 
 // One batch in the running pipeline.
 typedef struct s_flow {
-    double step_s;       // training step, slowed by the loader beside it
-    double gpu_busy_s;   // GPU busy during it
-    double stall_s;      // expected wait for this batch in steady state, handoff included
-    double stall_sd_s;   // spread of that wait
-    double fetch_s;      // one worker's time to build the batch (io + cpu)
-    double handoff_s;    // the batch's handoff
-    double loader_cpu_s; // worker CPU time for the batch
+    double step_s;        // training step, slowed by the loader beside it
+    double gpu_busy_s;    // GPU busy during it
+    double gpu_powered_s; // and weighted by the power it draws (s_batch_t)
+    double stall_s;       // expected wait for this batch in steady state, handoff included
+    double stall_sd_s;    // spread of that wait
+    double fetch_s;       // one worker's time to build the batch (io + cpu)
+    double handoff_s;     // the batch's handoff
+    double loader_cpu_s;  // worker CPU time for the batch
 } s_flow_t;
 
 void sim_memory_budget(const sim_ctx_t *ctx, sim_memory_t *ret_mem)
@@ -77,15 +82,22 @@ static void s_batch_times(const sim_ctx_t *ctx, double n, double hit, s_batch_t 
                       g->parameter_traffic * w->parameters * SIM_FP32_BYTES;
     // The step's kernels are each mostly compute- or memory-bound and run one after another,
     // so their bounds add up (docs/simulator.md, "Compute").
-    double roof_s =
-        n * w->train_flops / ctx->gpu_flops_per_s + ret->dram_bytes / ctx->dram_bytes_per_s;
-    ret->gpu_s = roof_s / w->gpu_efficiency * ctx->compute_noise;
+    double flop_s = n * w->train_flops / ctx->gpu_flops_per_s;
+    double mem_s = ret->dram_bytes / ctx->dram_bytes_per_s;
+    double roof_s = flop_s + mem_s;
+    // The workload's efficiency on the calibration board, scaled for this family.
+    double efficiency = fmin(1.0, w->gpu_efficiency * ctx->board->gpu_efficiency_scale);
+    ret->gpu_s = roof_s / efficiency * ctx->compute_noise;
+    ret->gpu_powered_s =
+        ret->gpu_s * (flop_s + ctx->board->gpu_memory_stall_power * mem_s) / roof_s;
     double host_s = w->kernels_per_step * g->launch_cycles / ctx->cpu_cycles_per_s;
     ret->step_s = fmax(ret->gpu_s, host_s * ctx->compute_noise);
     // A sample smaller than a page shares its read with its neighbours in the file.
     double reads = fmin(1.0, w->sample_bytes / g->page_bytes);
-    double miss_s = reads * m->latency_s + w->sample_bytes / m->bytes_per_s;
-    ret->io_s = n * (1.0 - hit) * miss_s / ctx->in->factors.storage * ctx->fetch_noise;
+    double misses = n * (1.0 - hit) / ctx->in->factors.storage * ctx->fetch_noise;
+    ret->seek_s = misses * reads * m->latency_s;
+    ret->transfer_s = misses * w->sample_bytes / m->bytes_per_s;
+    ret->io_s = ret->seek_s + ret->transfer_s;
     ret->cpu_s = n * w->cpu_cycles / ctx->cpu_cycles_per_s * ctx->fetch_noise;
     ret->handoff_s = n * w->input_bytes * g->handoff_cycles_per_byte / ctx->cpu_cycles_per_s;
 }
@@ -111,6 +123,7 @@ static void s_flow_serial(const sim_ctx_t *ctx, const s_batch_t *b, s_flow_t *re
 {
     ret->step_s = b->step_s;
     ret->gpu_busy_s = b->gpu_s;
+    ret->gpu_powered_s = b->gpu_powered_s;
     ret->fetch_s = b->io_s + b->cpu_s;
     ret->handoff_s = b->handoff_s;
     ret->stall_s = ret->fetch_s + b->handoff_s;
@@ -118,19 +131,30 @@ static void s_flow_serial(const sim_ctx_t *ctx, const s_batch_t *b, s_flow_t *re
     ret->loader_cpu_s = 0.0;
 }
 
-// Workers k: k producers, each building whole batches, bounded by the medium's parallel reads
+// The time the medium needs for a batch's reads with k workers each keeping one read
+// outstanding: the device overlaps the latency of up to queue_depth queued reads by
+// min(k, queue_depth)^queue_gain (a disk's elevator shortens seeks, an SSD's channels serve reads
+// at once), while the transfers share its bandwidth (docs/simulator.md, "Data pipeline").
+static double s_disk_s(const sim_ctx_t *ctx, const s_batch_t *b, double k)
+{
+    const sim_medium_params_t *m = ctx->medium;
+    return b->seek_s / pow(fmin(k, m->queue_depth), m->queue_gain) + b->transfer_s;
+}
+
+// Workers k: k producers, each building whole batches, bounded by the medium's queued reads
 // and the cores left for them; the step slows by the loader cores busy beside it; a batch
 // waits when producing one takes longer than a step, smoothed by the prefetch queue.
 static void s_flow_parallel(const sim_ctx_t *ctx, const s_batch_t *b, s_flow_t *ret)
 {
     double k = ctx->in->workers;
     double fetch_s = b->io_s + b->cpu_s;
-    double period_s = fmax(fetch_s / k, b->io_s / fmin(k, ctx->medium->parallel_reads));
+    double period_s = fmax(fetch_s / k, s_disk_s(ctx, b, k));
     period_s = fmax(period_s, b->cpu_s / fmin(k, ctx->loader_cores));
     double busy_cores = b->cpu_s / fmax(period_s, b->step_s);
     double slowdown = 1.0 + ctx->g->interference_per_core * busy_cores;
     ret->step_s = b->step_s * slowdown;
     ret->gpu_busy_s = b->gpu_s * slowdown;
+    ret->gpu_powered_s = b->gpu_powered_s * slowdown;
     double sd = period_s * ctx->work->fetch_cv / sqrt(b->samples * k * ctx->in->prefetch);
     double var = 0.0;
     ret->stall_s = s_positive_part(period_s - ret->step_s, sd, &var) + b->handoff_s;
@@ -171,6 +195,7 @@ static void s_add_group(sim_totals_t *t, double count, const s_flow_t *f, double
     t->compute_s += count * f->step_s;
     t->stall_s += count * f->stall_s;
     t->gpu_busy_s += count * f->gpu_busy_s;
+    t->gpu_powered_s += count * f->gpu_powered_s;
     t->loader_cpu_s += count * f->loader_cpu_s;
     t->dram_bytes += count * dram_bytes;
     *var += count * f->stall_sd_s * f->stall_sd_s;

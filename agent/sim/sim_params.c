@@ -56,12 +56,6 @@ static const sim_params_field_t s_global_fields[] = {
 };
 
 static const sim_params_field_t s_variability_fields[] = {
-    SIM_PARAMS_D("board_compute_sigma", sim_variability_params_t, board_compute_sigma, 0, 1,
-                 SIM_PARAMS_ONE),
-    SIM_PARAMS_D("board_storage_sigma", sim_variability_params_t, board_storage_sigma, 0, 1,
-                 SIM_PARAMS_ONE),
-    SIM_PARAMS_D("board_idle_power_sigma", sim_variability_params_t, board_idle_power_sigma, 0, 1,
-                 SIM_PARAMS_ONE),
     SIM_PARAMS_D("run_compute_sigma", sim_variability_params_t, run_compute_sigma, 0, 1,
                  SIM_PARAMS_ONE),
     SIM_PARAMS_D("run_fetch_sigma", sim_variability_params_t, run_fetch_sigma, 0, 1,
@@ -72,7 +66,8 @@ static const sim_params_field_t s_medium_fields[] = {
     SIM_PARAMS_D("bandwidth_mb_per_s", sim_medium_params_t, bytes_per_s, 0.001, S_BW_MAX,
                  SIM_PARAMS_MB),
     SIM_PARAMS_D("latency_us", sim_medium_params_t, latency_s, 0, S_LATENCY_MAX, SIM_PARAMS_US),
-    SIM_PARAMS_I("parallel_reads", sim_medium_params_t, parallel_reads, 1, S_PARALLEL_MAX),
+    SIM_PARAMS_I("queue_depth", sim_medium_params_t, queue_depth, 1, S_PARALLEL_MAX),
+    SIM_PARAMS_D("queue_gain", sim_medium_params_t, queue_gain, 0, 1, SIM_PARAMS_ONE),
 };
 
 static const sim_params_field_t s_workload_fields[] = {

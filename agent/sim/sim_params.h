@@ -59,6 +59,17 @@ typedef struct sim_zone_params {
     double tau_s;                     // time constant, modelled s (> 0 unless offline)
 } sim_zone_params_t;
 
+// Board-to-board spread of one family (docs/simulator.md, "Board factors and noise"): lognormal
+// sigmas of the persistent factors, and an occasional outlier board.
+typedef struct sim_spread_params {
+    double compute_sigma;             // of a board's compute speed
+    double storage_sigma;             // of its storage speed
+    double idle_power_sigma;          // of its idle power
+    double outlier_probability;       // chance that a board is an outlier, 0..1
+    double outlier_compute_factor;    // an outlier's compute speed multiplier (< 1: slower)
+    double outlier_idle_power_factor; // an outlier's idle power multiplier
+} sim_spread_params_t;
+
 // One board type: specifications, memory budget, power and modes.
 typedef struct sim_board_params {
     bool present;                      // the file describes this type
@@ -73,6 +84,13 @@ typedef struct sim_board_params {
     double ram_bytes;                  // RAM the kernel sees (MemTotal), bytes
     double os_bytes;                   // RAM the OS and desktop use at idle, bytes
     double runtime_bytes;              // RAM of the training runtime before the model, bytes
+    double gpu_efficiency_scale;       // multiplies each workload's gpu_efficiency on this
+                                       // family (1 on the Xavier NX, the calibration board)
+    double gpu_memory_stall_power;     // share of the GPU's dynamic power drawn while its
+                                       // kernels wait on memory, 0..1 (1: busy is busy)
+    double dram_efficiency;            // achieved share of dram_bytes_per_s in the steps'
+                                       // memory term (1 on the calibration board)
+    sim_spread_params_t spread;        // board-to-board spread of the family
     double dynamic_mw[SIM_LOAD_COUNT]; // at the highest clocks: one busy CPU core, the busy GPU
                                        // with all cores, DRAM at full bandwidth; mW
     size_t n_rails;                    // entries used in rails
@@ -89,7 +107,8 @@ typedef struct sim_medium_params {
     char name[JF_IDENT_MAX + 1]; // jf_run_spec_is_medium: "sd", "usb-hdd", ...
     double bytes_per_s;          // sequential read bandwidth, bytes/s
     double latency_s;            // cost of one random read (seek, lookup, command), s
-    int parallel_reads;          // random reads the device serves at once
+    int queue_depth;             // queued reads whose latency the device overlaps, at most
+    double queue_gain;           // latency speed-up with q queued reads: q^queue_gain
 } sim_medium_params_t;
 
 // One workload: a model trained on a dataset, per sample unless the name says otherwise.
@@ -126,13 +145,11 @@ typedef struct sim_global_params {
     double interference_per_core;   // step slow-down per loader core busy beside it
 } sim_global_params_t;
 
-// Spread of the board-to-board factors and of the per-run noise (lognormal sigmas).
+// Spread of the per-run noise (lognormal sigmas); the board-to-board spread is per family
+// (sim_spread_params_t).
 typedef struct sim_variability_params {
-    double board_compute_sigma;    // per-board compute speed
-    double board_storage_sigma;    // per-board storage speed
-    double board_idle_power_sigma; // per-board idle power
-    double run_compute_sigma;      // per-epoch compute time noise
-    double run_fetch_sigma;        // per-epoch fetch time noise
+    double run_compute_sigma; // per-epoch compute time noise
+    double run_fetch_sigma;   // per-epoch fetch time noise
 } sim_variability_params_t;
 
 // The whole parameter set (plain value record; about 30 kB).

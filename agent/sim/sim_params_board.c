@@ -17,7 +17,11 @@
 #define S_MW_MAX         1e6
 #define S_SHARE_MAX      10.0 // a rail's share of a component's dynamic power
 
-static const char *const s_board_nested[] = {"power", "rails", "modes", "thermal"};
+#define S_EFFICIENCY_SCALE_MAX 10.0 // gpu_efficiency x this must stay a share (checked in use)
+#define S_OUTLIER_MIN          0.1  // outlier factors: at most 10x slower or lower
+#define S_OUTLIER_MAX          10.0
+
+static const char *const s_board_nested[] = {"power", "spread", "rails", "modes", "thermal"};
 static const char *const s_name_key[] = {"name"};
 static const jf_board_type_t s_jetsons[] = {JF_BOARD_AGX_XAVIER, JF_BOARD_XAVIER_NX, JF_BOARD_NANO,
                                             JF_BOARD_ORIN_AGX, JF_BOARD_ORIN_NANO};
@@ -41,6 +45,11 @@ static const sim_params_field_t s_board_fields[] = {
     SIM_PARAMS_D("os_mib", sim_board_params_t, os_bytes, 0, SIM_PARAMS_BYTES_MAX, SIM_PARAMS_MIB),
     SIM_PARAMS_D("runtime_mib", sim_board_params_t, runtime_bytes, 0, SIM_PARAMS_BYTES_MAX,
                  SIM_PARAMS_MIB),
+    SIM_PARAMS_D("gpu_efficiency_scale", sim_board_params_t, gpu_efficiency_scale, 0.01,
+                 S_EFFICIENCY_SCALE_MAX, SIM_PARAMS_ONE),
+    SIM_PARAMS_D("dram_efficiency", sim_board_params_t, dram_efficiency, 0.01, 1, SIM_PARAMS_ONE),
+    SIM_PARAMS_D("gpu_memory_stall_power", sim_board_params_t, gpu_memory_stall_power, 0, 1,
+                 SIM_PARAMS_ONE),
 };
 
 static const sim_params_field_t s_power_fields[] = {
@@ -50,6 +59,19 @@ static const sim_params_field_t s_power_fields[] = {
                  SIM_PARAMS_ONE),
     SIM_PARAMS_D("dram_mw", sim_board_params_t, dynamic_mw[SIM_LOAD_DRAM], 0, S_MW_MAX,
                  SIM_PARAMS_ONE),
+};
+
+static const sim_params_field_t s_spread_fields[] = {
+    SIM_PARAMS_D("compute_sigma", sim_board_params_t, spread.compute_sigma, 0, 1, SIM_PARAMS_ONE),
+    SIM_PARAMS_D("storage_sigma", sim_board_params_t, spread.storage_sigma, 0, 1, SIM_PARAMS_ONE),
+    SIM_PARAMS_D("idle_power_sigma", sim_board_params_t, spread.idle_power_sigma, 0, 1,
+                 SIM_PARAMS_ONE),
+    SIM_PARAMS_D("outlier_probability", sim_board_params_t, spread.outlier_probability, 0, 1,
+                 SIM_PARAMS_ONE),
+    SIM_PARAMS_D("outlier_compute_factor", sim_board_params_t, spread.outlier_compute_factor,
+                 S_OUTLIER_MIN, S_OUTLIER_MAX, SIM_PARAMS_ONE),
+    SIM_PARAMS_D("outlier_idle_power_factor", sim_board_params_t, spread.outlier_idle_power_factor,
+                 S_OUTLIER_MIN, S_OUTLIER_MAX, SIM_PARAMS_ONE),
 };
 
 static const sim_params_field_t s_rail_fields[] = {
@@ -71,6 +93,8 @@ static const sim_params_field_t s_mode_fields[] = {
 static const sim_params_table_t s_board = {s_board_fields, SIM_PARAMS_N(s_board_fields),
                                            s_board_nested, SIM_PARAMS_N(s_board_nested)};
 static const sim_params_table_t s_power = {s_power_fields, SIM_PARAMS_N(s_power_fields), NULL, 0};
+static const sim_params_table_t s_spread = {s_spread_fields, SIM_PARAMS_N(s_spread_fields), NULL,
+                                            0};
 static const sim_params_table_t s_rail = {s_rail_fields, SIM_PARAMS_N(s_rail_fields), s_name_key,
                                           1};
 static const sim_params_table_t s_mode = {s_mode_fields, SIM_PARAMS_N(s_mode_fields), s_name_key,
@@ -218,18 +242,27 @@ static int s_parse_modes(sim_board_params_t *b, jf_board_type_t type, const jf_y
     return rc;
 }
 
+// The record under key of the board's map (its context "<key> of <board ctx>") into b.
+static int s_parse_nested(const jf_yaml_node_t *map, const char *key,
+                          const sim_params_table_t *table, const char *board_ctx,
+                          sim_board_params_t *b, jf_err_t *err)
+{
+    char ctx[SIM_PARAMS_CTX_MAX];
+    (void) snprintf(ctx, sizeof ctx, "%s of %.64s", key, board_ctx);
+    const jf_yaml_node_t *node = NULL;
+    int rc = jf_yaml_node_require(map, key, board_ctx, &node, err);
+    return rc != 0 ? rc : sim_params_record(node, table, ctx, b, err);
+}
+
 static int s_parse_board(sim_params_t *p, jf_board_type_t type, const jf_yaml_node_t *map,
                          jf_err_t *err)
 {
     sim_board_params_t *b = &p->boards[type];
     char ctx[SIM_PARAMS_CTX_MAX];
-    char power_ctx[SIM_PARAMS_CTX_MAX];
     (void) snprintf(ctx, sizeof ctx, "board '%s'", jf_board_type_name(type));
-    (void) snprintf(power_ctx, sizeof power_ctx, "power of board '%s'", jf_board_type_name(type));
-    const jf_yaml_node_t *power = NULL;
     int rc = sim_params_record(map, &s_board, ctx, b, err);
-    rc = rc != 0 ? rc : jf_yaml_node_require(map, "power", ctx, &power, err);
-    rc = rc != 0 ? rc : sim_params_record(power, &s_power, power_ctx, b, err);
+    rc = rc != 0 ? rc : s_parse_nested(map, "power", &s_power, ctx, b, err);
+    rc = rc != 0 ? rc : s_parse_nested(map, "spread", &s_spread, ctx, b, err);
     rc = rc != 0 ? rc : s_parse_rails(b, map, ctx, err);
     rc = rc != 0 ? rc : s_parse_modes(b, type, map, ctx, err);
     rc = rc != 0 ? rc : sim_params_parse_thermal(b, map, ctx, err);

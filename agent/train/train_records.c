@@ -82,12 +82,19 @@ static json_t *s_pack_power(const train_records_power_t *power)
     return obj;
 }
 
+// {"gpu_pct", "cpu_busy_cores"}: the model's load over the same span, or NULL if out of memory.
+static json_t *s_pack_load(const train_records_power_t *power)
+{
+    return json_pack("{s:f, s:f}", "gpu_pct", power->gpu_load_pct, "cpu_busy_cores",
+                     power->cpu_busy_cores);
+}
+
 // The start line of a simulated run: no torch, so no device, threads, BLAS or version.
 static json_t *s_pack_start_sim(const train_records_params_t *p, const train_records_sim_t *sim)
 {
     return json_pack(
         "{s:s, s:s, s:s, s:I, s:I, s:i, s:i, s:I, s:i, s:I, s:s, s:f, s:s, s:s, s:I,"
-        " s:i, s:s, s:s, s:f, s:f, s:o}",
+        " s:i, s:s, s:s, s:f, s:f, s:o, s:o}",
         "kind", "start", "model", p->model, "dataset", p->dataset, "samples",
         (json_int_t)p->samples, "batches_per_epoch", (json_int_t)p->batches_per_epoch, "workers",
         p->workers, "prefetch", p->prefetch, "batch", (json_int_t)p->batch, "epochs", p->epochs,
@@ -95,7 +102,7 @@ static json_t *s_pack_start_sim(const train_records_params_t *p, const train_rec
         sim->board_type, "sim_board", sim->board, "sim_seed", (json_int_t)sim->fleet_seed,
         "sim_power_mode_id", sim->power_mode_id, "sim_power_mode", sim->power_mode, "sim_medium",
         sim->medium, "sim_scale", sim->scale, "sim_cache_resident", sim->cache_resident,
-        "sim_power_mw", s_pack_power(&sim->power));
+        "sim_power_mw", s_pack_power(&sim->power), "sim_load", s_pack_load(&sim->power));
 }
 
 static json_t *s_pack_start(const train_records_params_t *p)
@@ -271,6 +278,7 @@ static bool s_add_epoch_sim(json_t *line, const train_records_epoch_sim_t *sim, 
                                    s_pack_energy(sim->power, e2e_us)) == 0;
     if (ok && sim->next_power) {
         ok = json_object_set_new(line, "sim_next_power_mw", s_pack_power(sim->next_power)) == 0;
+        ok = ok && json_object_set_new(line, "sim_next_load", s_pack_load(sim->next_power)) == 0;
     }
     const train_records_cache_t *c = sim->cache;
     if (ok && c) {

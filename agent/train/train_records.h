@@ -9,11 +9,12 @@
  * - start: "sim_board_type", "sim_board", "sim_seed", "sim_power_mode_id", "sim_power_mode",
  *   "sim_medium", "sim_scale", "sim_cache_resident" (the share of the dataset in the simulated
  *   page cache at the start; scalars, so the agent keeps them in the start record's info), and
- *   "sim_power_mw": {rail: mW}, the board's rails during epoch 0 (idle if the run does not fit);
- *   no "device", "threads", "blas" or "torch_version", as no torch runs;
+ *   "sim_power_mw": {rail: mW}, the board's rails during epoch 0 (idle if the run does not fit),
+ *   and "sim_load": {"gpu_pct", "cpu_busy_cores"}, the model's GPU load (percent) and busy CPU
+ *   cores during epoch 0, which the sim board writes into its load counters; no "device", "threads", "blas" or "torch_version", as no torch runs;
  * - epoch: "sim_power_mw": {rail: mW}, the rails' average over this epoch; "sim_next_power_mw"
  *   over the next one (absent after the last), so that a fake power monitor can switch at the
- *   boundary; "sim_model_energy_mj": {rail: mJ}, the model's own energy of each rail over the
+ *   boundary, and "sim_next_load" the next one's load as "sim_load"; "sim_model_energy_mj": {rail: mJ}, the model's own energy of each rail over the
  *   epoch (sim_power_mw x e2e_us), for checking what an agent measures on the fake rails;
  *   "sim_wall_us", the wall-clock microseconds the epoch took (e2e_us / sim_speed, or more when
  *   writing the lines takes longer than that at a high speed); "sim_cache": the modelled page cache
@@ -42,6 +43,8 @@ typedef struct train_records_power {
     size_t n_rails;                             // entries used
     const char *names[TRAIN_RECORDS_RAILS_MAX]; // borrowed; as the board's power monitor names them
     int64_t power_mw[TRAIN_RECORDS_RAILS_MAX];  // mW
+    double gpu_load_pct;                        // the model's GPU load over the span, percent
+    double cpu_busy_cores;                      // and its busy CPU cores (sum of core shares)
 } train_records_power_t;
 
 // What the start line of a simulated run says about the simulation. Strings are copied.

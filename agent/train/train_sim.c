@@ -171,7 +171,9 @@ static int s_minibatches(train_sim_t *self, int epoch, int64_t *ret_e2e_us, jf_e
 
 static void s_power(const sim_epoch_out_t *o, train_records_power_t *ret_power)
 {
-    *ret_power = (train_records_power_t){.n_rails = o->n_rails};
+    *ret_power = (train_records_power_t){.n_rails = o->n_rails,
+                                         .gpu_load_pct = o->gpu_load * 100.0,
+                                         .cpu_busy_cores = o->cpu_busy_cores};
     for (size_t i = 0; i < o->n_rails; i++) {
         ret_power->names[i] = o->rails[i].name;
         ret_power->power_mw[i] = o->rails[i].power_mw;
@@ -261,7 +263,8 @@ static int s_resolve_board(train_sim_t *self, jf_err_t *err)
                           s->board, JF_IDENT_MAX);
     }
     self->in.board_type = self->board_type;
-    sim_model_board_factors(self->model, s->fleet_seed, s->board, &self->in.factors);
+    sim_model_board_factors(self->model, self->board_type, s->fleet_seed, s->board,
+                            &self->in.factors);
     return 0;
 }
 

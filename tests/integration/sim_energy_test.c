@@ -3,14 +3,16 @@
  * LeNet-5 for 4 epochs at 10 Hz; the agent samples its fake power monitor at 20 Hz wall-clock
  * (10 Hz in modelled time) and integrates in modelled time. The same trainer run, repeated
  * alone at full speed, reports the model's energy per rail and epoch (sim_model_energy_mj); the
- * stored epoch energies must agree with it within the bound below, and the records, the measure
- * record and `jetfleet results` must say that the energy is simulated. */
+ * stored epoch energies must agree with it within the bound below, the stored telemetry must
+ * carry the model's GPU load and a CPU load, and the records, the measure record and `jetfleet
+ * results` must say that the energy is simulated. */
 #include "jft_check.h"
 #include "jft_fleet.h"
 #include "jft_fs.h"
 
 #include <jansson.h>
 #include <math.h>
+#include <stdbool.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -49,6 +51,7 @@ typedef struct s_model_epoch {
     int64_t e2e_us;
     double power_mw;  // S_RAIL's modelled power over the epoch
     double energy_mj; // S_RAIL's sim_model_energy_mj
+    double gpu_pct;   // the model's GPU load over the epoch (sim_load / sim_next_load), percent
 } s_model_epoch_t;
 
 static int s_setup(void **state)
@@ -100,6 +103,18 @@ static void s_text_is(jft_fleet_t *f, const char *sql, const char *want)
     free(text);
 }
 
+// The GPU load of the epoch a trainer line announces: the start line's sim_load is epoch 0's,
+// epoch n's line's sim_next_load epoch n + 1's.
+static void s_model_load(const json_t *line, const char *kind, int n, s_model_epoch_t *ret)
+{
+    bool start = kind && strcmp(kind, "start") == 0;
+    const json_t *load = json_object_get(line, start ? "sim_load" : "sim_next_load");
+    int k = start ? 0 : n + 1;
+    if (load && k < S_EPOCHS) {
+        ret[k].gpu_pct = json_number_value(json_object_get(load, "gpu_pct"));
+    }
+}
+
 // Repeats the run's trainer alone at full speed (the argv the agent builds, docs/simulator.md)
 // and reads the model's figures of each epoch.
 static void s_model_run(jft_fleet_t *f, s_model_epoch_t *ret)
@@ -125,6 +140,7 @@ static void s_model_run(jft_fleet_t *f, s_model_epoch_t *ret)
         }
         json_t *j = json_loads(line, 0, NULL); // stderr's log lines are not JSON: skipped
         const char *kind = json_string_value(json_object_get(j, "kind"));
+        s_model_load(j, kind, n, ret);
         if (kind && strcmp(kind, "epoch") == 0 && n < S_EPOCHS) {
             ret[n].e2e_us = json_integer_value(json_object_get(j, "e2e_us"));
             ret[n].power_mw =
@@ -189,6 +205,23 @@ static void s_check_energy(jft_fleet_t *f, const s_model_epoch_t *m)
     }
 }
 
+// The stored samples carry the model's load (docs/simulator.md, "Load"): the GPU load file holds
+// an epoch's load (per mille) while it runs, and the CPU counters advance with the training
+// process and the worker.
+static void s_check_load(jft_fleet_t *f, const s_model_epoch_t *m)
+{
+    double top = 0.0;
+    for (int k = 0; k < S_EPOCHS; k++) {
+        top = fmax(top, m[k].gpu_pct);
+    }
+    double got = s_real(f, "SELECT CAST(max(json_extract(sample, '$.gpu_load_pct')) AS TEXT) "
+                           "FROM telemetry");
+    printf("gpu_load_pct: stored max %.1f, model's epochs max %.2f\n", got, top);
+    assert_true(top > 0.0 && fabs(got - top) <= 0.05 + 1e-9);
+    assert_true(s_int(f, "SELECT count(*) FROM telemetry WHERE "
+                         "json_extract(sample, '$.cpu_load_pct') > 0") > 0);
+}
+
 static void s_check_labels(jft_fleet_t *f)
 {
     s_text_is(f, "SELECT json_extract(info, '$.platform') FROM runs", "sim");
@@ -221,6 +254,7 @@ static void test_sim_energy(void **state)
     s_model_epoch_t m[S_EPOCHS] = {{0}};
     s_model_run(f, m);
     s_check_energy(f, m);
+    s_check_load(f, m);
     s_check_labels(f);
 }
 

@@ -169,7 +169,7 @@ static void test_sim_confs(void **state)
     }
     for (size_t i = 0; i < T_N_FAMILIES; i++) {
         agent_sim_tree_opts_t to = {.type = s_families[i].type, .model = model};
-        sim_model_board_factors(model, 1, "sim-conf", &to.factors);
+        sim_model_board_factors(model, s_families[i].type, 1, "sim-conf", &to.factors);
         agent_sim_tree_t *tree = agent_sim_tree_new(&to, &err);
         if (!tree) {
             fail_msg("%s: %s", s_families[i].name, err.msg);

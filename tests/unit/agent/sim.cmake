@@ -15,3 +15,18 @@ jf_add_unit_test(sim_thermal
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/sim_thermal_test.c LIBS jf_agent jft_support)
 target_compile_definitions(sim_thermal_test PRIVATE
   SIM_PARAMS_PATH="${PROJECT_SOURCE_DIR}/agent/share/sim_params.yaml")
+# The simulated boards' CPU and GPU load counters (agent/platform/agent_sim_load.c) and the fake
+# tree's /proc/stat and GPU load file read by the jetson reader.
+jf_add_unit_test(sim_load
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/sim_load_test.c LIBS jf_agent jft_support)
+target_compile_definitions(sim_load_test PRIVATE
+  SIM_PARAMS_PATH="${PROJECT_SOURCE_DIR}/agent/share/sim_params.yaml")
+# The simulator physics of issue #12 (load, queue depth, board spread, per-family parameters)
+# against figures the test computes from the parameter file.
+jf_add_unit_test(sim_physics
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/sim_physics_test.c
+          ${PROJECT_SOURCE_DIR}/tests/support/jft_sim_modes.c
+  LIBS jf_sim jf_common jft_support)
+target_compile_definitions(sim_physics_test PRIVATE
+  SIM_PARAMS_PATH="${PROJECT_SOURCE_DIR}/agent/share/sim_params.yaml"
+  ORIN_MODES_SUBSET="${PROJECT_SOURCE_DIR}/tests/fixtures/orin_modes/resnet_every110.inc")

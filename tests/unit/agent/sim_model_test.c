@@ -214,38 +214,6 @@ static void test_parallel_fetch_helps_slow_media_only(void **state)
     sim_model_destroy(&model);
 }
 
-typedef struct t_head_row {
-    const char *medium;
-    bool head_bound; // one read at a time: more workers stop helping once reads dominate
-} t_head_row_t;
-
-// LeNet-5 reads MNIST in small random reads: on a disk with one head, the reads bound the
-// loader however many workers there are; an NVMe drive serves them in parallel.
-static void test_one_disk_head_bounds_parallel_fetch(void **state)
-{
-    (void) state;
-    static const t_head_row_t rows[] = {{"usb-hdd", true}, {"hdd", true}, {"nvme", false}};
-    sim_model_t *model = t_model();
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        sim_epoch_out_t two = {0}, four = {0};
-        sim_epoch_in_t in = t_nx(model, rows[i].medium, 2);
-        in.model = "lenet5";
-        in.dataset = "mnist";
-        t_epoch(model, &in, &two);
-        in.workers = 4;
-        t_epoch(model, &in, &four);
-        // The steady wait per minibatch (worker start-up aside).
-        double s2 = (double) two.stall_mean_us;
-        double s4 = (double) four.stall_mean_us;
-        bool bound = s2 > (double) two.step_mean_us && t_rel_err(s4, s2) < 0.02;
-        if (rows[i].head_bound ? !bound : s4 > s2) {
-            fail_msg("%s: wait %.0f us per minibatch with 2 workers, %.0f with 4", rows[i].medium,
-                     s2, s4);
-        }
-    }
-    sim_model_destroy(&model);
-}
-
 typedef struct t_cache_row {
     const char *model;
     const char *dataset;
@@ -373,7 +341,7 @@ static void test_same_seed_same_results(void **state)
     sim_epoch_in_t in = t_nx(model, "sd", 1);
     in.noise = true;
     in.run_seed = T_SEED;
-    sim_model_board_factors(model, T_SEED, "nx-07", &in.factors);
+    sim_model_board_factors(model, JF_BOARD_XAVIER_NX, T_SEED, "nx-07", &in.factors);
     sim_epoch_out_t a = {0}, b = {0}, c = {0};
     t_epoch(model, &in, &a);
     t_epoch(model, &in, &b);
@@ -394,28 +362,33 @@ static void test_board_factors(void **state)
 {
     (void) state;
     sim_model_t *model = t_model();
-    const sim_variability_params_t *v = &sim_model_params(model)->variability;
+    const sim_spread_params_t *v = &sim_model_params(model)->boards[JF_BOARD_XAVIER_NX].spread;
     double sum = 0, sum2 = 0;
+    int n = 0;
     for (int i = 0; i < T_FLEET_BOARDS; i++) {
         char name[JF_IDENT_MAX + 1];
         (void) snprintf(name, sizeof name, "nx-%02d", i + 1);
         sim_board_factors_t f = {0}, again = {0};
-        sim_model_board_factors(model, T_SEED, name, &f);
-        sim_model_board_factors(model, T_SEED, name, &again);
+        sim_model_board_factors(model, JF_BOARD_XAVIER_NX, T_SEED, name, &f);
+        sim_model_board_factors(model, JF_BOARD_XAVIER_NX, T_SEED, name, &again);
         assert_memory_equal(&f, &again, sizeof f);
+        if (f.outlier) { // an outlier's factors are shifted on purpose (sim_physics_test.c)
+            continue;
+        }
         // Within 5 sigma of nominal: boards of a type differ a little.
-        assert_true(fabs(log(f.compute)) < 5 * v->board_compute_sigma);
-        assert_true(fabs(log(f.storage)) < 5 * v->board_storage_sigma);
-        assert_true(fabs(log(f.idle_power)) < 5 * v->board_idle_power_sigma);
+        assert_true(fabs(log(f.compute)) < 5 * v->compute_sigma);
+        assert_true(fabs(log(f.storage)) < 5 * v->storage_sigma);
+        assert_true(fabs(log(f.idle_power)) < 5 * v->idle_power_sigma);
         sum += log(f.compute);
         sum2 += log(f.compute) * log(f.compute);
+        n++;
     }
-    double sd = sqrt(sum2 / T_FLEET_BOARDS - (sum / T_FLEET_BOARDS) * (sum / T_FLEET_BOARDS));
-    assert_true(sd > 0.5 * v->board_compute_sigma && sd < 2.0 * v->board_compute_sigma);
+    double sd = sqrt(sum2 / n - (sum / n) * (sum / n));
+    assert_true(sd > 0.5 * v->compute_sigma && sd < 2.0 * v->compute_sigma);
     // Another fleet seed gives the same name other factors.
     sim_board_factors_t a = {0}, b = {0};
-    sim_model_board_factors(model, T_SEED, "nx-01", &a);
-    sim_model_board_factors(model, T_SEED + 1, "nx-01", &b);
+    sim_model_board_factors(model, JF_BOARD_XAVIER_NX, T_SEED, "nx-01", &a);
+    sim_model_board_factors(model, JF_BOARD_XAVIER_NX, T_SEED + 1, "nx-01", &b);
     assert_true(a.compute != b.compute);
     sim_model_destroy(&model);
 }
@@ -428,7 +401,7 @@ static void test_boards_of_a_type_differ_a_little(void **state)
     sim_epoch_out_t out[2] = {{0}};
     const char *names[2] = {"nx-01", "nx-02"};
     for (int i = 0; i < 2; i++) {
-        sim_model_board_factors(model, T_SEED, names[i], &in.factors);
+        sim_model_board_factors(model, JF_BOARD_XAVIER_NX, T_SEED, names[i], &in.factors);
         t_epoch(model, &in, &out[i]);
     }
     assert_true(out[0].e2e_us != out[1].e2e_us);
@@ -710,8 +683,8 @@ static const t_bad_params_t t_bad_params[] = {
     {"{type: GPU-therm, r_c_per_w: 3.0,", NULL, "{type: CPU-therm, r_c_per_w: 3.0,",
      "CPU-therm, r_c_per_w: 3.0, tau_s: 60}        # assumed: GPU",
      "zone 'CPU-therm' listed twice in thermal of board 'xavier-nx'"},
-    {"    thermal:                      # docs: \"Thermal\"; zones of agent_board_table.c\n",
-     NULL, "    thermals:\n", "    thermals:", "unknown key 'thermals' in board 'nano'"},
+    {"    thermal:                      # docs: \"Thermal\"; zones of agent_board_table.c\n", NULL,
+     "    thermals:\n", "    thermals:", "unknown key 'thermals' in board 'nano'"},
     {"[cv0-thermal,", NULL, "[cv0 thermal,", "[cv0 thermal,",
      "zone type in thermal of board 'orin-agx' must be 1 to 31 of [A-Za-z0-9_-], got 'cv0 "
      "thermal'"},
@@ -768,7 +741,6 @@ int main(void)
         cmocka_unit_test(test_calibration_against_study),
         cmocka_unit_test(test_one_worker_cuts_the_stall),
         cmocka_unit_test(test_parallel_fetch_helps_slow_media_only),
-        cmocka_unit_test(test_one_disk_head_bounds_parallel_fetch),
         cmocka_unit_test(test_cached_dataset_equalises_media),
         cmocka_unit_test(test_gld_does_not_stay_cached_on_nx),
         cmocka_unit_test(test_out_of_memory),

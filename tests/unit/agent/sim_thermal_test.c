@@ -56,7 +56,7 @@ static agent_sim_tree_t *t_tree(const sim_model_t *model, jf_board_type_t type)
 {
     jf_err_t err = {0};
     agent_sim_tree_opts_t to = {.type = type, .model = model};
-    sim_model_board_factors(model, 1, "sim-thermal", &to.factors);
+    sim_model_board_factors(model, type, 1, "sim-thermal", &to.factors);
     agent_sim_tree_t *tree = agent_sim_tree_new(&to, &err);
     if (!tree) {
         fail_msg("%s: %s", jf_board_type_name(type), err.msg);

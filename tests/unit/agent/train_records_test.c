@@ -235,7 +235,11 @@ static void test_error_line_and_failures(void **state)
 }
 
 static const train_records_power_t t_power = {
-    .n_rails = 2, .names = {"VDD_IN", "VDD_SOC"}, .power_mw = {11200, 780}};
+    .n_rails = 2,
+    .names = {"VDD_IN", "VDD_SOC"},
+    .power_mw = {11200, 780},
+    .gpu_load_pct = 87.5,
+    .cpu_busy_cores = 1.75};
 
 // A simulated run of one epoch of one minibatch, its lines parsed into lines (4).
 static train_records_t *t_record_sim(FILE *out, train_records_sim_t *sim)
@@ -294,8 +298,9 @@ static void t_check_sim_lines(json_t **lines)
                                         "sim_medium",
                                         "sim_scale",
                                         "sim_cache_resident",
-                                        "sim_power_mw"};
-    t_assert_keys(lines[0], start, 21);
+                                        "sim_power_mw",
+                                        "sim_load"};
+    t_assert_keys(lines[0], start, 22);
     assert_float_equal(t_real(lines[0], "sim_cache_resident"), 0.25, 0.0);
     json_t *cache = json_object_get(lines[2], "sim_cache");
     assert_float_equal(t_real(cache, "resident_before"), 0.25, 0.0);
@@ -312,6 +317,11 @@ static void t_check_sim_lines(json_t **lines)
     assert_int_equal(json_integer_value(json_object_get(power, "VDD_SOC")), 780);
     assert_true(json_equal(power, json_object_get(lines[2], "sim_power_mw")));
     assert_true(json_equal(power, json_object_get(lines[2], "sim_next_power_mw")));
+    // The load travels beside the rails: the start line's for epoch 0, the epoch line's next.
+    json_t *load = json_object_get(lines[0], "sim_load");
+    assert_float_equal(t_real(load, "gpu_pct"), 87.5, 0.0);
+    assert_float_equal(t_real(load, "cpu_busy_cores"), 1.75, 0.0);
+    assert_true(json_equal(load, json_object_get(lines[2], "sim_next_load")));
     assert_int_equal(t_int(lines[2], "sim_wall_us"), 8);
     assert_int_equal(t_int(lines[2], "e2e_us"), 4000);
 }

@@ -298,7 +298,7 @@ static void t_model_epochs(int workers, int epochs, sim_epoch_out_t *out)
     jf_err_t err = {0};
     assert_int_equal(sim_model_mode_op_named(model, JF_BOARD_XAVIER_NX, T_NX_MODE, &in.op, &err),
                      0);
-    sim_model_board_factors(model, 7, "sim-nx-01", &in.factors);
+    sim_model_board_factors(model, JF_BOARD_XAVIER_NX, 7, "sim-nx-01", &in.factors);
     for (int e = 0; e < epochs; e++) {
         in.epoch = e;
         assert_int_equal(sim_model_epoch(model, &in, &out[e], &err), 0);
