@@ -80,6 +80,16 @@ static const char *const s_migrations[] = {
     "ALTER TABLE runs ADD COLUMN clock_offset_us INTEGER;"
     "ALTER TABLE runs ADD COLUMN clock_rtt_us INTEGER;"
     "ALTER TABLE runs ADD COLUMN clock_at_us INTEGER;",
+    // 6 -> 7: fitted time/power/energy models (docs/analysis.md "Models"): what they were fitted
+    // on (sweep, a board or a board type, workload), their input features and parameters as
+    // JSON, how many runs trained them, their cross-validated MAPE, and the model a transfer
+    // started from.
+    "CREATE TABLE models(id INTEGER PRIMARY KEY, name TEXT NOT NULL, sweep TEXT NOT NULL,"
+    " scope TEXT NOT NULL CHECK(scope IN ('board','type')), scope_value TEXT NOT NULL,"
+    " workload TEXT NOT NULL, target TEXT NOT NULL CHECK(target IN ('time','power','energy')),"
+    " kind TEXT NOT NULL CHECK(kind IN ('linear','mlp')), features TEXT NOT NULL,"
+    " params TEXT NOT NULL, training_runs INTEGER NOT NULL, cv_mape_pct REAL,"
+    " transfer_from INTEGER REFERENCES models(id), created_us INTEGER NOT NULL);",
 };
 
 #define S_N_MIGRATIONS ((int) (sizeof s_migrations / sizeof s_migrations[0]))

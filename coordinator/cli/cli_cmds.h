@@ -12,6 +12,9 @@ int cli_cmd_results(cli_ctx_t *ctx, int argc, char **argv);
 int cli_cmd_export(cli_ctx_t *ctx, int argc, char **argv);
 int cli_cmd_store(cli_ctx_t *ctx, int argc, char **argv);
 int cli_cmd_keys(cli_ctx_t *ctx, int argc, char **argv);
+int cli_cmd_model(cli_ctx_t *ctx, int argc, char **argv);
+int cli_cmd_pareto(cli_ctx_t *ctx, int argc, char **argv);
+int cli_cmd_recommend(cli_ctx_t *ctx, int argc, char **argv);
 
 // Prints "jetfleet: <what>" to stderr and returns code.
 int cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -27,6 +27,15 @@ static const char s_usage[] =
     "  keys list                                agent keys by state (accepted, pending, ...)\n"
     "  keys accept NAME [--board BOARD]         trust a pending key for BOARD (default NAME)\n"
     "  keys reject NAME | revoke NAME           refuse a pending key; withdraw an accepted one\n"
+    "  model fit --sweep S --workload W (--board B | --type T) --target time|power|energy\n"
+    "         [--kind linear|mlp] [--transfer-from ID] [--name NAME]\n"
+    "                                           fit a model on the sweep's measured modes, store it\n"
+    "  model list | predict --model ID --cores N --cpu-freq F --gpu-freq F --emc-freq F\n"
+    "         [--workers N --batch N] | eval --model ID --sweep S [--board B]\n"
+    "  pareto --sweep S --workload W --board B [--predicted TIME_ID,POWER_ID] [--format text|csv]\n"
+    "                                           time-energy Pareto front of a board's modes\n"
+    "  recommend --workload W --board B --sweep S (--power-budget W | --time-budget S)\n"
+    "         --time-model ID --power-model ID  the best mode under a budget\n"
     "The config defaults to $JETFLEET_CONFIG, else ./fleet.yaml.\n";
 
 int cli_fail(int code, const char *fmt, ...)
@@ -58,7 +67,8 @@ int main(int argc, char **argv)
         int (*fn)(cli_ctx_t *, int, char **);
     } cmds[] = {{"status", cli_cmd_status},   {"sweep", cli_cmd_sweep},   {"runs", cli_cmd_runs},
                 {"results", cli_cmd_results}, {"export", cli_cmd_export}, {"store", cli_cmd_store},
-                {"keys", cli_cmd_keys}};
+                {"keys", cli_cmd_keys},       {"model", cli_cmd_model},   {"pareto", cli_cmd_pareto},
+                {"recommend", cli_cmd_recommend}};
     int rc = -1;
     for (size_t c = 0; i < argc && c < sizeof cmds / sizeof cmds[0]; c++) {
         if (strcmp(argv[i], cmds[c].verb) == 0) {
