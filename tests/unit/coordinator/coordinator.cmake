@@ -47,3 +47,10 @@ jf_add_unit_test(store_retention
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_retention_test.c
   ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_coord)
 set_property(TEST unit.store_retention APPEND PROPERTY LABELS reliability)
+
+# Model fitting, Pareto fronts, the models table (issue #12, docs/analysis.md).
+jf_add_unit_test(fit
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/fit_test.c LIBS jf_fit)
+# Six MLP trainings on 576 points: ~13 s on a loaded 2-core machine, more under the sanitizers.
+math(EXPR jf_fit_timeout "120 * ${JF_TEST_TIMEOUT_SCALE}")
+set_tests_properties(unit.fit PROPERTIES TIMEOUT ${jf_fit_timeout})
