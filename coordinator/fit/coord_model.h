@@ -18,9 +18,9 @@
 #define COORD_MODEL_CV_SEED     12    // seed of the fold shuffle (fixed: repeatable figures)
 #define COORD_MODEL_RIDGE       1e-9  // ridge term of the least squares (features are O(1))
 #define COORD_MODEL_MLP_INPUTS  6     // cores, cpu GHz, gpu GHz, emc GHz, workers, batch
-#define COORD_MODEL_MLP_HIDDEN  24    // units in each of the two hidden layers
-#define COORD_MODEL_MLP_EPOCHS  1500  // full-batch Adam steps from scratch
-#define COORD_MODEL_MLP_LR      0.01  // Adam learning rate from scratch
+#define COORD_MODEL_MLP_HIDDEN  16    // units in each of the two hidden layers
+#define COORD_MODEL_MLP_EPOCHS  800   // full-batch Adam steps from scratch
+#define COORD_MODEL_MLP_LR      0.02  // Adam learning rate from scratch
 #define COORD_MODEL_MLP_DECAY   1e-5  // Adam weight decay
 #define COORD_MODEL_XFER_EPOCHS 400   // fine-tuning steps of a transfer
 #define COORD_MODEL_XFER_LR     0.003 // fine-tuning learning rate of a transfer
