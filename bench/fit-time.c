@@ -31,24 +31,19 @@ static void b_surface(coord_point_t *pts)
 {
     jf_rng_t rng;
     jf_rng_seed(&rng, B_SEED, 0);
-    size_t n = 0;
-    for (int k = 1; k <= 11; k++) {
-        for (int c = 0; c < 10; c++) {
-            for (int g = 0; g < 10; g++) {
-                for (int e = 0; e < 4; e++) {
-                    double cg = 0.4 + 0.2 * c, gg = 0.3 + 0.1 * g, eg = 0.6 + 0.5 * e;
-                    double t = fmax(2.0 / gg, 3.0 / eg) + 4.0 / (k * cg);
-                    pts[n++] =
-                        (coord_point_t){.op = {.cores = k,
-                                               .cpu_hz = (int64_t) (cg * 1e9),
-                                               .gpu_hz = (int64_t) (gg * 1e9),
-                                               .emc_hz = (int64_t) (eg * 1e9),
-                                               .workers = 2,
-                                               .batch_size = 32},
-                                        .y = t * 1e6 * (1.0 + B_NOISE * jf_rng_normal(&rng))};
-                }
-            }
-        }
+    for (size_t n = 0; n < B_N; n++) { // one index over the four axes, emc fastest
+        int k = 1 + (int) (n / 400);
+        double cg = 0.4 + 0.2 * (double) (n / 40 % 10);
+        double gg = 0.3 + 0.1 * (double) (n / 4 % 10);
+        double eg = 0.6 + 0.5 * (double) (n % 4);
+        double t = fmax(2.0 / gg, 3.0 / eg) + 4.0 / (k * cg);
+        pts[n] = (coord_point_t){.op = {.cores = k,
+                                        .cpu_hz = (int64_t) (cg * 1e9),
+                                        .gpu_hz = (int64_t) (gg * 1e9),
+                                        .emc_hz = (int64_t) (eg * 1e9),
+                                        .workers = 2,
+                                        .batch_size = 32},
+                                 .y = t * 1e6 * (1.0 + B_NOISE * jf_rng_normal(&rng))};
     }
 }
 

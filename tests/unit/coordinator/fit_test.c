@@ -50,19 +50,13 @@ static size_t t_grid(coord_op_t *ops)
     static const double gpu[] = {0.3, 0.5, 0.7, 0.9, 1.1, 1.3};
     static const double emc[] = {0.6, 1.0, 1.6, 2.1};
     size_t n = 0;
-    for (int i = 0; i < 4; i++) {
-        for (int j = 0; j < 6; j++) {
-            for (int k = 0; k < 6; k++) {
-                for (int l = 0; l < 4; l++) {
-                    ops[n++] = (coord_op_t){.cores = cores[i],
-                                            .cpu_hz = (int64_t) (cpu[j] * T_GHZ),
-                                            .gpu_hz = (int64_t) (gpu[k] * T_GHZ),
-                                            .emc_hz = (int64_t) (emc[l] * T_GHZ),
-                                            .workers = 2,
-                                            .batch_size = 32};
-                }
-            }
-        }
+    for (; n < 4 * 6 * 6 * 4; n++) { // one index over the four axes, emc fastest
+        ops[n] = (coord_op_t){.cores = cores[n / 144],
+                              .cpu_hz = (int64_t) (cpu[n / 24 % 6] * T_GHZ),
+                              .gpu_hz = (int64_t) (gpu[n / 4 % 6] * T_GHZ),
+                              .emc_hz = (int64_t) (emc[n % 4] * T_GHZ),
+                              .workers = 2,
+                              .batch_size = 32};
     }
     return n;
 }
