@@ -301,9 +301,21 @@ static void test_pareto_recommend(void **state)
     t_ctx_t *c = *state;
     free(t_cli(c, 0, T_FIT("time", "linear", "nx-01", "grid")));
     free(t_cli(c, 0, T_FIT("power", "linear", "nx-01", "grid")));
+    // A per-type model: the type's boards in the sweep (only nx-01 ran "grid").
     char *out = t_cli(c, 0,
-                      (const char *const[]){"pareto", "--sweep", "grid", "--workload", T_WORKLOAD,
-                                            "--board", "nx-01", "--format", "csv", NULL});
+                      (const char *const[]){"model", "fit", "--sweep", "grid", "--workload",
+                                            T_WORKLOAD, "--type", "xavier-nx", "--target", "energy",
+                                            "--kind", "mlp", NULL});
+    assert_non_null(strstr(out, "model=3 kind=mlp target=energy points=54"));
+    assert_true(t_value(out, "cv_mape_pct") < T_ERR_BOUND);
+    free(out);
+    out = t_cli(c, 0,
+                (const char *const[]){"model", "eval", "--model", "3", "--sweep", "held", NULL});
+    assert_non_null(strstr(out, "points=8 mape_pct="));
+    free(out);
+    out = t_cli(c, 0,
+                (const char *const[]){"pareto", "--sweep", "grid", "--workload", T_WORKLOAD,
+                                      "--board", "nx-01", "--format", "csv", NULL});
     size_t want = t_front_size(c);
     printf("pareto_front_rows=%zu brute_force=%zu\n", t_lines(out) - 1, want);
     assert_int_equal(t_lines(out) - 1, want); // a header line, then one per front mode
