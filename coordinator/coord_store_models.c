@@ -12,13 +12,11 @@ static const char s_put_sql[] =
     " params, training_runs, cv_mape_pct, transfer_from, created_us)"
     " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
 
-static const char s_cols[] = "SELECT id, name, sweep, scope, scope_value, workload, target, kind,"
-                             " features, params, training_runs, cv_mape_pct,"
-                             " coalesce(transfer_from, 0), created_us FROM models ORDER BY id";
-static const char s_get_sql[] =
-    "SELECT id, name, sweep, scope, scope_value, workload, target, kind, features, params,"
+#define S_SELECT                                                                                   \
+    "SELECT id, name, sweep, scope, scope_value, workload, target, kind, features, params,"        \
     " training_runs, cv_mape_pct, coalesce(transfer_from, 0), created_us FROM models"
-    " WHERE id = ?";
+static const char s_all_sql[] = S_SELECT " ORDER BY id";
+static const char s_get_sql[] = S_SELECT " WHERE id = ?";
 
 int coord_store_model_put(coord_store_t *self, const coord_model_row_t *row, int64_t *ret_id,
                           jf_err_t *err)
@@ -105,7 +103,7 @@ int coord_store_model_get(coord_store_t *self, int64_t id, coord_model_row_t *re
 
 int coord_store_models_each(coord_store_t *self, coord_model_row_fn fn, void *arg, jf_err_t *err)
 {
-    sqlite3_stmt *st = coord_store_stmt(self, s_cols, COORD_NO_BINDS, err);
+    sqlite3_stmt *st = coord_store_stmt(self, s_all_sql, COORD_NO_BINDS, err);
     if (!st) {
         return -EIO;
     }

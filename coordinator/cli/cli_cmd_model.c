@@ -18,7 +18,8 @@
 
 #define S_FIT_USAGE                                                                                \
     "usage: jetfleet model fit --sweep S --workload W (--board B | --type T) "                     \
-    "--target time|power|energy [--kind linear|mlp] [--transfer-from MODEL_ID] [--name NAME]"
+    "--target time|power|energy [--kind linear|mlp] [--transfer-from MODEL_ID (an mlp; needs "     \
+    "--kind mlp)] [--name NAME]"
 #define S_PREDICT_USAGE                                                                            \
     "usage: jetfleet model predict --model ID --cores N --cpu-freq F --gpu-freq F --emc-freq F "   \
     "[--workers N --batch N]"
@@ -136,7 +137,7 @@ static int s_fit(cli_ctx_t *ctx, int argc, char **argv)
     s_fit_args_t a;
     coord_model_opts_t o;
     if (s_parse_fit(argc, argv, &a, &o) != 0) {
-        return cli_fail(CLI_EXIT_USAGE, "%s (--transfer-from needs --kind mlp)", S_FIT_USAGE);
+        return cli_fail(CLI_EXIT_USAGE, S_FIT_USAGE);
     }
     jf_err_t err = {0};
     coord_store_t *rw = s_open_rw(ctx, &err);

@@ -381,6 +381,7 @@ static void test_migrates_version_1(void **state)
                                   "ALTER TABLE runs DROP COLUMN clock_offset_us; "
                                   "ALTER TABLE runs DROP COLUMN clock_rtt_us; "
                                   "ALTER TABLE runs DROP COLUMN clock_at_us; "
+                                  "DROP TABLE models; "
                                   "PRAGMA user_version = 1",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
