@@ -80,10 +80,9 @@ static int s_store_model(coord_store_t *rw, const s_fit_args_t *a, const coord_m
     snprintf(row.kind, sizeof row.kind, "%s", coord_model_kind_name(coord_model_kind(m)));
     snprintf(row.name, sizeof row.name, "%s", a->name ? a->name : "");
     if (!a->name) {
-        // Truncation of a very long default name is harmless: the id identifies the model.
-        int len = snprintf(row.name, sizeof row.name, "%.60s-%.40s-%s-%s", row.workload,
-                           scope_value, row.target, row.kind);
-        (void) len;
+        // Bounded so that it always fits: target and kind are at most 6 letters.
+        snprintf(row.name, sizeof row.name, "%.60s-%.40s-%.6s-%.6s", row.workload, scope_value,
+                 row.target, row.kind);
     }
     json_t *f = s_features(m, pts, n);
     json_t *p = coord_model_params_json(m);
