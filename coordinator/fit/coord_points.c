@@ -82,6 +82,7 @@ int coord_points_collect(coord_store_t *store, const char *sweep, const coord_po
                          jf_err_t *err)
 {
     s_collect_t c = {.f = f};
+    // TODO(#12): keep only the runs jetfleet check finds valid, and count those left out.
     int rc = coord_store_obs_each(store, sweep, s_on_obs, &c, err);
     if (rc == -ENOMEM) {
         jf_err_set(err, rc, "reading sweep '%s': out of memory", sweep);
