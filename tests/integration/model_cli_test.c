@@ -34,6 +34,7 @@
 #define T_HELD_RUNS 8
 #define T_XFER_RUNS 20
 #define T_ERR_BOUND 10.0 // percent: CV and held-out MAPE the linear fits must reach
+#define T_GAP_BOUND 10.0 // percent: recommended mode's true time over the true optimum
 
 static const int t_cores[] = {2, 4, 6};
 static const double t_cpu_ghz[] = {0.73, 1.19, 1.9};
@@ -242,6 +243,34 @@ static size_t t_lines(const char *text)
     return n;
 }
 
+// The recommended mode of out (recommend's "mode cores=.. cpu_mhz=.." line) as a custom point.
+static jf_run_custom_t t_recommended(const char *out)
+{
+    return (jf_run_custom_t){.n_cores = (int) t_value(out, "cores"),
+                             .cpu_hz = (int64_t) (t_value(out, "cpu_mhz") * 1e6),
+                             .gpu_hz = (int64_t) (t_value(out, "gpu_mhz") * 1e6),
+                             .emc_hz = (int64_t) (t_value(out, "emc_mhz") * 1e6)};
+}
+
+// Against the ground truth of the grid: the recommended mode's true time over the true optimum
+// under the power budget, and whether its true power is over the budget. Printed; the gap is
+// bounded by what two models with a few percent of error can miss by.
+static void t_expect_near_optimum(const char *out, double budget_w)
+{
+    jf_run_custom_t rec = t_recommended(out);
+    double best = INFINITY;
+    for (size_t i = 0; i < T_GRID_RUNS; i++) {
+        jf_run_custom_t m = t_mode(i);
+        if (t_power_w(&m) <= budget_w && t_time_s(&m, 1.0) < best) {
+            best = t_time_s(&m, 1.0);
+        }
+    }
+    double gap = 100.0 * (t_time_s(&rec, 1.0) - best) / best;
+    bool over = t_power_w(&rec) > budget_w;
+    printf("recommend_gap_pct=%.2f\nrecommend_over_budget=%d\n", gap, over);
+    assert_true(gap < T_GAP_BOUND);
+}
+
 #define T_FIT(target, kind, board, sweep)                                                          \
     (const char *const[])                                                                          \
     {                                                                                              \
@@ -333,6 +362,7 @@ static void test_pareto_recommend(void **state)
     assert_true(t_value(out, "predicted_power_w") <= 6.0);
     assert_non_null(strstr(out, "measured_time_s="));
     assert_true(t_value(out, "candidates") == 54);
+    t_expect_near_optimum(out, 6.0);
     free(out);
     out = t_cli(c, 0,
                 (const char *const[]){"recommend", "--workload", T_WORKLOAD, "--board", "nx-01",
