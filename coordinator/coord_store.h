@@ -245,6 +245,41 @@ typedef int (*coord_run_facts_fn)(const coord_run_facts_t *facts, void *arg);
 int coord_store_run_facts_each(coord_store_t *self, const char *sweep, coord_run_facts_fn fn,
                                void *arg, jf_err_t *err);
 
+// Fitted models (coord_store_models.c; docs/analysis.md "Models"): one row of the models table.
+#define COORD_MODEL_TEXT_MAX 127 // longest name, sweep, scope value, workload stored
+typedef struct coord_model_row {
+    int64_t id;                                  // assigned by coord_store_model_put
+    char name[COORD_MODEL_TEXT_MAX + 1];         // the user's name, or one made from the rest
+    char sweep[COORD_MODEL_TEXT_MAX + 1];        // the sweep it was fitted on
+    char scope[8];                               // "board" or "type"
+    char scope_value[COORD_MODEL_TEXT_MAX + 1];  // the board name or board type
+    char workload[COORD_MODEL_TEXT_MAX + 1];     // workload name
+    char target[16];                             // "time", "power", "energy"
+    char kind[16];                               // "linear", "mlp"
+    char *features;        // owned (malloc): JSON array of input names
+    char *params;          // owned (malloc): JSON object of the parameters
+    int64_t training_runs; // runs it was trained on
+    double cv_mape_pct;    // cross-validated MAPE, percent; NaN stores NULL
+    int64_t transfer_from; // the reference model's id, 0 for none
+    int64_t created_us;    // wall clock when stored
+} coord_model_row_t;
+
+// Stores row (its id ignored) and writes the new id. 0, or -EIO with err (a read-only store,
+// a constraint: scope, target or kind out of their sets).
+int coord_store_model_put(coord_store_t *self, const coord_model_row_t *row, int64_t *ret_id,
+                          jf_err_t *err);
+// Reads model id into *ret_row (release its strings with coord_model_row_fini). -ENOENT "no model
+// with id N", -EIO.
+int coord_store_model_get(coord_store_t *self, int64_t id, coord_model_row_t *ret_row,
+                          jf_err_t *err);
+// Calls fn for each model by id (the row is borrowed for the call). fn's non-zero return stops
+// the walk and is returned.
+typedef int (*coord_model_row_fn)(const coord_model_row_t *row, void *arg);
+int coord_store_models_each(coord_store_t *self, coord_model_row_fn fn, void *arg,
+                            jf_err_t *err);
+// Frees a row's JSON strings (the row itself is the caller's).
+void coord_model_row_fini(coord_model_row_t *row);
+
 const char *coord_run_state_name(coord_run_state_t state);
 bool coord_run_state_parse(const char *name, coord_run_state_t *ret_state);
 

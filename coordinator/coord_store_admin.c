@@ -235,6 +235,7 @@ static const s_table_t s_tables[] = {
     S_ROWID_TABLE("sweeps", "IGNORE"),
     S_ROWID_TABLE("runs", "IGNORE"),
     S_ROWID_TABLE("events", "IGNORE"),
+    S_ROWID_TABLE("models", "IGNORE"),
     S_RUN_TABLE("sweep_runs", " AND sweep IN (SELECT name FROM main.sweeps)"),
     S_RUN_TABLE("epochs", ""),
     S_RUN_TABLE("minibatches", ""),
@@ -426,7 +427,7 @@ static void s_list_not_copied(s_salvage_t *s, coord_salvage_report_t *r)
     sqlite3_stmt *st = NULL;
     const char *sql = "SELECT group_concat(name, ', ') FROM main.sqlite_schema WHERE type = "
                       "'table' AND name NOT IN ('meta', 'boards', 'sweeps', 'runs', 'events', "
-                      "'sweep_runs', 'epochs', 'minibatches', 'telemetry')";
+                      "'models', 'sweep_runs', 'epochs', 'minibatches', 'telemetry')";
     if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK &&
         sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0)) {
         (void)snprintf(r->not_copied, sizeof r->not_copied, "%s", sqlite3_column_text(st, 0));

@@ -86,6 +86,16 @@ static const char *const s_migrations[] = {
     // real data), NULL where the file gives none and for fleet sweeps.
     "ALTER TABLE sweeps ADD COLUMN source TEXT NOT NULL DEFAULT 'fleet';"
     "ALTER TABLE sweeps ADD COLUMN origin TEXT;",
+    // 7 -> 8: fitted time/power/energy models (docs/analysis.md "Models"): what they were fitted
+    // on (sweep, a board or a board type, workload), their input features and parameters as
+    // JSON, how many runs trained them, their cross-validated MAPE, and the model a transfer
+    // started from.
+    "CREATE TABLE models(id INTEGER PRIMARY KEY, name TEXT NOT NULL, sweep TEXT NOT NULL,"
+    " scope TEXT NOT NULL CHECK(scope IN ('board','type')), scope_value TEXT NOT NULL,"
+    " workload TEXT NOT NULL, target TEXT NOT NULL CHECK(target IN ('time','power','energy')),"
+    " kind TEXT NOT NULL CHECK(kind IN ('linear','mlp')), features TEXT NOT NULL,"
+    " params TEXT NOT NULL, training_runs INTEGER NOT NULL, cv_mape_pct REAL,"
+    " transfer_from INTEGER REFERENCES models(id), created_us INTEGER NOT NULL);",
 };
 
 #define S_N_MIGRATIONS ((int) (sizeof s_migrations / sizeof s_migrations[0]))

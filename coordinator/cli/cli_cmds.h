@@ -17,6 +17,10 @@ int cli_cmd_import(cli_ctx_t *ctx, int argc, char **argv);
 int cli_cmd_variability(cli_ctx_t *ctx, int argc, char **argv);
 int cli_cmd_check(cli_ctx_t *ctx, int argc, char **argv);
 
+int cli_cmd_model(cli_ctx_t *ctx, int argc, char **argv);
+int cli_cmd_pareto(cli_ctx_t *ctx, int argc, char **argv);
+int cli_cmd_recommend(cli_ctx_t *ctx, int argc, char **argv);
+
 // Prints "jetfleet: <what>" to stderr and returns code.
 int cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -36,6 +36,15 @@ static const char s_usage[] =
     "  check --sweep NAME [--format text|csv|json]\n"
     "                                           per done run: can its figures be trusted, and why\n"
     "                                           not\n"
+    "  model fit --sweep S --workload W (--board B | --type T) --target time|power|energy\n"
+    "         [--kind linear|mlp] [--transfer-from ID] [--name NAME]\n"
+    "                                           fit a model on the sweep's measured modes, store it\n"
+    "  model list | predict --model ID --cores N --cpu-freq F --gpu-freq F --emc-freq F\n"
+    "         [--workers N --batch N] | eval --model ID --sweep S [--board B]\n"
+    "  pareto --sweep S --workload W --board B [--predicted TIME_ID,POWER_ID] [--format text|csv]\n"
+    "                                           time-energy Pareto front of a board's modes\n"
+    "  recommend --workload W --board B --sweep S (--power-budget W | --time-budget S)\n"
+    "         --time-model ID --power-model ID  the best mode under a budget\n"
     "The config defaults to $JETFLEET_CONFIG, else ./fleet.yaml. --store FILE reads that store\n"
     "without a config (commands that talk to the coordinator still need the config).\n";
 
@@ -76,7 +85,10 @@ int main(int argc, char **argv)
                 {"keys", cli_cmd_keys},
                 {"import", cli_cmd_import},
                 {"variability", cli_cmd_variability},
-                {"check", cli_cmd_check}};
+                {"check", cli_cmd_check},
+                {"model", cli_cmd_model},
+                {"pareto", cli_cmd_pareto},
+                {"recommend", cli_cmd_recommend}};
     int rc = -1;
     for (size_t c = 0; i < argc && c < sizeof cmds / sizeof cmds[0]; c++) {
         if (strcmp(argv[i], cmds[c].verb) == 0) {

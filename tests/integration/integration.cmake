@@ -131,3 +131,10 @@ jf_add_integration_test(variability TIMEOUT 120
                         SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/variability_test.c
                         LIBS jft_support jf_common m)
 add_dependencies(variability_itest ${JF_ITEST_DEPS})
+
+# jetfleet model fit/list/predict/eval, pareto and recommend on a store built with the store API
+# (issue #12, docs/analysis.md), with the bad requests.
+jf_add_integration_test(model_cli TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/model_cli_test.c
+                        LIBS jft_support jf_coord jf_common)
+add_dependencies(model_cli_itest ${JF_ITEST_DEPS})

@@ -1,7 +1,8 @@
 /* Compiles common/torch/jf_torch.h alone as C11 (this file) and as C++17 (torch_header_cxx.cpp),
  * both with warnings as errors, and checks that the two languages agree on the layout of the
  * header's structs and the values of its enums (STYLE.md §8). Links no libtorch. */
-#include "jf_torch.h" // first, so it must compile on its own
+#include "jf_torch.h"     // first, so it must compile on its own
+#include "jf_torch_fit.h" // after jf_torch.h, but it includes nothing of it
 
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,6 +27,8 @@ static size_t t_c_layout(size_t which)
         (size_t) JF_TORCH_MODEL_MOBILENETV3,
         (size_t) JF_TORCH_DEVICE_AUTO,
         sizeof(jf_err_t),
+        sizeof(jf_torch_mlp_train_opts_t),
+        offsetof(jf_torch_mlp_train_opts_t, weight_decay),
     };
     return which < sizeof facts / sizeof facts[0] ? facts[which] : SIZE_MAX;
 }

@@ -62,3 +62,15 @@ jf_add_unit_test(variability
 jf_add_unit_test(validity
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/validity_test.c
   ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_analysis)
+
+# Model fitting, Pareto fronts, the models table (issue #12, docs/analysis.md).
+jf_add_unit_test(fit
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/fit_test.c LIBS jf_fit)
+# Six MLP trainings on 576 points: ~13 s on a loaded 2-core machine, more under the sanitizers.
+math(EXPR jf_fit_timeout "120 * ${JF_TEST_TIMEOUT_SCALE}")
+set_tests_properties(unit.fit PROPERTIES TIMEOUT ${jf_fit_timeout})
+jf_add_unit_test(pareto
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/pareto_test.c LIBS jf_fit)
+jf_add_unit_test(store_models
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_models_test.c
+  ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_coord)

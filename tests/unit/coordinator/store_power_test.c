@@ -178,6 +178,8 @@ static void test_migrates_version_3(void **state)
                                   "ALTER TABLE runs DROP COLUMN clock_at_us; "
                                   "ALTER TABLE sweeps DROP COLUMN source; "
                                   "ALTER TABLE sweeps DROP COLUMN origin; "
+
+                                  "DROP TABLE models; "
                                   "PRAGMA user_version = 3",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
@@ -185,8 +187,8 @@ static void test_migrates_version_3(void **state)
     jf_err_t err = {0};
     c->store = coord_store_open(c->path, false, &err);
     assert_non_null(c->store);
-    assert_int_equal(coord_store_schema_version(c->store), 7);
-    assert_int_equal(coord_store_schema_latest(), 7);
+    assert_int_equal(coord_store_schema_version(c->store), 8);
+    assert_int_equal(coord_store_schema_latest(), 8);
     t_rows_t r;
     t_rows(c->store, &r);
     assert_int_equal(r.n, 1);

@@ -383,6 +383,8 @@ static void test_migrates_version_1(void **state)
                                   "ALTER TABLE runs DROP COLUMN clock_at_us; "
                                   "ALTER TABLE sweeps DROP COLUMN source; "
                                   "ALTER TABLE sweeps DROP COLUMN origin; "
+
+                                  "DROP TABLE models; "
                                   "PRAGMA user_version = 1",
                                   NULL, NULL, NULL),
                      SQLITE_OK);

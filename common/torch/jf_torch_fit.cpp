@@ -1,0 +1,289 @@
+/* The libtorch shim's regression half (jf_torch_fit.h): least squares through
+ * torch::linalg_lstsq in double precision and a small tanh MLP trained full-batch with Adam.
+ * Every extern "C" body catches every exception and returns a negative errno plus a message. */
+#include "jf_torch_fit.h"
+
+#include <ATen/Parallel.h>
+#include <c10/util/Exception.h>
+#include <torch/torch.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#define JF_TORCH_FIT_MSG_MAX 200 // longest libtorch message copied into an error
+
+struct jf_torch_mlp {
+    std::vector<int> sizes;    // input, hidden..., output
+    torch::nn::Sequential net; // Linear (Tanh Linear)*
+};
+
+namespace
+{
+
+// Translates the exception being handled into err. Call only from inside a catch block.
+int s_fail(jf_err_t *err, const char *where)
+{
+    std::string text;
+    int code = -EIO;
+    try {
+        throw;
+    } catch (const c10::Error &e) {
+        text = e.what_without_backtrace();
+    } catch (const std::bad_alloc &) {
+        text = "out of memory";
+        code = -ENOMEM;
+    } catch (const std::exception &e) {
+        text = e.what();
+    } catch (...) {
+        text = "unknown exception";
+    }
+    text = text.substr(0, std::min(text.find('\n'), (size_t) JF_TORCH_FIT_MSG_MAX));
+    return jf_err_set(err, code, "torch: %s: %s", where, text.c_str());
+}
+
+bool s_all_finite(const double *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!std::isfinite(v[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool s_all_finite_f(const float *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (!std::isfinite(v[i])) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// A tensor over the caller's floats (no copy; the caller's buffer outlives it).
+torch::Tensor s_view(const float *v, size_t rows, int cols)
+{
+    return torch::from_blob(const_cast<float *>(v), {(int64_t) rows, (int64_t) cols},
+                            torch::kFloat32);
+}
+
+torch::nn::Sequential s_build(const std::vector<int> &sizes)
+{
+    torch::nn::Sequential net;
+    for (size_t i = 0; i + 1 < sizes.size(); i++) {
+        if (i > 0) {
+            net->push_back(torch::nn::Tanh());
+        }
+        net->push_back(torch::nn::Linear(sizes[i], sizes[i + 1]));
+    }
+    return net;
+}
+
+} // namespace
+
+extern "C" int jf_torch_lstsq(const double *x, size_t n, size_t p, const double *y, double ridge,
+                              double *ret_coef, jf_err_t *err)
+{
+    if (p == 0 || n < p || n > JF_TORCH_FIT_ROWS_MAX || !(ridge >= 0.0)) {
+        return jf_err_set(err, -EINVAL,
+                          "lstsq: need rows >= columns >= 1 and ridge >= 0, got %zu x %zu, "
+                          "ridge %g",
+                          n, p, ridge);
+    }
+    if (!s_all_finite(x, n * p) || !s_all_finite(y, n)) {
+        return jf_err_set(err, -EINVAL, "lstsq: a value is not finite");
+    }
+    try {
+        at::set_num_threads(1);
+        auto opts = torch::TensorOptions().dtype(torch::kFloat64);
+        // The ridge term as extra rows sqrt(ridge)*I with target 0: the same minimiser as the
+        // regularised normal equations, without squaring the condition number.
+        auto a = torch::zeros({(int64_t) (n + p), (int64_t) p}, opts);
+        auto b = torch::zeros({(int64_t) (n + p), 1}, opts);
+        a.narrow(0, 0, (int64_t) n)
+            .copy_(torch::from_blob(const_cast<double *>(x), {(int64_t) n, (int64_t) p}, opts));
+        b.narrow(0, 0, (int64_t) n)
+            .copy_(torch::from_blob(const_cast<double *>(y), {(int64_t) n, 1}, opts));
+        a.narrow(0, (int64_t) n, (int64_t) p)
+            .copy_(torch::eye((int64_t) p, opts) * std::sqrt(ridge));
+        auto sol = std::get<0>(torch::linalg_lstsq(a, b, c10::nullopt, std::string("gelsd")));
+        auto c = sol.narrow(0, 0, (int64_t) p).contiguous();
+        std::memcpy(ret_coef, c.data_ptr<double>(), p * sizeof(double));
+        return s_all_finite(ret_coef, p) ? 0 : jf_err_set(err, -EIO, "lstsq: solution not finite");
+    } catch (...) {
+        return s_fail(err, "lstsq");
+    }
+}
+
+extern "C" jf_torch_mlp_t *jf_torch_mlp_new(const int *sizes, int n_sizes, uint64_t seed,
+                                            jf_err_t *err)
+{
+    if (n_sizes < 2 || n_sizes > JF_TORCH_FIT_LAYERS_MAX) {
+        jf_err_set(err, -EINVAL, "mlp: need 2..%d layer sizes, got %d", JF_TORCH_FIT_LAYERS_MAX,
+                   n_sizes);
+        return nullptr;
+    }
+    for (int i = 0; i < n_sizes; i++) {
+        if (sizes[i] < 1 || sizes[i] > JF_TORCH_FIT_WIDTH_MAX) {
+            jf_err_set(err, -EINVAL, "mlp: layer %d has %d units, expected 1..%d", i, sizes[i],
+                       JF_TORCH_FIT_WIDTH_MAX);
+            return nullptr;
+        }
+    }
+    try {
+        at::set_num_threads(1);
+        torch::manual_seed(seed);
+        auto m = std::make_unique<jf_torch_mlp>();
+        m->sizes.assign(sizes, sizes + n_sizes);
+        m->net = s_build(m->sizes);
+        m->net->to(torch::kFloat32);
+        return m.release();
+    } catch (...) {
+        s_fail(err, "mlp new");
+        return nullptr;
+    }
+}
+
+extern "C" void jf_torch_mlp_destroy(jf_torch_mlp_t **self_p)
+{
+    if (self_p && *self_p) {
+        delete *self_p;
+        *self_p = nullptr;
+    }
+}
+
+extern "C" int jf_torch_mlp_inputs(const jf_torch_mlp_t *self)
+{
+    return self->sizes.front();
+}
+
+extern "C" int jf_torch_mlp_outputs(const jf_torch_mlp_t *self)
+{
+    return self->sizes.back();
+}
+
+extern "C" size_t jf_torch_mlp_param_count(const jf_torch_mlp_t *self)
+{
+    size_t n = 0;
+    for (const auto &p : self->net->parameters()) {
+        n += (size_t) p.numel();
+    }
+    return n;
+}
+
+extern "C" int jf_torch_mlp_params(const jf_torch_mlp_t *self, float *ret_params, size_t count,
+                                   jf_err_t *err)
+{
+    if (count != jf_torch_mlp_param_count(self)) {
+        return jf_err_set(err, -EINVAL, "mlp: %zu parameters asked for, the network has %zu", count,
+                          jf_torch_mlp_param_count(self));
+    }
+    try {
+        size_t at = 0;
+        for (const auto &p : self->net->parameters()) {
+            auto c = p.detach().contiguous();
+            std::memcpy(ret_params + at, c.data_ptr<float>(), (size_t) c.numel() * sizeof(float));
+            at += (size_t) c.numel();
+        }
+        return 0;
+    } catch (...) {
+        return s_fail(err, "mlp params");
+    }
+}
+
+extern "C" int jf_torch_mlp_set_params(jf_torch_mlp_t *self, const float *params, size_t count,
+                                       jf_err_t *err)
+{
+    if (count != jf_torch_mlp_param_count(self)) {
+        return jf_err_set(err, -EINVAL, "mlp: %zu parameters given, the network has %zu", count,
+                          jf_torch_mlp_param_count(self));
+    }
+    if (!s_all_finite_f(params, count)) {
+        return jf_err_set(err, -EINVAL, "mlp: a parameter is not finite");
+    }
+    try {
+        torch::NoGradGuard no_grad;
+        size_t at = 0;
+        for (auto &p : self->net->parameters()) {
+            auto src =
+                torch::from_blob(const_cast<float *>(params + at), p.sizes(), torch::kFloat32);
+            p.copy_(src);
+            at += (size_t) p.numel();
+        }
+        return 0;
+    } catch (...) {
+        return s_fail(err, "mlp set params");
+    }
+}
+
+extern "C" jf_torch_mlp_t *jf_torch_mlp_clone(const jf_torch_mlp_t *src, jf_err_t *err)
+{
+    jf_torch_mlp_t *m = jf_torch_mlp_new(src->sizes.data(), (int) src->sizes.size(), 0, err);
+    try {
+        std::vector<float> p(m ? jf_torch_mlp_param_count(src) : 0);
+        if (m && (jf_torch_mlp_params(src, p.data(), p.size(), err) != 0 ||
+                  jf_torch_mlp_set_params(m, p.data(), p.size(), err) != 0)) {
+            jf_torch_mlp_destroy(&m);
+        }
+    } catch (...) {
+        s_fail(err, "mlp clone");
+        jf_torch_mlp_destroy(&m);
+    }
+    return m;
+}
+
+extern "C" int jf_torch_mlp_train(jf_torch_mlp_t *self, const float *x, const float *y, size_t n,
+                                  const jf_torch_mlp_train_opts_t *opts, uint64_t seed,
+                                  jf_err_t *err)
+{
+    if (n == 0 || n > JF_TORCH_FIT_ROWS_MAX || opts->epochs < 1 || !(opts->lr > 0.0) ||
+        !(opts->weight_decay >= 0.0)) {
+        return jf_err_set(err, -EINVAL,
+                          "mlp train: need rows >= 1, epochs >= 1, lr > 0, weight decay >= 0; "
+                          "got %zu rows, %d epochs, lr %g, weight decay %g",
+                          n, opts->epochs, opts->lr, opts->weight_decay);
+    }
+    int in = self->sizes.front();
+    int out = self->sizes.back();
+    if (!s_all_finite_f(x, n * (size_t) in) || !s_all_finite_f(y, n * (size_t) out)) {
+        return jf_err_set(err, -EINVAL, "mlp train: a value is not finite");
+    }
+    try {
+        at::set_num_threads(1);
+        torch::manual_seed(seed);
+        auto xs = s_view(x, n, in);
+        auto ys = s_view(y, n, out);
+        torch::optim::Adam opt(
+            self->net->parameters(),
+            torch::optim::AdamOptions(opts->lr).weight_decay(opts->weight_decay));
+        self->net->train();
+        for (int e = 0; e < opts->epochs; e++) {
+            opt.zero_grad();
+            auto loss = torch::mse_loss(self->net->forward(xs), ys);
+            loss.backward();
+            opt.step();
+        }
+        return 0;
+    } catch (...) {
+        return s_fail(err, "mlp train");
+    }
+}
+
+extern "C" int jf_torch_mlp_predict(jf_torch_mlp_t *self, const float *x, size_t n, float *ret_y,
+                                    jf_err_t *err)
+{
+    try {
+        torch::NoGradGuard no_grad;
+        self->net->eval();
+        auto out = self->net->forward(s_view(x, n, self->sizes.front())).contiguous();
+        std::memcpy(ret_y, out.data_ptr<float>(), (size_t) out.numel() * sizeof(float));
+        return 0;
+    } catch (...) {
+        return s_fail(err, "mlp predict");
+    }
+}

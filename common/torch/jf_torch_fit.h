@@ -1,0 +1,80 @@
+/* The libtorch shim's regression half (STYLE.md §8): least squares and a small MLP regressor for
+ * the coordinator's time/power/energy models (coordinator/fit, docs/analysis.md "Models"). Not
+ * for the training workloads (jf_torch.h) nor for features, standardisation or cross-validation:
+ * those are C. No C++ type, tensor or exception crosses this header. */
+#ifndef JF_TORCH_FIT_H
+#define JF_TORCH_FIT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// jf_err.h has no C++ guard of its own, so it is included inside this one.
+#include "jf_err.h"
+
+#define JF_TORCH_FIT_LAYERS_MAX 8        // most layer sizes an MLP takes (input .. output)
+#define JF_TORCH_FIT_WIDTH_MAX  1024     // widest layer accepted
+#define JF_TORCH_FIT_ROWS_MAX   10000000 // most rows one call takes
+
+typedef struct jf_torch_mlp jf_torch_mlp_t;
+
+// Training settings of jf_torch_mlp_train (Adam, full batch, mean squared error).
+typedef struct jf_torch_mlp_train_opts {
+    int epochs;          // full-batch Adam steps, >= 1
+    double lr;           // Adam learning rate, > 0
+    double weight_decay; // Adam's L2 weight decay, >= 0
+} jf_torch_mlp_train_opts_t;
+
+// Least squares in double precision: the coefficients b (p values) minimising
+// |x b - y|^2 + ridge |b|^2, x row-major n x p. Sets libtorch to 1 intra-op thread (process-wide)
+// so the result does not depend on the machine's load. Returns 0 with ret_coef written, -EINVAL
+// (n < p, p == 0, ridge < 0, a non-finite value) or -EIO from libtorch, with err.
+int jf_torch_lstsq(const double *x, size_t n, size_t p, const double *y, double ridge,
+                   double *ret_coef, jf_err_t *err);
+
+// A fully connected network with tanh between layers: sizes[0] inputs, sizes[n_sizes - 1]
+// outputs, 2 <= n_sizes <= JF_TORCH_FIT_LAYERS_MAX. Seeds libtorch's global generator with seed
+// before initialising the weights and sets 1 intra-op thread (both process-wide: build one at a
+// time). Caller owns the result; release with jf_torch_mlp_destroy. NULL with err on failure.
+jf_torch_mlp_t *jf_torch_mlp_new(const int *sizes, int n_sizes, uint64_t seed, jf_err_t *err);
+void jf_torch_mlp_destroy(jf_torch_mlp_t **self_p);
+
+// A new network of src's shape with src's parameters: the start of a transfer (PowerTrain's
+// method: reuse the reference model, then jf_torch_mlp_train on the new points). Caller owns
+// the result (jf_torch_mlp_destroy); NULL with err.
+jf_torch_mlp_t *jf_torch_mlp_clone(const jf_torch_mlp_t *src, jf_err_t *err);
+
+// Inputs and outputs of the network, as given to jf_torch_mlp_new.
+int jf_torch_mlp_inputs(const jf_torch_mlp_t *self);
+int jf_torch_mlp_outputs(const jf_torch_mlp_t *self);
+
+// Trains on n rows (x row-major n x inputs, y n x outputs; the caller standardises both). Seeds
+// libtorch's generator with seed first so the run is repeatable. Returns 0, -EINVAL for bad
+// options or non-finite data, -EIO from libtorch, with err.
+int jf_torch_mlp_train(jf_torch_mlp_t *self, const float *x, const float *y, size_t n,
+                       const jf_torch_mlp_train_opts_t *opts, uint64_t seed, jf_err_t *err);
+
+// Writes the network's outputs for n rows of x into ret_y (n x outputs). 0, or -EIO with err.
+int jf_torch_mlp_predict(jf_torch_mlp_t *self, const float *x, size_t n, float *ret_y,
+                         jf_err_t *err);
+
+// Number of parameters (weights and biases of every layer).
+size_t jf_torch_mlp_param_count(const jf_torch_mlp_t *self);
+
+// Copies the parameters, flattened in the network's parameter order, into ret_params (count
+// values, which must equal jf_torch_mlp_param_count). 0, or -EINVAL with err.
+int jf_torch_mlp_params(const jf_torch_mlp_t *self, float *ret_params, size_t count, jf_err_t *err);
+
+// Loads parameters written by jf_torch_mlp_params for a network of the same sizes. 0, or -EINVAL
+// (count differs, a value not finite) with err.
+int jf_torch_mlp_set_params(jf_torch_mlp_t *self, const float *params, size_t count, jf_err_t *err);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,108 @@
+/* jetfleet recommend: the mode of one board that minimises epoch time under a power budget or
+ * energy under a time budget, chosen over the grid of the measured clocks as two stored models
+ * predict it, with the measured figures where that mode was measured (docs/analysis.md "Pareto
+ * fronts and recommendations"). Read-only. */
+#include "cli_cmds.h"
+#include "cli_models.h"
+
+#include "jf_parse.h"
+#include "jf_units.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define S_USAGE                                                                                    \
+    "usage: jetfleet recommend --workload W --board B --sweep S (--power-budget WATTS | "          \
+    "--time-budget SECONDS) --time-model ID --power-model ID"
+#define S_BUDGET_MAX 1e9 // W or s: far above anything a board does
+
+typedef struct s_args {
+    const char *workload, *board, *sweep, *power, *time, *time_model, *power_model;
+} s_args_t;
+
+static void s_print(const coord_pareto_point_t *p, const coord_pareto_point_t *measured,
+                    size_t candidates)
+{
+    char cells[CLI_MODELS_MODE_COLS][CLI_MODELS_CELL_MAX];
+    cli_models_mode_cells(&p->op, cells);
+    printf("mode");
+    for (int i = 0; i < CLI_MODELS_MODE_COLS; i++) {
+        printf(" %s=%s", cli_models_mode_names[i], cells[i]);
+    }
+    printf("\ncandidates=%zu\n", candidates);
+    printf("predicted_time_s=%.4f predicted_power_w=%.3f predicted_energy_j=%.3f\n",
+           p->time_us / (double) JF_US_PER_S, p->power_mw / 1e3, p->energy_mj / 1e3);
+    if (measured) {
+        printf("measured_time_s=%.4f measured_power_w=%.3f measured_energy_j=%.3f\n",
+               measured->time_us / (double) JF_US_PER_S, measured->power_mw / 1e3,
+               measured->energy_mj / 1e3);
+    } else {
+        printf("measured=none (this mode was not measured in the sweep)\n");
+    }
+}
+
+static int s_budget(const s_args_t *a, coord_budget_t *ret_kind, double *ret_budget, jf_err_t *err)
+{
+    double v = 0.0;
+    *ret_kind = a->power ? COORD_BUDGET_POWER : COORD_BUDGET_TIME;
+    if (jf_parse_double(a->power ? a->power : a->time, 0.0, S_BUDGET_MAX, &v, err) != 0 ||
+        !(v > 0.0)) {
+        return jf_err_set(err, -EINVAL, "--%s: expected a positive number of %s, got '%s'",
+                          a->power ? "power-budget" : "time-budget", a->power ? "W" : "s",
+                          a->power ? a->power : a->time);
+    }
+    *ret_budget = a->power ? v * 1e3 : v * (double) JF_US_PER_S; // internal mW or µs
+    return 0;
+}
+
+static int s_run(coord_store_t *st, const s_args_t *a, jf_err_t *err)
+{
+    coord_budget_t kind = COORD_BUDGET_POWER;
+    double budget = 0.0;
+    int64_t tid = 0;
+    int64_t pid = 0;
+    int rc = s_budget(a, &kind, &budget, err);
+    rc = rc == 0 ? cli_models_parse_id("time-model", a->time_model, &tid, err) : rc;
+    rc = rc == 0 ? cli_models_parse_id("power-model", a->power_model, &pid, err) : rc;
+    coord_points_filter_t f = {.workload = a->workload, .board = a->board};
+    coord_run_mean_t *runs = NULL;
+    size_t n = 0;
+    rc = rc == 0 ? cli_models_runs(st, a->sweep, &f, &runs, &n, err) : rc;
+    coord_pareto_point_t *pred = NULL;
+    size_t npred = 0;
+    rc = rc == 0 ? cli_models_predict_grid(st, tid, pid, runs, n, &pred, &npred, err) : rc;
+    coord_pareto_point_t *modes = NULL;
+    size_t nmodes = 0;
+    rc = rc == 0 ? coord_points_modes(runs, n, &modes, &nmodes, err) : rc;
+    size_t best = 0;
+    double closest = 0.0;
+    rc = rc == 0 ? coord_recommend(pred, npred, kind, budget, &best, &closest, err) : rc;
+    if (rc == 0) {
+        s_print(&pred[best], cli_models_find(modes, nmodes, &pred[best].op), npred);
+    }
+    free(modes);
+    free(pred);
+    free(runs);
+    return rc;
+}
+
+int cli_cmd_recommend(cli_ctx_t *ctx, int argc, char **argv)
+{
+    static const char *const names[] = {"workload",    "board",      "sweep",       "power-budget",
+                                        "time-budget", "time-model", "power-model", NULL};
+    const char *v[CLI_MODELS_OPTS_MAX] = {0};
+    if (cli_models_opts("recommend", argc, argv, names, v) != 0) {
+        return cli_fail(CLI_EXIT_USAGE, S_USAGE);
+    }
+    s_args_t a = {v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
+    if (!a.workload || !a.board || !a.sweep || !a.power == !a.time || !a.time_model ||
+        !a.power_model) {
+        return cli_fail(CLI_EXIT_USAGE, S_USAGE);
+    }
+    jf_err_t err = {0};
+    coord_store_t *st = cli_ctx_store(ctx, &err);
+    int rc = st ? s_run(st, &a, &err) : -EIO;
+    return rc == 0 ? CLI_EXIT_OK : cli_fail(CLI_EXIT_ERROR, "recommend: %s", err.msg);
+}

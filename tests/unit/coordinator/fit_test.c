@@ -1,0 +1,388 @@
+/* Unit tests of the model fitting (coordinator/fit, common/torch/jf_torch_fit): least squares
+ * against a known plane, cross-validated MAPE against the test's own fold refits (normal
+ * equations solved here by Gaussian elimination), a roofline-like surface with 3 % noise, a
+ * transfer against training from scratch, JSON round trips and the documented errors. Figures
+ * are printed as name=value lines. */
+#include "coord_model.h"
+#include "jf_rng.h"
+#include "jf_torch_fit.h"
+
+// clang-format off
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+// clang-format on
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define T_PLANE_N      400
+#define T_PLANE_SIGMA  0.01
+#define T_NOISE        0.03 // relative noise of the generated surfaces
+#define T_GHZ          1e9
+#define T_LINEAR_BOUND 7.0 // measured 5.0 % (seed 22)
+#define T_MLP_BOUND    4.0 // measured 2.8 %
+
+// The true surface of the tests: a roofline max of GPU and memory time plus CPU time,
+// t = scale_g * max(a/f_gpu, b/f_emc) + scale_c * c/(cores f_cpu) seconds, in µs.
+typedef struct t_surface {
+    double a, b, c; // seconds at 1 GHz
+} t_surface_t;
+
+static double t_truth(const t_surface_t *s, const coord_op_t *op)
+{
+    double g = (double) op->gpu_hz / T_GHZ;
+    double e = (double) op->emc_hz / T_GHZ;
+    double c = (double) op->cpu_hz / T_GHZ;
+    double gpu = s->a / g > s->b / e ? s->a / g : s->b / e;
+    return (gpu + s->c / (op->cores * c)) * 1e6;
+}
+
+// The grid 4 cores x 6 cpu x 6 gpu x 4 emc = 576 modes of the roofline tests.
+static size_t t_grid(coord_op_t *ops)
+{
+    static const int cores[] = {1, 2, 4, 8};
+    static const double cpu[] = {0.4, 0.7, 1.0, 1.3, 1.7, 2.2};
+    static const double gpu[] = {0.3, 0.5, 0.7, 0.9, 1.1, 1.3};
+    static const double emc[] = {0.6, 1.0, 1.6, 2.1};
+    size_t n = 0;
+    for (; n < 4 * 6 * 6 * 4; n++) { // one index over the four axes, emc fastest
+        ops[n] = (coord_op_t){.cores = cores[n / 144],
+                              .cpu_hz = (int64_t) (cpu[n / 24 % 6] * T_GHZ),
+                              .gpu_hz = (int64_t) (gpu[n / 4 % 6] * T_GHZ),
+                              .emc_hz = (int64_t) (emc[n % 4] * T_GHZ),
+                              .workers = 2,
+                              .batch_size = 32};
+    }
+    return n;
+}
+
+#define T_GRID_N 576
+
+static void t_points(const t_surface_t *s, const coord_op_t *ops, size_t n, uint64_t seed,
+                     double noise, coord_point_t *pts)
+{
+    jf_rng_t rng;
+    jf_rng_seed(&rng, seed, 0);
+    for (size_t i = 0; i < n; i++) {
+        pts[i] = (coord_point_t){.op = ops[i],
+                                 .y = t_truth(s, &ops[i]) * (1.0 + noise * jf_rng_normal(&rng))};
+    }
+}
+
+static void test_lstsq_recovers_plane(void **state)
+{
+    (void) state;
+    static const double truth[] = {3.0, 2.0, -1.5, 0.5};
+    double *x = malloc(T_PLANE_N * 4 * sizeof *x);
+    double *y = malloc(T_PLANE_N * sizeof *y);
+    jf_rng_t rng;
+    jf_rng_seed(&rng, 5, 0);
+    for (size_t i = 0; i < T_PLANE_N; i++) {
+        x[i * 4] = 1.0;
+        y[i] = truth[0];
+        for (int j = 1; j < 4; j++) {
+            x[i * 4 + j] = jf_rng_uniform(&rng);
+            y[i] += truth[j] * x[i * 4 + j];
+        }
+        y[i] += T_PLANE_SIGMA * jf_rng_normal(&rng);
+    }
+    double coef[4] = {0};
+    jf_err_t err = {0};
+    assert_int_equal(jf_torch_lstsq(x, T_PLANE_N, 4, y, 0.0, coef, &err), 0);
+    // A slope's standard error with x uniform on [0, 1] (variance 1/12) is sigma*sqrt(12/n);
+    // the intercept's is about twice that. Allow 6 of the larger.
+    double tol = 6.0 * 2.0 * T_PLANE_SIGMA * sqrt(12.0 / T_PLANE_N);
+    for (int j = 0; j < 4; j++) {
+        printf("lstsq_coef%d=%.5f truth=%.2f tol=%.4f\n", j, coef[j], truth[j], tol);
+        assert_true(fabs(coef[j] - truth[j]) < tol);
+    }
+    assert_int_equal(jf_torch_lstsq(x, 3, 4, y, 0.0, coef, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "3 x 4"));
+    free(x);
+    free(y);
+}
+
+// Solves the p x p system a z = b in place (Gaussian elimination with partial pivoting).
+static void t_solve(double *a, double *b, int p)
+{
+    for (int k = 0; k < p; k++) {
+        int piv = k;
+        for (int i = k + 1; i < p; i++) {
+            piv = fabs(a[i * p + k]) > fabs(a[piv * p + k]) ? i : piv;
+        }
+        for (int j = 0; j < p; j++) {
+            double t = a[k * p + j];
+            a[k * p + j] = a[piv * p + j];
+            a[piv * p + j] = t;
+        }
+        double t = b[k];
+        b[k] = b[piv];
+        b[piv] = t;
+        for (int i = k + 1; i < p; i++) {
+            double f = a[i * p + k] / a[k * p + k];
+            for (int j = k; j < p; j++) {
+                a[i * p + j] -= f * a[k * p + j];
+            }
+            b[i] -= f * b[k];
+        }
+    }
+    for (int k = p - 1; k >= 0; k--) {
+        for (int j = k + 1; j < p; j++) {
+            b[k] -= a[k * p + j] * b[j];
+        }
+        b[k] /= a[k * p + k];
+    }
+}
+
+// The test's own linear fit: normal equations (X'X + ridge I) b = X'y of the time features.
+static void t_normal_fit(const coord_point_t *pts, size_t n, const size_t *fold, size_t skip,
+                         double *coef)
+{
+    int p = coord_features_count(COORD_TARGET_TIME);
+    double a[COORD_FEATURES_MAX * COORD_FEATURES_MAX] = {0};
+    double row[COORD_FEATURES_MAX];
+    memset(coef, 0, (size_t) p * sizeof *coef);
+    for (size_t i = 0; i < n; i++) {
+        if (fold[i] == skip) {
+            continue;
+        }
+        assert_int_equal(coord_features_row(COORD_TARGET_TIME, &pts[i].op, row), 0);
+        for (int r = 0; r < p; r++) {
+            coef[r] += row[r] * pts[i].y;
+            for (int c = 0; c < p; c++) {
+                a[r * p + c] += row[r] * row[c];
+            }
+        }
+    }
+    for (int r = 0; r < p; r++) {
+        a[r * p + r] += COORD_MODEL_RIDGE;
+    }
+    t_solve(a, coef, p);
+}
+
+static void test_cv_matches_own_refits(void **state)
+{
+    (void) state;
+    coord_op_t ops[T_GRID_N];
+    size_t n = t_grid(ops);
+    t_surface_t s = {.a = 2.0, .b = 3.0, .c = 4.0};
+    coord_point_t *pts = malloc(n * sizeof *pts);
+    t_points(&s, ops, n, 21, T_NOISE, pts);
+    coord_model_opts_t o = {
+        .kind = COORD_MODEL_LINEAR, .target = COORD_TARGET_TIME, .log = COORD_MODEL_LOG_OFF};
+    double cv = 0.0;
+    jf_err_t err = {0};
+    assert_int_equal(coord_model_cv(&o, pts, n, &cv, &err), 0);
+    size_t *fold = malloc(n * sizeof *fold);
+    size_t k = coord_model_folds(n, fold);
+    assert_int_equal(k, COORD_MODEL_CV_FOLDS);
+    double sum = 0.0;
+    double row[COORD_FEATURES_MAX];
+    double coef[COORD_FEATURES_MAX];
+    for (size_t f = 0; f < k; f++) {
+        t_normal_fit(pts, n, fold, f, coef);
+        for (size_t i = 0; i < n; i++) {
+            if (fold[i] != f) {
+                continue;
+            }
+            coord_features_row(COORD_TARGET_TIME, &pts[i].op, row);
+            double yhat = 0.0;
+            for (int j = 0; j < coord_features_count(COORD_TARGET_TIME); j++) {
+                yhat += coef[j] * row[j];
+            }
+            sum += fabs(yhat - pts[i].y) / pts[i].y;
+        }
+    }
+    double own = 100.0 * sum / (double) n;
+    printf("cv_mape_pct=%.6f own_refit_mape_pct=%.6f\n", cv, own);
+    assert_true(fabs(cv - own) < 1e-6 * own);
+    free(fold);
+    free(pts);
+}
+
+static double t_fit_cv(coord_model_kind_t kind, const coord_point_t *pts, size_t n,
+                       const char *name)
+{
+    coord_model_opts_t o = {.kind = kind, .target = COORD_TARGET_TIME};
+    jf_err_t err = {0};
+    coord_model_t *m = coord_model_fit(&o, pts, n, &err);
+    if (!m) {
+        fail_msg("fit: %s", err.msg);
+    }
+    double cv = coord_model_cv_mape_pct(m);
+    printf("%s_cv_mape_pct=%.3f%s\n", name, cv,
+           kind == COORD_MODEL_LINEAR ? (coord_model_uses_log(m) ? " log=yes" : " log=no") : "");
+    coord_model_destroy(&m);
+    return cv;
+}
+
+static void test_roofline_surface(void **state)
+{
+    (void) state;
+    coord_op_t ops[T_GRID_N];
+    size_t n = t_grid(ops);
+    t_surface_t s = {.a = 2.0, .b = 3.0, .c = 4.0};
+    coord_point_t *pts = malloc(n * sizeof *pts);
+    t_points(&s, ops, n, 22, T_NOISE, pts);
+    // 3 % noise alone gives a MAPE of about 3 * sqrt(2/pi) = 2.4 %; the bounds leave room for
+    // the roofline's kink, which neither model has in its form.
+    assert_true(t_fit_cv(COORD_MODEL_LINEAR, pts, n, "roofline_linear") < T_LINEAR_BOUND);
+    assert_true(t_fit_cv(COORD_MODEL_MLP, pts, n, "roofline_mlp") < T_MLP_BOUND);
+    free(pts);
+}
+
+#define T_XFER_N 50
+
+static double t_heldout(coord_model_t *m, const coord_point_t *pts, size_t n)
+{
+    double mape = 0.0;
+    jf_err_t err = {0};
+    assert_int_equal(coord_model_mape(m, pts, n, &mape, &err), 0);
+    return mape;
+}
+
+static coord_model_t *t_fit(const coord_model_opts_t *o, const coord_point_t *pts, size_t n)
+{
+    jf_err_t err = {0};
+    coord_model_t *m = coord_model_fit(o, pts, n, &err);
+    if (!m) {
+        fail_msg("fit: %s", err.msg);
+    }
+    return m;
+}
+
+static void test_transfer_beats_scratch(void **state)
+{
+    (void) state;
+    coord_op_t ops[T_GRID_N];
+    size_t n = t_grid(ops);
+    t_surface_t ref_s = {.a = 2.0, .b = 3.0, .c = 4.0};
+    t_surface_t new_s = {.a = 2.0 * 1.5, .b = 3.0 * 0.8, .c = 4.0 * 1.3}; // another workload
+    coord_point_t *ref_pts = malloc(n * sizeof *ref_pts);
+    coord_point_t *new_pts = malloc(n * sizeof *new_pts);
+    t_points(&ref_s, ops, n, 31, T_NOISE, ref_pts);
+    // The new workload's 50 profiled modes are a seeded shuffle's first 50; the rest are held
+    // out (and compared with the truth, noise-free, so the figure is the model's own error).
+    size_t order[T_GRID_N];
+    for (size_t i = 0; i < n; i++) {
+        order[i] = i;
+    }
+    jf_rng_t rng;
+    jf_rng_seed(&rng, 32, 0);
+    jf_rng_shuffle(&rng, order, n);
+    coord_op_t shuffled[T_GRID_N];
+    for (size_t i = 0; i < n; i++) {
+        shuffled[i] = ops[order[i]];
+    }
+    t_points(&new_s, shuffled, T_XFER_N, 33, T_NOISE, new_pts);
+    t_points(&new_s, shuffled + T_XFER_N, n - T_XFER_N, 0, 0.0, new_pts + T_XFER_N);
+    coord_model_opts_t o = {.kind = COORD_MODEL_MLP, .target = COORD_TARGET_TIME, .skip_cv = true};
+    coord_model_t *ref = t_fit(&o, ref_pts, n);
+    coord_model_t *scratch = t_fit(&o, new_pts, T_XFER_N);
+    o.transfer_from = ref;
+    coord_model_t *xfer = t_fit(&o, new_pts, T_XFER_N);
+    double e_scratch = t_heldout(scratch, new_pts + T_XFER_N, n - T_XFER_N);
+    double e_xfer = t_heldout(xfer, new_pts + T_XFER_N, n - T_XFER_N);
+    printf("transfer50_heldout_mape_pct=%.3f scratch50_heldout_mape_pct=%.3f\n", e_xfer, e_scratch);
+    assert_true(e_xfer < e_scratch);
+    // A transfer needs an mlp reference of the same target.
+    coord_model_opts_t bad = {.kind = COORD_MODEL_MLP,
+                              .target = COORD_TARGET_POWER,
+                              .transfer_from = ref,
+                              .skip_cv = true};
+    jf_err_t err = {0};
+    assert_null(coord_model_fit(&bad, new_pts, T_XFER_N, &err));
+    assert_non_null(strstr(err.msg, "transfer needs a reference mlp of target power"));
+    coord_model_destroy(&ref);
+    coord_model_destroy(&scratch);
+    coord_model_destroy(&xfer);
+    free(ref_pts);
+    free(new_pts);
+}
+
+// A model saved as params JSON and loaded back predicts the same.
+static void t_roundtrip(coord_model_kind_t kind, const coord_point_t *pts, size_t n)
+{
+    coord_model_opts_t o = {.kind = kind, .target = COORD_TARGET_TIME, .skip_cv = true};
+    coord_model_t *m = t_fit(&o, pts, n);
+    json_t *p = coord_model_params_json(m);
+    assert_non_null(p);
+    char *text = json_dumps(p, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    jf_err_t err = {0};
+    coord_model_t *back = coord_model_load(kind, COORD_TARGET_TIME, text, &err);
+    if (!back) {
+        fail_msg("load: %s", err.msg);
+    }
+    for (size_t i = 0; i < n; i += 37) {
+        double y1 = 0.0;
+        double y2 = 0.0;
+        assert_int_equal(coord_model_predict(m, &pts[i].op, &y1, &err), 0);
+        assert_int_equal(coord_model_predict(back, &pts[i].op, &y2, &err), 0);
+        assert_true(fabs(y1 - y2) <= 1e-9 * fabs(y1));
+    }
+    free(text);
+    json_decref(p);
+    coord_model_destroy(&m);
+    coord_model_destroy(&back);
+}
+
+static void test_json_roundtrip_and_bad_params(void **state)
+{
+    (void) state;
+    coord_op_t ops[T_GRID_N];
+    size_t n = t_grid(ops);
+    t_surface_t s = {.a = 2.0, .b = 3.0, .c = 4.0};
+    coord_point_t *pts = malloc(n * sizeof *pts);
+    t_points(&s, ops, n, 41, T_NOISE, pts);
+    t_roundtrip(COORD_MODEL_LINEAR, pts, n);
+    t_roundtrip(COORD_MODEL_MLP, pts, 100);
+    jf_err_t err = {0};
+    assert_null(coord_model_load(COORD_MODEL_LINEAR, COORD_TARGET_TIME,
+                                 "{\"log\":false,\"coef\":[1,2]}", &err));
+    assert_non_null(strstr(err.msg, "'coef' must be an array of 8 numbers"));
+    assert_null(coord_model_load(COORD_MODEL_MLP, COORD_TARGET_TIME, "{\"hidden\":4}", &err));
+    assert_non_null(strstr(err.msg, "mlp params"));
+    assert_null(coord_model_load(COORD_MODEL_LINEAR, COORD_TARGET_TIME, "{", &err));
+    assert_non_null(strstr(err.msg, "model params: 1:"));
+    free(pts);
+}
+
+static void test_too_few_points(void **state)
+{
+    (void) state;
+    coord_op_t ops[T_GRID_N];
+    t_grid(ops);
+    t_surface_t s = {.a = 2.0, .b = 3.0, .c = 4.0};
+    coord_point_t pts[9];
+    t_points(&s, ops, 9, 51, T_NOISE, pts);
+    coord_model_opts_t o = {.kind = COORD_MODEL_LINEAR, .target = COORD_TARGET_TIME};
+    jf_err_t err = {0};
+    assert_null(coord_model_fit(&o, pts, 9, &err));
+    assert_int_equal(err.code, -EINVAL);
+    assert_string_equal(err.msg, "too few points to fit: 9 modes, need at least 10");
+    pts[3].y = -1.0;
+    o.kind = COORD_MODEL_MLP;
+    assert_null(coord_model_fit(&o, pts, 9, &err));
+    assert_non_null(strstr(err.msg, "point 3: needs"));
+    // Leave-one-out below 2k points: one fold per point.
+    size_t fold[9];
+    assert_int_equal(coord_model_folds(9, fold), 9);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_lstsq_recovers_plane),
+        cmocka_unit_test(test_cv_matches_own_refits),
+        cmocka_unit_test(test_roofline_surface),
+        cmocka_unit_test(test_transfer_beats_scratch),
+        cmocka_unit_test(test_json_roundtrip_and_bad_params),
+        cmocka_unit_test(test_too_few_points),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
