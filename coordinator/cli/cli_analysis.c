@@ -19,6 +19,15 @@ bool cli_analysis_format(const char *name, cli_format_t *ret_format)
     return false;
 }
 
+coord_validity_opts_t cli_analysis_opts(const cli_ctx_t *ctx)
+{
+    // With --store and no config, the bound is the fleet default (what the coordinator uses
+    // when fleet.yaml does not set clock_offset_warn).
+    return (coord_validity_opts_t){.clock_offset_bound_us =
+                                       ctx->fleet ? ctx->fleet->coord.clock_offset_warn_us
+                                                  : JF_DEFAULT_CLOCK_WARN_US};
+}
+
 int cli_analysis_store(cli_ctx_t *ctx, coord_store_t **ret_store, coord_validity_opts_t *ret_opts)
 {
     jf_err_t err = {0};
@@ -27,11 +36,7 @@ int cli_analysis_store(cli_ctx_t *ctx, coord_store_t **ret_store, coord_validity
         return cli_fail(CLI_EXIT_ERROR, "%s", err.msg);
     }
     *ret_store = store;
-    // With --store and no config, the bound is the fleet default (what the coordinator uses
-    // when fleet.yaml does not set clock_offset_warn).
-    *ret_opts = (coord_validity_opts_t){
-        .clock_offset_bound_us =
-            ctx->fleet ? ctx->fleet->coord.clock_offset_warn_us : JF_DEFAULT_CLOCK_WARN_US};
+    *ret_opts = cli_analysis_opts(ctx);
     return CLI_EXIT_OK;
 }
 

@@ -12,6 +12,10 @@
 // "text", "csv", "json"; false for anything else.
 bool cli_analysis_format(const char *name, cli_format_t *ret_format);
 
+// The validity options: the clock-offset bound is the fleet's coordinator.clock_offset_warn (the
+// one the coordinator warns at), the fleet default with --store and no config.
+coord_validity_opts_t cli_analysis_opts(const cli_ctx_t *ctx);
+
 // The store (read-only) and the validity options: the clock-offset bound is the fleet's
 // coordinator.clock_offset_warn, the one the coordinator warns at. Returns CLI_EXIT_OK, or
 // CLI_EXIT_ERROR after printing why.

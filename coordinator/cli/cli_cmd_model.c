@@ -143,7 +143,8 @@ static int s_fit(cli_ctx_t *ctx, int argc, char **argv)
     coord_run_mean_t *runs = NULL;
     size_t n = 0;
     coord_points_filter_t f = {.workload = a.workload, .board = a.board, .type = a.type};
-    int rc = rw ? cli_models_runs(rw, a.sweep, &f, &runs, &n, &err) : -EIO;
+    coord_points_left_t left = {0};
+    int rc = rw ? cli_models_runs(ctx, rw, a.sweep, &f, &runs, &n, &left, &err) : -EIO;
     coord_point_t *pts = rc == 0 ? malloc((n ? n : 1) * sizeof *pts) : NULL;
     size_t np = pts ? coord_points_of(runs, n, o.target, pts) : 0;
     bool ok = rc == 0 && pts;
@@ -156,6 +157,7 @@ static int s_fit(cli_ctx_t *ctx, int argc, char **argv)
     if (ok) {
         printf("model=%" PRId64 " kind=%s target=%s points=%zu cv_mape_pct=%.2f%s\n", id, a.kind,
                a.target, np, coord_model_cv_mape_pct(m), ref ? " transfer=yes" : "");
+        cli_models_print_left(a.sweep, n, &left);
     }
     coord_model_destroy(&m);
     coord_model_destroy(&ref);
@@ -285,8 +287,9 @@ static int s_predict(cli_ctx_t *ctx, int argc, char **argv)
     return ok ? CLI_EXIT_OK : cli_fail(CLI_EXIT_ERROR, "model predict: %s", err.msg);
 }
 
-static int s_eval_points(coord_store_t *st, coord_model_t *m, const coord_model_row_t *row,
-                         const char *sweep, const char *board, jf_err_t *err)
+static int s_eval_points(const cli_ctx_t *ctx, coord_store_t *st, coord_model_t *m,
+                         const coord_model_row_t *row, const char *sweep, const char *board,
+                         jf_err_t *err)
 {
     bool by_type = !board && strcmp(row->scope, "type") == 0;
     coord_points_filter_t f = {.workload = row->workload,
@@ -296,7 +299,8 @@ static int s_eval_points(coord_store_t *st, coord_model_t *m, const coord_model_
                                .type = by_type ? row->scope_value : NULL};
     coord_run_mean_t *runs = NULL;
     size_t n = 0;
-    int rc = cli_models_runs(st, sweep, &f, &runs, &n, err);
+    coord_points_left_t left = {0};
+    int rc = cli_models_runs(ctx, st, sweep, &f, &runs, &n, &left, err);
     coord_point_t *pts = rc == 0 ? malloc(n * sizeof *pts) : NULL;
     rc = rc == 0 && !pts ? jf_err_set(err, -ENOMEM, "out of memory") : rc;
     size_t np = rc == 0 ? coord_points_of(runs, n, coord_model_target(m), pts) : 0;
@@ -308,6 +312,7 @@ static int s_eval_points(coord_store_t *st, coord_model_t *m, const coord_model_
     rc = rc == 0 ? coord_model_mape(m, pts, np, &mape, err) : rc;
     if (rc == 0) {
         printf("model=%" PRId64 " points=%zu mape_pct=%.2f\n", row->id, np, mape);
+        cli_models_print_left(sweep, n, &left);
     }
     free(pts);
     free(runs);
@@ -327,7 +332,7 @@ static int s_eval(cli_ctx_t *ctx, int argc, char **argv)
     coord_store_t *st =
         cli_models_parse_id("model", v[0], &id, &err) == 0 ? cli_ctx_store(ctx, &err) : NULL;
     coord_model_t *m = st ? cli_models_load(st, id, &row, &err) : NULL;
-    bool ok = m && s_eval_points(st, m, &row, v[1], v[2], &err) == 0;
+    bool ok = m && s_eval_points(ctx, st, m, &row, v[1], v[2], &err) == 0;
     if (m) {
         coord_model_row_fini(&row);
     }

@@ -93,14 +93,16 @@ static int s_front(cli_table_t *t, const coord_pareto_point_t *pts, size_t n,
     return rc;
 }
 
-static int s_run(coord_store_t *st, const s_args_t *a, cli_table_t *t, jf_err_t *err)
+static int s_run(const cli_ctx_t *ctx, coord_store_t *st, const s_args_t *a, cli_table_t *t,
+                 jf_err_t *err)
 {
     coord_points_filter_t f = {.workload = a->workload, .board = a->board};
     coord_run_mean_t *runs = NULL;
     size_t n = 0;
     coord_pareto_point_t *modes = NULL;
     size_t nmodes = 0;
-    int rc = cli_models_runs(st, a->sweep, &f, &runs, &n, err);
+    coord_points_left_t left = {0};
+    int rc = cli_models_runs(ctx, st, a->sweep, &f, &runs, &n, &left, err);
     rc = rc == 0 ? coord_points_modes(runs, n, &modes, &nmodes, err) : rc;
     if (rc == 0 && nmodes == 0 && !a->predicted) {
         rc = jf_err_set(err, -ENOENT, "no run of '%s' on '%s' in sweep '%s' has measured energy",
@@ -118,6 +120,9 @@ static int s_run(coord_store_t *st, const s_args_t *a, cli_table_t *t, jf_err_t 
         rc = a->predicted ? s_front(t, pred, npred, modes, nmodes, true, err)
                           : s_front(t, modes, nmodes, NULL, 0, false, err);
     }
+    if (rc == 0) {
+        cli_models_print_left(a->sweep, n, &left);
+    }
     free(pred);
     free(modes);
     free(runs);
@@ -133,7 +138,7 @@ int cli_cmd_pareto(cli_ctx_t *ctx, int argc, char **argv)
     jf_err_t err = {0};
     coord_store_t *st = cli_ctx_store(ctx, &err);
     cli_table_t *t = cli_table_new(NULL);
-    int rc = st && t ? s_run(st, &a, t, &err) : -EIO;
+    int rc = st && t ? s_run(ctx, st, &a, t, &err) : -EIO;
     if (rc == 0) {
         (void) cli_table_write(t, strcmp(a.format, "csv") == 0 ? CLI_FORMAT_CSV : CLI_FORMAT_TEXT,
                                stdout);

@@ -57,7 +57,7 @@ static int s_budget(const s_args_t *a, coord_budget_t *ret_kind, double *ret_bud
     return 0;
 }
 
-static int s_run(coord_store_t *st, const s_args_t *a, jf_err_t *err)
+static int s_run(const cli_ctx_t *ctx, coord_store_t *st, const s_args_t *a, jf_err_t *err)
 {
     coord_budget_t kind = COORD_BUDGET_POWER;
     double budget = 0.0;
@@ -69,7 +69,8 @@ static int s_run(coord_store_t *st, const s_args_t *a, jf_err_t *err)
     coord_points_filter_t f = {.workload = a->workload, .board = a->board};
     coord_run_mean_t *runs = NULL;
     size_t n = 0;
-    rc = rc == 0 ? cli_models_runs(st, a->sweep, &f, &runs, &n, err) : rc;
+    coord_points_left_t left = {0};
+    rc = rc == 0 ? cli_models_runs(ctx, st, a->sweep, &f, &runs, &n, &left, err) : rc;
     coord_pareto_point_t *pred = NULL;
     size_t npred = 0;
     rc = rc == 0 ? cli_models_predict_grid(st, tid, pid, runs, n, &pred, &npred, err) : rc;
@@ -81,6 +82,7 @@ static int s_run(coord_store_t *st, const s_args_t *a, jf_err_t *err)
     rc = rc == 0 ? coord_recommend(pred, npred, kind, budget, &best, &closest, err) : rc;
     if (rc == 0) {
         s_print(&pred[best], cli_models_find(modes, nmodes, &pred[best].op), npred);
+        cli_models_print_left(a->sweep, n, &left);
     }
     free(modes);
     free(pred);
@@ -103,6 +105,6 @@ int cli_cmd_recommend(cli_ctx_t *ctx, int argc, char **argv)
     }
     jf_err_t err = {0};
     coord_store_t *st = cli_ctx_store(ctx, &err);
-    int rc = st ? s_run(st, &a, &err) : -EIO;
+    int rc = st ? s_run(ctx, st, &a, &err) : -EIO;
     return rc == 0 ? CLI_EXIT_OK : cli_fail(CLI_EXIT_ERROR, "recommend: %s", err.msg);
 }

@@ -1,5 +1,6 @@
 /* Shared by jetfleet model, pareto and recommend: options, stored models, predictions. */
 #include "cli_models.h"
+#include "cli_analysis.h"
 #include "cli_ctx.h"
 
 #include "jf_parse.h"
@@ -93,23 +94,47 @@ int cli_models_predict(coord_model_t *time_model, coord_model_t *power_model, co
     return 0;
 }
 
-int cli_models_runs(coord_store_t *store, const char *sweep, const coord_points_filter_t *f,
-                    coord_run_mean_t **ret_runs, size_t *ret_n, jf_err_t *err)
+int cli_models_runs(const cli_ctx_t *ctx, coord_store_t *store, const char *sweep,
+                    const coord_points_filter_t *filter, coord_run_mean_t **ret_runs, size_t *ret_n,
+                    coord_points_left_t *ret_left, jf_err_t *err)
 {
-    size_t skipped = 0;
-    int rc = coord_points_collect(store, sweep, f, ret_runs, ret_n, &skipped, err);
+    coord_validity_opts_t opts = cli_analysis_opts(ctx);
+    coord_valid_runs_t *valid = coord_valid_runs_new(store, sweep, &opts, err);
+    if (!valid) {
+        return err->code ? err->code : -EIO;
+    }
+    coord_points_filter_t f = *filter;
+    f.valid = valid;
+    *ret_left = (coord_points_left_t){0};
+    int rc = coord_points_collect(store, sweep, &f, ret_runs, ret_n, ret_left, err);
+    coord_valid_runs_destroy(&valid);
     if (rc == 0 && *ret_n == 0) {
         free(*ret_runs);
         *ret_runs = NULL;
+        char why[160] = "";
+        if (ret_left->invalid || ret_left->no_op) {
+            snprintf(why, sizeof why,
+                     " (left out: %zu invalid, %zu without a known operating point; see: "
+                     "jetfleet check)",
+                     ret_left->invalid, ret_left->no_op);
+        }
         rc = jf_err_set(err, -ENOENT,
                         "sweep '%s' has no measured runs of workload '%s' on %s '%s'%s", sweep,
-                        f->workload ? f->workload : "(any)", f->type ? "board type" : "board",
-                        f->type    ? f->type
-                        : f->board ? f->board
-                                   : "(any)",
-                        skipped ? " with a known operating point" : "");
+                        f.workload ? f.workload : "(any)", f.type ? "board type" : "board",
+                        f.type    ? f.type
+                        : f.board ? f.board
+                                  : "(any)",
+                        why);
     }
     return rc;
+}
+
+void cli_models_print_left(const char *sweep, size_t used, const coord_points_left_t *left)
+{
+    fprintf(stderr,
+            "valid runs only: %zu runs used, %zu left out as invalid, %zu without a known "
+            "operating point (see: jetfleet check --sweep %s)\n",
+            used, left->invalid, left->no_op, sweep);
 }
 
 int cli_models_check_pair(const coord_model_row_t *t, const coord_model_row_t *p, jf_err_t *err)

@@ -4,6 +4,7 @@
 #ifndef CLI_MODELS_H
 #define CLI_MODELS_H
 
+#include "cli_cmds.h"
 #include "coord_model.h"
 #include "coord_pareto.h"
 #include "coord_points.h"
@@ -34,10 +35,18 @@ void cli_models_trained_config(const coord_model_row_t *row, int *ret_workers, i
 int cli_models_predict(coord_model_t *time_model, coord_model_t *power_model, const coord_op_t *ops,
                        size_t n, coord_pareto_point_t *ret_pts, jf_err_t *err);
 
-// The per-run means of sweep's runs of workload on board (or of board type when type is set).
-// Fails with -ENOENT "sweep 'S' has no measured runs of workload W on board B" when none.
-int cli_models_runs(coord_store_t *store, const char *sweep, const coord_points_filter_t *f,
-                    coord_run_mean_t **ret_runs, size_t *ret_n, jf_err_t *err);
+// The per-run means of sweep's valid runs (jetfleet check, with the validity options of ctx) of
+// workload on board (or of board type when type is set); f->valid is ignored. *ret_left counts
+// the matching runs left out, by reason. Fails with -ENOENT "sweep 'S' has no measured runs of
+// workload W on board B" (and the counts left out, when any) when none is left.
+int cli_models_runs(const cli_ctx_t *ctx, coord_store_t *store, const char *sweep,
+                    const coord_points_filter_t *f, coord_run_mean_t **ret_runs, size_t *ret_n,
+                    coord_points_left_t *ret_left, jf_err_t *err);
+
+// Prints on stderr (stdout stays data) "valid runs only: N runs used, K left out as invalid, M
+// without a known operating point (see: jetfleet check --sweep S)". The commands print it once
+// they have succeeded, so an error stays one line.
+void cli_models_print_left(const char *sweep, size_t used, const coord_points_left_t *left);
 
 // Requires two models of targets time and power. 0, or -EINVAL with err.
 int cli_models_check_pair(const coord_model_row_t *t, const coord_model_row_t *p, jf_err_t *err);

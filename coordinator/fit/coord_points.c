@@ -10,9 +10,9 @@ typedef struct s_collect {
     coord_run_mean_t *runs; // owned until handed over
     size_t n;
     size_t cap;
-    size_t skipped;
-    char last_skipped[COORD_OBS_NAME_MAX + 1]; // the last run counted in skipped
-    size_t energy_epochs;                      // epochs of the current run with energy
+    coord_points_left_t left;
+    char last_left[COORD_OBS_NAME_MAX + 1]; // the last run counted in left
+    size_t energy_epochs;                   // epochs of the current run with energy
 } s_collect_t;
 
 static bool s_match(const coord_points_filter_t *f, const coord_obs_t *o)
@@ -55,9 +55,13 @@ static int s_on_obs(const coord_obs_t *o, void *arg)
     if (!s_match(c->f, o)) {
         return 0;
     }
-    if (!o->has_op) {
-        c->skipped += strcmp(c->last_skipped, o->run) != 0;
-        memcpy(c->last_skipped, o->run, sizeof c->last_skipped);
+    bool invalid = c->f->valid && !coord_valid_runs_has(c->f->valid, o->run);
+    if (invalid || !o->has_op) {
+        // A run's epochs come together: count it once, at its first epoch.
+        if (strcmp(c->last_left, o->run) != 0) {
+            *(invalid ? &c->left.invalid : &c->left.no_op) += 1;
+        }
+        memcpy(c->last_left, o->run, sizeof c->last_left);
         return 0;
     }
     if ((c->n == 0 || strcmp(c->runs[c->n - 1].run, o->run) != 0) && s_start(c, o) != 0) {
@@ -78,11 +82,10 @@ static int s_on_obs(const coord_obs_t *o, void *arg)
 }
 
 int coord_points_collect(coord_store_t *store, const char *sweep, const coord_points_filter_t *f,
-                         coord_run_mean_t **ret_runs, size_t *ret_n, size_t *ret_skipped,
+                         coord_run_mean_t **ret_runs, size_t *ret_n, coord_points_left_t *ret_left,
                          jf_err_t *err)
 {
     s_collect_t c = {.f = f};
-    // TODO(#12): keep only the runs jetfleet check finds valid, and count those left out.
     int rc = coord_store_obs_each(store, sweep, s_on_obs, &c, err);
     if (rc == -ENOMEM) {
         jf_err_set(err, rc, "reading sweep '%s': out of memory", sweep);
@@ -93,7 +96,7 @@ int coord_points_collect(coord_store_t *store, const char *sweep, const coord_po
     }
     *ret_runs = c.runs;
     *ret_n = c.n;
-    *ret_skipped = c.skipped;
+    *ret_left = c.left;
     return 0;
 }
 

@@ -9,6 +9,7 @@
 #include "coord_obs.h"
 #include "coord_pareto.h"
 #include "coord_store.h"
+#include "coord_valid_runs.h"
 
 #include <stddef.h>
 
@@ -26,16 +27,25 @@ typedef struct coord_run_mean {
 
 // Which runs to keep (NULL fields match anything; board and type are exclusive).
 typedef struct coord_points_filter {
-    const char *workload; // the sweep's workload name
-    const char *board;    // board name
-    const char *type;     // board type ("xavier-nx"; a sim board's simulated type)
+    const char *workload;            // the sweep's workload name
+    const char *board;               // board name
+    const char *type;                // board type ("xavier-nx"; a sim board's simulated type)
+    const coord_valid_runs_t *valid; // keep only these runs (jetfleet check's valid ones); NULL:
+                                     // every done run
 } coord_points_filter_t;
 
-// The runs of the sweep that pass the filter and have an operating point, as per-run means.
-// *ret_runs is malloc'ed (caller frees; NULL when none) and *ret_skipped counts the matching
-// runs left out for lack of an operating point. 0, -ENOENT "no sweep named ...", -EIO, -ENOMEM.
+// The runs that matched the filter's workload and board but were left out, and why.
+typedef struct coord_points_left {
+    size_t no_op;   // no operating point known (no custom point, no power mode read back)
+    size_t invalid; // not among f->valid (jetfleet check found a reason to distrust it)
+} coord_points_left_t;
+
+// The runs of the sweep that pass the filter (valid ones only when f->valid is set) and have an
+// operating point, as per-run means. *ret_runs is malloc'ed (caller frees; NULL when none) and
+// *ret_left counts the matching runs left out, by reason. 0, -ENOENT "no sweep named ...", -EIO,
+// -ENOMEM.
 int coord_points_collect(coord_store_t *store, const char *sweep, const coord_points_filter_t *f,
-                         coord_run_mean_t **ret_runs, size_t *ret_n, size_t *ret_skipped,
+                         coord_run_mean_t **ret_runs, size_t *ret_n, coord_points_left_t *ret_left,
                          jf_err_t *err);
 
 // The runs' values of target as model points (time in µs, power mW, energy mJ), runs without

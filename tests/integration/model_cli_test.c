@@ -89,17 +89,33 @@ static jf_run_custom_t t_mode(size_t i)
                              .emc_hz = (int64_t) (t_emc_ghz[e] * 1e9)};
 }
 
-// Stores one done run with its epochs; writes the measured means to ret_t/ret_e (s, J).
-static void t_run(coord_store_t *st, const jf_run_spec_t *s, double scale, jf_rng_t *rng,
+// The measure record of a run whose telemetry kept time (1 Hz, nothing late or missed), and of one
+// whose sampler fell behind (20 of 100 samples late: jetfleet check leaves it out).
+#define T_MEASURE_GOOD                                                                             \
+    "{\"telemetry\":{\"rate_hz\":1,\"samples\":100,\"late\":0,\"missed\":0,"                       \
+    "\"max_gap_us\":1000100,\"time_base\":\"monotonic\"}}"
+#define T_MEASURE_LATE                                                                             \
+    "{\"telemetry\":{\"rate_hz\":1,\"samples\":100,\"late\":20,\"missed\":0,"                      \
+    "\"max_gap_us\":1000100,\"time_base\":\"monotonic\"}}"
+#define T_BAD_SLOWDOWN 3.0 // the late run's epochs take 3x the truth: it would spoil a fit
+
+// Stores one done run with its epochs and a measure record (bad: a run jetfleet check finds
+// invalid, with its times T_BAD_SLOWDOWN x the truth); writes the measured means to ret_t/ret_e
+// (s, J).
+static void t_run(coord_store_t *st, const jf_run_spec_t *s, double scale, bool bad, jf_rng_t *rng,
                   double *ret_t, double *ret_e)
 {
     int64_t a = 0;
     jf_err_t err = {0};
     assert_int_equal(coord_store_run_assign(st, s->run_id, &a, &err), 0);
     assert_int_equal(coord_store_run_start(st, s->run_id, a, &err), 0);
+    assert_int_equal(
+        coord_store_run_set_measure(st, s->run_id, a, bad ? T_MEASURE_LATE : T_MEASURE_GOOD, &err),
+        0);
     double sum_t = 0.0, sum_e = 0.0;
     for (int ep = 0; ep < T_EPOCHS; ep++) {
-        double t = t_time_s(&s->custom, scale) * (1.0 + T_NOISE * jf_rng_normal(rng));
+        double t = t_time_s(&s->custom, scale) * (bad ? T_BAD_SLOWDOWN : 1.0) *
+                   (1.0 + T_NOISE * jf_rng_normal(rng));
         double w = t_power_w(&s->custom) * (1.0 + T_NOISE * jf_rng_normal(rng));
         jf_epoch_rec_t r = {.epoch = ep,
                             .warmup = ep == 0,
@@ -128,11 +144,17 @@ typedef struct t_ctx {
 static void t_sweep(t_ctx_t *c, coord_store_t *st, const char *name, const char *board,
                     const size_t *modes, size_t n, double scale, uint64_t seed)
 {
-    jf_run_spec_t *runs = calloc(n, sizeof *runs);
+    // The grid also has one more run, at mode 0, whose telemetry was late (left out by check).
+    bool grid = strcmp(name, "grid") == 0;
+    size_t total = n + grid;
+    jf_run_spec_t *runs = calloc(total, sizeof *runs);
     for (size_t i = 0; i < n; i++) {
         runs[i] = t_spec(board, t_mode(modes[i]), strcmp(name, "held") == 0); // new runs
     }
-    jf_sweep_t sw = {.n_runs = n, .runs = runs};
+    if (grid) {
+        runs[n] = t_spec(board, t_mode(0), 7);
+    }
+    jf_sweep_t sw = {.n_runs = total, .runs = runs};
     snprintf(sw.name, sizeof sw.name, "%s", name);
     snprintf(sw.description, sizeof sw.description, "model_cli_test %s", name);
     coord_submit_result_t res = {0};
@@ -140,10 +162,10 @@ static void t_sweep(t_ctx_t *c, coord_store_t *st, const char *name, const char 
     assert_int_equal(coord_store_sweep_put(st, &sw, "t.yaml", "x: 1\n", &res, &err), 0);
     jf_rng_t rng;
     jf_rng_seed(&rng, seed, 0);
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < total; i++) {
         double t = 0.0, e = 0.0;
-        t_run(st, &runs[i], scale, &rng, &t, &e);
-        if (strcmp(name, "grid") == 0) {
+        t_run(st, &runs[i], scale, i == n, &rng, &t, &e);
+        if (grid && i < n) {
             c->grid_t[i] = t;
             c->grid_e[i] = e;
         }
@@ -282,7 +304,10 @@ static void test_fit_predict_eval(void **state)
 {
     t_ctx_t *c = *state;
     char *out = t_cli(c, 0, T_FIT("time", "linear", "nx-01", "grid"));
+    // 54 points: the grid's 55th run (late telemetry, 3x slower) is left out, and said so.
     assert_non_null(strstr(out, "model=1 kind=linear target=time points=54 cv_mape_pct="));
+    assert_non_null(strstr(out, "valid runs only: 54 runs used, 1 left out as invalid, 0 without a "
+                                "known operating point (see: jetfleet check --sweep grid)"));
     double cv = t_value(out, "cv_mape_pct");
     printf("grid_linear_time_cv_mape_pct=%.3f\n", cv);
     assert_true(cv < T_ERR_BOUND);
@@ -346,8 +371,10 @@ static void test_pareto_recommend(void **state)
                 (const char *const[]){"pareto", "--sweep", "grid", "--workload", T_WORKLOAD,
                                       "--board", "nx-01", "--format", "csv", NULL});
     size_t want = t_front_size(c);
-    printf("pareto_front_rows=%zu brute_force=%zu\n", t_lines(out) - 1, want);
-    assert_int_equal(t_lines(out) - 1, want); // a header line, then one per front mode
+    // The output holds stderr too: the "valid runs only" line, a header line, one per front mode.
+    assert_non_null(strstr(out, "valid runs only: 54 runs used, 1 left out as invalid"));
+    printf("pareto_front_rows=%zu brute_force=%zu\n", t_lines(out) - 2, want);
+    assert_int_equal(t_lines(out) - 2, want);
     free(out);
     out = t_cli(c, 0,
                 (const char *const[]){"pareto", "--sweep", "grid", "--workload", T_WORKLOAD,
