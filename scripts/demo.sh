@@ -6,9 +6,11 @@
 # performance model of docs/simulator.md) and one real host agent on 127.0.0.1, runs the demo
 # sweep (sweeps/demo.yaml: LeNet-5, ResNet-18 and MobileNetV3, 0 and 1 loader workers; the host
 # trains LeNet-5 for real with libtorch on this machine's CPU), prints the results table, the
-# runs' validity summary and the board-to-board epoch-time variability (docs/analysis.md), checks
-# the store and takes an online backup of it (jetfleet store check, jetfleet store backup) and
-# prints the wall time. Everything it makes stays in ./demo-run; the processes are stopped when
+# runs' validity summary and the board-to-board epoch-time variability (docs/analysis.md), runs a
+# second sweep at 54 custom power points of one simulated AGX Xavier (sweeps/demo-modes.yaml) and
+# fits time and power models on it, with their errors, its Pareto front and a recommended mode
+# under a power budget, checks the store and takes an online backup of it (jetfleet store check,
+# jetfleet store backup) and prints the wall time. Everything it makes stays in ./demo-run; the processes are stopped when
 # it ends, whatever happens.
 #   ./scripts/demo.sh    JF_DEMO_SIM_SPEED=X (default 2000: modelled seconds per wall second)
 set -euo pipefail
@@ -126,6 +128,38 @@ echo "== measurement validity and board-to-board epoch-time variability (docs/an
 if ! "$bin/jetfleet" check --sweep demo | tail -n 1 ||
    ! "$bin/jetfleet" variability --sweep demo --metric e2e; then
   echo "demo: the analysis failed (message above)"
+fi
+echo
+echo "== models over the power-mode space (docs/analysis.md): sim-agx-01 at 54 custom points"
+# value KEY TEXT: the number after KEY= in TEXT.
+value() { sed -n "s/.*\\b$1=\\([-0-9.]*\\).*/\\1/p" <<< "$2" | head -n 1; }
+fit() {
+  "$bin/jetfleet" model fit --sweep demo-modes --workload resnet18-cifar10 --board sim-agx-01 \
+    --target "$1" --kind linear
+}
+if "$bin/jetfleet" sweep submit "$top/sweeps/demo-modes.yaml" --wait > "$run/demo-modes.log" &&
+   "$bin/jetfleet" check --sweep demo-modes | tail -n 1 &&
+   time_fit=$(fit time) && power_fit=$(fit power); then
+  echo "time model:  $time_fit   (cv_mape_pct: 5-fold cross-validated error, percent;"
+  echo "   near 0 here: a simulated run's noise is drawn from its training seed, the same for"
+  echo "   every run of this sweep, so the epoch times follow the model's formula exactly)"
+  echo "power model: $power_fit"
+  tid=$(value model "$time_fit")
+  pid=$(value model "$power_fit")
+  echo "-- the measured time-energy Pareto front of sim-agx-01 (simulated):"
+  "$bin/jetfleet" pareto --sweep demo-modes --workload resnet18-cifar10 --board sim-agx-01
+  # A budget halfway between the lowest and highest mean power measured in the sweep.
+  budget=$("$bin/jetfleet" pareto --sweep demo-modes --workload resnet18-cifar10 \
+    --board sim-agx-01 --predicted "$tid,$pid" --format csv 2> /dev/null |
+    awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) if ($i == "power_w") c = i; next }
+      { if (lo == "" || $c < lo) lo = $c; if ($c > hi) hi = $c }
+      END { printf "%.1f", (lo + hi) / 2 }')
+  echo "-- the fastest mode under a ${budget} W power budget, as the two models predict it:"
+  "$bin/jetfleet" recommend --sweep demo-modes --workload resnet18-cifar10 --board sim-agx-01 \
+    --power-budget "$budget" --time-model "$tid" --power-model "$pid" ||
+    echo "demo: recommend found no mode (message above)"
+else
+  echo "demo: the models part failed (see $run/demo-modes.log and the message above)"
 fi
 echo
 echo "== the store: integrity check and an online backup (docs/store.md)"

@@ -36,16 +36,18 @@ typedef struct s_fit_args {
 // The store opened for writing: it must exist already (never create one here).
 static coord_store_t *s_open_rw(cli_ctx_t *ctx, jf_err_t *err)
 {
-    const jf_fleet_config_t *fleet = cli_ctx_fleet(ctx, err);
-    if (!fleet) {
+    // jetfleet --store FILE names the store; else the config's.
+    const jf_fleet_config_t *fleet = ctx->store_path ? NULL : cli_ctx_fleet(ctx, err);
+    const char *path = ctx->store_path ? ctx->store_path : fleet ? fleet->coord.store_path : NULL;
+    if (!path) {
         return NULL;
     }
-    if (access(fleet->coord.store_path, F_OK) != 0) {
+    if (access(path, F_OK) != 0) {
         jf_err_set(err, -ENOENT, "no store at %s (has the coordinator run with this fleet.yaml?)",
-                   fleet->coord.store_path);
+                   path);
         return NULL;
     }
-    return coord_store_open(fleet->coord.store_path, false, err);
+    return coord_store_open(path, false, err);
 }
 
 // The features JSON stored with a model: its inputs, and the workers and batch size of its

@@ -9,18 +9,51 @@
 #include "jf_units.h"
 
 #include <errno.h>
+#include <math.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #define S_USAGE                                                                                    \
     "usage: jetfleet recommend --workload W --board B --sweep S (--power-budget WATTS | "          \
-    "--time-budget SECONDS) --time-model ID --power-model ID"
-#define S_BUDGET_MAX 1e9 // W or s: far above anything a board does
+    "--time-budget SECONDS) --time-model ID --power-model ID [--margin PERCENT]"
+#define S_BUDGET_MAX    1e9   // W or s: far above anything a board does
+#define S_MARGIN_MAX    100.0 // percent
+#define S_MARGIN_PER_CV 3.0   // default margin: this many times the budget model's CV MAPE
 
 typedef struct s_args {
-    const char *workload, *board, *sweep, *power, *time, *time_model, *power_model;
+    const char *workload, *board, *sweep, *power, *time, *time_model, *power_model, *margin;
 } s_args_t;
+
+// The safety margin in percent: --margin, else S_MARGIN_PER_CV x the cross-validated MAPE of the
+// model that predicts the budgeted figure (a model that is 1 % off on average is off by more
+// than 1 % for some modes, and the search favours modes whose figure is underestimated; with
+// normal errors, three times the mean absolute error is 2.4 standard deviations). The budget
+// the predictions must meet is budget / (1 + margin / 100). Writes where the margin came from to ret_from.
+static int s_margin(coord_store_t *st, const s_args_t *a, int64_t budget_model, double *ret_pct,
+                    const char **ret_from, jf_err_t *err)
+{
+    if (a->margin) {
+        *ret_from = "--margin";
+        if (jf_parse_double(a->margin, 0.0, S_MARGIN_MAX, ret_pct, err) != 0) {
+            return jf_err_set(err, -EINVAL, "--margin: expected a percentage 0..%g, got '%s'",
+                              S_MARGIN_MAX, a->margin);
+        }
+        return 0;
+    }
+    coord_model_row_t row = {0};
+    int rc = coord_store_model_get(st, budget_model, &row, err);
+    if (rc != 0) {
+        return rc;
+    }
+    bool known = !isnan(row.cv_mape_pct);
+    *ret_pct = known ? S_MARGIN_PER_CV * row.cv_mape_pct : 0.0;
+    *ret_from = known ? (a->power ? "3 x the power model's cross-validated MAPE"
+                                  : "3 x the time model's cross-validated MAPE")
+                      : "none: the model has no cross-validated MAPE";
+    coord_model_row_fini(&row);
+    return 0;
+}
 
 static void s_print(const coord_pareto_point_t *p, const coord_pareto_point_t *measured,
                     size_t candidates)
@@ -66,6 +99,11 @@ static int s_run(const cli_ctx_t *ctx, coord_store_t *st, const s_args_t *a, jf_
     int rc = s_budget(a, &kind, &budget, err);
     rc = rc == 0 ? cli_models_parse_id("time-model", a->time_model, &tid, err) : rc;
     rc = rc == 0 ? cli_models_parse_id("power-model", a->power_model, &pid, err) : rc;
+    double margin = 0.0;
+    const char *margin_from = "";
+    rc = rc == 0
+             ? s_margin(st, a, kind == COORD_BUDGET_POWER ? pid : tid, &margin, &margin_from, err)
+             : rc;
     coord_points_filter_t f = {.workload = a->workload, .board = a->board};
     coord_run_mean_t *runs = NULL;
     size_t n = 0;
@@ -79,8 +117,25 @@ static int s_run(const cli_ctx_t *ctx, coord_store_t *st, const s_args_t *a, jf_
     rc = rc == 0 ? coord_points_modes(runs, n, &modes, &nmodes, err) : rc;
     size_t best = 0;
     double closest = 0.0;
-    rc = rc == 0 ? coord_recommend(pred, npred, kind, budget, &best, &closest, err) : rc;
+    double limit = budget / (1.0 + margin / 100.0);
     if (rc == 0) {
+        rc = coord_recommend(pred, npred, kind, limit, &best, &closest, err);
+        if (rc == -ENOENT) { // no mode within the limit: say so with the budget and the margin
+            bool power = kind == COORD_BUDGET_POWER;
+            double unit = power ? 1e3 : (double) JF_US_PER_S;
+            const char *u = power ? "W" : "s";
+            jf_err_set(err, rc,
+                       "no mode meets a %s budget of %g %s (the lowest predicted is %.4g %s; with "
+                       "the %.2f %% margin, predictions must be within %.4g %s)",
+                       power ? "power" : "time", budget / unit, u, closest / unit, u, margin,
+                       limit / unit, u);
+        }
+    }
+    if (rc == 0) {
+        printf("margin_pct=%.2f limit=%.4g (%s: predicted %s within the budget / (1 + "
+               "margin))\n",
+               margin, limit / (kind == COORD_BUDGET_POWER ? 1e3 : (double) JF_US_PER_S),
+               margin_from, kind == COORD_BUDGET_POWER ? "power in W" : "time in s");
         s_print(&pred[best], cli_models_find(modes, nmodes, &pred[best].op), npred);
         cli_models_print_left(a->sweep, n, &left);
     }
@@ -92,13 +147,14 @@ static int s_run(const cli_ctx_t *ctx, coord_store_t *st, const s_args_t *a, jf_
 
 int cli_cmd_recommend(cli_ctx_t *ctx, int argc, char **argv)
 {
-    static const char *const names[] = {"workload",    "board",      "sweep",       "power-budget",
-                                        "time-budget", "time-model", "power-model", NULL};
+    static const char *const names[] = {"workload",     "board",       "sweep",
+                                        "power-budget", "time-budget", "time-model",
+                                        "power-model",  "margin",      NULL};
     const char *v[CLI_MODELS_OPTS_MAX] = {0};
     if (cli_models_opts("recommend", argc, argv, names, v) != 0) {
         return cli_fail(CLI_EXIT_USAGE, S_USAGE);
     }
-    s_args_t a = {v[0], v[1], v[2], v[3], v[4], v[5], v[6]};
+    s_args_t a = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]};
     if (!a.workload || !a.board || !a.sweep || !a.power == !a.time || !a.time_model ||
         !a.power_model) {
         return cli_fail(CLI_EXIT_USAGE, S_USAGE);

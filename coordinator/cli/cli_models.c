@@ -131,6 +131,7 @@ int cli_models_runs(const cli_ctx_t *ctx, coord_store_t *store, const char *swee
 
 void cli_models_print_left(const char *sweep, size_t used, const coord_points_left_t *left)
 {
+    fflush(stdout); // after what the command printed, also when both go to one file
     fprintf(stderr,
             "valid runs only: %zu runs used, %zu left out as invalid, %zu without a known "
             "operating point (see: jetfleet check --sweep %s)\n",
