@@ -51,14 +51,7 @@ static int s_add_verdict(const coord_run_validity_t *v, void *arg)
                                        "valid", "reasons", "detail"};
     s_out_t *out = arg;
     char reasons[S_REASONS_MAX] = "";
-    size_t used = 0;
-    for (int r = 0; r < COORD_INVALID_COUNT; r++) {
-        if (v->reason[r] && used < sizeof reasons) {
-            int n = snprintf(reasons + used, sizeof reasons - used, "%s%s", used ? "," : "",
-                             coord_invalid_name((coord_invalid_t) r));
-            used += n > 0 ? (size_t) n : 0;
-        }
-    }
+    coord_validity_reasons_format(v, reasons, sizeof reasons);
     const char *values[] = {v->run,
                             v->board,
                             v->board_type,
