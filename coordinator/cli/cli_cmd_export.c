@@ -94,6 +94,8 @@ int cli_cmd_export(cli_ctx_t *ctx, int argc, char **argv)
                    : jf_err_set(&err, -ENOMEM, "export: out of memory");
     if (rc != 0 && table && cli_table_error(table)[0]) {
         jf_err_set(&err, rc, "%s", cli_table_error(table)); // the table's reason, not errno's
+    } else if (rc != 0 && vc.error[0]) {
+        jf_err_set(&err, rc, "%s", vc.error);
     }
     rc = rc ? rc
             : cli_table_write(

@@ -72,6 +72,8 @@ static int s_print(cli_ctx_t *ctx, coord_table_t table, const s_filter_t *f,
                  : -1;
     if (rc != 0 && t && cli_table_error(t)[0]) {
         jf_err_set(&err, rc, "%s", cli_table_error(t)); // the table's reason, not errno's
+    } else if (rc != 0 && vc.error[0]) {
+        jf_err_set(&err, rc, "%s", vc.error);
     }
     if (rc == 0) {
         (void) cli_table_write(t, CLI_FORMAT_TEXT, stdout);

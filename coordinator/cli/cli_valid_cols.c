@@ -2,6 +2,7 @@
 #include "cli_valid_cols.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #define S_REASONS_MAX 160
@@ -19,9 +20,13 @@ static int s_run_col(int ncols, const char *const *names)
 int cli_valid_cols_row(int ncols, const char *const *names, const char *const *values,
                        const coord_value_kind_t *kinds, void *arg)
 {
-    const cli_valid_cols_t *c = arg;
+    cli_valid_cols_t *c = arg;
     int run = s_run_col(ncols, names);
-    if (run < 0 || ncols < 0 || ncols + CLI_VALID_COLS_N > COORD_TABLE_COLS_MAX) {
+    if (run < 0 || ncols + CLI_VALID_COLS_N > COORD_TABLE_COLS_MAX) {
+        (void) snprintf(c->error, sizeof c->error,
+                        run < 0 ? "validity columns: the table has no 'run' column"
+                                : "validity columns: %d columns and 3 more exceed %d",
+                        ncols, COORD_TABLE_COLS_MAX);
         return -EINVAL;
     }
     const char *n2[COORD_TABLE_COLS_MAX];

@@ -12,11 +12,13 @@
 
 // A coord_row_fn wrapper: arg is a cli_valid_cols_t. Each row (it must have a `run` column)
 // goes on to fn with the three columns appended. Returns fn's result, or -EINVAL for a row
-// without a `run` column or with more than COORD_TABLE_COLS_MAX columns.
+// without a `run` column or with more than COORD_TABLE_COLS_MAX columns once widened (error
+// then says which).
 typedef struct cli_valid_cols {
     const coord_valid_runs_t *valid; // borrowed: the sweep's verdicts
     coord_row_fn fn;                 // where the widened rows go
     void *arg;                       // fn's argument; borrowed
+    char error[160];                 // why a row was refused here; "" when none was
 } cli_valid_cols_t;
 
 int cli_valid_cols_row(int ncols, const char *const *names, const char *const *values,
