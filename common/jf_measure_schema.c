@@ -306,6 +306,19 @@ static const jf_schema_field_t s_thermal_fields[] = {
 static const jf_schema_t s_thermal_schema = {
     .name = "measure thermal", JF_SCHEMA_FIELDS(s_thermal_fields), .words = JF_SCHEMA_WORDS_MEMBER};
 
+// clang-format off
+static const jf_schema_field_t s_other_fields[] = {
+    {.name = "intervals", S_I64(1, JF_MEASURE_COUNT_MAX), S_M(other_intervals),
+     .doc = "intervals of about a second measured"},
+    {.name = "mean_pct", S_NUM(100), S_M(other_mean_pct), .unit = "%",
+     .doc = "CPU time outside the agent's process tree, % of all CPUs' time"},
+    {.name = "max_pct", S_NUM(100), S_M(other_max_pct), .unit = "%",
+     .doc = "the highest interval's share"},
+};
+// clang-format on
+static const jf_schema_t s_other_schema = {
+    .name = "measure other load", JF_SCHEMA_FIELDS(s_other_fields), .words = JF_SCHEMA_WORDS_MEMBER};
+
 static const jf_schema_t s_power_schema = {
     .name = "power mode", JF_SCHEMA_FIELDS(s_power_fields), .words = JF_SCHEMA_WORDS_MEMBER};
 static const jf_schema_t s_storage_schema = {.name = "measure storage",
@@ -339,6 +352,8 @@ static const jf_schema_field_t s_measure_fields[] = {
      .doc = "page-cache residency per epoch"},
     {.name = "thermal", .type = JF_SCHEMA_OBJ, S_M(thermal), .sub = &s_thermal_schema,
      S_HAS(jf_measure_t, has_thermal), .doc = "temperatures and clocks against the mode's"},
+    {.name = "other_load", S_FLAT(&s_other_schema), S_HAS(jf_measure_t, has_other_load),
+     .doc = "CPU time used outside the agent's process tree"},
 };
 // clang-format on
 

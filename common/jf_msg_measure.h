@@ -177,6 +177,10 @@ typedef struct jf_measure {
     jf_measure_cache_t cache[JF_MEASURE_CACHE_MAX]; // by ascending epoch
     bool has_thermal;              // the record has the thermal object (agents from issue #12 on)
     jf_measure_thermal_t thermal;  // temperatures and clocks over the run
+    bool has_other_load;           // the other-load figures below were measured
+    int64_t other_intervals;       // intervals of about a second measured
+    double other_mean_pct;         // CPU time outside the agent's process tree, % of all CPUs'
+    double other_max_pct;          // the highest interval's, %
 } jf_measure_t;
 
 // The measure record's schema (common/jf_measure_schema.c; docs/schema.md): the wire nests

@@ -502,6 +502,10 @@ static int s_facts(const agent_measure_t *self, const agent_measure_facts_t *f, 
         m->missed = f->sampling->missed;
         m->achieved_rate_hz = f->sampling->achieved_rate_hz;
         m->tegrastats_interval_ms = f->sampling->tegrastats_interval_ms;
+        m->has_other_load = f->sampling->other_intervals > 0;
+        m->other_intervals = f->sampling->other_intervals;
+        m->other_mean_pct = f->sampling->other_mean_pct;
+        m->other_max_pct = f->sampling->other_max_pct;
     }
     if (f->mount && f->medium) {
         m->has_storage = true;

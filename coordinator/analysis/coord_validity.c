@@ -23,7 +23,7 @@
 
 static const char *const s_names[COORD_INVALID_COUNT] = {
     "no-measure",     "telemetry", "power-mode",   "clock-offset",
-    "energy-missing", "no-epochs", "epoch-outlier", "throttled"};
+    "energy-missing", "no-epochs", "epoch-outlier", "throttled",  "other-load"};
 
 // A run being checked: its verdict and the configuration key its epochs are compared within.
 typedef struct s_run {
@@ -209,6 +209,27 @@ static void s_check_throttle(const json_t *measure, const coord_run_facts_t *f,
     }
 }
 
+// CPU time used outside the agent's process tree (measure.other_load) beyond the bound. A record
+// without the figures (older agents, /proc unreadable) is not checked.
+static void s_check_other_load(const json_t *measure, const coord_run_facts_t *f,
+                               const coord_validity_opts_t *opts, coord_run_validity_t *v)
+{
+    const json_t *mean = json_object_get(json_object_get(measure, "other_load"), "mean_pct");
+    const json_t *max = json_object_get(json_object_get(measure, "other_load"), "max_pct");
+    bool sim = strcmp(f->platform, "sim") == 0;
+    double bound = opts->other_load_max_pct > 0.0 ? opts->other_load_max_pct
+                                                  : COORD_VALIDITY_MAX_OTHER_LOAD_PCT;
+    if (!json_is_number(mean) || (sim && opts->other_load_max_pct <= 0.0)) {
+        return;
+    }
+    if (json_number_value(mean) > bound) {
+        s_flag(v, COORD_INVALID_OTHER_LOAD,
+               "other load %.1f%% of the CPUs' time on average (> %.0f%%), at most %.1f%%%s",
+               json_number_value(mean), bound, json_is_number(max) ? json_number_value(max) : 0.0,
+               sim ? " (a sim board: the host's load)" : "");
+    }
+}
+
 static void s_check_clock(const coord_run_facts_t *f, const coord_validity_opts_t *opts,
                           coord_run_validity_t *v)
 {
@@ -250,6 +271,7 @@ static void s_check_facts(const coord_run_facts_t *f, const coord_validity_opts_
     s_check_telemetry(measure, f, v);
     s_check_mode(measure, f, v);
     s_check_throttle(measure, f, v);
+    s_check_other_load(measure, f, opts, v);
     json_decref(measure);
 }
 

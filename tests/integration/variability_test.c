@@ -235,6 +235,14 @@ static void s_export_agrees(jft_fleet_t *f, const char *in_list, int n_valid)
                                 "'$.thermal.cpu_below')), -1) FROM runs WHERE state = 'done'"),
            jft_fleet_sql_int(f, "SELECT max(json_extract(measure, '$.thermal.max_temps_mc.GPU')) "
                                 "FROM runs WHERE state = 'done'"));
+    // The host's other load beside the sim agents (a sim board measures the real machine).
+    printf("other_load_runs=%lld\nother_load_mean_pct_min=%lld\nother_load_mean_pct_max=%lld\n",
+           jft_fleet_sql_int(f, "SELECT count(*) FROM runs WHERE state = 'done' AND "
+                                "json_extract(measure, '$.other_load.intervals') > 0"),
+           jft_fleet_sql_int(f, "SELECT CAST(min(json_extract(measure, '$.other_load.mean_pct')) "
+                                "AS INTEGER) FROM runs WHERE state = 'done'"),
+           jft_fleet_sql_int(f, "SELECT CAST(max(json_extract(measure, '$.other_load.mean_pct')) "
+                                "AS INTEGER) FROM runs WHERE state = 'done'"));
 }
 
 // Per-board figures from the store: "board=value;..." of a column averaged per board (repeat
