@@ -316,8 +316,9 @@ static const jf_schema_field_t s_other_fields[] = {
      .doc = "the highest interval's share"},
 };
 // clang-format on
-static const jf_schema_t s_other_schema = {
-    .name = "measure other load", JF_SCHEMA_FIELDS(s_other_fields), .words = JF_SCHEMA_WORDS_MEMBER};
+static const jf_schema_t s_other_schema = {.name = "measure other load",
+                                           JF_SCHEMA_FIELDS(s_other_fields),
+                                           .words = JF_SCHEMA_WORDS_MEMBER};
 
 static const jf_schema_t s_power_schema = {
     .name = "power mode", JF_SCHEMA_FIELDS(s_power_fields), .words = JF_SCHEMA_WORDS_MEMBER};

@@ -25,16 +25,16 @@ typedef struct s_proc {
 struct agent_otherload {
     char root[PATH_MAX];
     pid_t root_pid;
-    bool have;            // a read is there to close an interval from
-    int64_t last_us;      // monotonic time of that read
-    uint64_t last_all;    // its busy + idle ticks of all CPUs
-    uint64_t last_busy;   // its busy ticks
-    uint64_t last_tree;   // its tree ticks
-    uint64_t sum_all;     // over the intervals
-    uint64_t sum_other;   // over the intervals
+    bool have;          // a read is there to close an interval from
+    int64_t last_us;    // monotonic time of that read
+    uint64_t last_all;  // its busy + idle ticks of all CPUs
+    uint64_t last_busy; // its busy ticks
+    uint64_t last_tree; // its tree ticks
+    uint64_t sum_all;   // over the intervals
+    uint64_t sum_other; // over the intervals
     int64_t intervals;
     double max_pct;
-    s_proc_t *procs;      // owned: scratch for a walk
+    s_proc_t *procs; // owned: scratch for a walk
 };
 
 agent_otherload_t *agent_otherload_new(const char *proc_root, pid_t root_pid)
@@ -70,7 +70,7 @@ static int s_read(const char *path, char *buf, size_t size)
         return -EIO;
     }
     size_t used = 0;
-    for (ssize_t n = 1; n > 0 && used < size - 1; used += n > 0 ? (size_t) n : 0) {
+    for (ssize_t n = 1; n > 0 && used<size - 1; used += n> 0 ? (size_t) n : 0) {
         n = read(fd, buf + used, size - 1 - used);
         if (n < 0) {
             (void) close(fd);
@@ -91,13 +91,14 @@ int agent_otherload_parse_pid_stat(const char *text, pid_t *ret_ppid, uint64_t *
     }
     unsigned long long f[S_FIELDS_MIN] = {0}; // fields 3..17; field 3 (state) is a letter
     char state = 0;
-    int n = sscanf(close + 1, " %c %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu "
-                              "%llu %llu",
+    int n = sscanf(close + 1,
+                   " %c %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu "
+                   "%llu %llu",
                    &state, &f[1], &f[2], &f[3], &f[4], &f[5], &f[6], &f[7], &f[8], &f[9], &f[10],
                    &f[11], &f[12], &f[13], &f[14]);
     if (n != S_FIELDS_MIN || f[1] > (unsigned long long) INT_MAX) {
-        return jf_err_set(err, -EINVAL, "pid stat: %d of the fields up to cstime read, want %d",
-                          n, S_FIELDS_MIN);
+        return jf_err_set(err, -EINVAL, "pid stat: %d of the fields up to cstime read, want %d", n,
+                          S_FIELDS_MIN);
     }
     // Fields 14..17 (utime, stime, cutime, cstime) are f[11]..f[14]; field 4 (ppid) is f[1].
     *ret_ppid = (pid_t) f[1];
@@ -134,8 +135,8 @@ static uint64_t s_tree_ticks(agent_otherload_t *self)
         char *end = NULL;
         long pid = strtol(e->d_name, &end, 10);
         char path[PATH_MAX + 32], text[S_PID_STAT];
-        if (pid <= 0 || *end || snprintf(path, sizeof path, "%s/%s/stat", self->root,
-                                         e->d_name) >= (int) sizeof path ||
+        if (pid <= 0 || *end ||
+            snprintf(path, sizeof path, "%s/%s/stat", self->root, e->d_name) >= (int) sizeof path ||
             s_read(path, text, sizeof text) != 0) {
             continue;
         }

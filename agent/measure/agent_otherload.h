@@ -13,9 +13,10 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#define AGENT_OTHERLOAD_MIN_INTERVAL_US INT64_C(1000000) // read at most once per second: a
-                                                         // walk of /proc is not free
-#define AGENT_OTHERLOAD_PROCS_MAX 65536                  // processes read per walk, at most
+#define AGENT_OTHERLOAD_MIN_INTERVAL_US                                                            \
+    INT64_C(1000000)                    // read at most once per second: a
+                                        // walk of /proc is not free
+#define AGENT_OTHERLOAD_PROCS_MAX 65536 // processes read per walk, at most
 
 typedef struct agent_otherload agent_otherload_t;
 

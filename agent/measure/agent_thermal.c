@@ -115,8 +115,9 @@ static void s_compare(const s_step_t *st, int64_t cap_hz, jf_measure_thermal_t *
         t->gpu_cap_hz = cap_hz;
         t->gpu_samples += st->count;
         t->gpu_below += below ? st->count : 0;
-        t->gpu_lowest_hz =
-            t->gpu_lowest_hz == 0 || st->freq_hz < t->gpu_lowest_hz ? st->freq_hz : t->gpu_lowest_hz;
+        t->gpu_lowest_hz = t->gpu_lowest_hz == 0 || st->freq_hz < t->gpu_lowest_hz
+                               ? st->freq_hz
+                               : t->gpu_lowest_hz;
         return;
     }
     t->has_cpu = true;

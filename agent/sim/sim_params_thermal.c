@@ -1,7 +1,7 @@
 /* The thermal part of a board's parameters (sim_params_internal.h): `thermal: {ambient_c, zones:
  * [{type, r_c_per_w, tau_s}, ...], offline_zones: [type, ...], throttle: {temp_c, gpu_pct}}`
- * (throttle optional: simulated throttling, docs/simulator.md "Thermal"). Zone types must be distinct;
- * that they are exactly the family's zones is checked by the fake tree that writes them
+ * (throttle optional: simulated throttling, docs/simulator.md "Thermal"). Zone types must be
+ * distinct; that they are exactly the family's zones is checked by the fake tree that writes them
  * (agent/platform/agent_sim_tree.c), which knows the sysfs layout. docs/simulator.md, "Thermal". */
 #include "sim_params_internal.h"
 
@@ -9,11 +9,11 @@
 #include <stdio.h>
 #include <string.h>
 
-#define S_AMBIENT_MIN_C (-40.0) // sanity bounds in file units, not hardware facts
-#define S_AMBIENT_MAX_C 100.0
-#define S_R_MAX_C_PER_W 100.0
-#define S_TAU_MIN_S     0.001
-#define S_TAU_MAX_S     1e6
+#define S_AMBIENT_MIN_C  (-40.0) // sanity bounds in file units, not hardware facts
+#define S_AMBIENT_MAX_C  100.0
+#define S_R_MAX_C_PER_W  100.0
+#define S_TAU_MIN_S      0.001
+#define S_TAU_MAX_S      1e6
 #define S_THROTTLE_MAX_C 200.0
 
 static const char *const s_thermal_nested[] = {"zones", "offline_zones", "throttle"};

@@ -22,8 +22,8 @@
 #define S_GROW_MIN   16
 
 static const char *const s_names[COORD_INVALID_COUNT] = {
-    "no-measure",     "telemetry", "power-mode",   "clock-offset",
-    "energy-missing", "no-epochs", "epoch-outlier", "throttled",  "other-load"};
+    "no-measure", "telemetry",     "power-mode", "clock-offset", "energy-missing",
+    "no-epochs",  "epoch-outlier", "throttled",  "other-load"};
 
 // A run being checked: its verdict and the configuration key its epochs are compared within.
 typedef struct s_run {
@@ -204,8 +204,7 @@ static void s_check_throttle(const json_t *measure, const coord_run_facts_t *f,
                "CPU cores below their cluster's cap in %lld of %lld readings (%.1f%% > %.0f%%), "
                "up to %.1f%% below%s",
                (long long) cb, (long long) cn, 100.0 * (double) cb / (double) cn,
-               COORD_VALIDITY_MAX_BELOW_PCT, json_is_number(sf) ? json_number_value(sf) : 0.0,
-               hot);
+               COORD_VALIDITY_MAX_BELOW_PCT, json_is_number(sf) ? json_number_value(sf) : 0.0, hot);
     }
 }
 

@@ -36,7 +36,7 @@
 // (coord_validity_opts_t): their times are modelled and do not depend on the host's load, which
 // is what their agent measures.
 #define COORD_VALIDITY_MAX_OTHER_LOAD_PCT 25.0
-#define COORD_VALIDITY_DETAIL_MAX        511
+#define COORD_VALIDITY_DETAIL_MAX         511
 
 // Why a run is left out. A run can have several reasons.
 typedef enum coord_invalid {

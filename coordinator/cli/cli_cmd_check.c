@@ -12,11 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define S_USAGE                                                                                    \
-    "usage: jetfleet check --sweep NAME [--format text|csv|json] [--max-other-load PCT]"
-#define S_REASONS_MAX 160
+#define S_USAGE         "usage: jetfleet check --sweep NAME [--format text|csv|json] [--max-other-load PCT]"
+#define S_REASONS_MAX   160
 #define S_OTHER_MIN_PCT 0.001 // --max-other-load's smallest value: 0 would mean "the default"
-#define S_SUMMARY_MAX 512
+#define S_SUMMARY_MAX   512
 
 typedef struct s_args {
     const char *sweep;
@@ -81,7 +80,8 @@ int cli_cmd_check(cli_ctx_t *ctx, int argc, char **argv)
     double max_other_pct = 0.0;
     if (a.max_other_load &&
         jf_parse_double(a.max_other_load, S_OTHER_MIN_PCT, 100.0, &max_other_pct, NULL) != 0) {
-        return cli_fail(CLI_EXIT_USAGE, "--max-other-load: want a percentage in (0, 100], got '%.40s'",
+        return cli_fail(CLI_EXIT_USAGE,
+                        "--max-other-load: want a percentage in (0, 100], got '%.40s'",
                         a.max_other_load);
     }
     coord_store_t *store = NULL;

@@ -104,23 +104,38 @@ int cli_cmd_runs(cli_ctx_t *ctx, int argc, char **argv)
 
 int cli_cmd_results(cli_ctx_t *ctx, int argc, char **argv)
 {
-    static const char *const cols[] = {
-        "run",           "board",           "platform",  "workload",
-        "power",         "storage",         "workers",   "batch_size",
-        "repeat",        "epochs_measured", "e2e_s",     "fetch_stall_s",
-        "compute_s",     "samples_per_s",   "energy_mj", "avg_power_mw",
-        "energy_source", "final_loss",      "valid",     "invalid_reasons",
-        NULL};
+    static const char *const cols[] = {"run",
+                                       "board",
+                                       "platform",
+                                       "workload",
+                                       "power",
+                                       "storage",
+                                       "workers",
+                                       "batch_size",
+                                       "repeat",
+                                       "epochs_measured",
+                                       "e2e_s",
+                                       "fetch_stall_s",
+                                       "compute_s",
+                                       "samples_per_s",
+                                       "energy_mj",
+                                       "avg_power_mw",
+                                       "energy_source",
+                                       "final_loss",
+                                       "valid",
+                                       "invalid_reasons",
+                                       NULL};
     s_filter_t f = {0};
     if (s_parse_filter(argc, argv, &f) != 0 || !f.sweep || f.state) {
         return cli_fail(CLI_EXIT_USAGE, "usage: jetfleet results --sweep NAME");
     }
-    printf("mean per epoch over the measured epochs (epoch 0 is warm-up and left out); energy "
-           "and power are empty where the board's power was not readable; energy_source: "
-           "power-monitor (the board's rails), rapl (a host's RAPL counters), simulated (a sim "
-           "board's modelled rails, in modelled time); valid: whether jetfleet check finds the run's "
-           "figures trustworthy (invalid_reasons say why not; the numbers: jetfleet check --sweep "
-           "%s)\n",
-           f.sweep);
+    printf(
+        "mean per epoch over the measured epochs (epoch 0 is warm-up and left out); energy "
+        "and power are empty where the board's power was not readable; energy_source: "
+        "power-monitor (the board's rails), rapl (a host's RAPL counters), simulated (a sim "
+        "board's modelled rails, in modelled time); valid: whether jetfleet check finds the run's "
+        "figures trustworthy (invalid_reasons say why not; the numbers: jetfleet check --sweep "
+        "%s)\n",
+        f.sweep);
     return s_print(ctx, COORD_TABLE_RESULTS, &f, cols, true);
 }

@@ -20,12 +20,12 @@
 
 #include <cmocka.h>
 
-#define S_SIMS      2
-#define S_CLI_MS    60000
-#define S_TEXT_MAX  (1 << 16)
-#define S_THROTTLE  "      throttle: {temp_c: 42, gpu_pct: 50}\n"
-#define S_NX_BOARD  "\n  xavier-nx:\n"
-#define S_OFFLINE   "      offline_zones:"
+#define S_SIMS     2
+#define S_CLI_MS   60000
+#define S_TEXT_MAX (1 << 16)
+#define S_THROTTLE "      throttle: {temp_c: 42, gpu_pct: 50}\n"
+#define S_NX_BOARD "\n  xavier-nx:\n"
+#define S_OFFLINE  "      offline_zones:"
 
 static const char *const s_types[S_SIMS] = {"xavier-nx", "xavier-nx"};
 
@@ -75,8 +75,8 @@ static long long s_sql(jft_fleet_t *f, const char *board, const char *expr)
 {
     char sql[512];
     (void) snprintf(sql, sizeof sql,
-                    "SELECT coalesce(%s, -1) FROM runs WHERE board = '%s' AND state = 'done'",
-                    expr, board);
+                    "SELECT coalesce(%s, -1) FROM runs WHERE board = '%s' AND state = 'done'", expr,
+                    board);
     return jft_fleet_sql_int(f, sql);
 }
 
@@ -90,8 +90,9 @@ static void s_other_load(jft_fleet_t *f)
         const char *board = b == 0 ? "sim-1" : "sim-2";
         assert_true(s_sql(f, board, "json_extract(measure, '$.other_load.intervals')") > 0);
         printf("%s_other_load_mean_pct_x10=%lld\n", board,
-               s_sql(f, board, "CAST(10 * json_extract(measure, '$.other_load.mean_pct') AS "
-                               "INTEGER)"));
+               s_sql(f, board,
+                     "CAST(10 * json_extract(measure, '$.other_load.mean_pct') AS "
+                     "INTEGER)"));
     }
     char *out = jft_cli_expect(f, 0, S_CLI_MS,
                                (const char *const[]){"check", "--sweep", "hot", "--format", "csv",
@@ -99,14 +100,14 @@ static void s_other_load(jft_fleet_t *f)
     assert_non_null(strstr(out, "other-load 2"));
     assert_non_null(strstr(out, "(a sim board: the host's load)"));
     free(out);
-    out = jft_cli_expect(f, 0, S_CLI_MS,
-                         (const char *const[]){"check", "--sweep", "hot", "--max-other-load",
-                                               "100", NULL});
+    out = jft_cli_expect(
+        f, 0, S_CLI_MS,
+        (const char *const[]){"check", "--sweep", "hot", "--max-other-load", "100", NULL});
     assert_null(strstr(out, "other-load"));
     free(out);
-    out = jft_cli_expect(f, 2, S_CLI_MS,
-                         (const char *const[]){"check", "--sweep", "hot", "--max-other-load",
-                                               "lots", NULL});
+    out = jft_cli_expect(
+        f, 2, S_CLI_MS,
+        (const char *const[]){"check", "--sweep", "hot", "--max-other-load", "lots", NULL});
     assert_non_null(strstr(out, "--max-other-load: want a percentage in (0, 100], got 'lots'"));
     free(out);
 }
@@ -116,10 +117,11 @@ static void test_throttled_run_flagged(void **state)
     jft_fleet_t *f = *state;
     char params[PATH_MAX];
     s_write_params(f, params);
-    const char *const hot_args[] = {"--sim-speed", "20", "--sim-scale", "2", "--sim-seed", "7",
-                                    "--sim-params", params, "--log-level", "notice", NULL};
-    const char *const cool_args[] = {"--sim-speed", "20", "--sim-scale", "2", "--sim-seed", "7",
-                                     "--log-level", "notice", NULL};
+    const char *const hot_args[] = {
+        "--sim-speed",  "20",   "--sim-scale", "2",      "--sim-seed", "7",
+        "--sim-params", params, "--log-level", "notice", NULL};
+    const char *const cool_args[] = {"--sim-speed", "20",          "--sim-scale", "2", "--sim-seed",
+                                     "7",           "--log-level", "notice",      NULL};
     assert_int_equal(jft_fleet_start_coordinator(f), 0);
     assert_int_equal(jft_fleet_start_sim_agent(f, 0, hot_args), 0);
     assert_int_equal(jft_fleet_start_sim_agent(f, 1, cool_args), 0);

@@ -202,22 +202,24 @@ static void s_export_agrees(jft_fleet_t *f, const char *in_list, int n_valid)
         int yes = 0;
         size_t i;
         json_t *row;
-        json_array_foreach(rows, i, row) {
+        json_array_foreach(rows, i, row)
+        {
             char quoted[80];
             (void) snprintf(quoted, sizeof quoted, "'%s'",
                             json_string_value(json_object_get(row, "run")));
             bool in = strstr(in_list, quoted) != NULL;
-            assert_string_equal(json_string_value(json_object_get(row, "valid")), in ? "yes" : "no");
+            assert_string_equal(json_string_value(json_object_get(row, "valid")),
+                                in ? "yes" : "no");
             assert_true(in == json_is_null(json_object_get(row, "invalid_reasons")));
             yes += in;
         }
         assert_int_equal(yes, n_valid);
-        printf("export_%s_rows=%zu\nexport_%s_valid=%d\n", what[w], json_array_size(rows),
-               what[w], yes);
+        printf("export_%s_rows=%zu\nexport_%s_valid=%d\n", what[w], json_array_size(rows), what[w],
+               yes);
         json_decref(rows);
     }
-    char *out = jft_cli_expect(f, 0, S_CLI_MS,
-                               (const char *const[]){"results", "--sweep", "var", NULL});
+    char *out =
+        jft_cli_expect(f, 0, S_CLI_MS, (const char *const[]){"results", "--sweep", "var", NULL});
     assert_non_null(strstr(out, "invalid_reasons"));
     free(out);
     assert_int_equal(jft_fleet_sql_int(f, "SELECT count(*) FROM runs WHERE state = 'done' AND "

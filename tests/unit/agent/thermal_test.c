@@ -21,8 +21,8 @@
 
 static jf_measure_power_t t_power(void)
 {
-    jf_measure_power_t p = {.has_gpu_max_hz = true, .gpu_max_hz = T_GPU_CAP_HZ,
-                            .has_clusters = true, .n_clusters = 2};
+    jf_measure_power_t p = {
+        .has_gpu_max_hz = true, .gpu_max_hz = T_GPU_CAP_HZ, .has_clusters = true, .n_clusters = 2};
     p.clusters[0] = (jf_measure_cluster_t){.first_core = 0, .max_hz = T_BIG_CAP_HZ};
     p.clusters[1] = (jf_measure_cluster_t){.first_core = 2, .max_hz = T_LIT_CAP_HZ};
     return p;
@@ -77,8 +77,8 @@ static void test_counts(void **state)
     assert_true(r.has_cpu);
     assert_int_equal(r.cpu_samples, 4); // cores 0 and 2 in two samples
     assert_int_equal(r.cpu_below, 1);
-    assert_float_equal(r.cpu_max_shortfall_pct, 100.0 * (1907200000.0 - 1430400000.0) / 1907200000.0,
-                       1e-9);
+    assert_float_equal(r.cpu_max_shortfall_pct,
+                       100.0 * (1907200000.0 - 1430400000.0) / 1907200000.0, 1e-9);
     // Without caps nothing is compared; the temperatures stay.
     agent_thermal_result(t, NULL, &r);
     assert_false(r.has_gpu);
@@ -144,8 +144,8 @@ static void test_record(void **state)
     agent_measure_opts_t o = {.rate_hz = 1, .epochs = 1, .start_us = 1000000};
     agent_measure_t *m = agent_measure_new(&o, NULL);
     assert_non_null(m);
-    json_t *s = json_pack("{s:I, s:{s:i}, s:I}", "mono_us", (json_int_t) 1000000, "temps_mc",
-                          "GPU", 61000, "gpu_freq_hz", (json_int_t) 599250000);
+    json_t *s = json_pack("{s:I, s:{s:i}, s:I}", "mono_us", (json_int_t) 1000000, "temps_mc", "GPU",
+                          61000, "gpu_freq_hz", (json_int_t) 599250000);
     assert_int_equal(agent_measure_add_sample(m, s, NULL), 0);
     json_decref(s);
     json_t *power = json_pack("{s:i, s:s, s:I, s:b}", "mode_id", 0, "mode_name", "MODE_15W_6CORE",

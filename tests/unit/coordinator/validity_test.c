@@ -24,16 +24,16 @@
     "{\"telemetry\":{\"rate_hz\":1,\"samples\":100,\"late\":0,\"missed\":0,"                       \
     "\"max_gap_us\":1000100,\"time_base\":\"monotonic\"},"                                         \
     "\"power_mode\":{\"mode_id\":0,\"mode_name\":\"MAXN\"}}"
-#define S_MODE_OK "\"power_mode\":{\"mode_id\":0,\"mode_name\":\"MAXN\"}}"
+#define S_MODE_OK     "\"power_mode\":{\"mode_id\":0,\"mode_name\":\"MAXN\"}}"
 #define S_MODE_OK_OBJ "\"power_mode\":{\"mode_id\":0,\"mode_name\":\"MAXN\"}"
 #define S_TEL                                                                                      \
     "{\"telemetry\":{\"rate_hz\":1,\"samples\":100,\"late\":0,\"missed\":0,"                       \
     "\"max_gap_us\":1000000},"
 #define S_PINNED(dvfs_off, thermal)                                                                \
-    S_TEL "\"power_mode\":{\"mode_id\":0,\"mode_name\":\"MAXN\",\"dvfs_off\":" dvfs_off "},"         \
+    S_TEL "\"power_mode\":{\"mode_id\":0,\"mode_name\":\"MAXN\",\"dvfs_off\":" dvfs_off "},"       \
           "\"thermal\":{" thermal "}}"
 #define S_GPU_40_OF_100                                                                            \
-    "\"samples\":100,\"max_temps_mc\":{\"GPU\":87500,\"CPU\":80000},\"gpu_samples\":100,"         \
+    "\"samples\":100,\"max_temps_mc\":{\"GPU\":87500,\"CPU\":80000},\"gpu_samples\":100,"          \
     "\"gpu_below\":40,\"gpu_lowest_hz\":599250000,\"gpu_cap_hz\":1109250000"
 
 typedef struct s_case {
