@@ -33,7 +33,7 @@ static const char s_usage[] =
     "  variability --sweep NAME [--metric e2e|stall|compute|energy|all] [--format text|csv|json]\n"
     "                                           board-to-board spread per configuration (valid\n"
     "                                           runs only; docs/analysis.md)\n"
-    "  check --sweep NAME [--format text|csv|json]\n"
+    "  check --sweep NAME [--format text|csv|json] [--max-other-load PCT]\n"
     "                                           per done run: can its figures be trusted, and why\n"
     "                                           not\n"
     "  model fit --sweep S --workload W (--board B | --type T) --target time|power|energy\n"
