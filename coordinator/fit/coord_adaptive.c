@@ -1,5 +1,5 @@
-/* Active profiling: the choice of the next modes to measure (coord_adaptive.h). Spread by
- * farthest-point in [0, 1]-normalised features, uncertainty from bootstrapped linear models
+/* Active profiling: the choice of the next modes to measure (coord_adaptive.h). Spread by the
+ * MaxPro crowding in [0, 1]-normalised features, uncertainty from bootstrapped linear models
  * (coord_model.h), the front from coord_pareto.h. docs/analysis.md "Active profiling". */
 #include "coord_adaptive.h"
 
@@ -20,7 +20,7 @@ typedef struct s_state {
     const coord_op_t *cands; // borrowed
     size_t n;
     double *norm;   // n * COORD_ADAPTIVE_DIMS normalised features
-    double *mind;   // distance to the nearest measured or chosen mode (INFINITY: none yet)
+    double *crowd;  // crowding by the measured and chosen modes (coord_adaptive.h)
     bool *taken;    // measured or chosen
     double *unc;    // sd of log time + sd of log power over the bootstrap models
     double *t_pred; // the full time model's prediction (µs)
@@ -51,7 +51,7 @@ size_t coord_adaptive_min_points(void)
 static void s_state_fini(s_state_t *s)
 {
     free(s->norm);
-    free(s->mind);
+    free(s->crowd);
     free(s->taken);
     free(s->unc);
     free(s->t_pred);
@@ -89,14 +89,14 @@ static void s_normalise(s_state_t *s)
     }
 }
 
-static double s_dist(const s_state_t *s, size_t a, size_t b)
+static double s_crowd(const s_state_t *s, size_t a, size_t b)
 {
-    double sum = 0.0;
+    double prod = 1.0;
     for (int d = 0; d < COORD_ADAPTIVE_DIMS; d++) {
         double v = s->norm[a * COORD_ADAPTIVE_DIMS + d] - s->norm[b * COORD_ADAPTIVE_DIMS + d];
-        sum += v * v;
+        prod *= v * v + COORD_ADAPTIVE_CROWD_EPS;
     }
-    return sqrt(sum);
+    return 1.0 / prod;
 }
 
 static void s_take(s_state_t *s, size_t idx)
@@ -104,8 +104,7 @@ static void s_take(s_state_t *s, size_t idx)
     s->taken[idx] = true;
     s->n_taken++;
     for (size_t i = 0; i < s->n; i++) {
-        double d = s_dist(s, i, idx);
-        s->mind[i] = d < s->mind[i] ? d : s->mind[i];
+        s->crowd[i] += s_crowd(s, i, idx);
     }
 }
 
@@ -148,19 +147,16 @@ static int s_state_init(s_state_t *s, const coord_op_t *cands, size_t n,
     *s = (s_state_t){.cands = cands, .n = n};
     size_t m = n ? n : 1;
     s->norm = calloc(m * COORD_ADAPTIVE_DIMS, sizeof *s->norm);
-    s->mind = calloc(m, sizeof *s->mind);
+    s->crowd = calloc(m, sizeof *s->crowd);
     s->taken = calloc(m, sizeof *s->taken);
     s->unc = calloc(m, sizeof *s->unc);
     s->t_pred = calloc(m, sizeof *s->t_pred);
     s->e_pred = calloc(m, sizeof *s->e_pred);
-    if (!s->norm || !s->mind || !s->taken || !s->unc || !s->t_pred || !s->e_pred) {
+    if (!s->norm || !s->crowd || !s->taken || !s->unc || !s->t_pred || !s->e_pred) {
         s_state_fini(s);
         return jf_err_set(err, -ENOMEM, "adaptive: out of memory for %zu candidates", n);
     }
     s_normalise(s);
-    for (size_t i = 0; i < n; i++) {
-        s->mind[i] = INFINITY;
-    }
     for (size_t i = 0; i < n_obs; i++) {
         s_take(s, obs[i].idx);
     }
@@ -319,7 +315,7 @@ static size_t s_argmax(const s_state_t *s, bool uncertainty, double *ret_score)
 {
     size_t best = SIZE_MAX;
     for (size_t i = 0; i < s->n; i++) {
-        double v = uncertainty ? s->unc[i] * s->mind[i] : s->mind[i];
+        double v = (uncertainty ? s->unc[i] : 1.0) / s->crowd[i];
         if (!s->taken[i] && (best == SIZE_MAX || v > *ret_score)) {
             best = i;
             *ret_score = v;

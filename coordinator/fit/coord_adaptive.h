@@ -1,8 +1,10 @@
 /* Active profiling (issue #12, docs/analysis.md "Active profiling"): which power modes of a
  * sweep to measure next so that few runs give good time and power models. A pure computation
  * over candidate operating points and the figures measured so far; it neither reads the store
- * nor runs anything. Spread first (farthest point in normalised feature space), then the modes
- * where bootstrapped linear models disagree most, mixed with modes on the predicted front. */
+ * nor runs anything. Spread first (greedy MaxPro: the least crowded mode in normalised feature
+ * space), then the modes where bootstrapped linear models disagree most, mixed with modes on the
+ * predicted front. MaxPro: V. R. Joseph, E. Gul, S. Ba, "Maximum projection designs for computer
+ * experiments", Biometrika 102(2), 2015. */
 #ifndef COORD_ADAPTIVE_H
 #define COORD_ADAPTIVE_H
 
@@ -15,11 +17,12 @@
 #define COORD_ADAPTIVE_BOOT      8      // bootstrap models per target for the disagreement
 #define COORD_ADAPTIVE_DIMS      6      // normalised features: cores, cpu, gpu, emc, workers, batch
 #define COORD_ADAPTIVE_CANDS_MAX 100000 // most candidate modes (as COORD_GRID_MAX)
+#define COORD_ADAPTIVE_CROWD_EPS 0.01   // added to each squared coordinate difference (below)
 
 // Why a mode was chosen.
 typedef enum coord_adaptive_reason {
-    COORD_ADAPTIVE_SPREAD = 0,  // farthest from every mode measured or chosen (space filling)
-    COORD_ADAPTIVE_UNCERTAINTY, // the bootstrap models disagree most there (times its distance)
+    COORD_ADAPTIVE_SPREAD = 0,  // least crowded by the modes measured or chosen (space filling)
+    COORD_ADAPTIVE_UNCERTAINTY, // the bootstrap models disagree most there (over its crowding)
     COORD_ADAPTIVE_FRONT,       // on the predicted time-energy Pareto front of unmeasured modes
 } coord_adaptive_reason_t;
 
@@ -34,9 +37,12 @@ typedef struct coord_adaptive_obs {
 typedef struct coord_adaptive_pick {
     size_t idx;                     // index into the candidates
     coord_adaptive_reason_t reason; // why
-    double score;                   // spread: normalised distance; uncertainty: relative spread of
-                                    // the bootstrap predictions (sd of log time + sd of log power)
-                                    // times the distance; front: that spread alone
+    double score;                   // spread: 1 / crowding, where the crowding of mode i is the
+                                    // sum over measured and chosen modes j of 1 / prod over the
+                                    // dimensions d of ((x_id - x_jd)^2 + COORD_ADAPTIVE_CROWD_EPS)
+                                    // (MaxPro's criterion: sharing any coordinate crowds);
+                                    // uncertainty: the spread of the bootstrap predictions (sd of
+                                    // log time + sd of log power) / crowding; front: that spread
 } coord_adaptive_pick_t;
 
 // What to choose (plain value record; designated initialisers).

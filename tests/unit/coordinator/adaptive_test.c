@@ -1,7 +1,7 @@
-/* Unit tests of coordinator/fit/coord_adaptive: the spread is farthest-point (against brute
- * force), deterministic per seed; with enough measured modes the picks alternate uncertainty and
- * front, and a front pick lies on the true front of the unmeasured modes when the models can
- * represent the truth; the candidates running out; bad arguments. */
+/* Unit tests of coordinator/fit/coord_adaptive: the spread is the least crowded mode (MaxPro,
+ * against brute force), deterministic per seed; with enough measured modes the picks alternate
+ * uncertainty and front, and a front pick lies on the true front of the unmeasured modes when the
+ * models can represent the truth; the candidates running out; bad arguments. */
 #include "coord_adaptive.h"
 
 // clang-format off
@@ -57,25 +57,28 @@ static double t_power_mw(const coord_op_t *op)
     return 1e3 * (4.0 + 0.6 * op->cores * c + 5.0 * g + 1.5 * g * g * g + 0.7 * e);
 }
 
-static double t_dist(const coord_op_t *a, const coord_op_t *b)
+// MaxPro crowding of mode i by the taken modes (coord_adaptive.h), in the grid's normalised
+// coordinates: cores 2..8, cpu 0.4..1.9 GHz, gpu 0.3..1.3 GHz, emc 0.8..2.8 GHz.
+static double t_crowd(const coord_op_t *ops, const bool *taken, size_t i)
 {
-    // The grid's ranges: cores 2..8, cpu 0.4..1.9 GHz, gpu 0.3..1.3 GHz, emc 0.8..2.8 GHz.
-    double d[4] = {(a->cores - b->cores) / 6.0, (double) (a->cpu_hz - b->cpu_hz) / 1.5e9,
-                   (double) (a->gpu_hz - b->gpu_hz) / 1.0e9,
-                   (double) (a->emc_hz - b->emc_hz) / 2.0e9};
-    return sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2] + d[3] * d[3]);
-}
-
-static double t_mind(const coord_op_t *ops, const bool *taken, size_t i)
-{
-    double m = INFINITY;
+    double sum = 0.0;
     for (size_t j = 0; j < T_N; j++) {
-        m = taken[j] && t_dist(&ops[i], &ops[j]) < m ? t_dist(&ops[i], &ops[j]) : m;
+        const coord_op_t *a = &ops[i], *b = &ops[j];
+        double d[4] = {(a->cores - b->cores) / 6.0, (double) (a->cpu_hz - b->cpu_hz) / 1.5e9,
+                       (double) (a->gpu_hz - b->gpu_hz) / 1.0e9,
+                       (double) (a->emc_hz - b->emc_hz) / 2.0e9};
+        double prod = 1.0;
+        for (int k = 0; k < 4; k++) {
+            prod *= d[k] * d[k] + COORD_ADAPTIVE_CROWD_EPS;
+        }
+        // workers and batch are constant: their factors are eps each
+        prod *= COORD_ADAPTIVE_CROWD_EPS * COORD_ADAPTIVE_CROWD_EPS;
+        sum += taken[j] ? 1.0 / prod : 0.0;
     }
-    return m;
+    return sum;
 }
 
-static void test_spread_is_farthest_point(void **state)
+static void test_spread_is_least_crowded(void **state)
 {
     (void) state;
     coord_op_t ops[T_N];
@@ -90,11 +93,11 @@ static void test_spread_is_farthest_point(void **state)
     for (size_t p = 0; p < n; p++) {
         assert_int_equal(picks[p].reason, COORD_ADAPTIVE_SPREAD);
         assert_false(taken[picks[p].idx]);
-        if (p > 0) { // no untaken mode is farther from the taken ones than the pick
-            double mine = t_mind(ops, taken, picks[p].idx);
-            assert_true(fabs(mine - picks[p].score) < 1e-9);
+        if (p > 0) { // no untaken mode is less crowded by the taken ones than the pick
+            double mine = t_crowd(ops, taken, picks[p].idx);
+            assert_true(fabs(1.0 / mine - picks[p].score) <= 1e-9 * picks[p].score);
             for (size_t i = 0; i < T_N; i++) {
-                assert_true(taken[i] || t_mind(ops, taken, i) <= mine + 1e-12);
+                assert_true(taken[i] || t_crowd(ops, taken, i) >= mine * (1 - 1e-12));
             }
         }
         taken[picks[p].idx] = true;
@@ -251,7 +254,7 @@ static void test_reason_names(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_spread_is_farthest_point),
+        cmocka_unit_test(test_spread_is_least_crowded),
         cmocka_unit_test(test_deterministic_per_seed),
         cmocka_unit_test(test_models_alternate_uncertainty_and_front),
         cmocka_unit_test(test_candidates_run_out),
