@@ -2,8 +2,9 @@
  * of LeNet-5 at 40 custom power points submitted with `jetfleet sweep submit --adaptive 12
  * --batch 2`: exactly 12 runs at 12 distinct points (10 spread, then a round of 2 chosen from
  * their results), time and power models stored, predictions for an unprofiled point and a
- * predicted front. Bad requests (N below the fit's minimum, N above the points, a sweep without
- * custom points, adaptive options without --adaptive) exit 2 with one clear line. */
+ * predicted front; the same command again adds nothing. Bad requests (N below the fit's minimum, N
+ * above the points, a sweep without custom points, adaptive options without --adaptive) exit 2 with
+ * one clear line. */
 #include "jft_check.h"
 #include "jft_fleet.h"
 #include "jft_fs.h"
@@ -200,6 +201,16 @@ static void test_adaptive_sweep(void **state)
     assert_true(models >= 2);
     free(out);
     s_predict(f, time_id, power_id);
+
+    // The same command again: N points are in the store already, so no round, no new run; the
+    // models are fitted again.
+    out = jft_cli_expect(f, 0, S_CLI_MS,
+                         (const char *[]){"sweep", "submit", "--adaptive", "12", file, NULL});
+    assert_null(strstr(out, "round "));
+    assert_non_null(strstr(out, "profiled 12 of 40 modes"));
+    assert_int_equal(jft_fleet_sql_int(f, "SELECT count(*) FROM sweep_runs"), S_N);
+    assert_int_equal(jft_fleet_sql_int(f, "SELECT count(*) FROM models"), models + 2);
+    free(out);
 }
 
 int main(void)
