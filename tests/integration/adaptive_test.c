@@ -186,8 +186,16 @@ static void test_adaptive_sweep(void **state)
     assert_non_null(strstr(out, "round 1:"));
     assert_non_null(strstr(out, "round 2:"));
     assert_null(strstr(out, "round 3:"));
-    assert_int_equal(s_count(out, "reason=spread"), 10);
-    assert_int_equal(s_count(out, "reason=uncertainty") + s_count(out, "reason=front"), 2);
+    // Round 2 chooses by the models when round 1 left at least 10 valid runs; on a loaded
+    // machine `jetfleet check` can leave a run out (late telemetry), and then it spreads again.
+    const char *r2 = strstr(out, "round 2: ");
+    long valid = r2 ? strtol(r2 + 9, NULL, 10) : -1;
+    size_t spread = s_count(out, "reason=spread");
+    size_t model = s_count(out, "reason=uncertainty") + s_count(out, "reason=front");
+    printf("adaptive_round2_valid=%ld adaptive_spread=%zu adaptive_model_picks=%zu\n", valid,
+           spread, model);
+    assert_int_equal(spread + model, S_N);
+    assert_int_equal(model, valid >= 10 ? 2 : 0);
     long long runs = jft_fleet_sql_int(f, "SELECT count(*) FROM sweep_runs WHERE sweep = 'adapt'");
     long long points = jft_fleet_sql_int(
         f, "SELECT count(*) FROM (SELECT DISTINCT custom_cores, custom_cpu_hz, custom_gpu_hz, "
