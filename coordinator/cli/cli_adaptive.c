@@ -269,9 +269,10 @@ static void s_print_pick(const s_plan_t *p, const coord_adaptive_pick_t *k)
 
 // Chooses the next round among the entries not yet submitted (an entry submitted but without a
 // valid measurement is not chosen again), and marks them submitted. *ret_n: how many.
-static int s_choose(s_plan_t *p, const cli_adaptive_opts_t *o, size_t n_sub, size_t round,
-                    size_t *ret_n, jf_err_t *err)
+static int s_choose(s_plan_t *p, const cli_adaptive_opts_t *o, size_t round, size_t *ret_n,
+                    jf_err_t *err)
 {
+    size_t n_sub = p->n_submitted;
     size_t want = n_sub == 0 ? coord_adaptive_min_points() : o->batch;
     want = want < o->n - n_sub ? want : o->n - n_sub;
     size_t *map = calloc(p->n, sizeof *map), m = 0, got = 0;
@@ -395,7 +396,7 @@ static int s_rounds(cli_ctx_t *ctx, s_plan_t *p, const cli_adaptive_opts_t *o, j
                                     : CLI_EXIT_OK; // runs of an earlier, interrupted loop
     rc = rc == 0 && code == CLI_EXIT_OK ? s_refresh(ctx, p, &n_sub, err) : rc;
     for (size_t round = 1; rc == 0 && code == CLI_EXIT_OK && n_sub < o->n; round++) {
-        rc = s_choose(p, o, n_sub, round, &got, err);
+        rc = s_choose(p, o, round, &got, err);
         rc = rc ? rc : (got ? s_submit(ctx, p, err) : -ENOENT);
         code = rc ? code : cli_sweep_wait(ctx, p->sw->name, s_left_us(deadline), true);
         rc = rc == 0 && code == CLI_EXIT_OK ? s_refresh(ctx, p, &n_sub, err) : rc;
