@@ -8,6 +8,7 @@
  * Usage: jf-adaptive-bench --table FILE --prefix NAME [--n 10,20,...] [--seeds K] [--batch B] */
 #include "coord_adaptive.h"
 #include "coord_model.h"
+#include "coord_pareto.h"
 #include "jf_parse.h"
 #include "jf_rng.h"
 
@@ -71,8 +72,14 @@ static int b_read(const char *path, b_table_t *t)
     return 0;
 }
 
-// MAPE of a linear model of target fitted on the chosen modes, over the other modes.
-static double b_mape(const b_table_t *t, const bool *chosen, coord_target_t target)
+#define B_FIGS 6    // per N: time MAPE, power MAPE, recommend gap, over budget, no mode predicted,
+                    // seeds with a gap
+#define B_BUDGETS 8 // power budgets between the lowest and highest true mode power
+
+// A linear model of target fitted on the chosen modes (caller destroys), and its MAPE over the
+// other modes in *ret_mape; NULL when the fit failed.
+static coord_model_t *b_fit(const b_table_t *t, const bool *chosen, coord_target_t target,
+                            double *ret_mape)
 {
     const double *y = target == COORD_TARGET_TIME ? t->time_us : t->power_mw;
     coord_point_t *train = calloc(t->n, sizeof *train), *test = calloc(t->n, sizeof *test);
@@ -88,25 +95,82 @@ static double b_mape(const b_table_t *t, const bool *chosen, coord_target_t targ
     coord_model_opts_t o = {.kind = COORD_MODEL_LINEAR, .target = target};
     jf_err_t err = {0};
     coord_model_t *m = train && test ? coord_model_fit(&o, train, ntr, &err) : NULL;
-    double mape = NAN;
-    if (!m || coord_model_mape(m, test, nte, &mape, &err) != 0) {
+    *ret_mape = NAN;
+    if (!m || coord_model_mape(m, test, nte, ret_mape, &err) != 0) {
         fprintf(stderr, "adaptive-bench: fit on %zu modes: %s\n", ntr, err.msg);
+        coord_model_destroy(&m);
     }
-    coord_model_destroy(&m);
     free(train);
     free(test);
-    return mape;
+    return m;
 }
 
-// Adds the time and power MAPE at each N of o->ns to sums (2 per N) as modes are chosen.
+// The least true time among modes whose true power is within budget (INFINITY: none).
+static double b_best_time(const b_table_t *t, double budget_mw)
+{
+    double best = INFINITY;
+    for (size_t i = 0; i < t->n; i++) {
+        best = t->power_mw[i] <= budget_mw && t->time_us[i] < best ? t->time_us[i] : best;
+    }
+    return best;
+}
+
+// Recommendations (coord_recommend, no margin) from the models' predictions of every mode under
+// B_BUDGETS power budgets, against the truth: adds to figs the mean gap over the recommendations
+// truly within their budget (percent of the recommended mode's true time over the fastest mode
+// truly within it), how many were truly over their budget, and how many budgets got none.
+static void b_recommend(const b_table_t *t, coord_model_t *tm, coord_model_t *pm, double *figs)
+{
+    coord_pareto_point_t *pts = calloc(t->n, sizeof *pts);
+    double lo = INFINITY, hi = 0.0, gap = 0.0;
+    int answered = 0;
+    for (size_t i = 0; pts && i < t->n; i++) {
+        pts[i].op = t->ops[i];
+        (void) coord_model_predict(tm, &t->ops[i], &pts[i].time_us, NULL);
+        (void) coord_model_predict(pm, &t->ops[i], &pts[i].power_mw, NULL);
+        pts[i].energy_mj = pts[i].time_us * pts[i].power_mw / 1e6;
+        lo = t->power_mw[i] < lo ? t->power_mw[i] : lo;
+        hi = t->power_mw[i] > hi ? t->power_mw[i] : hi;
+    }
+    for (int b = 1; pts && b <= B_BUDGETS; b++) {
+        double budget = lo + (hi - lo) * b / (B_BUDGETS + 1), closest = 0.0;
+        size_t idx = 0;
+        if (coord_recommend(pts, t->n, COORD_BUDGET_POWER, budget, &idx, &closest, NULL) != 0) {
+            figs[4] += 1; // no mode predicted within the budget
+            continue;
+        }
+        if (t->power_mw[idx] > budget) {
+            figs[3] += 1; // truly over the budget: counted, not in the gap
+            continue;
+        }
+        double best = b_best_time(t, budget);
+        gap += 100.0 * (t->time_us[idx] - best) / best;
+        answered++;
+    }
+    figs[2] += answered ? gap / answered : 0.0;
+    figs[5] += answered > 0;
+    free(pts);
+}
+
+// Adds the figures at each N of o->ns to sums (B_FIGS per N) as modes are chosen.
 static void b_score_at(const b_opts_t *o, const b_table_t *t, const bool *chosen, size_t n_chosen,
                        double *sums)
 {
     for (size_t k = 0; k < o->n_ns; k++) {
-        if (o->ns[k] == n_chosen) {
-            sums[2 * k] += b_mape(t, chosen, COORD_TARGET_TIME);
-            sums[2 * k + 1] += b_mape(t, chosen, COORD_TARGET_POWER);
+        if (o->ns[k] != n_chosen) {
+            continue;
         }
+        double *figs = &sums[B_FIGS * k];
+        double mt = NAN, mp = NAN;
+        coord_model_t *tm = b_fit(t, chosen, COORD_TARGET_TIME, &mt);
+        coord_model_t *pm = b_fit(t, chosen, COORD_TARGET_POWER, &mp);
+        figs[0] += mt;
+        figs[1] += mp;
+        if (tm && pm) {
+            b_recommend(t, tm, pm, figs);
+        }
+        coord_model_destroy(&tm);
+        coord_model_destroy(&pm);
     }
 }
 
@@ -218,10 +282,14 @@ static int b_args(int argc, char **argv, b_opts_t *o)
 static void b_print(const b_opts_t *o, const char *method, const double *sums)
 {
     for (size_t k = 0; k < o->n_ns; k++) {
-        printf("%s_%s_n%zu_time_mape=%.2f\n", o->prefix, method, o->ns[k],
-               sums[2 * k] / (double) o->seeds);
-        printf("%s_%s_n%zu_power_mape=%.2f\n", o->prefix, method, o->ns[k],
-               sums[2 * k + 1] / (double) o->seeds);
+        const double *f = &sums[B_FIGS * k];
+        double n = (double) o->seeds;
+        printf("%s_%s_n%zu_time_mape=%.2f\n", o->prefix, method, o->ns[k], f[0] / n);
+        printf("%s_%s_n%zu_power_mape=%.2f\n", o->prefix, method, o->ns[k], f[1] / n);
+        printf("%s_%s_n%zu_recommend_gap_pct=%.2f\n", o->prefix, method, o->ns[k],
+               f[5] > 0 ? f[2] / f[5] : NAN);
+        printf("%s_%s_n%zu_over_budget=%.2f\n", o->prefix, method, o->ns[k], f[3] / n);
+        printf("%s_%s_n%zu_no_mode=%.2f\n", o->prefix, method, o->ns[k], f[4] / n);
     }
 }
 
@@ -237,7 +305,7 @@ int main(int argc, char **argv)
                 o.ns[o.n_ns - 1]);
         return 1;
     }
-    double ad[2 * B_NS_MAX] = {0}, rnd[2 * B_NS_MAX] = {0};
+    double ad[B_FIGS * B_NS_MAX] = {0}, rnd[B_FIGS * B_NS_MAX] = {0};
     size_t reasons[3] = {0};
     for (int64_t s = 1; s <= o.seeds; s++) {
         if (b_adaptive(&o, &t, (uint64_t) s, ad, reasons) != 0 ||
@@ -246,11 +314,17 @@ int main(int argc, char **argv)
         }
     }
     printf("# %s: %zu modes; linear time and power models; MAPE (%%) over the unprofiled modes, "
-           "mean of %lld seeds; adaptive rounds of %lld after a spread of %zu; adaptive picks: "
+           "mean of %lld seeds; recommend_gap_pct: mean over %d power budgets of the recommended "
+           "mode's "
+           "true time over the fastest truly within the budget, over those truly within it, mean "
+           "over the seeds that had one (no margin); over_budget: how many were truly over it; "
+           "no_mode: budgets without one; "
+           "adaptive rounds of %lld after a spread of %zu; "
+           "adaptive picks: "
            "%zu spread, %zu uncertainty, %zu front\n",
-           o.prefix, t.n, (long long) o.seeds, (long long) o.batch, coord_adaptive_min_points(),
-           reasons[COORD_ADAPTIVE_SPREAD], reasons[COORD_ADAPTIVE_UNCERTAINTY],
-           reasons[COORD_ADAPTIVE_FRONT]);
+           o.prefix, t.n, (long long) o.seeds, B_BUDGETS, (long long) o.batch,
+           coord_adaptive_min_points(), reasons[COORD_ADAPTIVE_SPREAD],
+           reasons[COORD_ADAPTIVE_UNCERTAINTY], reasons[COORD_ADAPTIVE_FRONT]);
     b_print(&o, "adaptive", ad);
     b_print(&o, "random", rnd);
     return 0;
