@@ -147,3 +147,10 @@ jf_add_integration_test(model_cli TIMEOUT 120
                         SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/model_cli_test.c
                         LIBS jft_support jf_coord jf_common)
 add_dependencies(model_cli_itest ${JF_ITEST_DEPS})
+
+# Issue #12: `jetfleet sweep submit --adaptive N` on one simulated board: N runs chosen in rounds,
+# models stored, predictions for the other points; the bad requests.
+jf_add_integration_test(adaptive TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/adaptive_test.c
+                        LIBS jft_support jf_common)
+add_dependencies(adaptive_itest ${JF_ITEST_DEPS})
