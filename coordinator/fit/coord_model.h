@@ -1,8 +1,9 @@
 /* Time, power and energy models of one board (or board type) and workload: `linear` (least
- * squares on coord_features, on the value or its log, whichever cross-validates better) and
- * `mlp` (a small network on standardised inputs, optionally transferred from a reference mlp).
- * k-fold cross-validated MAPE; JSON for the store. Not for SQL (coord_store_models.c) nor for
- * reading sweeps (coord_points.h). docs/analysis.md "Models". */
+ * squares on coord_features, on the value or its log, whichever cross-validates better), `mlp`
+ * (a small network on standardised inputs, optionally fine-tuned from a reference mlp) and
+ * `head` (a transfer: a log-linear correction of a reference model's prediction).
+ * k-fold cross-validated MAPE and held-out underestimates; JSON for the store. Not for SQL
+ * (coord_store_models.c) nor for reading sweeps (coord_points.h). docs/analysis.md "Models". */
 #ifndef COORD_MODEL_H
 #define COORD_MODEL_H
 
@@ -27,11 +28,24 @@
 #define COORD_MODEL_MLP_SEED    7     // weight initialisation and training seed
 #define COORD_MODEL_MLP_MIN     8     // fewest points an mlp is fitted on (inputs + 2)
 #define COORD_MODEL_STD_MIN     1e-12 // a spread below this standardises by 1 (a constant input)
+#define COORD_MODEL_HEAD_INPUTS 5     // log ref prediction, log cores, log cpu, gpu, emc GHz
+#define COORD_MODEL_HEAD_MIN    8     // fewest points a head is fitted on (inputs + const + 2)
+#define COORD_MODEL_UNDER_Q     0.95  // quantile of the held-out underestimates kept for margins
 
 typedef enum coord_model_kind {
     COORD_MODEL_LINEAR = 0,
     COORD_MODEL_MLP,
+    COORD_MODEL_HEAD, // a transfer: log y = a + b log y_ref(op) + c . log(cores, clocks)
 } coord_model_kind_t;
+
+// How a transfer (opts.transfer_from) is made.
+typedef enum coord_model_transfer {
+    COORD_MODEL_TRANSFER_AUTO = 0, // cross-validate the head (several ridge terms) and, for an
+                                   // mlp reference, fine-tuning; keep the lowest MAPE. With
+                                   // skip_cv: the head without ridge
+    COORD_MODEL_TRANSFER_HEAD,     // a head on the reference's prediction (kind head)
+    COORD_MODEL_TRANSFER_FINETUNE, // fine-tune a copy of the reference mlp (kind mlp)
+} coord_model_transfer_t;
 
 // Whether a linear model fits the value or its logarithm.
 typedef enum coord_model_log {
@@ -54,11 +68,16 @@ typedef struct coord_model_opts {
     coord_model_kind_t kind;
     coord_target_t target;
     coord_model_log_t log;              // linear only
-    const coord_model_t *transfer_from; // mlp only: reference model (borrowed), or NULL
+    const coord_model_t *transfer_from; // reference model (borrowed), or NULL; kind is then
+                                        // decided by transfer, not by kind
     bool skip_cv;                       // fit only; cv_mape_pct is then NaN
+    coord_model_transfer_t transfer;    // how to transfer (with transfer_from)
+    double head_ridge;                  // head with skip_cv: ridge on its standardised inputs,
+                                        // per point (0: none); with cross-validation the fit
+                                        // chooses among its own (docs/analysis.md)
 } coord_model_opts_t;
 
-// "linear", "mlp" (static), or "unknown".
+// "linear", "mlp", "head" (static), or "unknown".
 const char *coord_model_kind_name(coord_model_kind_t kind);
 // Parses a kind name; false for any other text.
 bool coord_model_kind_parse(const char *name, coord_model_kind_t *ret_kind);
@@ -69,7 +88,8 @@ size_t coord_model_min_points(coord_model_kind_t kind, coord_target_t target);
 // Fits a model on n points and cross-validates it (coord_model_cv). Caller owns the result;
 // release with coord_model_destroy. NULL with err: -EINVAL "too few points to fit: N modes, need
 // at least M", a point without a valid operating point or a positive value, a transfer from a
-// model that is not an mlp of the same target; -EIO from libtorch.
+// reference of another target, fine-tuning from a reference that is not an mlp, a head whose
+// reference predicts a non-positive value; -EIO from libtorch.
 coord_model_t *coord_model_fit(const coord_model_opts_t *opts, const coord_point_t *pts, size_t n,
                                jf_err_t *err);
 
@@ -83,6 +103,11 @@ size_t coord_model_folds(size_t n, size_t *ret_fold);
 int coord_model_cv(const coord_model_opts_t *opts, const coord_point_t *pts, size_t n,
                    double *ret_mape_pct, jf_err_t *err);
 
+// As coord_model_cv, and writes each point's held-out relative underestimate (y - y_pred) /
+// y_pred to ret_under (n values; NULL: not wanted).
+int coord_model_cv_under(const coord_model_opts_t *opts, const coord_point_t *pts, size_t n,
+                         double *ret_mape_pct, double *ret_under, jf_err_t *err);
+
 // Predicts the target at op (internal unit). 0, -EINVAL for an invalid op, -EIO from libtorch.
 int coord_model_predict(coord_model_t *self, const coord_op_t *op, double *ret_y, jf_err_t *err);
 
@@ -94,6 +119,21 @@ coord_model_kind_t coord_model_kind(const coord_model_t *self);
 coord_target_t coord_model_target(const coord_model_t *self);
 // The fit's cross-validated MAPE in percent (NaN when skipped or loaded without it).
 double coord_model_cv_mape_pct(const coord_model_t *self);
+// The COORD_MODEL_UNDER_Q quantile (nearest rank) of the fit's held-out relative underestimates
+// (y - y_pred) / y_pred in percent, at least 0: how far below the truth the model's predictions
+// fell for 95 % of the modes it did not see. NaN when not cross-validated or loaded from a model
+// stored without it.
+double coord_model_cv_under_pct(const coord_model_t *self);
+// For a transfer: the method the fit used (HEAD or FINETUNE); AUTO for a model fitted without
+// a reference or loaded from the store.
+coord_model_transfer_t coord_model_transfer(const coord_model_t *self);
+// "auto", "head", "finetune" (static), or "unknown"; and the parse (false for other text).
+const char *coord_model_transfer_name(coord_model_transfer_t t);
+bool coord_model_transfer_parse(const char *name, coord_model_transfer_t *ret_t);
+// Records the loader configuration the model was trained on (workers, batch size; -1 when its
+// runs had several), for models loaded from the store; coord_model_fit records it itself. A head
+// queries its reference at that configuration, as the reference knows no other.
+void coord_model_set_trained_config(coord_model_t *self, int workers, int batch_size);
 // True when a linear model fits log(value).
 bool coord_model_uses_log(const coord_model_t *self);
 // Linear coefficients (coord_features_count of them; borrowed), NULL for an mlp.

@@ -185,9 +185,9 @@ int coord_model_mlp_load(coord_model_t *self, const json_t *params, jf_err_t *er
     json_t *sd = NULL;
     json_t *wa = NULL;
     int hidden = 0;
-    if (json_unpack_ex((json_t *) params, &jerr, JSON_STRICT, "{s:i, s:o, s:o, s:F, s:F, s:o}",
+    if (json_unpack_ex((json_t *) params, &jerr, JSON_STRICT, "{s:i, s:o, s:o, s:F, s:F, s:o, s?F}",
                        "hidden", &hidden, "in_mean", &mean, "in_std", &sd, "y_mean", &self->y_mean,
-                       "y_std", &self->y_std, "w", &wa) != 0) {
+                       "y_std", &self->y_std, "w", &wa, "cv_under_pct", &self->cv_under_pct) != 0) {
         return jf_err_set(err, -EINVAL, "mlp params: %s", jerr.text);
     }
     int sizes[S_N_SIZES] = {COORD_MODEL_MLP_INPUTS, hidden, hidden, 1};
