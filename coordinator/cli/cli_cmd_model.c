@@ -99,12 +99,12 @@ static int s_store_model(coord_store_t *rw, const s_fit_args_t *a, const coord_m
 }
 
 // A transfer's method: --transfer-kind, else fine-tuning when --kind mlp was given (what
-// --kind mlp --transfer-from always meant), else auto. --kind linear or head with a transfer,
-// --kind head without one, or --transfer-kind without --transfer-from are usage errors.
+// --kind mlp --transfer-from always meant), else auto. --kind linear with a transfer, or
+// --transfer-kind without --transfer-from, are usage errors.
 static bool s_parse_transfer(const s_fit_args_t *a, coord_model_opts_t *o)
 {
     if (!a->transfer) {
-        return !a->xfer_kind && o->kind != COORD_MODEL_HEAD;
+        return !a->xfer_kind;
     }
     if (a->kind && o->kind != COORD_MODEL_MLP) {
         return false;

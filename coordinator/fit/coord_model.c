@@ -10,13 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const s_kind_names[] = {"linear", "mlp", "head"};
+static const char *const s_kind_names[] = {"linear", "mlp"};
 static const char *const s_transfer_names[] = {"auto", "head", "finetune"};
 // The head's ridge terms cross-validated by a transfer, per point on its standardised inputs:
 // none, then shrinking towards "the reference's shape, rescaled" by growing amounts.
 static const double s_head_ridges[] = {0.0, 0.01, 0.1, 1.0};
 
-#define S_N_KINDS     3
+#define S_N_KINDS     2
 #define S_N_TRANSFERS 3
 #define S_N_RIDGES    ((int) (sizeof s_head_ridges / sizeof s_head_ridges[0]))
 #define S_CANDS_MAX   (S_N_RIDGES + 1) // most candidate fits one fit cross-validates
@@ -55,9 +55,8 @@ bool coord_model_kind_parse(const char *name, coord_model_kind_t *ret_kind)
 
 size_t coord_model_min_points(coord_model_kind_t kind, coord_target_t target)
 {
-    return kind == COORD_MODEL_MLP    ? COORD_MODEL_MLP_MIN
-           : kind == COORD_MODEL_HEAD ? COORD_MODEL_HEAD_MIN
-                                      : (size_t) coord_features_count(target) + 2;
+    return kind == COORD_MODEL_MLP ? COORD_MODEL_MLP_MIN
+                                   : (size_t) coord_features_count(target) + 2;
 }
 
 coord_model_t *coord_model_alloc(coord_model_kind_t kind, coord_target_t target, jf_err_t *err)
@@ -169,14 +168,21 @@ static int s_linear_fit(coord_model_t *self, const coord_point_t *pts, size_t n,
     return rc;
 }
 
-// The kind a fit with opts makes: a transfer's follows its method (AUTO: the head, which every
-// reference allows), else opts->kind.
+// True when a fit with opts makes a head: a transfer other than fine-tuning (AUTO without
+// cross-validation means the head, which every reference allows).
+static bool s_is_head(const coord_model_opts_t *opts)
+{
+    return opts->transfer_from && opts->transfer != COORD_MODEL_TRANSFER_FINETUNE;
+}
+
+// The kind a fit with opts makes: a transfer's follows its method (a head is linear, fine-tuning
+// an mlp), else opts->kind.
 static coord_model_kind_t s_kind_of(const coord_model_opts_t *opts)
 {
     if (!opts->transfer_from) {
         return opts->kind;
     }
-    return opts->transfer == COORD_MODEL_TRANSFER_FINETUNE ? COORD_MODEL_MLP : COORD_MODEL_HEAD;
+    return s_is_head(opts) ? COORD_MODEL_LINEAR : COORD_MODEL_MLP;
 }
 
 static int s_check_transfer(const coord_model_opts_t *opts, jf_err_t *err)
@@ -197,7 +203,8 @@ static int s_check_transfer(const coord_model_opts_t *opts, jf_err_t *err)
 static int s_check_points(const coord_model_opts_t *opts, const coord_point_t *pts, size_t n,
                           jf_err_t *err)
 {
-    size_t need = coord_model_min_points(s_kind_of(opts), opts->target);
+    size_t need = s_is_head(opts) ? COORD_MODEL_HEAD_MIN
+                                  : coord_model_min_points(s_kind_of(opts), opts->target);
     if (n < need) {
         return jf_err_set(err, -EINVAL, "too few points to fit: %zu modes, need at least %zu", n,
                           need);
@@ -238,15 +245,15 @@ static coord_model_t *s_fit_once(const coord_model_opts_t *opts, const coord_poi
         return NULL;
     }
     const coord_model_t *ref = opts->transfer_from;
-    m->log = kind != COORD_MODEL_LINEAR || opts->log == COORD_MODEL_LOG_ON;
-    m->transfer = !ref                      ? COORD_MODEL_TRANSFER_AUTO
-                  : kind == COORD_MODEL_MLP ? COORD_MODEL_TRANSFER_FINETUNE
-                                            : COORD_MODEL_TRANSFER_HEAD;
+    bool head = s_is_head(opts);
+    m->log = kind != COORD_MODEL_LINEAR || head || opts->log == COORD_MODEL_LOG_ON;
+    m->transfer = !ref   ? COORD_MODEL_TRANSFER_AUTO
+                  : head ? COORD_MODEL_TRANSFER_HEAD
+                         : COORD_MODEL_TRANSFER_FINETUNE;
     s_trained_config(m, pts, n);
-    int rc = kind == COORD_MODEL_MLP ? coord_model_mlp_fit(m, ref, pts, n, err)
-             : kind == COORD_MODEL_HEAD
-                 ? coord_model_head_fit(m, ref, pts, n, opts->head_ridge, err)
-                 : s_linear_fit(m, pts, n, err);
+    int rc = head                      ? coord_model_head_fit(m, ref, pts, n, opts->head_ridge, err)
+             : kind == COORD_MODEL_MLP ? coord_model_mlp_fit(m, ref, pts, n, err)
+                                       : s_linear_fit(m, pts, n, err);
     if (rc != 0) {
         coord_model_destroy(&m);
     }
@@ -258,7 +265,7 @@ int coord_model_predict(coord_model_t *self, const coord_op_t *op, double *ret_y
     if (self->kind == COORD_MODEL_MLP) {
         return coord_model_mlp_predict(self, op, ret_y, err);
     }
-    if (self->kind == COORD_MODEL_HEAD) {
+    if (self->ref) {
         return coord_model_head_predict(self, op, ret_y, err);
     }
     double row[COORD_FEATURES_MAX];
@@ -440,13 +447,13 @@ json_t *coord_model_features_json(const coord_model_t *self)
     static const char *const head_in[] = {"const",       "log_ref",     "log_cores",
                                           "log_cpu_ghz", "log_gpu_ghz", "log_emc_ghz"};
     json_t *a = json_array();
-    int count = self->kind == COORD_MODEL_MLP    ? COORD_MODEL_MLP_INPUTS
-                : self->kind == COORD_MODEL_HEAD ? COORD_MODEL_HEAD_INPUTS + 1
-                                                 : coord_features_count(self->target);
+    int count = self->kind == COORD_MODEL_MLP ? COORD_MODEL_MLP_INPUTS
+                : self->ref                   ? COORD_MODEL_HEAD_INPUTS + 1
+                                              : coord_features_count(self->target);
     for (int i = 0; a && i < count; i++) {
-        const char *name = self->kind == COORD_MODEL_MLP    ? mlp_in[i]
-                           : self->kind == COORD_MODEL_HEAD ? head_in[i]
-                                                            : coord_features_name(self->target, i);
+        const char *name = self->kind == COORD_MODEL_MLP ? mlp_in[i]
+                           : self->ref                   ? head_in[i]
+                                                         : coord_features_name(self->target, i);
         if (json_array_append_new(a, json_string(name)) != 0) {
             json_decref(a);
             return NULL;
@@ -469,9 +476,9 @@ static json_t *s_linear_params_json(const coord_model_t *self)
 
 json_t *coord_model_params_json(const coord_model_t *self)
 {
-    json_t *p = self->kind == COORD_MODEL_MLP    ? coord_model_mlp_params_json(self)
-                : self->kind == COORD_MODEL_HEAD ? coord_model_head_params_json(self)
-                                                 : s_linear_params_json(self);
+    json_t *p = self->kind == COORD_MODEL_MLP ? coord_model_mlp_params_json(self)
+                : self->ref                   ? coord_model_head_params_json(self)
+                                              : s_linear_params_json(self);
     // Optional (models stored before it have none): what recommend's margin is taken from.
     if (p && !isnan(self->cv_under_pct) &&
         json_object_set_new(p, "cv_under_pct", json_real(self->cv_under_pct)) != 0) {
@@ -512,9 +519,10 @@ coord_model_t *coord_model_load_json(coord_model_kind_t kind, coord_target_t tar
     coord_model_t *m = coord_model_alloc(kind, target, err);
     int rc = m ? 0 : -ENOMEM;
     if (rc == 0) {
-        rc = kind == COORD_MODEL_MLP    ? coord_model_mlp_load(m, params, err)
-             : kind == COORD_MODEL_HEAD ? coord_model_head_load(m, params, err)
-                                        : s_linear_load(m, params, err);
+        // A head is stored as kind linear with its reference inside ("ref").
+        rc = kind == COORD_MODEL_MLP          ? coord_model_mlp_load(m, params, err)
+             : json_object_get(params, "ref") ? coord_model_head_load(m, params, err)
+                                              : s_linear_load(m, params, err);
     }
     if (rc != 0) {
         coord_model_destroy(&m);

@@ -1,7 +1,8 @@
 /* Time, power and energy models of one board (or board type) and workload: `linear` (least
  * squares on coord_features, on the value or its log, whichever cross-validates better), `mlp`
- * (a small network on standardised inputs, optionally fine-tuned from a reference mlp) and
- * `head` (a transfer: a log-linear correction of a reference model's prediction).
+ * (a small network on standardised inputs, optionally fine-tuned from a reference mlp), and
+ * the head, a transfer: a log-linear correction of a reference model's prediction, kind linear
+ * (least squares on inputs that include the reference's log prediction; it embeds the reference).
  * k-fold cross-validated MAPE and held-out underestimates; JSON for the store. Not for SQL
  * (coord_store_models.c) nor for reading sweeps (coord_points.h). docs/analysis.md "Models". */
 #ifndef COORD_MODEL_H
@@ -20,9 +21,9 @@
 #define COORD_MODEL_RIDGE       1e-9  // ridge term of the least squares (features are O(1))
 #define COORD_MODEL_MLP_INPUTS  6     // cores, cpu GHz, gpu GHz, emc GHz, workers, batch
 #define COORD_MODEL_MLP_HIDDEN  16    // units in each of the two hidden layers
-#define COORD_MODEL_MLP_EPOCHS  800   // full-batch Adam steps from scratch
-#define COORD_MODEL_MLP_LR      0.02  // Adam learning rate from scratch
-#define COORD_MODEL_MLP_DECAY   1e-5  // Adam weight decay
+#define COORD_MODEL_MLP_EPOCHS  200   // most L-BFGS iterations from scratch (full batch, no decay)
+#define COORD_MODEL_MLP_LR      1.0   // L-BFGS initial step from scratch
+#define COORD_MODEL_MLP_DECAY   1e-5  // Adam weight decay of a fine-tuning
 #define COORD_MODEL_XFER_EPOCHS 400   // fine-tuning steps of a transfer
 #define COORD_MODEL_XFER_LR     0.003 // fine-tuning learning rate of a transfer
 #define COORD_MODEL_MLP_SEED    7     // weight initialisation and training seed
@@ -35,7 +36,6 @@
 typedef enum coord_model_kind {
     COORD_MODEL_LINEAR = 0,
     COORD_MODEL_MLP,
-    COORD_MODEL_HEAD, // a transfer: log y = a + b log y_ref(op) + c . log(cores, clocks)
 } coord_model_kind_t;
 
 // How a transfer (opts.transfer_from) is made.
@@ -43,7 +43,7 @@ typedef enum coord_model_transfer {
     COORD_MODEL_TRANSFER_AUTO = 0, // cross-validate the head (several ridge terms) and, for an
                                    // mlp reference, fine-tuning; keep the lowest MAPE. With
                                    // skip_cv: the head without ridge
-    COORD_MODEL_TRANSFER_HEAD,     // a head on the reference's prediction (kind head)
+    COORD_MODEL_TRANSFER_HEAD,     // a head on the reference's prediction (kind linear)
     COORD_MODEL_TRANSFER_FINETUNE, // fine-tune a copy of the reference mlp (kind mlp)
 } coord_model_transfer_t;
 
@@ -77,12 +77,13 @@ typedef struct coord_model_opts {
                                         // chooses among its own (docs/analysis.md)
 } coord_model_opts_t;
 
-// "linear", "mlp", "head" (static), or "unknown".
+// "linear", "mlp" (static), or "unknown".
 const char *coord_model_kind_name(coord_model_kind_t kind);
 // Parses a kind name; false for any other text.
 bool coord_model_kind_parse(const char *name, coord_model_kind_t *ret_kind);
 
-// Fewest points a model of this kind and target is fitted on (features + 2 for linear).
+// Fewest points a model of this kind and target is fitted on (features + 2 for linear; a head
+// needs COORD_MODEL_HEAD_MIN).
 size_t coord_model_min_points(coord_model_kind_t kind, coord_target_t target);
 
 // Fits a model on n points and cross-validates it (coord_model_cv). Caller owns the result;

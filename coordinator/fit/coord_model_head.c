@@ -1,8 +1,9 @@
-/* The head kind of coord_model, a transfer: log y = a + b log y_ref(op) + c . (log cores, log
- * CPU, GPU and EMC GHz), least squares (optionally ridge) on a few profiled modes of the new
- * workload or board. The reference keeps the shape it learned over the modes; the head rescales
- * it and tilts it by a power law in each clock and the cores (time ~ work / f per unit, power
- * ~ f^k), which is what changes when a unit's share of the work changes. docs/analysis.md. */
+/* The head of coord_model (kind linear, with a reference inside), a transfer: log y = a + b log
+ * y_ref(op) + c . (log cores, log CPU, GPU and EMC GHz), least squares (optionally ridge) on a few
+ * profiled modes of the new workload or board. The reference keeps the shape it learned over the
+ * modes; the head rescales it and tilts it by a power law in each clock and the cores (time ~ work
+ * / f per unit, power ~ f^k), which is what changes when a unit's share of the work changes.
+ * docs/analysis.md. */
 #include "coord_model_internal.h"
 
 #include <errno.h>

@@ -14,10 +14,11 @@ struct coord_model {
     double coef[COORD_FEATURES_MAX];        // linear coefficients
     double in_mean[COORD_MODEL_MLP_INPUTS]; // mlp input standardisation
     double in_std[COORD_MODEL_MLP_INPUTS];
-    double y_mean;                            // mlp: mean of log(value) over the training points
-    double y_std;                             // mlp: its standard deviation
-    jf_torch_mlp_t *mlp;                      // owned; mlp only
-    coord_model_t *ref;                       // owned; head only: its copy of the reference model
+    double y_mean;       // mlp: mean of log(value) over the training points
+    double y_std;        // mlp: its standard deviation
+    jf_torch_mlp_t *mlp; // owned; mlp only
+    coord_model_t *ref;  // owned; a head's copy of its reference model, else NULL (a head is
+                         // kind linear: this is what makes it a head)
     double head[COORD_MODEL_HEAD_INPUTS + 1]; // head: const, then per head input
     double head_ridge;                        // head: the ridge it was fitted with
     coord_model_transfer_t transfer;          // HEAD or FINETUNE for a transfer, else AUTO
@@ -34,8 +35,8 @@ coord_model_t *coord_model_alloc(coord_model_kind_t kind, coord_target_t target,
 coord_model_t *coord_model_load_json(coord_model_kind_t kind, coord_target_t target,
                                      const json_t *params, jf_err_t *err);
 
-// Fits self (kind head, fields zeroed) on n points: a copy of ref, then least squares of
-// log(y) - log(ref(op)) on the standardised head inputs with ridge * n. 0, or a negative errno.
+// Fits self (kind linear, fields zeroed) as a head on n points: a copy of ref, then least squares
+// of log(y) - log(ref(op)) on the standardised head inputs with ridge * n. 0, or a negative errno.
 int coord_model_head_fit(coord_model_t *self, const coord_model_t *ref, const coord_point_t *pts,
                          size_t n, double ridge, jf_err_t *err);
 int coord_model_head_predict(coord_model_t *self, const coord_op_t *op, double *ret_y,

@@ -1,7 +1,8 @@
 /* The mlp kind of coord_model: standardised inputs (cores, GHz clocks, workers, batch), a
  * standardised log target (errors become relative, as MAPE weighs them), trained through the
- * libtorch shim from scratch or, for a transfer, from a reference model's parameters and
- * standardisation (PowerTrain's method: the reference's mapping is kept, then fine-tuned). */
+ * libtorch shim from scratch (L-BFGS) or, for a transfer, from a reference model's parameters
+ * and standardisation (PowerTrain's method: the reference's mapping is kept, then fine-tuned
+ * with small Adam steps). */
 #include "coord_model_internal.h"
 
 #include <errno.h>
@@ -67,7 +68,8 @@ static int s_train(coord_model_t *self, const coord_point_t *pts, size_t n, bool
     jf_torch_mlp_train_opts_t o = {
         .epochs = transfer ? COORD_MODEL_XFER_EPOCHS : COORD_MODEL_MLP_EPOCHS,
         .lr = transfer ? COORD_MODEL_XFER_LR : COORD_MODEL_MLP_LR,
-        .weight_decay = COORD_MODEL_MLP_DECAY,
+        .weight_decay = transfer ? COORD_MODEL_MLP_DECAY : 0.0,
+        .optim = transfer ? JF_TORCH_MLP_ADAM : JF_TORCH_MLP_LBFGS,
     };
     if (rc == 0) {
         rc = jf_torch_mlp_train(self->mlp, x, y, n, &o, COORD_MODEL_MLP_SEED, err);
