@@ -16,22 +16,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define COORD_MODEL_CV_FOLDS    5     // k of the k-fold cross-validation
-#define COORD_MODEL_CV_SEED     12    // seed of the fold shuffle (fixed: repeatable figures)
-#define COORD_MODEL_RIDGE       1e-9  // ridge term of the least squares (features are O(1))
-#define COORD_MODEL_MLP_INPUTS  6     // cores, cpu GHz, gpu GHz, emc GHz, workers, batch
-#define COORD_MODEL_MLP_HIDDEN  16    // units in each of the two hidden layers
-#define COORD_MODEL_MLP_EPOCHS  200   // most L-BFGS iterations from scratch (full batch, no decay)
-#define COORD_MODEL_MLP_LR      1.0   // L-BFGS initial step from scratch
-#define COORD_MODEL_MLP_DECAY   1e-5  // Adam weight decay of a fine-tuning
-#define COORD_MODEL_XFER_EPOCHS 400   // fine-tuning steps of a transfer
-#define COORD_MODEL_XFER_LR     0.003 // fine-tuning learning rate of a transfer
-#define COORD_MODEL_MLP_SEED    7     // weight initialisation and training seed
-#define COORD_MODEL_MLP_MIN     8     // fewest points an mlp is fitted on (inputs + 2)
-#define COORD_MODEL_STD_MIN     1e-12 // a spread below this standardises by 1 (a constant input)
-#define COORD_MODEL_HEAD_INPUTS 5     // log ref prediction, log cores, log cpu, gpu, emc GHz
-#define COORD_MODEL_HEAD_MIN    8     // fewest points a head is fitted on (inputs + const + 2)
-#define COORD_MODEL_UNDER_Q     0.95  // quantile of the held-out underestimates kept for margins
+#define COORD_MODEL_CV_FOLDS   5    // k of the k-fold cross-validation
+#define COORD_MODEL_CV_SEED    12   // seed of the fold shuffle (fixed: repeatable figures)
+#define COORD_MODEL_RIDGE      1e-9 // ridge term of the least squares (features are O(1))
+#define COORD_MODEL_MLP_INPUTS 6    // cores, cpu GHz, gpu GHz, emc GHz, workers, batch
+#define COORD_MODEL_MLP_HIDDEN 16   // units in each of the two hidden layers
+// From scratch on at least as many points as the network has parameters: L-BFGS (full batch,
+// no weight decay); on fewer: Adam (docs/analysis.md "MLP models").
+#define COORD_MODEL_MLP_EPOCHS     200   // most L-BFGS iterations
+#define COORD_MODEL_MLP_LR         1.0   // L-BFGS initial step from scratch
+#define COORD_MODEL_MLP_ADAM_STEPS 800   // full-batch Adam steps from scratch on fewer points
+#define COORD_MODEL_MLP_ADAM_LR    0.02  // their learning rate
+#define COORD_MODEL_MLP_DECAY      1e-5  // Adam weight decay (from scratch and fine-tuning)
+#define COORD_MODEL_XFER_EPOCHS    400   // fine-tuning steps of a transfer
+#define COORD_MODEL_XFER_LR        0.003 // fine-tuning learning rate of a transfer
+#define COORD_MODEL_MLP_SEED       7     // weight initialisation and training seed
+#define COORD_MODEL_MLP_MIN        8     // fewest points an mlp is fitted on (inputs + 2)
+#define COORD_MODEL_STD_MIN        1e-12 // a spread below this standardises by 1 (a constant input)
+#define COORD_MODEL_HEAD_INPUTS    5     // log ref prediction, log cores, log cpu, gpu, emc GHz
+#define COORD_MODEL_HEAD_MIN       8     // fewest points a head is fitted on (inputs + const + 2)
+#define COORD_MODEL_UNDER_Q        0.95  // quantile of the held-out underestimates kept for margins
 
 typedef enum coord_model_kind {
     COORD_MODEL_LINEAR = 0,
