@@ -19,9 +19,8 @@
     "--time-budget SECONDS) --time-model ID --power-model ID [--margin PERCENT]"
 #define S_BUDGET_MAX 1e9   // W or s: far above anything a board does
 #define S_MARGIN_MAX 100.0 // percent
-#define S_MARGIN_PER_CV                                                                            \
-    3.0 // margin of a model stored without its held-out underestimates:
-        // this many times its CV MAPE
+// The margin of a model stored without its held-out underestimates: this many times its MAPE.
+#define S_MARGIN_PER_CV 3.0
 
 typedef struct s_args {
     const char *workload, *board, *sweep, *power, *time, *time_model, *power_model, *margin;
