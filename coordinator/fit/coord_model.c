@@ -19,7 +19,7 @@ static const double s_head_ridges[] = {0.0, 0.01, 0.1, 1.0};
 #define S_N_KINDS     2
 #define S_N_TRANSFERS 3
 #define S_N_RIDGES    ((int) (sizeof s_head_ridges / sizeof s_head_ridges[0]))
-#define S_CANDS_MAX   (S_N_RIDGES + 1) // most candidate fits one fit cross-validates
+#define S_CANDS_MAX   (S_N_RIDGES + 2) // most candidate fits one fit cross-validates
 
 const char *coord_model_kind_name(coord_model_kind_t kind)
 {
@@ -251,6 +251,7 @@ static coord_model_t *s_fit_once(const coord_model_opts_t *opts, const coord_poi
                   : head ? COORD_MODEL_TRANSFER_HEAD
                          : COORD_MODEL_TRANSFER_FINETUNE;
     s_trained_config(m, pts, n);
+    m->head_form = opts->head_form;
     int rc = head                      ? coord_model_head_fit(m, ref, pts, n, opts->head_ridge, err)
              : kind == COORD_MODEL_MLP ? coord_model_mlp_fit(m, ref, pts, n, err)
                                        : s_linear_fit(m, pts, n, err);
@@ -353,7 +354,7 @@ int coord_model_cv_under(const coord_model_opts_t *opts, const coord_point_t *pt
 
 // The fits a coord_model_fit with o cross-validates: a linear model's two forms (log AUTO); a
 // transfer's head at each ridge term (AUTO, HEAD) and fine-tuning (AUTO from an mlp); else o.
-static size_t s_candidates(const coord_model_opts_t *o, coord_model_opts_t *ret)
+static size_t s_candidates(const coord_model_opts_t *o, size_t n_pts, coord_model_opts_t *ret)
 {
     size_t n = 0;
     const coord_model_t *ref = o->transfer_from;
@@ -366,7 +367,14 @@ static size_t s_candidates(const coord_model_opts_t *o, coord_model_opts_t *ret)
         for (int i = 0; i < S_N_RIDGES; i++) {
             ret[n] = *o;
             ret[n].transfer = COORD_MODEL_TRANSFER_HEAD;
+            ret[n].head_form = COORD_MODEL_HEAD_LOG;
             ret[n++].head_ridge = s_head_ridges[i];
+        }
+        if (n_pts >= (size_t) coord_features_count(o->target) + 1 + COORD_MODEL_CV_FOLDS) {
+            ret[n] = *o; // enough points for the sum form in every fold
+            ret[n].transfer = COORD_MODEL_TRANSFER_HEAD;
+            ret[n].head_ridge = 0.0;
+            ret[n++].head_form = COORD_MODEL_HEAD_SUM;
         }
         if (o->transfer == COORD_MODEL_TRANSFER_AUTO && ref->kind == COORD_MODEL_MLP) {
             ret[n] = *o;
@@ -384,7 +392,7 @@ static int s_choose(coord_model_opts_t *o, const coord_point_t *pts, size_t n, d
                     double *under, jf_err_t *err)
 {
     coord_model_opts_t cands[S_CANDS_MAX];
-    size_t nc = s_candidates(o, cands);
+    size_t nc = s_candidates(o, n, cands);
     double *tmp = malloc(n * sizeof *tmp);
     int rc = tmp ? 0 : jf_err_set(err, -ENOMEM, "cross-validation: out of memory");
     double best = INFINITY;
@@ -447,13 +455,16 @@ json_t *coord_model_features_json(const coord_model_t *self)
     static const char *const head_in[] = {"const",       "log_ref",     "log_cores",
                                           "log_cpu_ghz", "log_gpu_ghz", "log_emc_ghz"};
     json_t *a = json_array();
+    bool sum = self->ref && self->head_form == COORD_MODEL_HEAD_SUM;
     int count = self->kind == COORD_MODEL_MLP ? COORD_MODEL_MLP_INPUTS
+                : sum                         ? coord_features_count(self->target) + 1
                 : self->ref                   ? COORD_MODEL_HEAD_INPUTS + 1
                                               : coord_features_count(self->target);
     for (int i = 0; a && i < count; i++) {
         const char *name = self->kind == COORD_MODEL_MLP ? mlp_in[i]
-                           : self->ref                   ? head_in[i]
-                                                         : coord_features_name(self->target, i);
+                           : sum       ? (i == 0 ? "ref" : coord_features_name(self->target, i - 1))
+                           : self->ref ? head_in[i]
+                                       : coord_features_name(self->target, i);
         if (json_array_append_new(a, json_string(name)) != 0) {
             json_decref(a);
             return NULL;

@@ -42,6 +42,12 @@ typedef enum coord_model_kind {
     COORD_MODEL_MLP,
 } coord_model_kind_t;
 
+// The form of a head: a product of power laws (log) or a sum of parts (sum).
+typedef enum coord_model_head_form {
+    COORD_MODEL_HEAD_LOG = 0, // log y = a + b log y_ref + c . log(cores, clocks)
+    COORD_MODEL_HEAD_SUM,     // y = b y_ref + c . coord_features(target) (relative least squares)
+} coord_model_head_form_t;
+
 // How a transfer (opts.transfer_from) is made.
 typedef enum coord_model_transfer {
     COORD_MODEL_TRANSFER_AUTO = 0, // cross-validate the head (several ridge terms) and, for an
@@ -79,6 +85,7 @@ typedef struct coord_model_opts {
     double head_ridge;                  // head with skip_cv: ridge on its standardised inputs,
                                         // per point (0: none); with cross-validation the fit
                                         // chooses among its own (docs/analysis.md)
+    coord_model_head_form_t head_form;  // head with skip_cv: its form; else cross-validated
 } coord_model_opts_t;
 
 // "linear", "mlp" (static), or "unknown".

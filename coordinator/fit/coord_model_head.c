@@ -3,7 +3,9 @@
  * profiled modes of the new workload or board. The reference keeps the shape it learned over the
  * modes; the head rescales it and tilts it by a power law in each clock and the cores (time ~ work
  * / f per unit, power ~ f^k), which is what changes when a unit's share of the work changes.
- * docs/analysis.md. */
+ * Or the sum form: y = b y_ref + c . coord_features(op), the reference's part plus work (or
+ * power) on other units, e.g. a CPU-side loader a GPU-bound reference never had.
+ * docs/analysis.md "Transfer". */
 #include "coord_model_internal.h"
 
 #include <errno.h>
@@ -110,12 +112,61 @@ static int s_solve(coord_model_t *self, double *x, double *r, size_t n, double r
     return rc;
 }
 
+// Scales the p columns of x (n x p) to unit root mean square, the factors into scale: the
+// reference's column is ~1 and the features' ~1/y, and the ridge term must mean the same for all.
+static void s_unit_columns(double *x, size_t n, size_t p, double *scale)
+{
+    for (size_t j = 0; j < p; j++) {
+        double ss = 0.0;
+        for (size_t i = 0; i < n; i++) {
+            ss += x[i * p + j] * x[i * p + j];
+        }
+        scale[j] = ss > 0.0 ? sqrt(ss / (double) n) : 1.0;
+        for (size_t i = 0; i < n; i++) {
+            x[i * p + j] /= scale[j];
+        }
+    }
+}
+
+// The sum form: rows (y_ref, features) / y against 1, so the squared error is relative.
+static int s_sum_fit(coord_model_t *self, const coord_point_t *pts, size_t n, jf_err_t *err)
+{
+    size_t p = (size_t) coord_features_count(self->target) + 1;
+    double *x = malloc(n * p * sizeof *x);
+    double *one = malloc(n * sizeof *one);
+    int rc = x && one ? 0 : jf_err_set(err, -ENOMEM, "head: out of memory");
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        double *row = x + i * p;
+        rc = s_ref_predict(self->ref, &pts[i].op, &row[0], err);
+        rc = rc == 0 ? coord_features_row(self->target, &pts[i].op, row + 1) : rc;
+        for (size_t j = 0; j < p; j++) {
+            row[j] /= pts[i].y;
+        }
+        one[i] = 1.0;
+    }
+    double scale[COORD_FEATURES_MAX + 1];
+    if (rc == 0) {
+        s_unit_columns(x, n, p, scale);
+    }
+    rc = rc == 0 ? jf_torch_lstsq(x, n, p, one, COORD_MODEL_RIDGE, self->coef, err) : rc;
+    for (size_t j = 0; rc == 0 && j < p; j++) {
+        self->coef[j] /= scale[j];
+    }
+    self->n_coef = (int) p;
+    free(x);
+    free(one);
+    return rc;
+}
+
 int coord_model_head_fit(coord_model_t *self, const coord_model_t *ref, const coord_point_t *pts,
                          size_t n, double ridge, jf_err_t *err)
 {
-    self->log = true;
+    self->log = self->head_form != COORD_MODEL_HEAD_SUM;
     self->head_ridge = ridge;
     self->ref = s_copy(ref, err);
+    if (self->ref && self->head_form == COORD_MODEL_HEAD_SUM) {
+        return s_sum_fit(self, pts, n, err);
+    }
     double *x = self->ref ? malloc(n * S_P * sizeof *x) : NULL;
     double *r = x ? malloc(n * sizeof *r) : NULL;
     int rc = !self->ref ? (err && err->code ? err->code : -EIO)
@@ -131,9 +182,27 @@ int coord_model_head_fit(coord_model_t *self, const coord_model_t *ref, const co
     return rc;
 }
 
+static int s_sum_predict(coord_model_t *self, const coord_op_t *op, double *ret_y, jf_err_t *err)
+{
+    double row[COORD_FEATURES_MAX + 1];
+    int rc = s_ref_predict(self->ref, op, &row[0], err);
+    if (rc == 0 && coord_features_row(self->target, op, row + 1) != 0) {
+        rc = jf_err_set(err, -EINVAL, "predict: needs cores >= 1, positive clocks, workers >= 0");
+    }
+    double s = 0.0;
+    for (int j = 0; rc == 0 && j < self->n_coef; j++) {
+        s += self->coef[j] * row[j];
+    }
+    *ret_y = s;
+    return rc;
+}
+
 int coord_model_head_predict(coord_model_t *self, const coord_op_t *op, double *ret_y,
                              jf_err_t *err)
 {
+    if (self->head_form == COORD_MODEL_HEAD_SUM) {
+        return s_sum_predict(self, op, ret_y, err);
+    }
     double x[S_P];
     int rc = s_row(self, op, x, err);
     if (rc != 0) {
@@ -149,9 +218,12 @@ int coord_model_head_predict(coord_model_t *self, const coord_op_t *op, double *
 
 json_t *coord_model_head_params_json(const coord_model_t *self)
 {
+    bool sum = self->head_form == COORD_MODEL_HEAD_SUM;
+    const double *v = sum ? self->coef : self->head;
+    int count = sum ? self->n_coef : S_P + 1;
     json_t *coef = json_array();
-    for (int i = 0; coef && i <= S_P; i++) {
-        if (json_array_append_new(coef, json_real(self->head[i])) != 0) {
+    for (int i = 0; coef && i < count; i++) {
+        if (json_array_append_new(coef, json_real(v[i])) != 0) {
             json_decref(coef);
             coef = NULL;
         }
@@ -162,8 +234,9 @@ json_t *coord_model_head_params_json(const coord_model_t *self)
         json_decref(ref);
         return NULL;
     }
-    return json_pack("{s:o, s:f, s:s, s:o, s:i, s:i}", "coef", coef, "ridge", self->head_ridge,
-                     "ref_kind", coord_model_kind_name(self->ref->kind), "ref", ref, "ref_workers",
+    return json_pack("{s:s, s:o, s:f, s:s, s:o, s:i, s:i}", "form", sum ? "sum" : "log", "coef",
+                     coef, "ridge", self->head_ridge, "ref_kind",
+                     coord_model_kind_name(self->ref->kind), "ref", ref, "ref_workers",
                      self->ref->trained_workers, "ref_batch", self->ref->trained_batch);
 }
 
@@ -176,24 +249,32 @@ int coord_model_head_load(coord_model_t *self, const json_t *params, jf_err_t *e
     int workers = -1;
     int batch = -1;
     double cv_under = NAN;
-    if (json_unpack_ex((json_t *) params, &jerr, JSON_STRICT, "{s:o, s:F, s:s, s:o, s:i, s:i, s?F}",
-                       "coef", &coef, "ridge", &self->head_ridge, "ref_kind", &ref_kind, "ref",
-                       &ref, "ref_workers", &workers, "ref_batch", &batch, "cv_under_pct",
-                       &cv_under) != 0) {
+    const char *form = "log";
+    if (json_unpack_ex(
+            (json_t *) params, &jerr, JSON_STRICT, "{s?s, s:o, s:F, s:s, s:o, s:i, s:i, s?F}",
+            "form", &form, "coef", &coef, "ridge", &self->head_ridge, "ref_kind", &ref_kind, "ref",
+            &ref, "ref_workers", &workers, "ref_batch", &batch, "cv_under_pct", &cv_under) != 0) {
         return jf_err_set(err, -EINVAL, "head params: %s", jerr.text);
     }
-    self->log = true;
+    bool sum = strcmp(form, "sum") == 0;
+    self->head_form = sum ? COORD_MODEL_HEAD_SUM : COORD_MODEL_HEAD_LOG;
+    self->log = !sum;
     self->cv_under_pct = cv_under;
-    if (!json_is_array(coef) || json_array_size(coef) != S_P + 1) {
-        return jf_err_set(err, -EINVAL, "head params: 'coef' must be an array of %d numbers",
-                          S_P + 1);
+    self->n_coef = sum ? coord_features_count(self->target) + 1 : 0;
+    int count = sum ? self->n_coef : S_P + 1;
+    if ((!sum && strcmp(form, "log") != 0) || !json_is_array(coef) ||
+        json_array_size(coef) != (size_t) count) {
+        return jf_err_set(err, -EINVAL,
+                          "head params: 'form' must be log or sum and 'coef' an array of %d "
+                          "numbers",
+                          count);
     }
-    for (int i = 0; i <= S_P; i++) {
+    for (int i = 0; i < count; i++) {
         json_t *v = json_array_get(coef, (size_t) i);
         if (!json_is_number(v)) {
             return jf_err_set(err, -EINVAL, "head params: coef[%d] is not a number", i);
         }
-        self->head[i] = json_number_value(v);
+        *(sum ? &self->coef[i] : &self->head[i]) = json_number_value(v);
     }
     coord_model_kind_t kind = COORD_MODEL_LINEAR;
     if (!coord_model_kind_parse(ref_kind, &kind)) {

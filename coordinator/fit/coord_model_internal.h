@@ -21,6 +21,7 @@ struct coord_model {
                          // kind linear: this is what makes it a head)
     double head[COORD_MODEL_HEAD_INPUTS + 1]; // head: const, then per head input
     double head_ridge;                        // head: the ridge it was fitted with
+    coord_model_head_form_t head_form;        // head: log (head[]) or sum (coef[], n_coef)
     coord_model_transfer_t transfer;          // HEAD or FINETUNE for a transfer, else AUTO
     int trained_workers;                      // loader workers of all training points, or -1
     int trained_batch;                        // batch size of all training points, or -1
@@ -37,6 +38,8 @@ coord_model_t *coord_model_load_json(coord_model_kind_t kind, coord_target_t tar
 
 // Fits self (kind linear, fields zeroed) as a head on n points: a copy of ref, then least squares
 // of log(y) - log(ref(op)) on the standardised head inputs with ridge * n. 0, or a negative errno.
+// The sum form instead (self->head_form set): least squares of y = b y_ref + c . features,
+// each row divided by y (relative errors, as MAPE weighs them), into coef[].
 int coord_model_head_fit(coord_model_t *self, const coord_model_t *ref, const coord_point_t *pts,
                          size_t n, double ridge, jf_err_t *err);
 int coord_model_head_predict(coord_model_t *self, const coord_op_t *op, double *ret_y,

@@ -424,6 +424,61 @@ static void test_head_transfer_recovers_correction(void **state)
     coord_model_destroy(&ref);
 }
 
+// The sum form: the new workload is the reference's time scaled by 0.8 plus CPU-side work 3 s /
+// (cores x f_cpu), a loader a GPU-bound reference never had. On the noise-free truth the sum head
+// fitted on 50 modes predicts the other 526 within 0.5 % (the log form cannot: a sum of two
+// parts is not a product of power laws), and survives its JSON.
+static double t_sum_truth(coord_model_t *ref, const coord_op_t *op)
+{
+    double y = 0.0;
+    jf_err_t err = {0};
+    assert_int_equal(coord_model_predict(ref, op, &y, &err), 0);
+    return 0.8 * y + 3e6 / (op->cores * ((double) op->cpu_hz / T_GHZ));
+}
+
+static void test_head_sum_form(void **state)
+{
+    (void) state;
+    coord_op_t ops[T_GRID_N];
+    size_t n = t_grid(ops);
+    t_surface_t ref_s = {.a = 2.0, .b = 3.0, .c = 1.0};
+    coord_point_t *pts = malloc(n * sizeof *pts);
+    t_points(&ref_s, ops, n, 81, T_NOISE, pts);
+    coord_model_opts_t o = {.kind = COORD_MODEL_MLP, .target = COORD_TARGET_TIME, .skip_cv = true};
+    coord_model_t *ref = t_fit(&o, pts, n);
+    for (size_t i = 0; i < n; i++) { // every 11th mode profiled, the rest held out
+        pts[i] =
+            (coord_point_t){.op = ops[(i * 11) % n], .y = t_sum_truth(ref, &ops[(i * 11) % n])};
+    }
+    coord_model_opts_t h = {.target = COORD_TARGET_TIME,
+                            .transfer_from = ref,
+                            .transfer = COORD_MODEL_TRANSFER_HEAD,
+                            .head_form = COORD_MODEL_HEAD_SUM,
+                            .skip_cv = true};
+    coord_model_t *sum = t_fit(&h, pts, T_XFER_N);
+    h.head_form = COORD_MODEL_HEAD_LOG;
+    coord_model_t *lg = t_fit(&h, pts, T_XFER_N);
+    double e_sum = t_heldout(sum, pts + T_XFER_N, n - T_XFER_N);
+    double e_log = t_heldout(lg, pts + T_XFER_N, n - T_XFER_N);
+    printf("head_sum50_heldout_mape_pct=%.3f head_log50_heldout_mape_pct=%.3f\n", e_sum, e_log);
+    assert_true(e_sum < 0.5);
+    json_t *p = coord_model_params_json(sum);
+    char *text = json_dumps(p, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    jf_err_t err = {0};
+    coord_model_t *back = coord_model_load(COORD_MODEL_LINEAR, COORD_TARGET_TIME, text, &err);
+    if (!back) {
+        fail_msg("load: %s", err.msg);
+    }
+    assert_true(fabs(t_heldout(back, pts + T_XFER_N, n - T_XFER_N) - e_sum) < 1e-6);
+    free(text);
+    json_decref(p);
+    coord_model_destroy(&back);
+    coord_model_destroy(&lg);
+    coord_model_destroy(&sum);
+    coord_model_destroy(&ref);
+    free(pts);
+}
+
 static int t_cmp(const void *a, const void *b)
 {
     double x = *(const double *) a;
@@ -540,6 +595,7 @@ int main(void)
         cmocka_unit_test(test_roofline_surface),
         cmocka_unit_test(test_transfer_beats_scratch),
         cmocka_unit_test(test_head_transfer_recovers_correction),
+        cmocka_unit_test(test_head_sum_form),
         cmocka_unit_test(test_cv_underestimates),
         cmocka_unit_test(test_json_roundtrip_and_bad_params),
         cmocka_unit_test(test_too_few_points),
