@@ -240,26 +240,12 @@ json_t *coord_model_head_params_json(const coord_model_t *self)
                      self->ref->trained_workers, "ref_batch", self->ref->trained_batch);
 }
 
-int coord_model_head_load(coord_model_t *self, const json_t *params, jf_err_t *err)
+// The head's form and coefficients from its params. 0, or -EINVAL with err.
+static int s_load_coef(coord_model_t *self, const char *form, const json_t *coef, jf_err_t *err)
 {
-    json_error_t jerr;
-    json_t *coef = NULL;
-    json_t *ref = NULL;
-    const char *ref_kind = NULL;
-    int workers = -1;
-    int batch = -1;
-    double cv_under = NAN;
-    const char *form = "log";
-    if (json_unpack_ex(
-            (json_t *) params, &jerr, JSON_STRICT, "{s?s, s:o, s:F, s:s, s:o, s:i, s:i, s?F}",
-            "form", &form, "coef", &coef, "ridge", &self->head_ridge, "ref_kind", &ref_kind, "ref",
-            &ref, "ref_workers", &workers, "ref_batch", &batch, "cv_under_pct", &cv_under) != 0) {
-        return jf_err_set(err, -EINVAL, "head params: %s", jerr.text);
-    }
     bool sum = strcmp(form, "sum") == 0;
     self->head_form = sum ? COORD_MODEL_HEAD_SUM : COORD_MODEL_HEAD_LOG;
     self->log = !sum;
-    self->cv_under_pct = cv_under;
     self->n_coef = sum ? coord_features_count(self->target) + 1 : 0;
     int count = sum ? self->n_coef : S_P + 1;
     if ((!sum && strcmp(form, "log") != 0) || !json_is_array(coef) ||
@@ -276,6 +262,30 @@ int coord_model_head_load(coord_model_t *self, const json_t *params, jf_err_t *e
         }
         *(sum ? &self->coef[i] : &self->head[i]) = json_number_value(v);
     }
+    return 0;
+}
+
+int coord_model_head_load(coord_model_t *self, const json_t *params, jf_err_t *err)
+{
+    json_error_t jerr;
+    json_t *coef = NULL;
+    json_t *ref = NULL;
+    const char *ref_kind = NULL;
+    int workers = -1;
+    int batch = -1;
+    double cv_under = NAN;
+    const char *form = "log";
+    if (json_unpack_ex(
+            (json_t *) params, &jerr, JSON_STRICT, "{s?s, s:o, s:F, s:s, s:o, s:i, s:i, s?F}",
+            "form", &form, "coef", &coef, "ridge", &self->head_ridge, "ref_kind", &ref_kind, "ref",
+            &ref, "ref_workers", &workers, "ref_batch", &batch, "cv_under_pct", &cv_under) != 0) {
+        return jf_err_set(err, -EINVAL, "head params: %s", jerr.text);
+    }
+    int rc = s_load_coef(self, form, coef, err);
+    if (rc != 0) {
+        return rc;
+    }
+    self->cv_under_pct = cv_under;
     coord_model_kind_t kind = COORD_MODEL_LINEAR;
     if (!coord_model_kind_parse(ref_kind, &kind)) {
         return jf_err_set(err, -EINVAL, "head params: unknown ref_kind '%.40s'", ref_kind);
