@@ -1,5 +1,6 @@
 /* The libtorch shim's regression half (jf_torch_fit.h): least squares through
- * torch::linalg_lstsq in double precision and a small tanh MLP trained full-batch with Adam.
+ * torch::linalg_lstsq in double precision and a small tanh MLP trained full-batch with Adam or
+ * L-BFGS.
  * Every extern "C" body catches every exception and returns a negative errno plus a message. */
 #include "jf_torch_fit.h"
 
