@@ -2,7 +2,8 @@
 # Issue #12's quality figures for the models, measured against ground truth the fitting code never
 # reads: tables of the simulated AGX Orin (bench/simtable.c, every grid mode of one board) and the
 # real AGX Orin's 4,368 modes (bench/orin-to-import.sh), loaded with `jetfleet import`, then
-# fitted, transferred, evaluated and asked for recommendations through the real `jetfleet` CLI.
+# fitted, transferred (auto, head, finetune), evaluated and asked for recommendations through
+# the real `jetfleet` CLI.
 # Self-contained: configures and builds BUILD_DIR (Release, benchmarks on), works in a temporary
 # directory it removes. Prints name=value lines (and '#' comment lines saying what each is).
 #
@@ -46,12 +47,21 @@ jf() {
 # value KEY TEXT: the number after KEY= in TEXT.
 value() { sed -n "s/.*\\b$1=\\([-0-9.e+]*\\).*/\\1/p" <<< "$2" | head -n 1; }
 
-# fit SWEEP WORKLOAD BOARD TARGET [--transfer-from ID]: fits an mlp, prints "ID CV_MAPE".
+# fit SWEEP WORKLOAD BOARD TARGET: fits an mlp, prints "ID CV_MAPE".
 fit() {
   local out
-  out="$(jf model fit --sweep "$1" --workload "$2" --board "$3" --target "$4" --kind mlp \
-    "${@:5}")"
+  out="$(jf model fit --sweep "$1" --workload "$2" --board "$3" --target "$4" --kind mlp)"
   echo "$(value model "$out") $(value cv_mape_pct "$out")"
+}
+
+# xfit SWEEP WORKLOAD BOARD TARGET REF_ID METHOD: a transfer (auto|head|finetune); prints "ID
+# CV_MAPE KIND" and says on stderr which kind the fit chose.
+xfit() {
+  local out
+  out="$(jf model fit --sweep "$1" --workload "$2" --board "$3" --target "$4" \
+    --transfer-from "$5" --transfer-kind "$6")"
+  echo "# transfer $6 of model $5 to $1 $4: $out" >&2
+  echo "$(value model "$out") $(value cv_mape_pct "$out") $(sed -n 's/.* kind=\([a-z]*\).*/\1/p' <<< "$out")"
 }
 
 # evaluate MODEL SWEEP: the model's MAPE over the sweep's runs.
@@ -98,16 +108,34 @@ echo "fullprofile_${hard_w%%-*}_power_mape=$hard_p_cv"
 # scored on every other mode.
 read -r ref_t _ <<< "$(fit "$ref_w" "$ref_w" "$board" time)"
 read -r ref_p _ <<< "$(fit "$ref_w" "$ref_w" "$board" power)"
-read -r x_t _ <<< "$(fit "$new_w-50" "$new_w" "$board" time --transfer-from "$ref_t")"
-read -r x_p _ <<< "$(fit "$new_w-50" "$new_w" "$board" power --transfer-from "$ref_p")"
+# transfer_eval PREFIX SWEEP50 WORKLOAD BOARD REST TIME_REF POWER_REF: the transfers of both
+# models with each method (auto: chosen by cross-validation; finetune: the mlp fine-tuned, the
+# method before the head; head), MAPE over the REST sweep's modes. Sets x_t x_p (auto's ids).
+transfer_eval() {
+  local m id_t id_p cv_t cv_p k_t k_p sfx
+  for m in auto finetune head; do
+    read -r id_t cv_t k_t <<< "$(xfit "$2" "$3" "$4" time "$6" "$m")"
+    read -r id_p cv_p k_p <<< "$(xfit "$2" "$3" "$4" power "$7" "$m")"
+    sfx=""
+    [ "$m" = auto ] || sfx="_$m"
+    echo "# $1 $m: time kind $k_t (cv $cv_t %), power kind $k_p (cv $cv_p %)"
+    echo "${1}${sfx}_time_mape=$(evaluate "$id_t" "$5")"
+    echo "${1}${sfx}_power_mape=$(evaluate "$id_p" "$5")"
+    if [ "$m" = auto ]; then
+      x_t="$id_t"
+      x_p="$id_p"
+      x_p_cv="$cv_p"
+    fi
+  done
+}
 echo "# $n_pick modes of $new_w profiled, transferred from $ref_w; MAPE over the other modes"
-echo "transfer50_time_mape=$(evaluate "$x_t" "$new_w-rest")"
-echo "transfer50_power_mape=$(evaluate "$x_p" "$new_w-rest")"
-read -r h_t _ <<< "$(fit "$hard_w-50" "$hard_w" "$board" time --transfer-from "$ref_t")"
-read -r h_p _ <<< "$(fit "$hard_w-50" "$hard_w" "$board" power --transfer-from "$ref_p")"
+transfer_eval transfer50 "$new_w-50" "$new_w" "$board" "$new_w-rest" "$ref_t" "$ref_p"
+new_x_t="$x_t"
+new_x_p="$x_p"
+new_x_p_cv="$x_p_cv"
 echo "# the same from $ref_w to the loader-bound $hard_w"
-echo "transfer50_${hard_w%%-*}_time_mape=$(evaluate "$h_t" "$hard_w-rest")"
-echo "transfer50_${hard_w%%-*}_power_mape=$(evaluate "$h_p" "$hard_w-rest")"
+transfer_eval "transfer50_${hard_w%%-*}" "$hard_w-50" "$hard_w" "$board" "$hard_w-rest" \
+  "$ref_t" "$ref_p"
 
 # Recommendations under power budgets spread over the measured range, against the ground truth:
 # each mode's measured mean time and power over epochs 1..
@@ -117,8 +145,8 @@ awk -F, 'NR > 1 && $12 > 0 {
   "$work/$new_w.csv" > "$work/truth.txt"
 read -r pmin pmax <<< "$(awk '{ if (NR == 1 || $3 < lo) lo = $3; if ($3 > hi) hi = $3 }
   END { print lo, hi }' "$work/truth.txt")"
-# recommend_eval PREFIX TIME_ID POWER_ID: recommendations under the budgets, against the truth;
-# prints PREFIX_gap_pct (the worst) and PREFIX_over_budget (how many).
+# recommend_eval PREFIX TIME_ID POWER_ID [--margin M]: recommendations under the budgets, against
+# the truth; prints PREFIX_gap_pct (the worst) and PREFIX_over_budget (how many).
 budgets=8
 hz() { awk -v m="$1" 'BEGIN { printf "%.0f", m * 1e6 }'; }
 recommend_eval() {
@@ -127,7 +155,7 @@ recommend_eval() {
     budget="$(awk -v lo="$pmin" -v hi="$pmax" -v i="$i" -v n="$budgets" \
       'BEGIN { printf "%.3f", lo + (hi - lo) * i / (n + 1) }')"
     out="$(jf recommend --workload "$new_w" --board "$board" --sweep "$new_w" \
-      --power-budget "$budget" --time-model "$2" --power-model "$3")"
+      --power-budget "$budget" --time-model "$2" --power-model "$3" "${@:4}")"
     key="$(value cores "$out"),$(hz "$(value cpu_mhz "$out")"),$(hz "$(value gpu_mhz "$out")"),$(
       hz "$(value emc_mhz "$out")")"
     read -r gap is_over <<< "$(awk -v k="$key" -v b="$budget" '
@@ -147,9 +175,14 @@ recommend_eval() {
 echo "# recommend under $budgets power budgets between the lowest and highest measured mode" \
   "power of $new_w ($pmin W .. $pmax W), default margin; gap = the recommended mode's measured" \
   "time over the fastest measured mode within the budget. recommend: with the mlp models of all" \
-  "modes; recommend_transfer50: with the models transferred from 50 modes"
+  "modes; recommend_transfer50: with the models transferred from 50 modes; default margin: the" \
+  "power model's 95th-percentile held-out underestimate"
 recommend_eval recommend "$new_t" "$new_p"
-recommend_eval recommend_transfer50 "$x_t" "$x_p"
+recommend_eval recommend_transfer50 "$new_x_t" "$new_x_p"
+old_margin="$(awk -v c="$new_x_p_cv" 'BEGIN { printf "%.4f", 3 * c }')"
+echo "# the same with the margin used before: 3 x the transferred power model's CV MAPE" \
+  "($old_margin %)"
+recommend_eval recommend_transfer50_3xmape "$new_x_t" "$new_x_p" --margin "$old_margin"
 
 # Fitting time on 4,400 modes, and the models on the real Orin (80 % train, 20 % held out).
 echo "# bench/fit-time.c: fit times on a 4,400-mode surface; fit4400_s is model fit's default" \
@@ -172,12 +205,10 @@ if [ -r "$orin_csv" ]; then
   echo "# the real AGX Orin (4,368 modes, imported): all modes profiled, 5-fold CV MAPE"
   echo "real_fullprofile_time_mape=$r_t_cv"
   echo "real_fullprofile_power_mape=$r_p_cv"
-  read -r rx_t _ <<< "$(fit real-50 resnet-powertrain orin-agx-real time --transfer-from "$ref_t")"
-  read -r rx_p _ <<< "$(fit real-50 resnet-powertrain orin-agx-real power --transfer-from "$ref_p")"
   echo "# $n_pick real modes profiled, transferred from the simulated Orin's $ref_w models;" \
     "MAPE over the other real modes"
-  echo "real_transfer50_time_mape=$(evaluate "$rx_t" real-rest)"
-  echo "real_transfer50_power_mape=$(evaluate "$rx_p" real-rest)"
+  transfer_eval real_transfer50 real-50 resnet-powertrain orin-agx-real real-rest \
+    "$ref_t" "$ref_p"
   read -r rs_t _ <<< "$(fit real-50 resnet-powertrain orin-agx-real time)"
   read -r rs_p _ <<< "$(fit real-50 resnet-powertrain orin-agx-real power)"
   echo "# the same $n_pick real modes, mlp from scratch (no transfer)"

@@ -1,5 +1,6 @@
 /* The libtorch shim's regression half (jf_torch_fit.h): least squares through
- * torch::linalg_lstsq in double precision and a small tanh MLP trained full-batch with Adam.
+ * torch::linalg_lstsq in double precision and a small tanh MLP trained full-batch with Adam or
+ * L-BFGS.
  * Every extern "C" body catches every exception and returns a negative errno plus a message. */
 #include "jf_torch_fit.h"
 
@@ -14,7 +15,8 @@
 #include <string>
 #include <vector>
 
-#define JF_TORCH_FIT_MSG_MAX 200 // longest libtorch message copied into an error
+#define JF_TORCH_FIT_MSG_MAX       200 // longest libtorch message copied into an error
+#define JF_TORCH_FIT_LBFGS_HISTORY 20  // L-BFGS curvature pairs kept
 
 struct jf_torch_mlp {
     std::vector<int> sizes;    // input, hidden..., output
@@ -82,6 +84,44 @@ torch::nn::Sequential s_build(const std::vector<int> &sizes)
         net->push_back(torch::nn::Linear(sizes[i], sizes[i + 1]));
     }
     return net;
+}
+
+void s_train_adam(jf_torch_mlp_t *self, const torch::Tensor &xs, const torch::Tensor &ys,
+                  const jf_torch_mlp_train_opts_t *opts)
+{
+    torch::optim::Adam opt(self->net->parameters(),
+                           torch::optim::AdamOptions(opts->lr).weight_decay(opts->weight_decay));
+    for (int e = 0; e < opts->epochs; e++) {
+        opt.zero_grad();
+        auto loss = torch::mse_loss(self->net->forward(xs), ys);
+        loss.backward();
+        opt.step();
+    }
+}
+
+// Few but well-aimed steps: each iteration costs about one forward and backward pass (more
+// during a line search), where Adam needs hundreds of small steps on a smooth small network.
+void s_train_lbfgs(jf_torch_mlp_t *self, const torch::Tensor &xs, const torch::Tensor &ys,
+                   const jf_torch_mlp_train_opts_t *opts)
+{
+    auto params = self->net->parameters();
+    torch::optim::LBFGS opt(params, torch::optim::LBFGSOptions(opts->lr)
+                                        .max_iter(opts->epochs)
+                                        .max_eval(opts->epochs * 5 / 4)
+                                        .history_size(JF_TORCH_FIT_LBFGS_HISTORY)
+                                        .line_search_fn("strong_wolfe"));
+    auto closure = [&]() {
+        opt.zero_grad();
+        auto loss = torch::mse_loss(self->net->forward(xs), ys);
+        if (opts->weight_decay > 0.0) {
+            for (const auto &p : params) {
+                loss = loss + 0.5 * opts->weight_decay * p.pow(2).sum();
+            }
+        }
+        loss.backward();
+        return loss;
+    };
+    opt.step(closure);
 }
 
 } // namespace
@@ -242,7 +282,8 @@ extern "C" int jf_torch_mlp_train(jf_torch_mlp_t *self, const float *x, const fl
                                   jf_err_t *err)
 {
     if (n == 0 || n > JF_TORCH_FIT_ROWS_MAX || opts->epochs < 1 || !(opts->lr > 0.0) ||
-        !(opts->weight_decay >= 0.0)) {
+        !(opts->weight_decay >= 0.0) ||
+        (opts->optim != JF_TORCH_MLP_ADAM && opts->optim != JF_TORCH_MLP_LBFGS)) {
         return jf_err_set(err, -EINVAL,
                           "mlp train: need rows >= 1, epochs >= 1, lr > 0, weight decay >= 0; "
                           "got %zu rows, %d epochs, lr %g, weight decay %g",
@@ -258,15 +299,11 @@ extern "C" int jf_torch_mlp_train(jf_torch_mlp_t *self, const float *x, const fl
         torch::manual_seed(seed);
         auto xs = s_view(x, n, in);
         auto ys = s_view(y, n, out);
-        torch::optim::Adam opt(
-            self->net->parameters(),
-            torch::optim::AdamOptions(opts->lr).weight_decay(opts->weight_decay));
         self->net->train();
-        for (int e = 0; e < opts->epochs; e++) {
-            opt.zero_grad();
-            auto loss = torch::mse_loss(self->net->forward(xs), ys);
-            loss.backward();
-            opt.step();
+        if (opts->optim == JF_TORCH_MLP_LBFGS) {
+            s_train_lbfgs(self, xs, ys, opts);
+        } else {
+            s_train_adam(self, xs, ys, opts);
         }
         return 0;
     } catch (...) {

@@ -22,11 +22,20 @@ extern "C" {
 
 typedef struct jf_torch_mlp jf_torch_mlp_t;
 
-// Training settings of jf_torch_mlp_train (Adam, full batch, mean squared error).
+// The optimiser of jf_torch_mlp_train.
+typedef enum jf_torch_mlp_optim {
+    JF_TORCH_MLP_ADAM = 0, // full-batch Adam steps
+    JF_TORCH_MLP_LBFGS,    // L-BFGS with a strong-Wolfe line search (full batch)
+} jf_torch_mlp_optim_t;
+
+// Training settings of jf_torch_mlp_train (full batch, mean squared error).
 typedef struct jf_torch_mlp_train_opts {
-    int epochs;          // full-batch Adam steps, >= 1
-    double lr;           // Adam learning rate, > 0
-    double weight_decay; // Adam's L2 weight decay, >= 0
+    int epochs;                 // Adam: steps; L-BFGS: most iterations (it stops earlier when the
+                                // gradient or the loss stops moving), >= 1
+    double lr;                  // Adam: learning rate; L-BFGS: initial step (1 is usual), > 0
+    double weight_decay;        // L2 weight decay (Adam's; for L-BFGS weight_decay / 2 x |w|^2 is
+                                // added to the loss, the same gradient), >= 0
+    jf_torch_mlp_optim_t optim; // Adam unless set
 } jf_torch_mlp_train_opts_t;
 
 // Least squares in double precision: the coefficients b (p values) minimising

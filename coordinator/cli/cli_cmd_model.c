@@ -18,8 +18,8 @@
 
 #define S_FIT_USAGE                                                                                \
     "usage: jetfleet model fit --sweep S --workload W (--board B | --type T) "                     \
-    "--target time|power|energy [--kind linear|mlp] [--transfer-from MODEL_ID (an mlp; needs "     \
-    "--kind mlp)] [--name NAME]"
+    "--target time|power|energy [--kind linear|mlp] [--transfer-from MODEL_ID "                    \
+    "[--transfer-kind auto|head|finetune]] [--name NAME]"
 #define S_PREDICT_USAGE                                                                            \
     "usage: jetfleet model predict --model ID --cores N --cpu-freq F --gpu-freq F --emc-freq F "   \
     "[--workers N --batch N]"
@@ -30,7 +30,7 @@
 #define S_BATCH_MAX   1000000
 
 typedef struct s_fit_args {
-    const char *sweep, *workload, *board, *type, *target, *kind, *transfer, *name;
+    const char *sweep, *workload, *board, *type, *target, *kind, *transfer, *name, *xfer_kind;
 } s_fit_args_t;
 
 // The store opened for writing: it must exist already (never create one here).
@@ -98,20 +98,36 @@ static int s_store_model(coord_store_t *rw, const s_fit_args_t *a, const coord_m
     return rc;
 }
 
+// A transfer's method: --transfer-kind, else fine-tuning when --kind mlp was given (what
+// --kind mlp --transfer-from always meant), else auto. --kind linear with a transfer, or
+// --transfer-kind without --transfer-from, are usage errors.
+static bool s_parse_transfer(const s_fit_args_t *a, coord_model_opts_t *o)
+{
+    if (!a->transfer) {
+        return !a->xfer_kind;
+    }
+    if (a->kind && o->kind != COORD_MODEL_MLP) {
+        return false;
+    }
+    o->transfer = a->kind ? COORD_MODEL_TRANSFER_FINETUNE : COORD_MODEL_TRANSFER_AUTO;
+    return !a->xfer_kind || coord_model_transfer_parse(a->xfer_kind, &o->transfer);
+}
+
 static int s_parse_fit(int argc, char **argv, s_fit_args_t *a, coord_model_opts_t *o)
 {
-    static const char *const names[] = {"sweep", "workload",      "board", "type", "target",
-                                        "kind",  "transfer-from", "name",  NULL};
+    static const char *const names[] = {"sweep",         "workload", "board",         "type",
+                                        "target",        "kind",     "transfer-from", "name",
+                                        "transfer-kind", NULL};
     const char *v[CLI_MODELS_OPTS_MAX] = {0};
     if (cli_models_opts("fit", argc, argv, names, v) != 0) {
         return -1;
     }
-    *a = (s_fit_args_t){v[0], v[1], v[2], v[3], v[4], v[5] ? v[5] : "linear", v[6], v[7]};
+    *a = (s_fit_args_t){v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8]};
     *o = (coord_model_opts_t){0};
     bool ok = a->sweep && a->workload && a->target && (!a->board != !a->type);
     ok = ok && coord_target_parse(a->target, &o->target);
-    ok = ok && coord_model_kind_parse(a->kind, &o->kind);
-    return ok && (!a->transfer || o->kind == COORD_MODEL_MLP) ? 0 : -1;
+    ok = ok && (!a->kind || coord_model_kind_parse(a->kind, &o->kind));
+    return ok && s_parse_transfer(a, o) ? 0 : -1;
 }
 
 // The reference model of a transfer (NULL when none asked for; *ok false on failure).
@@ -157,8 +173,12 @@ static int s_fit(cli_ctx_t *ctx, int argc, char **argv)
     int64_t id = 0;
     ok = m && s_store_model(rw, &a, m, np, pts, ref_id, &id, &err) == 0;
     if (ok) {
-        printf("model=%" PRId64 " kind=%s target=%s points=%zu cv_mape_pct=%.2f%s\n", id, a.kind,
-               a.target, np, coord_model_cv_mape_pct(m), ref ? " transfer=yes" : "");
+        printf("model=%" PRId64 " kind=%s target=%s points=%zu cv_mape_pct=%.2f "
+               "cv_under_q95_pct=%.2f",
+               id, coord_model_kind_name(coord_model_kind(m)), a.target, np,
+               coord_model_cv_mape_pct(m), coord_model_cv_under_pct(m));
+        printf(ref ? " transfer=yes transfer_kind=%s\n" : "%s\n",
+               ref ? coord_model_transfer_name(coord_model_transfer(m)) : "");
         cli_models_print_left(a.sweep, n, &left);
     }
     coord_model_destroy(&m);

@@ -17,19 +17,21 @@
 #define S_USAGE                                                                                    \
     "usage: jetfleet recommend --workload W --board B --sweep S (--power-budget WATTS | "          \
     "--time-budget SECONDS) --time-model ID --power-model ID [--margin PERCENT]"
-#define S_BUDGET_MAX    1e9   // W or s: far above anything a board does
-#define S_MARGIN_MAX    100.0 // percent
-#define S_MARGIN_PER_CV 3.0   // default margin: this many times the budget model's CV MAPE
+#define S_BUDGET_MAX 1e9   // W or s: far above anything a board does
+#define S_MARGIN_MAX 100.0 // percent
+// The margin of a model stored without its held-out underestimates: this many times its MAPE.
+#define S_MARGIN_PER_CV 3.0
 
 typedef struct s_args {
     const char *workload, *board, *sweep, *power, *time, *time_model, *power_model, *margin;
 } s_args_t;
 
-// The safety margin in percent: --margin, else S_MARGIN_PER_CV x the cross-validated MAPE of the
-// model that predicts the budgeted figure (a model that is 1 % off on average is off by more
-// than 1 % for some modes, and the search favours modes whose figure is underestimated; with
-// normal errors, three times the mean absolute error is 2.4 standard deviations). The budget
-// the predictions must meet is budget / (1 + margin / 100). Writes where the margin came from to ret_from.
+// The safety margin in percent: --margin, else the 95th percentile of the budget model's
+// held-out relative underestimates (y - y_pred) / y_pred from its cross-validation: a prediction
+// p meets budget / (1 + m) exactly when p (1 + m) is within the budget, so m is the
+// underestimate to guard against, and only underestimates put a mode over the budget. Models
+// stored without that figure fall back to S_MARGIN_PER_CV x their CV MAPE. Writes where the
+// margin came from to ret_from.
 static int s_margin(coord_store_t *st, const s_args_t *a, int64_t budget_model, double *ret_pct,
                     const char **ret_from, jf_err_t *err)
 {
@@ -42,16 +44,24 @@ static int s_margin(coord_store_t *st, const s_args_t *a, int64_t budget_model, 
         return 0;
     }
     coord_model_row_t row = {0};
-    int rc = coord_store_model_get(st, budget_model, &row, err);
-    if (rc != 0) {
-        return rc;
+    coord_model_t *m = cli_models_load(st, budget_model, &row, err);
+    if (!m) {
+        return err && err->code ? err->code : -EIO;
     }
+    double under = coord_model_cv_under_pct(m);
     bool known = !isnan(row.cv_mape_pct);
-    *ret_pct = known ? S_MARGIN_PER_CV * row.cv_mape_pct : 0.0;
-    *ret_from = known ? (a->power ? "3 x the power model's cross-validated MAPE"
-                                  : "3 x the time model's cross-validated MAPE")
-                      : "none: the model has no cross-validated MAPE";
+    *ret_pct = !isnan(under) ? under : known ? S_MARGIN_PER_CV * row.cv_mape_pct : 0.0;
+    *ret_from = !isnan(under) ? (a->power ? "the power model's 95th-percentile held-out "
+                                            "underestimate"
+                                          : "the time model's 95th-percentile held-out "
+                                            "underestimate")
+                : known       ? (a->power ? "3 x the power model's cross-validated MAPE (stored "
+                                            "without its underestimates)"
+                                          : "3 x the time model's cross-validated MAPE (stored "
+                                            "without its underestimates)")
+                              : "none: the model has no cross-validated MAPE";
     coord_model_row_fini(&row);
+    coord_model_destroy(&m);
     return 0;
 }
 

@@ -61,6 +61,12 @@ coord_model_t *cli_models_load(coord_store_t *store, int64_t id, coord_model_row
     } else {
         m = coord_model_load(kind, target, ret_row->params, err);
     }
+    if (m) {
+        int workers = -1;
+        int batch = -1;
+        cli_models_trained_config(ret_row, &workers, &batch);
+        coord_model_set_trained_config(m, workers, batch);
+    }
     if (!m) {
         jf_err_prefix(err, "model %lld", (long long) id);
         coord_model_row_fini(ret_row);

@@ -1,5 +1,6 @@
 /* Models: the linear kind (least squares on coord_features through the libtorch shim), k-fold
- * cross-validation, prediction, MAPE and the store's JSON. The mlp kind is coord_model_mlp.c. */
+ * cross-validation and the choice among candidate fits by it, prediction, MAPE and the store's
+ * JSON. The mlp kind is coord_model_mlp.c, the head (a transfer) coord_model_head.c. */
 #include "coord_model_internal.h"
 
 #include "jf_rng.h"
@@ -10,15 +11,40 @@
 #include <string.h>
 
 static const char *const s_kind_names[] = {"linear", "mlp"};
+static const char *const s_transfer_names[] = {"auto", "head", "finetune"};
+// The head's ridge terms cross-validated by a transfer, per point on its standardised inputs:
+// none, then shrinking towards "the reference's shape, rescaled" by growing amounts.
+static const double s_head_ridges[] = {0.0, 0.01, 0.1, 1.0};
+
+#define S_N_KINDS     2
+#define S_N_TRANSFERS 3
+#define S_N_RIDGES    ((int) (sizeof s_head_ridges / sizeof s_head_ridges[0]))
+#define S_CANDS_MAX   (S_N_RIDGES + 2) // most candidate fits one fit cross-validates
 
 const char *coord_model_kind_name(coord_model_kind_t kind)
 {
-    return (unsigned) kind < 2 ? s_kind_names[kind] : "unknown";
+    return (unsigned) kind < S_N_KINDS ? s_kind_names[kind] : "unknown";
+}
+
+const char *coord_model_transfer_name(coord_model_transfer_t t)
+{
+    return (unsigned) t < S_N_TRANSFERS ? s_transfer_names[t] : "unknown";
+}
+
+bool coord_model_transfer_parse(const char *name, coord_model_transfer_t *ret_t)
+{
+    for (int i = 0; i < S_N_TRANSFERS; i++) {
+        if (strcmp(name, s_transfer_names[i]) == 0) {
+            *ret_t = (coord_model_transfer_t) i;
+            return true;
+        }
+    }
+    return false;
 }
 
 bool coord_model_kind_parse(const char *name, coord_model_kind_t *ret_kind)
 {
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < S_N_KINDS; i++) {
         if (strcmp(name, s_kind_names[i]) == 0) {
             *ret_kind = (coord_model_kind_t) i;
             return true;
@@ -31,6 +57,38 @@ size_t coord_model_min_points(coord_model_kind_t kind, coord_target_t target)
 {
     return kind == COORD_MODEL_MLP ? COORD_MODEL_MLP_MIN
                                    : (size_t) coord_features_count(target) + 2;
+}
+
+coord_model_t *coord_model_alloc(coord_model_kind_t kind, coord_target_t target, jf_err_t *err)
+{
+    coord_model_t *m = calloc(1, sizeof *m);
+    if (!m) {
+        jf_err_set(err, -ENOMEM, "model: out of memory");
+        return NULL;
+    }
+    m->kind = kind;
+    m->target = target;
+    m->cv_mape_pct = NAN;
+    m->cv_under_pct = NAN;
+    m->trained_workers = -1;
+    m->trained_batch = -1;
+    return m;
+}
+
+double coord_model_cv_under_pct(const coord_model_t *self)
+{
+    return self->cv_under_pct;
+}
+
+coord_model_transfer_t coord_model_transfer(const coord_model_t *self)
+{
+    return self->transfer;
+}
+
+void coord_model_set_trained_config(coord_model_t *self, int workers, int batch_size)
+{
+    self->trained_workers = workers >= 0 ? workers : -1;
+    self->trained_batch = batch_size >= 1 ? batch_size : -1;
 }
 
 coord_model_kind_t coord_model_kind(const coord_model_t *self)
@@ -62,6 +120,7 @@ void coord_model_destroy(coord_model_t **self_p)
 {
     if (self_p && *self_p) {
         jf_torch_mlp_destroy(&(*self_p)->mlp);
+        coord_model_destroy(&(*self_p)->ref);
         free(*self_p);
         *self_p = NULL;
     }
@@ -109,10 +168,43 @@ static int s_linear_fit(coord_model_t *self, const coord_point_t *pts, size_t n,
     return rc;
 }
 
+// True when a fit with opts makes a head: a transfer other than fine-tuning (AUTO without
+// cross-validation means the head, which every reference allows).
+static bool s_is_head(const coord_model_opts_t *opts)
+{
+    return opts->transfer_from && opts->transfer != COORD_MODEL_TRANSFER_FINETUNE;
+}
+
+// The kind a fit with opts makes: a transfer's follows its method (a head is linear, fine-tuning
+// an mlp), else opts->kind.
+static coord_model_kind_t s_kind_of(const coord_model_opts_t *opts)
+{
+    if (!opts->transfer_from) {
+        return opts->kind;
+    }
+    return s_is_head(opts) ? COORD_MODEL_LINEAR : COORD_MODEL_MLP;
+}
+
+static int s_check_transfer(const coord_model_opts_t *opts, jf_err_t *err)
+{
+    const coord_model_t *ref = opts->transfer_from;
+    bool finetune = opts->transfer == COORD_MODEL_TRANSFER_FINETUNE;
+    if (ref->target != opts->target || (finetune && ref->kind != COORD_MODEL_MLP)) {
+        return jf_err_set(err, -EINVAL,
+                          "transfer needs a reference %s of target %s%s, got a %s model of "
+                          "target %s",
+                          finetune ? "mlp" : "model", coord_target_name(opts->target),
+                          finetune ? " to fine-tune" : "", coord_model_kind_name(ref->kind),
+                          coord_target_name(ref->target));
+    }
+    return 0;
+}
+
 static int s_check_points(const coord_model_opts_t *opts, const coord_point_t *pts, size_t n,
                           jf_err_t *err)
 {
-    size_t need = coord_model_min_points(opts->kind, opts->target);
+    size_t need = s_is_head(opts) ? COORD_MODEL_HEAD_MIN
+                                  : coord_model_min_points(s_kind_of(opts), opts->target);
     if (n < need) {
         return jf_err_set(err, -EINVAL, "too few points to fit: %zu modes, need at least %zu", n,
                           need);
@@ -127,34 +219,42 @@ static int s_check_points(const coord_model_opts_t *opts, const coord_point_t *p
                               i, coord_target_name(opts->target), pts[i].y);
         }
     }
-    const coord_model_t *ref = opts->transfer_from;
-    if (ref && (ref->kind != COORD_MODEL_MLP || opts->kind != COORD_MODEL_MLP ||
-                ref->target != opts->target)) {
-        return jf_err_set(err, -EINVAL,
-                          "transfer needs a reference mlp of target %s and kind mlp, got a %s "
-                          "model of target %s",
-                          coord_target_name(opts->target), coord_model_kind_name(ref->kind),
-                          coord_target_name(ref->target));
-    }
-    return 0;
+    return opts->transfer_from ? s_check_transfer(opts, err) : 0;
 }
 
-// Fits without cross-validation, the log choice fixed by opts (AUTO means off here).
+// The loader configuration shared by all n points (-1 where they differ).
+static void s_trained_config(coord_model_t *m, const coord_point_t *pts, size_t n)
+{
+    int w = n ? pts[0].op.workers : -1;
+    int b = n ? pts[0].op.batch_size : -1;
+    for (size_t i = 1; i < n; i++) {
+        w = pts[i].op.workers == w ? w : -1;
+        b = pts[i].op.batch_size == b ? b : -1;
+    }
+    coord_model_set_trained_config(m, w, b);
+}
+
+// Fits without cross-validation, the log choice fixed by opts (AUTO means off here) and a
+// transfer's method too (AUTO means the head with opts->head_ridge).
 static coord_model_t *s_fit_once(const coord_model_opts_t *opts, const coord_point_t *pts, size_t n,
                                  jf_err_t *err)
 {
-    coord_model_t *m = calloc(1, sizeof *m);
+    coord_model_kind_t kind = s_kind_of(opts);
+    coord_model_t *m = coord_model_alloc(kind, opts->target, err);
     if (!m) {
-        jf_err_set(err, -ENOMEM, "fit: out of memory");
         return NULL;
     }
-    m->kind = opts->kind;
-    m->target = opts->target;
-    m->cv_mape_pct = NAN;
-    m->log = opts->kind == COORD_MODEL_MLP || opts->log == COORD_MODEL_LOG_ON;
-    int rc = opts->kind == COORD_MODEL_MLP
-                 ? coord_model_mlp_fit(m, opts->transfer_from, pts, n, err)
-                 : s_linear_fit(m, pts, n, err);
+    const coord_model_t *ref = opts->transfer_from;
+    bool head = s_is_head(opts);
+    m->log = kind != COORD_MODEL_LINEAR || head || opts->log == COORD_MODEL_LOG_ON;
+    m->transfer = !ref   ? COORD_MODEL_TRANSFER_AUTO
+                  : head ? COORD_MODEL_TRANSFER_HEAD
+                         : COORD_MODEL_TRANSFER_FINETUNE;
+    s_trained_config(m, pts, n);
+    m->head_form = opts->head_form;
+    int rc = head                      ? coord_model_head_fit(m, ref, pts, n, opts->head_ridge, err)
+             : kind == COORD_MODEL_MLP ? coord_model_mlp_fit(m, ref, pts, n, err)
+                                       : s_linear_fit(m, pts, n, err);
     if (rc != 0) {
         coord_model_destroy(&m);
     }
@@ -165,6 +265,9 @@ int coord_model_predict(coord_model_t *self, const coord_op_t *op, double *ret_y
 {
     if (self->kind == COORD_MODEL_MLP) {
         return coord_model_mlp_predict(self, op, ret_y, err);
+    }
+    if (self->ref) {
+        return coord_model_head_predict(self, op, ret_y, err);
     }
     double row[COORD_FEATURES_MAX];
     if (coord_features_row(self->target, op, row) != 0) {
@@ -195,9 +298,11 @@ int coord_model_mape(coord_model_t *self, const coord_point_t *pts, size_t n, do
     return 0;
 }
 
-// The held-out absolute percentage errors of fold f, added to *sum.
+// The held-out absolute percentage errors of fold f, added to *sum, and the relative
+// underestimates of its points into under (when not NULL).
 static int s_cv_fold(const coord_model_opts_t *opts, const coord_point_t *pts, size_t n,
-                     const size_t *fold, size_t f, coord_point_t *train, double *sum, jf_err_t *err)
+                     const size_t *fold, size_t f, coord_point_t *train, double *sum, double *under,
+                     jf_err_t *err)
 {
     size_t nt = 0;
     for (size_t i = 0; i < n; i++) {
@@ -211,6 +316,9 @@ static int s_cv_fold(const coord_model_opts_t *opts, const coord_point_t *pts, s
         double y = 0.0;
         rc = fold[i] == f ? coord_model_predict(m, &pts[i].op, &y, err) : 0;
         *sum += fold[i] == f ? fabs(y - pts[i].y) / pts[i].y : 0.0;
+        if (rc == 0 && under && fold[i] == f) {
+            under[i] = (pts[i].y - y) / y;
+        }
     }
     coord_model_destroy(&m);
     return rc;
@@ -218,6 +326,12 @@ static int s_cv_fold(const coord_model_opts_t *opts, const coord_point_t *pts, s
 
 int coord_model_cv(const coord_model_opts_t *opts, const coord_point_t *pts, size_t n,
                    double *ret_mape_pct, jf_err_t *err)
+{
+    return coord_model_cv_under(opts, pts, n, ret_mape_pct, NULL, err);
+}
+
+int coord_model_cv_under(const coord_model_opts_t *opts, const coord_point_t *pts, size_t n,
+                         double *ret_mape_pct, double *ret_under, jf_err_t *err)
 {
     int rc = s_check_points(opts, pts, n, err);
     size_t *fold = rc == 0 ? malloc(n * sizeof *fold) : NULL;
@@ -228,7 +342,7 @@ int coord_model_cv(const coord_model_opts_t *opts, const coord_point_t *pts, siz
     size_t k = rc == 0 ? coord_model_folds(n, fold) : 0;
     double sum = 0.0;
     for (size_t f = 0; rc == 0 && f < k; f++) {
-        rc = s_cv_fold(opts, pts, n, fold, f, train, &sum, err);
+        rc = s_cv_fold(opts, pts, n, fold, f, train, &sum, ret_under, err);
     }
     if (rc == 0) {
         *ret_mape_pct = 100.0 * sum / (double) n;
@@ -238,19 +352,78 @@ int coord_model_cv(const coord_model_opts_t *opts, const coord_point_t *pts, siz
     return rc;
 }
 
-// The linear kind with log AUTO: cross-validate both forms and keep the better one.
-static int s_choose_log(coord_model_opts_t *o, const coord_point_t *pts, size_t n, double *cv,
-                        jf_err_t *err)
+// The fits a coord_model_fit with o cross-validates: a linear model's two forms (log AUTO); a
+// transfer's head at each ridge term (AUTO, HEAD) and fine-tuning (AUTO from an mlp); else o.
+static size_t s_candidates(const coord_model_opts_t *o, size_t n_pts, coord_model_opts_t *ret)
 {
-    double off = 0.0;
-    double on = 0.0;
-    o->log = COORD_MODEL_LOG_OFF;
-    int rc = coord_model_cv(o, pts, n, &off, err);
-    o->log = COORD_MODEL_LOG_ON;
-    rc = rc == 0 ? coord_model_cv(o, pts, n, &on, err) : rc;
-    o->log = on < off ? COORD_MODEL_LOG_ON : COORD_MODEL_LOG_OFF;
-    *cv = on < off ? on : off;
+    size_t n = 0;
+    const coord_model_t *ref = o->transfer_from;
+    if (!ref && o->kind == COORD_MODEL_LINEAR && o->log == COORD_MODEL_LOG_AUTO) {
+        ret[n] = *o;
+        ret[n++].log = COORD_MODEL_LOG_OFF; // first: on a tie the value is kept
+        ret[n] = *o;
+        ret[n++].log = COORD_MODEL_LOG_ON;
+    } else if (ref && o->transfer != COORD_MODEL_TRANSFER_FINETUNE) {
+        for (int i = 0; i < S_N_RIDGES; i++) {
+            ret[n] = *o;
+            ret[n].transfer = COORD_MODEL_TRANSFER_HEAD;
+            ret[n].head_form = COORD_MODEL_HEAD_LOG;
+            ret[n++].head_ridge = s_head_ridges[i];
+        }
+        if (n_pts >= (size_t) coord_features_count(o->target) + 1 + COORD_MODEL_CV_FOLDS) {
+            ret[n] = *o; // enough points for the sum form in every fold
+            ret[n].transfer = COORD_MODEL_TRANSFER_HEAD;
+            ret[n].head_ridge = 0.0;
+            ret[n++].head_form = COORD_MODEL_HEAD_SUM;
+        }
+        if (o->transfer == COORD_MODEL_TRANSFER_AUTO && ref->kind == COORD_MODEL_MLP) {
+            ret[n] = *o;
+            ret[n++].transfer = COORD_MODEL_TRANSFER_FINETUNE;
+        }
+    } else {
+        ret[n++] = *o;
+    }
+    return n;
+}
+
+// Cross-validates the candidates of o, keeps the one of lowest MAPE in o (the first on a tie),
+// its MAPE in *ret_cv and its held-out underestimates in under (n values).
+static int s_choose(coord_model_opts_t *o, const coord_point_t *pts, size_t n, double *ret_cv,
+                    double *under, jf_err_t *err)
+{
+    coord_model_opts_t cands[S_CANDS_MAX];
+    size_t nc = s_candidates(o, n, cands);
+    double *tmp = malloc(n * sizeof *tmp);
+    int rc = tmp ? 0 : jf_err_set(err, -ENOMEM, "cross-validation: out of memory");
+    double best = INFINITY;
+    for (size_t i = 0; rc == 0 && i < nc; i++) {
+        double mape = NAN;
+        rc = coord_model_cv_under(&cands[i], pts, n, &mape, tmp, err);
+        if (rc == 0 && mape < best) {
+            best = mape;
+            *o = cands[i];
+            memcpy(under, tmp, n * sizeof *under);
+        }
+    }
+    free(tmp);
+    *ret_cv = best;
     return rc;
+}
+
+static int s_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *) a;
+    double y = *(const double *) b;
+    return (x > y) - (x < y);
+}
+
+// The COORD_MODEL_UNDER_Q quantile (nearest rank) of n underestimates, in percent, at least 0.
+static double s_under_quantile(double *under, size_t n)
+{
+    qsort(under, n, sizeof *under, s_cmp_double);
+    size_t rank = (size_t) ceil(COORD_MODEL_UNDER_Q * (double) n);
+    double v = under[rank > 0 ? rank - 1 : 0];
+    return 100.0 * (v > 0.0 ? v : 0.0);
 }
 
 coord_model_t *coord_model_fit(const coord_model_opts_t *opts, const coord_point_t *pts, size_t n,
@@ -258,15 +431,19 @@ coord_model_t *coord_model_fit(const coord_model_opts_t *opts, const coord_point
 {
     coord_model_opts_t o = *opts;
     double cv = NAN;
+    double under_pct = NAN;
     int rc = s_check_points(&o, pts, n, err);
-    if (rc == 0 && !o.skip_cv && o.kind == COORD_MODEL_LINEAR && o.log == COORD_MODEL_LOG_AUTO) {
-        rc = s_choose_log(&o, pts, n, &cv, err);
-    } else if (rc == 0 && !o.skip_cv) {
-        rc = coord_model_cv(&o, pts, n, &cv, err);
+    double *under = rc == 0 && !o.skip_cv ? malloc(n * sizeof *under) : NULL;
+    if (rc == 0 && !o.skip_cv) {
+        rc = under ? s_choose(&o, pts, n, &cv, under, err)
+                   : jf_err_set(err, -ENOMEM, "fit: out of memory");
+        under_pct = rc == 0 ? s_under_quantile(under, n) : NAN;
     }
+    free(under);
     coord_model_t *m = rc == 0 ? s_fit_once(&o, pts, n, err) : NULL;
     if (m) {
         m->cv_mape_pct = cv;
+        m->cv_under_pct = under_pct;
     }
     return m;
 }
@@ -275,12 +452,19 @@ json_t *coord_model_features_json(const coord_model_t *self)
 {
     static const char *const mlp_in[] = {"cores",   "cpu_ghz", "gpu_ghz",
                                          "emc_ghz", "workers", "batch_size"};
+    static const char *const head_in[] = {"const",       "log_ref",     "log_cores",
+                                          "log_cpu_ghz", "log_gpu_ghz", "log_emc_ghz"};
     json_t *a = json_array();
-    int count =
-        self->kind == COORD_MODEL_MLP ? COORD_MODEL_MLP_INPUTS : coord_features_count(self->target);
+    bool sum = self->ref && self->head_form == COORD_MODEL_HEAD_SUM;
+    int count = self->kind == COORD_MODEL_MLP ? COORD_MODEL_MLP_INPUTS
+                : sum                         ? coord_features_count(self->target) + 1
+                : self->ref                   ? COORD_MODEL_HEAD_INPUTS + 1
+                                              : coord_features_count(self->target);
     for (int i = 0; a && i < count; i++) {
-        const char *name =
-            self->kind == COORD_MODEL_MLP ? mlp_in[i] : coord_features_name(self->target, i);
+        const char *name = self->kind == COORD_MODEL_MLP ? mlp_in[i]
+                           : sum       ? (i == 0 ? "ref" : coord_features_name(self->target, i - 1))
+                           : self->ref ? head_in[i]
+                                       : coord_features_name(self->target, i);
         if (json_array_append_new(a, json_string(name)) != 0) {
             json_decref(a);
             return NULL;
@@ -289,11 +473,8 @@ json_t *coord_model_features_json(const coord_model_t *self)
     return a;
 }
 
-json_t *coord_model_params_json(const coord_model_t *self)
+static json_t *s_linear_params_json(const coord_model_t *self)
 {
-    if (self->kind == COORD_MODEL_MLP) {
-        return coord_model_mlp_params_json(self);
-    }
     json_t *coef = json_array();
     for (int i = 0; coef && i < self->n_coef; i++) {
         if (json_array_append_new(coef, json_real(self->coef[i])) != 0) {
@@ -304,13 +485,27 @@ json_t *coord_model_params_json(const coord_model_t *self)
     return coef ? json_pack("{s:b, s:o}", "log", self->log, "coef", coef) : NULL;
 }
 
+json_t *coord_model_params_json(const coord_model_t *self)
+{
+    json_t *p = self->kind == COORD_MODEL_MLP ? coord_model_mlp_params_json(self)
+                : self->ref                   ? coord_model_head_params_json(self)
+                                              : s_linear_params_json(self);
+    // Optional (models stored before it have none): what recommend's margin is taken from.
+    if (p && !isnan(self->cv_under_pct) &&
+        json_object_set_new(p, "cv_under_pct", json_real(self->cv_under_pct)) != 0) {
+        json_decref(p);
+        return NULL;
+    }
+    return p;
+}
+
 static int s_linear_load(coord_model_t *self, const json_t *params, jf_err_t *err)
 {
     json_error_t jerr;
     json_t *coef = NULL;
     int log_flag = 0;
-    if (json_unpack_ex((json_t *) params, &jerr, JSON_STRICT, "{s:b, s:o}", "log", &log_flag,
-                       "coef", &coef) != 0) {
+    if (json_unpack_ex((json_t *) params, &jerr, JSON_STRICT, "{s:b, s:o, s?F}", "log", &log_flag,
+                       "coef", &coef, "cv_under_pct", &self->cv_under_pct) != 0) {
         return jf_err_set(err, -EINVAL, "linear params: %s", jerr.text);
     }
     self->log = log_flag != 0;
@@ -329,28 +524,33 @@ static int s_linear_load(coord_model_t *self, const json_t *params, jf_err_t *er
     return 0;
 }
 
+coord_model_t *coord_model_load_json(coord_model_kind_t kind, coord_target_t target,
+                                     const json_t *params, jf_err_t *err)
+{
+    coord_model_t *m = coord_model_alloc(kind, target, err);
+    int rc = m ? 0 : -ENOMEM;
+    if (rc == 0) {
+        // A head is stored as kind linear with its reference inside ("ref").
+        rc = kind == COORD_MODEL_MLP          ? coord_model_mlp_load(m, params, err)
+             : json_object_get(params, "ref") ? coord_model_head_load(m, params, err)
+                                              : s_linear_load(m, params, err);
+    }
+    if (rc != 0) {
+        coord_model_destroy(&m);
+    }
+    return m;
+}
+
 coord_model_t *coord_model_load(coord_model_kind_t kind, coord_target_t target,
                                 const char *params_json, jf_err_t *err)
 {
     json_error_t jerr;
     json_t *params = json_loads(params_json, 0, &jerr);
-    coord_model_t *m = calloc(1, sizeof *m);
-    int rc = params ? 0
-                    : jf_err_set(err, -EINVAL, "model params: %d:%d: %s", jerr.line, jerr.column,
-                                 jerr.text);
-    if (rc == 0 && !m) {
-        rc = jf_err_set(err, -ENOMEM, "model: out of memory");
+    if (!params) {
+        jf_err_set(err, -EINVAL, "model params: %d:%d: %s", jerr.line, jerr.column, jerr.text);
+        return NULL;
     }
-    if (rc == 0) {
-        m->kind = kind;
-        m->target = target;
-        m->cv_mape_pct = NAN;
-        rc = kind == COORD_MODEL_MLP ? coord_model_mlp_load(m, params, err)
-                                     : s_linear_load(m, params, err);
-    }
+    coord_model_t *m = coord_model_load_json(kind, target, params, err);
     json_decref(params);
-    if (rc != 0) {
-        coord_model_destroy(&m);
-    }
     return m;
 }

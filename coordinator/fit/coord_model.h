@@ -1,8 +1,10 @@
 /* Time, power and energy models of one board (or board type) and workload: `linear` (least
- * squares on coord_features, on the value or its log, whichever cross-validates better) and
- * `mlp` (a small network on standardised inputs, optionally transferred from a reference mlp).
- * k-fold cross-validated MAPE; JSON for the store. Not for SQL (coord_store_models.c) nor for
- * reading sweeps (coord_points.h). docs/analysis.md "Models". */
+ * squares on coord_features, on the value or its log, whichever cross-validates better), `mlp`
+ * (a small network on standardised inputs, optionally fine-tuned from a reference mlp), and
+ * the head, a transfer: a log-linear correction of a reference model's prediction, kind linear
+ * (least squares on inputs that include the reference's log prediction; it embeds the reference).
+ * k-fold cross-validated MAPE and held-out underestimates; JSON for the store. Not for SQL
+ * (coord_store_models.c) nor for reading sweeps (coord_points.h). docs/analysis.md "Models". */
 #ifndef COORD_MODEL_H
 #define COORD_MODEL_H
 
@@ -14,24 +16,46 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define COORD_MODEL_CV_FOLDS    5     // k of the k-fold cross-validation
-#define COORD_MODEL_CV_SEED     12    // seed of the fold shuffle (fixed: repeatable figures)
-#define COORD_MODEL_RIDGE       1e-9  // ridge term of the least squares (features are O(1))
-#define COORD_MODEL_MLP_INPUTS  6     // cores, cpu GHz, gpu GHz, emc GHz, workers, batch
-#define COORD_MODEL_MLP_HIDDEN  16    // units in each of the two hidden layers
-#define COORD_MODEL_MLP_EPOCHS  800   // full-batch Adam steps from scratch
-#define COORD_MODEL_MLP_LR      0.02  // Adam learning rate from scratch
-#define COORD_MODEL_MLP_DECAY   1e-5  // Adam weight decay
-#define COORD_MODEL_XFER_EPOCHS 400   // fine-tuning steps of a transfer
-#define COORD_MODEL_XFER_LR     0.003 // fine-tuning learning rate of a transfer
-#define COORD_MODEL_MLP_SEED    7     // weight initialisation and training seed
-#define COORD_MODEL_MLP_MIN     8     // fewest points an mlp is fitted on (inputs + 2)
-#define COORD_MODEL_STD_MIN     1e-12 // a spread below this standardises by 1 (a constant input)
+#define COORD_MODEL_CV_FOLDS   5    // k of the k-fold cross-validation
+#define COORD_MODEL_CV_SEED    12   // seed of the fold shuffle (fixed: repeatable figures)
+#define COORD_MODEL_RIDGE      1e-9 // ridge term of the least squares (features are O(1))
+#define COORD_MODEL_MLP_INPUTS 6    // cores, cpu GHz, gpu GHz, emc GHz, workers, batch
+#define COORD_MODEL_MLP_HIDDEN 16   // units in each of the two hidden layers
+// From scratch on at least as many points as the network has parameters: L-BFGS (full batch,
+// no weight decay); on fewer: Adam (docs/analysis.md "MLP models").
+#define COORD_MODEL_MLP_EPOCHS     200   // most L-BFGS iterations
+#define COORD_MODEL_MLP_LR         1.0   // L-BFGS initial step from scratch
+#define COORD_MODEL_MLP_ADAM_STEPS 800   // full-batch Adam steps from scratch on fewer points
+#define COORD_MODEL_MLP_ADAM_LR    0.02  // their learning rate
+#define COORD_MODEL_MLP_DECAY      1e-5  // Adam weight decay (from scratch and fine-tuning)
+#define COORD_MODEL_XFER_EPOCHS    400   // fine-tuning steps of a transfer
+#define COORD_MODEL_XFER_LR        0.003 // fine-tuning learning rate of a transfer
+#define COORD_MODEL_MLP_SEED       7     // weight initialisation and training seed
+#define COORD_MODEL_MLP_MIN        8     // fewest points an mlp is fitted on (inputs + 2)
+#define COORD_MODEL_STD_MIN        1e-12 // a spread below this standardises by 1 (a constant input)
+#define COORD_MODEL_HEAD_INPUTS    5     // log ref prediction, log cores, log cpu, gpu, emc GHz
+#define COORD_MODEL_HEAD_MIN       8     // fewest points a head is fitted on (inputs + const + 2)
+#define COORD_MODEL_UNDER_Q        0.95  // quantile of the held-out underestimates kept for margins
 
 typedef enum coord_model_kind {
     COORD_MODEL_LINEAR = 0,
     COORD_MODEL_MLP,
 } coord_model_kind_t;
+
+// The form of a head: a product of power laws (log) or a sum of parts (sum).
+typedef enum coord_model_head_form {
+    COORD_MODEL_HEAD_LOG = 0, // log y = a + b log y_ref + c . log(cores, clocks)
+    COORD_MODEL_HEAD_SUM,     // y = b y_ref + c . coord_features(target) (relative least squares)
+} coord_model_head_form_t;
+
+// How a transfer (opts.transfer_from) is made.
+typedef enum coord_model_transfer {
+    COORD_MODEL_TRANSFER_AUTO = 0, // cross-validate the head (several ridge terms) and, for an
+                                   // mlp reference, fine-tuning; keep the lowest MAPE. With
+                                   // skip_cv: the head without ridge
+    COORD_MODEL_TRANSFER_HEAD,     // a head on the reference's prediction (kind linear)
+    COORD_MODEL_TRANSFER_FINETUNE, // fine-tune a copy of the reference mlp (kind mlp)
+} coord_model_transfer_t;
 
 // Whether a linear model fits the value or its logarithm.
 typedef enum coord_model_log {
@@ -54,8 +78,14 @@ typedef struct coord_model_opts {
     coord_model_kind_t kind;
     coord_target_t target;
     coord_model_log_t log;              // linear only
-    const coord_model_t *transfer_from; // mlp only: reference model (borrowed), or NULL
+    const coord_model_t *transfer_from; // reference model (borrowed), or NULL; kind is then
+                                        // decided by transfer, not by kind
     bool skip_cv;                       // fit only; cv_mape_pct is then NaN
+    coord_model_transfer_t transfer;    // how to transfer (with transfer_from)
+    double head_ridge;                  // head with skip_cv: ridge on its standardised inputs,
+                                        // per point (0: none); with cross-validation the fit
+                                        // chooses among its own (docs/analysis.md)
+    coord_model_head_form_t head_form;  // head with skip_cv: its form; else cross-validated
 } coord_model_opts_t;
 
 // "linear", "mlp" (static), or "unknown".
@@ -63,13 +93,15 @@ const char *coord_model_kind_name(coord_model_kind_t kind);
 // Parses a kind name; false for any other text.
 bool coord_model_kind_parse(const char *name, coord_model_kind_t *ret_kind);
 
-// Fewest points a model of this kind and target is fitted on (features + 2 for linear).
+// Fewest points a model of this kind and target is fitted on (features + 2 for linear; a head
+// needs COORD_MODEL_HEAD_MIN).
 size_t coord_model_min_points(coord_model_kind_t kind, coord_target_t target);
 
 // Fits a model on n points and cross-validates it (coord_model_cv). Caller owns the result;
 // release with coord_model_destroy. NULL with err: -EINVAL "too few points to fit: N modes, need
 // at least M", a point without a valid operating point or a positive value, a transfer from a
-// model that is not an mlp of the same target; -EIO from libtorch.
+// reference of another target, fine-tuning from a reference that is not an mlp, a head whose
+// reference predicts a non-positive value; -EIO from libtorch.
 coord_model_t *coord_model_fit(const coord_model_opts_t *opts, const coord_point_t *pts, size_t n,
                                jf_err_t *err);
 
@@ -83,6 +115,11 @@ size_t coord_model_folds(size_t n, size_t *ret_fold);
 int coord_model_cv(const coord_model_opts_t *opts, const coord_point_t *pts, size_t n,
                    double *ret_mape_pct, jf_err_t *err);
 
+// As coord_model_cv, and writes each point's held-out relative underestimate (y - y_pred) /
+// y_pred to ret_under (n values; NULL: not wanted).
+int coord_model_cv_under(const coord_model_opts_t *opts, const coord_point_t *pts, size_t n,
+                         double *ret_mape_pct, double *ret_under, jf_err_t *err);
+
 // Predicts the target at op (internal unit). 0, -EINVAL for an invalid op, -EIO from libtorch.
 int coord_model_predict(coord_model_t *self, const coord_op_t *op, double *ret_y, jf_err_t *err);
 
@@ -94,6 +131,21 @@ coord_model_kind_t coord_model_kind(const coord_model_t *self);
 coord_target_t coord_model_target(const coord_model_t *self);
 // The fit's cross-validated MAPE in percent (NaN when skipped or loaded without it).
 double coord_model_cv_mape_pct(const coord_model_t *self);
+// The COORD_MODEL_UNDER_Q quantile (nearest rank) of the fit's held-out relative underestimates
+// (y - y_pred) / y_pred in percent, at least 0: how far below the truth the model's predictions
+// fell for 95 % of the modes it did not see. NaN when not cross-validated or loaded from a model
+// stored without it.
+double coord_model_cv_under_pct(const coord_model_t *self);
+// For a transfer: the method the fit used (HEAD or FINETUNE); AUTO for a model fitted without
+// a reference or loaded from the store.
+coord_model_transfer_t coord_model_transfer(const coord_model_t *self);
+// "auto", "head", "finetune" (static), or "unknown"; and the parse (false for other text).
+const char *coord_model_transfer_name(coord_model_transfer_t t);
+bool coord_model_transfer_parse(const char *name, coord_model_transfer_t *ret_t);
+// Records the loader configuration the model was trained on (workers, batch size; -1 when its
+// runs had several), for models loaded from the store; coord_model_fit records it itself. A head
+// queries its reference at that configuration, as the reference knows no other.
+void coord_model_set_trained_config(coord_model_t *self, int workers, int batch_size);
 // True when a linear model fits log(value).
 bool coord_model_uses_log(const coord_model_t *self);
 // Linear coefficients (coord_features_count of them; borrowed), NULL for an mlp.

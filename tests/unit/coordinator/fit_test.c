@@ -1,7 +1,8 @@
 /* Unit tests of the model fitting (coordinator/fit, common/torch/jf_torch_fit): least squares
  * against a known plane, cross-validated MAPE against the test's own fold refits (normal
  * equations solved here by Gaussian elimination), a roofline-like surface with 3 % noise, a
- * transfer against training from scratch, JSON round trips and the documented errors. Figures
+ * transfer against training from scratch, the head transfer recovering a known correction of its
+ * reference, the held-out underestimates, JSON round trips and the documented errors. Figures
  * are printed as name=value lines. */
 #include "coord_model.h"
 #include "jf_rng.h"
@@ -285,6 +286,7 @@ static void test_transfer_beats_scratch(void **state)
     coord_model_t *ref = t_fit(&o, ref_pts, n);
     coord_model_t *scratch = t_fit(&o, new_pts, T_XFER_N);
     o.transfer_from = ref;
+    o.transfer = COORD_MODEL_TRANSFER_FINETUNE;
     coord_model_t *xfer = t_fit(&o, new_pts, T_XFER_N);
     double e_scratch = t_heldout(scratch, new_pts + T_XFER_N, n - T_XFER_N);
     double e_xfer = t_heldout(xfer, new_pts + T_XFER_N, n - T_XFER_N);
@@ -294,7 +296,8 @@ static void test_transfer_beats_scratch(void **state)
     coord_model_opts_t bad = {.kind = COORD_MODEL_MLP,
                               .target = COORD_TARGET_POWER,
                               .transfer_from = ref,
-                              .skip_cv = true};
+                              .skip_cv = true,
+                              .transfer = COORD_MODEL_TRANSFER_FINETUNE};
     jf_err_t err = {0};
     assert_null(coord_model_fit(&bad, new_pts, T_XFER_N, &err));
     assert_non_null(strstr(err.msg, "transfer needs a reference mlp of target power"));
@@ -303,6 +306,216 @@ static void test_transfer_beats_scratch(void **state)
     coord_model_destroy(&xfer);
     free(ref_pts);
     free(new_pts);
+}
+
+// The head's ground truth: the new workload's time is exactly T_HEAD_K * ref(op)^T_HEAD_B *
+// gpu_ghz^T_HEAD_C (with 1 % noise on the profiled modes), where ref is the fitted reference
+// model itself, so the head's least squares has a known answer: const log K, log_ref B - 1 (it
+// fits what the reference misses), log_gpu_ghz C, the other inputs 0.
+#define T_HEAD_K     1.7
+#define T_HEAD_B     0.9
+#define T_HEAD_C     (-0.2)
+#define T_HEAD_NOISE 0.01
+#define T_HEAD_TOL   0.05 // on each coefficient: measured errors are below 0.02
+#define T_HEAD_BOUND 1.5  // held-out MAPE against the noise-free truth, percent
+
+static double t_head_truth(coord_model_t *ref, const coord_op_t *op)
+{
+    double y = 0.0;
+    jf_err_t err = {0};
+    assert_int_equal(coord_model_predict(ref, op, &y, &err), 0);
+    return T_HEAD_K * pow(y, T_HEAD_B) * pow((double) op->gpu_hz / T_GHZ, T_HEAD_C);
+}
+
+// Checks the stored head coefficients against the ground truth and returns the held-out MAPE.
+static double t_head_check(coord_model_t *head, coord_model_t *ref, const coord_op_t *ops, size_t n)
+{
+    static const double want[] = {0.0, T_HEAD_B - 1.0, 0.0, 0.0, T_HEAD_C, 0.0};
+    json_t *p = coord_model_params_json(head);
+    json_t *coef = json_object_get(p, "coef");
+    assert_int_equal(json_array_size(coef), 6);
+    for (size_t j = 0; j < 6; j++) {
+        double got = json_number_value(json_array_get(coef, j));
+        double w = j == 0 ? log(T_HEAD_K) : want[j];
+        printf("head_coef%zu=%.4f truth=%.4f\n", j, got, w);
+        assert_true(fabs(got - w) < T_HEAD_TOL);
+    }
+    json_decref(p);
+    coord_point_t *truth = malloc(n * sizeof *truth);
+    for (size_t i = 0; i < n; i++) {
+        truth[i] = (coord_point_t){.op = ops[i], .y = t_head_truth(ref, &ops[i])};
+    }
+    double mape = t_heldout(head, truth, n);
+    free(truth);
+    return mape;
+}
+
+static void test_head_transfer_recovers_correction(void **state)
+{
+    (void) state;
+    coord_op_t grid[T_GRID_N];
+    size_t n = t_grid(grid);
+    t_surface_t ref_s = {.a = 2.0, .b = 3.0, .c = 4.0};
+    coord_point_t *ref_pts = malloc(n * sizeof *ref_pts);
+    t_points(&ref_s, grid, n, 61, T_NOISE, ref_pts);
+    coord_model_opts_t o = {.kind = COORD_MODEL_LINEAR, .target = COORD_TARGET_TIME};
+    coord_model_t *ref = t_fit(&o, ref_pts, n);
+    // 50 profiled modes of the new workload (a seeded shuffle's first 50), the rest held out.
+    size_t order[T_GRID_N];
+    for (size_t i = 0; i < n; i++) {
+        order[i] = i;
+    }
+    jf_rng_t rng;
+    jf_rng_seed(&rng, 62, 0);
+    jf_rng_shuffle(&rng, order, n);
+    coord_op_t ops[T_GRID_N];
+    for (size_t i = 0; i < n; i++) {
+        ops[i] = grid[order[i]];
+    }
+    coord_point_t new_pts[T_XFER_N];
+    for (size_t i = 0; i < T_XFER_N; i++) {
+        double y = t_head_truth(ref, &ops[i]);
+        new_pts[i] =
+            (coord_point_t){.op = ops[i], .y = y * (1.0 + T_HEAD_NOISE * jf_rng_normal(&rng))};
+    }
+    coord_model_opts_t h = {.target = COORD_TARGET_TIME,
+                            .transfer_from = ref,
+                            .transfer = COORD_MODEL_TRANSFER_HEAD,
+                            .skip_cv = true};
+    coord_model_t *head = t_fit(&h, new_pts, T_XFER_N);
+    assert_int_equal(coord_model_kind(head), COORD_MODEL_LINEAR); // a linear model on log_ref
+    assert_int_equal(coord_model_transfer(head), COORD_MODEL_TRANSFER_HEAD);
+    double e_head = t_head_check(head, ref, ops + T_XFER_N, n - T_XFER_N);
+    // Without the head (the reference alone) the held-out error is that of the correction.
+    coord_point_t *rest = malloc((n - T_XFER_N) * sizeof *rest);
+    for (size_t i = T_XFER_N; i < n; i++) {
+        rest[i - T_XFER_N] = (coord_point_t){.op = ops[i], .y = t_head_truth(ref, &ops[i])};
+    }
+    double e_ref = t_heldout(ref, rest, n - T_XFER_N);
+    printf("head50_heldout_mape_pct=%.3f reference_alone_mape_pct=%.3f\n", e_head, e_ref);
+    assert_true(e_head < T_HEAD_BOUND);
+    // Stored and loaded back (the reference inside it), it predicts the same.
+    json_t *p = coord_model_params_json(head);
+    char *text = json_dumps(p, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    jf_err_t err = {0};
+    coord_model_t *back = coord_model_load(COORD_MODEL_LINEAR, COORD_TARGET_TIME, text, &err);
+    if (!back) {
+        fail_msg("load: %s", err.msg);
+    }
+    double y1 = 0.0;
+    double y2 = 0.0;
+    assert_int_equal(coord_model_predict(head, &ops[99], &y1, &err), 0);
+    assert_int_equal(coord_model_predict(back, &ops[99], &y2, &err), 0);
+    assert_true(fabs(y1 - y2) <= 1e-9 * y1);
+    // AUTO cross-validates the head's ridge terms (a linear reference: no fine-tuning).
+    h = (coord_model_opts_t){.target = COORD_TARGET_TIME, .transfer_from = ref};
+    coord_model_t *aut = t_fit(&h, new_pts, T_XFER_N);
+    printf("head50_auto_cv_mape_pct=%.3f cv_under_pct=%.3f\n", coord_model_cv_mape_pct(aut),
+           coord_model_cv_under_pct(aut));
+    assert_int_equal(coord_model_transfer(aut), COORD_MODEL_TRANSFER_HEAD);
+    assert_true(coord_model_cv_mape_pct(aut) < 2.0 * T_HEAD_NOISE * 100.0);
+    free(text);
+    json_decref(p);
+    free(rest);
+    free(ref_pts);
+    coord_model_destroy(&aut);
+    coord_model_destroy(&back);
+    coord_model_destroy(&head);
+    coord_model_destroy(&ref);
+}
+
+// The sum form: the new workload is the reference's time scaled by 0.8 plus CPU-side work 3 s /
+// (cores x f_cpu), a loader a GPU-bound reference never had. On the noise-free truth the sum head
+// fitted on 50 modes predicts the other 526 within 0.5 % (the log form cannot: a sum of two
+// parts is not a product of power laws), and survives its JSON.
+static double t_sum_truth(coord_model_t *ref, const coord_op_t *op)
+{
+    double y = 0.0;
+    jf_err_t err = {0};
+    assert_int_equal(coord_model_predict(ref, op, &y, &err), 0);
+    return 0.8 * y + 3e6 / (op->cores * ((double) op->cpu_hz / T_GHZ));
+}
+
+static void test_head_sum_form(void **state)
+{
+    (void) state;
+    coord_op_t ops[T_GRID_N];
+    size_t n = t_grid(ops);
+    t_surface_t ref_s = {.a = 2.0, .b = 3.0, .c = 1.0};
+    coord_point_t *pts = malloc(n * sizeof *pts);
+    t_points(&ref_s, ops, n, 81, T_NOISE, pts);
+    coord_model_opts_t o = {.kind = COORD_MODEL_MLP, .target = COORD_TARGET_TIME, .skip_cv = true};
+    coord_model_t *ref = t_fit(&o, pts, n);
+    for (size_t i = 0; i < n; i++) { // every 11th mode profiled, the rest held out
+        pts[i] =
+            (coord_point_t){.op = ops[(i * 11) % n], .y = t_sum_truth(ref, &ops[(i * 11) % n])};
+    }
+    coord_model_opts_t h = {.target = COORD_TARGET_TIME,
+                            .transfer_from = ref,
+                            .transfer = COORD_MODEL_TRANSFER_HEAD,
+                            .head_form = COORD_MODEL_HEAD_SUM,
+                            .skip_cv = true};
+    coord_model_t *sum = t_fit(&h, pts, T_XFER_N);
+    h.head_form = COORD_MODEL_HEAD_LOG;
+    coord_model_t *lg = t_fit(&h, pts, T_XFER_N);
+    double e_sum = t_heldout(sum, pts + T_XFER_N, n - T_XFER_N);
+    double e_log = t_heldout(lg, pts + T_XFER_N, n - T_XFER_N);
+    printf("head_sum50_heldout_mape_pct=%.3f head_log50_heldout_mape_pct=%.3f\n", e_sum, e_log);
+    assert_true(e_sum < 0.5);
+    json_t *p = coord_model_params_json(sum);
+    char *text = json_dumps(p, JSON_COMPACT | JSON_REAL_PRECISION(17));
+    jf_err_t err = {0};
+    coord_model_t *back = coord_model_load(COORD_MODEL_LINEAR, COORD_TARGET_TIME, text, &err);
+    if (!back) {
+        fail_msg("load: %s", err.msg);
+    }
+    assert_true(fabs(t_heldout(back, pts + T_XFER_N, n - T_XFER_N) - e_sum) < 1e-6);
+    free(text);
+    json_decref(p);
+    coord_model_destroy(&back);
+    coord_model_destroy(&lg);
+    coord_model_destroy(&sum);
+    coord_model_destroy(&ref);
+    free(pts);
+}
+
+static int t_cmp(const void *a, const void *b)
+{
+    double x = *(const double *) a;
+    double y = *(const double *) b;
+    return (x > y) - (x < y);
+}
+
+// The held-out underestimates agree with the MAPE (|y - p| / y = |u| / (1 + u) for u = (y - p) /
+// p), and the fit keeps their 95th percentile (nearest rank) as cv_under_pct.
+static void test_cv_underestimates(void **state)
+{
+    (void) state;
+    coord_op_t ops[T_GRID_N];
+    size_t n = t_grid(ops);
+    t_surface_t s = {.a = 2.0, .b = 3.0, .c = 4.0};
+    coord_point_t *pts = malloc(n * sizeof *pts);
+    t_points(&s, ops, n, 71, T_NOISE, pts);
+    coord_model_opts_t o = {
+        .kind = COORD_MODEL_LINEAR, .target = COORD_TARGET_TIME, .log = COORD_MODEL_LOG_OFF};
+    double *u = malloc(n * sizeof *u);
+    double mape = 0.0;
+    jf_err_t err = {0};
+    assert_int_equal(coord_model_cv_under(&o, pts, n, &mape, u, &err), 0);
+    double sum = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        sum += fabs(u[i]) / (1.0 + u[i]);
+    }
+    assert_true(fabs(100.0 * sum / (double) n - mape) < 1e-9 * mape);
+    qsort(u, n, sizeof *u, t_cmp);
+    double q95 = 100.0 * u[(size_t) ceil(0.95 * (double) n) - 1];
+    coord_model_t *m = t_fit(&o, pts, n);
+    printf("cv_under_q95_pct=%.4f fit_cv_under_pct=%.4f\n", q95, coord_model_cv_under_pct(m));
+    assert_true(q95 > 0.0);
+    assert_true(fabs(coord_model_cv_under_pct(m) - q95) < 1e-9 * q95);
+    coord_model_destroy(&m);
+    free(u);
+    free(pts);
 }
 
 // A model saved as params JSON and loaded back predicts the same.
@@ -381,6 +594,9 @@ int main(void)
         cmocka_unit_test(test_cv_matches_own_refits),
         cmocka_unit_test(test_roofline_surface),
         cmocka_unit_test(test_transfer_beats_scratch),
+        cmocka_unit_test(test_head_transfer_recovers_correction),
+        cmocka_unit_test(test_head_sum_form),
+        cmocka_unit_test(test_cv_underestimates),
         cmocka_unit_test(test_json_roundtrip_and_bad_params),
         cmocka_unit_test(test_too_few_points),
     };
