@@ -4,7 +4,8 @@
  * at a fixed rate until the end, resending what is not acknowledged after a re-registration. It
  * is not an agent: it trains nothing and reads no hardware; every sample is a template taken
  * from a real agent (`jetfleet-agent --platform sim:TYPE --sample-once`) with its time stamp set.
- * Built only with -DJF_BUILD_BENCH=ON. */
+ * SIGUSR1 marks a coordinator restart: the sessions then count their hellos until each is welcomed
+ * again (bench/fleet-scale.sh). Built with -DJF_BUILD_BENCH=ON or with the tests. */
 #include "jf_log.h"
 #include "jf_msg.h"
 #include "jf_msg_run.h"
@@ -22,64 +23,117 @@
 #include <sys/resource.h>
 
 #define LG_SESSIONS_MAX   4000
-#define LG_HELLO_RETRY_US (INT64_C(2) * 1000000) // as the agent: a hello unanswered this long
-#define LG_BATCH_US       (INT64_C(1) * 1000000) // samples of one second per telemetry message
+#define LG_HELLO_RETRY_US (INT64_C(2) * 1000000)  // as the agent: a hello unanswered this long
+#define LG_BATCH_US       (INT64_C(1) * 1000000)  // samples of one second per telemetry message
+#define LG_DRAIN_US       (INT64_C(60) * 1000000) // at the end: wait this long for the last acks
 
 typedef struct lg_msg {
     int64_t seq;
     char *text; // owned: encoded message
     size_t len;
+    int64_t n_samples; // samples in the message
+    int64_t sent_us;   // when it was first handed to the socket (monotonic; 0: not yet)
 } lg_msg_t;
 
+// A growable array of latencies, for percentiles.
+typedef struct lg_lat {
+    int64_t *v; // owned
+    size_t n, cap;
+} lg_lat_t;
+
 typedef struct lg_session {
-    zsock_t *sock;                  // owned: DEALER, routing id = board name
-    char name[JF_IDENT_MAX + 1];    // board name
-    bool welcomed;                  // has a session with the coordinator
-    int64_t hello_at_us;            // when the outstanding hello left (0: none outstanding)
-    int64_t next_hb_us;             // next heartbeat
-    int64_t next_sample_us;         // next sample (monotonic)
-    int64_t welcomed_at_us;         // last welcome (monotonic)
-    bool running;                   // holds a run
-    jf_msg_run_ref_t ref;           // the run; ref.seq is the next seq to produce
-    int64_t acked_seq;              // highest seq the coordinator acknowledged
-    int64_t next_resend_seq;        // resend pointer after a welcome (0: none)
-    json_t *batch;                  // owned: samples not yet in a message
-    int64_t batch_since_us;         // when the first sample of the batch was taken
+    zsock_t *sock;               // owned: DEALER, routing id = board name
+    char name[JF_IDENT_MAX + 1]; // board name
+    bool welcomed;               // has a session with the coordinator
+    int64_t hello_at_us;         // when the outstanding hello left (0: none outstanding)
+    int64_t next_hb_us;          // next heartbeat
+    int64_t next_sample_us;      // next sample (monotonic)
+    int64_t welcomed_at_us;      // last welcome (monotonic)
+    int64_t first_hello_us;      // first hello of this session (monotonic; 0: none yet)
+    int64_t hellos_since_mark;   // hellos sent since the restart mark
+    bool rewelcomed;             // welcomed since the restart mark
+    bool running;                // holds a run
+    jf_msg_run_ref_t ref;        // the run; ref.seq is the next seq to produce
+    int64_t acked_seq;           // highest seq the coordinator acknowledged
+    int64_t next_resend_seq;     // resend pointer after a welcome (0: none)
+    json_t *batch;               // owned: samples not yet in a message
+    int64_t batch_since_us;      // when the first sample of the batch was taken
     size_t n_unacked, cap_unacked;
-    lg_msg_t *unacked;              // owned: sent and not yet acknowledged, in seq order
+    lg_msg_t *unacked; // owned: sent and not yet acknowledged, in seq order
 } lg_session_t;
 
 typedef struct lg_opts {
-    const char *endpoint;  // coordinator agent endpoint
-    const char *prefix;    // board names: <prefix><index, 4 digits from 1>
-    const char *type;      // board type the boards are in fleet.yaml (jf_board type name)
-    const char *sample;    // file with one sample (JSON object) to repeat
-    int sessions;          // how many boards
-    int hz;                // samples per second per board
-    int64_t duration_us;   // how long to run
+    const char *endpoint; // coordinator agent endpoint
+    const char *prefix;   // board names: <prefix><index, 4 digits from 1>
+    const char *type;     // board type the boards are in fleet.yaml (jf_board type name)
+    const char *sample;   // file with one sample (JSON object) to repeat
+    int sessions;         // how many boards
+    int hz;               // samples per second per board
+    int64_t duration_us;  // how long to run
 } lg_opts_t;
 
 typedef struct lg_stats {
     int64_t hellos, welcomes, not_registered, assigns, samples, acked_samples, resent;
     int64_t last_welcome_us; // monotonic time of the last welcome of any session
+    int64_t mark_us;         // the restart mark (SIGUSR1; monotonic; 0: none)
+    int64_t rewelcomed;      // sessions welcomed since the mark
+    bool mark_reported;      // the re-registration figures were printed
+    lg_lat_t dispatch;       // first hello -> run.assign received, per session, us
+    lg_lat_t ack;            // telemetry message sent -> its ack received, us
 } lg_stats_t;
 
 typedef struct lg {
     lg_opts_t o;
-    json_t *sample;           // owned: the template
+    json_t *sample; // owned: the template
     jf_board_type_t type;
     int64_t next_id;
-    lg_session_t *s;          // owned: o.sessions entries
-    zmq_pollitem_t *items;    // owned
+    lg_session_t *s;       // owned: o.sessions entries
+    zmq_pollitem_t *items; // owned
     lg_stats_t st;
 } lg_t;
 
 static volatile sig_atomic_t s_stop;
+static volatile sig_atomic_t s_mark; // SIGUSR1: the coordinator was restarted now
 
 static void s_on_signal(int sig)
 {
-    (void) sig;
-    s_stop = 1;
+    if (sig == SIGUSR1) {
+        s_mark = 1;
+    } else {
+        s_stop = 1;
+    }
+}
+
+static void s_lat_add(lg_lat_t *l, int64_t us)
+{
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 1024;
+        int64_t *grown = realloc(l->v, cap * sizeof *grown);
+        if (!grown) {
+            return; // a figure short of one value; the report says how many it used
+        }
+        l->v = grown;
+        l->cap = cap;
+    }
+    l->v[l->n++] = us;
+}
+
+static int s_cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *) a, y = *(const int64_t *) b;
+    return (x > y) - (x < y);
+}
+
+// The q-quantile (nearest rank) in ms, or -1 if there is no value.
+static double s_lat_quantile_ms(lg_lat_t *l, double q)
+{
+    if (l->n == 0) {
+        return -1.0;
+    }
+    qsort(l->v, l->n, sizeof l->v[0], s_cmp_i64);
+    size_t rank = (size_t) (q * (double) l->n + 0.999999);
+    rank = rank < 1 ? 1 : rank > l->n ? l->n : rank;
+    return (double) l->v[rank - 1] / JF_US_PER_MS;
 }
 
 static int s_send(lg_t *self, lg_session_t *s, json_t *msg)
@@ -96,7 +150,9 @@ static int s_send(lg_t *self, lg_session_t *s, json_t *msg)
 static void s_hello(lg_t *self, lg_session_t *s, int64_t now_us)
 {
     const jf_board_family_t *fam = jf_board_family(self->type);
-    jf_hello_t h = {.board_type = self->type, .n_modes = fam->n_modes, .n_storage = 1,
+    jf_hello_t h = {.board_type = self->type,
+                    .n_modes = fam->n_modes,
+                    .n_storage = 1,
                     .started_us = jf_clock_wall_us()};
     (void) snprintf(h.name, sizeof h.name, "%s", s->name);
     (void) snprintf(h.platform, sizeof h.platform, "sim");
@@ -111,11 +167,15 @@ static void s_hello(lg_t *self, lg_session_t *s, int64_t now_us)
     }
     (void) s_send(self, s, jf_msg_hello_new(self->next_id++, &h, NULL));
     s->hello_at_us = now_us;
+    if (s->first_hello_us == 0) {
+        s->first_hello_us = now_us;
+    }
+    s->hellos_since_mark++;
     self->st.hellos++;
 }
 
 // Keeps a sent stream message until its ack.
-static int s_keep(lg_session_t *s, int64_t seq, char *text, size_t len)
+static int s_keep(lg_session_t *s, int64_t seq, char *text, size_t len, int64_t n_samples)
 {
     if (s->n_unacked == s->cap_unacked) {
         size_t cap = s->cap_unacked ? 2 * s->cap_unacked : 16;
@@ -126,11 +186,12 @@ static int s_keep(lg_session_t *s, int64_t seq, char *text, size_t len)
         s->unacked = grown;
         s->cap_unacked = cap;
     }
-    s->unacked[s->n_unacked++] = (lg_msg_t){.seq = seq, .text = text, .len = len};
+    s->unacked[s->n_unacked++] =
+        (lg_msg_t){.seq = seq, .text = text, .len = len, .n_samples = n_samples};
     return 0;
 }
 
-static void s_flush_batch(lg_t *self, lg_session_t *s)
+static void s_flush_batch(lg_t *self, lg_session_t *s, int64_t now_us)
 {
     size_t n = json_array_size(s->batch);
     json_t *msg = jf_msg_telemetry_new(self->next_id++, &s->ref, &s->batch);
@@ -139,14 +200,14 @@ static void s_flush_batch(lg_t *self, lg_session_t *s)
     json_decref(msg);
     json_decref(s->batch); // NULL when the message took it
     s->batch = json_array();
-    if (!text || s_keep(s, s->ref.seq, text, len) != 0) {
+    if (!text || s_keep(s, s->ref.seq, text, len, (int64_t) n) != 0) {
         free(text);
         jf_log_error("loadgen: '%s': out of memory, %zu samples lost", s->name, n);
         return;
     }
     s->ref.seq++;
-    if (s->welcomed) {
-        (void) zmq_send(zsock_resolve(s->sock), text, len, ZMQ_DONTWAIT);
+    if (s->welcomed && zmq_send(zsock_resolve(s->sock), text, len, ZMQ_DONTWAIT) >= 0) {
+        s->unacked[s->n_unacked - 1].sent_us = now_us;
     }
 }
 
@@ -160,11 +221,11 @@ static void s_produce(lg_t *self, lg_session_t *s, int64_t now_us)
     (void) json_array_append_new(s->batch, sample);
     self->st.samples++;
     if (now_us - s->batch_since_us >= LG_BATCH_US - JF_US_PER_MS) {
-        s_flush_batch(self, s);
+        s_flush_batch(self, s, now_us);
     }
 }
 
-static void s_on_ack(lg_t *self, lg_session_t *s, const json_t *body)
+static void s_on_ack(lg_t *self, lg_session_t *s, const json_t *body, int64_t now_us)
 {
     jf_msg_run_ref_t ref;
     if (jf_msg_run_ref_parse(body, &ref, NULL) != 0 || strcmp(ref.run, s->ref.run) != 0) {
@@ -174,9 +235,10 @@ static void s_on_ack(lg_t *self, lg_session_t *s, const json_t *body)
     for (size_t i = 0; i < s->n_unacked; i++) {
         if (s->unacked[i].seq <= ref.seq) {
             // Count the samples the coordinator has now committed.
-            json_t *m = json_loadb(s->unacked[i].text, s->unacked[i].len, 0, NULL);
-            self->st.acked_samples += (int64_t) json_array_size(json_object_get(m, "samples"));
-            json_decref(m);
+            self->st.acked_samples += s->unacked[i].n_samples;
+            if (s->unacked[i].sent_us > 0) {
+                s_lat_add(&self->st.ack, now_us - s->unacked[i].sent_us);
+            }
             free(s->unacked[i].text);
         } else {
             s->unacked[keep++] = s->unacked[i];
@@ -188,7 +250,7 @@ static void s_on_ack(lg_t *self, lg_session_t *s, const json_t *body)
     }
 }
 
-static void s_on_assign(lg_t *self, lg_session_t *s, const json_t *body)
+static void s_on_assign(lg_t *self, lg_session_t *s, const json_t *body, int64_t now_us)
 {
     jf_run_spec_t spec;
     int64_t attempt = 0;
@@ -203,6 +265,7 @@ static void s_on_assign(lg_t *self, lg_session_t *s, const json_t *body)
         return;
     }
     if (!s->running) {
+        s_lat_add(&self->st.dispatch, now_us - s->first_hello_us);
         s->running = true;
         memcpy(s->ref.run, spec.run_id, sizeof s->ref.run);
         s->ref.attempt = attempt;
@@ -225,6 +288,10 @@ static void s_on_welcome(lg_t *self, lg_session_t *s, const json_t *body, int64_
     s->welcomed_at_us = now_us;
     self->st.welcomes++;
     self->st.last_welcome_us = now_us;
+    if (self->st.mark_us > 0 && !s->rewelcomed) {
+        s->rewelcomed = true;
+        self->st.rewelcomed++;
+    }
     for (size_t i = 0; i < w.n_resume; i++) {
         if (s->running && strcmp(w.resume[i].run, s->ref.run) == 0 &&
             w.resume[i].action == JF_RESUME_CONTINUE) {
@@ -238,8 +305,8 @@ static void s_on_msg(lg_t *self, lg_session_t *s, const void *data, size_t len, 
     jf_msg_t msg = {0};
     const char *code = NULL;
     int64_t id = -1;
-    if (jf_msg_decode(data, len, JF_MSG_TO_AGENT, JF_MSG_MAX_BYTES_AGENT, &msg, &code, &id,
-                      NULL) != 0) {
+    if (jf_msg_decode(data, len, JF_MSG_TO_AGENT, JF_MSG_MAX_BYTES_AGENT, &msg, &code, &id, NULL) !=
+        0) {
         return;
     }
     switch (msg.type) {
@@ -247,10 +314,10 @@ static void s_on_msg(lg_t *self, lg_session_t *s, const void *data, size_t len, 
         s_on_welcome(self, s, msg.body, now_us);
         break;
     case JF_MSG_RUN_ASSIGN:
-        s_on_assign(self, s, msg.body);
+        s_on_assign(self, s, msg.body, now_us);
         break;
     case JF_MSG_ACK:
-        s_on_ack(self, s, msg.body);
+        s_on_ack(self, s, msg.body, now_us);
         break;
     case JF_MSG_ERROR: {
         char ecode[64] = {0}, detail[256] = {0};
@@ -268,12 +335,15 @@ static void s_on_msg(lg_t *self, lg_session_t *s, const void *data, size_t len, 
 }
 
 // After a welcome: what the coordinator did not commit goes again, a few messages per tick.
-static void s_resend(lg_t *self, lg_session_t *s)
+static void s_resend(lg_t *self, lg_session_t *s, int64_t now_us)
 {
     for (size_t i = 0, n = 0; i < s->n_unacked && n < 4 && s->next_resend_seq > 0; i++) {
         if (s->unacked[i].seq >= s->next_resend_seq) {
-            (void) zmq_send(zsock_resolve(s->sock), s->unacked[i].text, s->unacked[i].len,
-                            ZMQ_DONTWAIT);
+            if (zmq_send(zsock_resolve(s->sock), s->unacked[i].text, s->unacked[i].len,
+                         ZMQ_DONTWAIT) >= 0 &&
+                s->unacked[i].sent_us == 0) {
+                s->unacked[i].sent_us = now_us;
+            }
             s->next_resend_seq = s->unacked[i].seq + 1;
             self->st.resent++;
             n++;
@@ -284,23 +354,25 @@ static void s_resend(lg_t *self, lg_session_t *s)
     }
 }
 
-static void s_tick_session(lg_t *self, lg_session_t *s, int64_t now_us, int64_t period_us)
+static void s_tick_session(lg_t *self, lg_session_t *s, int64_t now_us, int64_t period_us,
+                           bool producing)
 {
     if (!s->welcomed && (s->hello_at_us == 0 || now_us - s->hello_at_us >= LG_HELLO_RETRY_US)) {
         s_hello(self, s, now_us);
     }
     if (s->welcomed && now_us >= s->next_hb_us) {
-        (void) s_send(self, s, jf_msg_heartbeat_new(self->next_id++, s->running ? s->ref.run : NULL));
+        (void) s_send(self, s,
+                      jf_msg_heartbeat_new(self->next_id++, s->running ? s->ref.run : NULL));
         s->next_hb_us = now_us + JF_US_PER_S;
     }
     // A run's samples are taken at the rate whether or not the coordinator is there, as on
     // an agent: they wait unacknowledged until it is.
-    while (s->running && now_us >= s->next_sample_us) {
+    while (producing && s->running && now_us >= s->next_sample_us) {
         s_produce(self, s, now_us);
         s->next_sample_us += period_us;
     }
     if (s->welcomed && s->next_resend_seq > 0) {
-        s_resend(self, s);
+        s_resend(self, s, now_us);
     }
 }
 
@@ -353,16 +425,14 @@ static void s_receive(lg_t *self, int64_t now_us)
     }
 }
 
-static void s_report(const lg_t *self, int64_t elapsed_us)
+static void s_report(lg_t *self, int64_t elapsed_us)
 {
     int64_t welcomed = 0, running = 0, unacked = 0;
     for (int i = 0; i < self->o.sessions; i++) {
         welcomed += self->s[i].welcomed;
         running += self->s[i].running;
         for (size_t k = 0; k < self->s[i].n_unacked; k++) {
-            json_t *m = json_loadb(self->s[i].unacked[k].text, self->s[i].unacked[k].len, 0, NULL);
-            unacked += (int64_t) json_array_size(json_object_get(m, "samples"));
-            json_decref(m);
+            unacked += self->s[i].unacked[k].n_samples;
         }
         unacked += (int64_t) json_array_size(self->s[i].batch);
     }
@@ -375,7 +445,79 @@ static void s_report(const lg_t *self, int64_t elapsed_us)
            secs > 0 ? (double) self->st.acked_samples / secs : 0.0, (long long) self->st.hellos,
            (long long) self->st.welcomes, (long long) self->st.not_registered,
            (long long) self->st.assigns, (long long) self->st.resent);
+    printf("dispatch_n=%zu dispatch_p50_ms=%.1f dispatch_p99_ms=%.1f ack_n=%zu ack_p50_ms=%.1f "
+           "ack_p99_ms=%.1f\n",
+           self->st.dispatch.n, s_lat_quantile_ms(&self->st.dispatch, 0.50),
+           s_lat_quantile_ms(&self->st.dispatch, 0.99), self->st.ack.n,
+           s_lat_quantile_ms(&self->st.ack, 0.50), s_lat_quantile_ms(&self->st.ack, 0.99));
     fflush(stdout);
+}
+
+// SIGUSR1 marks the coordinator's restart: from then on each session counts its hellos and
+// whether it has been welcomed again.
+static void s_mark_restart(lg_t *self, int64_t now_us)
+{
+    self->st.mark_us = now_us;
+    self->st.rewelcomed = 0;
+    self->st.mark_reported = false;
+    for (int i = 0; i < self->o.sessions; i++) {
+        self->s[i].rewelcomed = false;
+        self->s[i].hellos_since_mark = 0;
+    }
+}
+
+// Once every session is back (or at the end): how long it took and how many hellos it cost.
+static void s_report_reregister(lg_t *self, int64_t now_us)
+{
+    int64_t hellos = 0, max = 0;
+    for (int i = 0; i < self->o.sessions; i++) {
+        hellos += self->s[i].hellos_since_mark;
+        max = self->s[i].hellos_since_mark > max ? self->s[i].hellos_since_mark : max;
+    }
+    bool all = self->st.rewelcomed == self->o.sessions;
+    printf("reregistered=%lld/%d reregister_s=%.2f hellos=%lld hellos_per_board=%.2f "
+           "hellos_per_board_max=%lld\n",
+           (long long) self->st.rewelcomed, self->o.sessions,
+           all ? (double) (self->st.last_welcome_us - self->st.mark_us) / JF_US_PER_S
+               : (double) (now_us - self->st.mark_us) / JF_US_PER_S,
+           (long long) hellos, (double) hellos / self->o.sessions, (long long) max);
+    fflush(stdout);
+    self->st.mark_reported = true;
+}
+
+static bool s_all_acked(const lg_t *self)
+{
+    for (int i = 0; i < self->o.sessions; i++) {
+        if (self->s[i].n_unacked > 0 || json_array_size(self->s[i].batch) > 0) {
+            return false;
+        }
+    }
+    return true;
+}
+
+// The end of the run: the last partial batches go out, then the acks are awaited (bounded).
+static void s_drain(lg_t *self, int64_t period_us)
+{
+    int64_t now = jf_clock_mono_us(), until = now + LG_DRAIN_US;
+    for (int i = 0; i < self->o.sessions; i++) {
+        if (json_array_size(self->s[i].batch) > 0) {
+            s_flush_batch(self, &self->s[i], now);
+        }
+    }
+    while (!s_stop && now < until && !s_all_acked(self)) {
+        s_receive(self, now);
+        for (int i = 0; i < self->o.sessions; i++) {
+            lg_session_t *s = &self->s[i];
+            s_tick_session(self, s, now, period_us, false);
+            // Go back N after a second of silence, as an agent's resend timer would (sooner).
+            if (s->welcomed && s->n_unacked > 0 && s->next_resend_seq == 0 &&
+                now - s->unacked[0].sent_us > JF_US_PER_S) {
+                s->next_resend_seq = s->unacked[0].seq;
+                s->unacked[0].sent_us = now;
+            }
+        }
+        now = jf_clock_mono_us();
+    }
 }
 
 static int s_run(lg_t *self)
@@ -384,16 +526,29 @@ static int s_run(lg_t *self)
     int64_t period_us = JF_US_PER_S / self->o.hz;
     while (!s_stop && jf_clock_mono_us() - start < self->o.duration_us) {
         int64_t now = jf_clock_mono_us();
+        if (s_mark) {
+            s_mark = 0;
+            s_mark_restart(self, now);
+        }
         s_receive(self, now);
         for (int i = 0; i < self->o.sessions; i++) {
-            s_tick_session(self, &self->s[i], now, period_us);
+            s_tick_session(self, &self->s[i], now, period_us, true);
+        }
+        if (self->st.mark_us > 0 && !self->st.mark_reported &&
+            self->st.rewelcomed == self->o.sessions) {
+            s_report_reregister(self, now);
         }
         if (now >= next_report) {
             s_report(self, now - start);
             next_report = now + 10 * JF_US_PER_S;
         }
     }
-    s_report(self, jf_clock_mono_us() - start);
+    int64_t produced_us = jf_clock_mono_us() - start;
+    if (self->st.mark_us > 0 && !self->st.mark_reported) {
+        s_report_reregister(self, jf_clock_mono_us());
+    }
+    s_drain(self, period_us);
+    s_report(self, produced_us);
     return 0;
 }
 
@@ -409,6 +564,8 @@ static void s_destroy(lg_t *self)
     }
     free(self->s);
     free(self->items);
+    free(self->st.dispatch.v);
+    free(self->st.ack.v);
     json_decref(self->sample);
 }
 
@@ -426,14 +583,19 @@ static int s_parse(int argc, char **argv, lg_opts_t *o)
         {"sample", required_argument, NULL, 's'},   {"prefix", required_argument, NULL, 'p'},
         {"type", required_argument, NULL, 't'},     {"hz", required_argument, NULL, 'z'},
         {"seconds", required_argument, NULL, 'd'},  {NULL, 0, NULL, 0}};
-    *o = (lg_opts_t){.prefix = "lg-", .type = "agx-xavier", .sessions = 0, .hz = 10,
+    *o = (lg_opts_t){.prefix = "lg-",
+                     .type = "agx-xavier",
+                     .sessions = 0,
+                     .hz = 10,
                      .duration_us = 60 * JF_US_PER_S};
     int c = 0;
     int64_t v = 0;
     while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
         if (c == 'e' || c == 's' || c == 'p' || c == 't') {
-            *(c == 'e' ? &o->endpoint : c == 's' ? &o->sample : c == 'p' ? &o->prefix : &o->type) =
-                optarg;
+            *(c == 'e'   ? &o->endpoint
+              : c == 's' ? &o->sample
+              : c == 'p' ? &o->prefix
+                         : &o->type) = optarg;
         } else if (c == 'n' && jf_parse_i64(optarg, 1, LG_SESSIONS_MAX, &v, NULL) == 0) {
             o->sessions = (int) v;
         } else if (c == 'z' && jf_parse_i64(optarg, 1, 50, &v, NULL) == 0) {
@@ -476,6 +638,7 @@ int main(int argc, char **argv)
     zsys_handler_set(NULL);
     signal(SIGINT, s_on_signal);
     signal(SIGTERM, s_on_signal);
+    signal(SIGUSR1, s_on_signal);
     int rc = s_open_sessions(&self);
     rc = rc ? rc : s_run(&self);
     s_destroy(&self);

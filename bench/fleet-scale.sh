@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# Fleet scale (issues #11 and #17): one coordinator and N protocol sessions from jf-loadgen
+# (bench/loadgen.c) streaming simulated telemetry at HZ. After SECONDS the coordinator is killed
+# with SIGKILL and started again on the same port; the sessions register again and stream for
+# AFTER more seconds, then wait for their last acknowledgements. Prints name=value figures:
+#   agents samples_per_s lost dispatch_p99_ms rss_mb reregister_s hellos_per_board
+# (definitions in bench/README.md "fleet-scale.sh"). Everything runs on 127.0.0.1 and is removed
+# at the end.
+#   bench/fleet-scale.sh [--sessions N] [--seconds S] [--after S] [--hz HZ] [--bin-dir DIR]
+#                        [--check MAX_HELLOS_PER_BOARD]
+# --bin-dir uses programs already built (else a Release tree in build-bench/ is built first);
+# --check exits 1 unless lost=0, every session was welcomed again after the restart and no
+# session needed more than MAX_HELLOS_PER_BOARD hellos for it (integration.fleet_scale).
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+sessions=1000 seconds=30 after=30 hz=10 bin="" check=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --sessions) sessions=$2; shift 2 ;;
+    --seconds) seconds=$2; shift 2 ;;
+    --after) after=$2; shift 2 ;;
+    --hz) hz=$2; shift 2 ;;
+    --bin-dir) bin=$2; shift 2 ;;
+    --check) check=$2; shift 2 ;;
+    *) echo "usage: $0 [--sessions N] [--seconds S] [--after S] [--hz HZ] [--bin-dir DIR]" \
+            "[--check MAX_HELLOS_PER_BOARD]" >&2; exit 2 ;;
+  esac
+done
+if [ -z "$bin" ]; then
+  build=${JF_BENCH_BUILD_DIR:-$top/build-bench}
+  "$top/scripts/deps.sh" >/dev/null
+  JF_BUILD_TYPE=Release "$top/scripts/build.sh" "$build" -DJF_BUILD_BENCH=ON >/dev/null
+  bin=$build/bin
+fi
+bin=$(cd "$bin" && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/jf-scale.XXXXXX")
+coord="" loadgen=""
+cleanup() {
+  for p in $loadgen $coord; do kill -KILL "$p" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+
+start_coordinator() {
+  rm -f "$work/state/endpoint"
+  "$bin/jetfleet-coordinator" --config "$work/fleet.yaml" --insecure-loopback \
+    >> "$work/coordinator.log" 2>&1 &
+  coord=$!
+  for _ in $(seq 300); do [ -s "$work/state/endpoint" ] && return 0; sleep 0.1; done
+  echo "fleet-scale: the coordinator did not start; its log:" >&2
+  tail -n 20 "$work/coordinator.log" >&2
+  exit 1
+}
+peak_rss_mb() { awk '/^VmHWM/ {printf "%.0f", $2 / 1024}' "/proc/$1/status"; }
+
+if ! (cd "$work" && "$bin/jetfleet-agent" --platform sim:agx-xavier --sample-once) \
+  > "$work/sample.json" 2> "$work/sample.err"; then
+  echo "fleet-scale: cannot take a sample from $bin/jetfleet-agent:" >&2
+  cat "$work/sample.err" >&2
+  exit 1
+fi
+{
+  echo "coordinator:"
+  echo "  agent_endpoint: tcp://127.0.0.1:*"
+  echo "  data_dir: $work/state"
+  echo "  telemetry_hz: $hz"
+  echo "  run_timeout: 168h"
+  echo "boards:"
+  for i in $(seq -f '%04g' 1 "$sessions"); do
+    echo "  - {name: lg-$i, type: sim, simulates: agx-xavier,"
+    echo "     storage: [{medium: local, mount: /, dataset_root: /nonexistent}]}"
+  done
+} > "$work/fleet.yaml"
+cat > "$work/sweep.yaml" <<YAML
+name: scale
+description: "one run per board that outlasts the benchmark"
+target: {device_types: [agx-xavier]}
+workloads: [{model: lenet5, dataset: mnist, epochs: 1}]
+power_modes: [MAXN]
+storage: [local]
+workers: [0]
+batch_sizes: [16]
+repeats: 1
+YAML
+export JETFLEET_CONFIG=$work/fleet.yaml
+ulimit -n "$(ulimit -Hn)"
+start_coordinator
+endpoint=$(cat "$work/state/endpoint")
+# The restarted coordinator must bind the same port: the sessions keep their endpoint.
+sed -i "s|tcp://127.0.0.1:\*|$endpoint|" "$work/fleet.yaml"
+"$bin/jetfleet" sweep submit "$work/sweep.yaml" > /dev/null
+"$bin/jf-loadgen" --endpoint "$endpoint" --sessions "$sessions" --sample "$work/sample.json" \
+  --prefix lg- --type agx-xavier --hz "$hz" --seconds $(( seconds + after )) \
+  > "$work/loadgen.out" 2> "$work/loadgen.err" &
+loadgen=$!
+
+sleep "$seconds"
+rss_mb=$(peak_rss_mb "$coord")
+kill -KILL "$coord"
+wait "$coord" 2>/dev/null || true
+kill -USR1 "$loadgen" # the clock of reregister_s starts before the new coordinator does
+start_coordinator
+wait "$loadgen" || true
+loadgen=""
+rss_after_mb=$(peak_rss_mb "$coord")
+kill -TERM "$coord"
+wait "$coord" || true
+coord=""
+
+figure() { sed -n "s/.*\\b$1=\\([^ ]*\\).*/\\1/p" "$work/loadgen.out" | tail -n 1; }
+db=$(find "$work/state" -name '*.db' | head -n 1)
+stored=$(sqlite3 "$db" 'SELECT count(*) FROM telemetry')
+produced=$(figure samples)
+unacked=$(figure unacked_samples)
+rereg=$(figure reregistered)
+lost=$(( produced > stored ? produced - stored : 0 ))
+echo "agents=$sessions samples_per_s=$(figure samples_per_s) lost=$lost" \
+     "dispatch_p99_ms=$(figure dispatch_p99_ms) rss_mb=$rss_mb" \
+     "reregister_s=$(figure reregister_s) hellos_per_board=$(figure hellos_per_board)"
+echo "hz=$hz seconds=$seconds after=$after produced_samples=$produced stored_samples=$stored" \
+     "unacked_at_end=$unacked acked_samples=$(figure acked_samples)"
+echo "reregistered=$rereg hellos_per_board_max=$(figure hellos_per_board_max)" \
+     "rss_after_restart_mb=$rss_after_mb dispatch_p50_ms=$(figure dispatch_p50_ms)" \
+     "ack_p50_ms=$(figure ack_p50_ms) ack_p99_ms=$(figure ack_p99_ms)"
+echo "loadgen: $(grep -v '^reregistered=\|^dispatch_n=' "$work/loadgen.out" | tail -n 1)"
+if [ -n "$check" ]; then
+  max=$(figure hellos_per_board_max)
+  ok=1
+  [ "$lost" -eq 0 ] || { echo "FAIL: lost=$lost" >&2; ok=0; }
+  [ "${rereg%/*}" = "$sessions" ] || { echo "FAIL: reregistered=$rereg" >&2; ok=0; }
+  [ "${max:-999}" -le "$check" ] || { echo "FAIL: hellos_per_board_max=$max > $check" >&2; ok=0; }
+  [ "$ok" = 1 ] || exit 1
+fi
