@@ -7,13 +7,19 @@
 # (definitions in bench/README.md "fleet-scale.sh"). Everything runs on 127.0.0.1 and is removed
 # at the end.
 #   bench/fleet-scale.sh [--sessions N] [--seconds S] [--after S] [--hz HZ] [--bin-dir DIR]
+#                        [--batch-ms MS] [--stops N] [--no-restart] [--no-credit]
 #                        [--check MAX_HELLOS_PER_BOARD]
-# --bin-dir uses programs already built (else a Release tree in build-bench/ is built first);
-# --check exits 1 unless lost=0, every session was welcomed again after the restart and no
-# session needed more than MAX_HELLOS_PER_BOARD hellos for it (integration.fleet_scale).
+# --bin-dir uses programs already built (else a Release tree in build-bench/ is built first).
+# --batch-ms sets the telemetry messages' length (default 1000 ms of samples each). --stops N
+# stops the coordinator (SIGSTOP) N times for 2 s, 2 s apart, in the middle of the first phase.
+# --no-restart skips the kill -9; --no-credit makes the sessions behave as agents without
+# credit. --check exits 1 unless lost=0, every session was welcomed again after the restart,
+# none needed more than MAX_HELLOS_PER_BOARD hellos for it, the coordinator granted credit and
+# no session had more in flight than the largest grant (integration.fleet_scale, fleet_credit).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
-sessions=1000 seconds=30 after=30 hz=10 bin="" check=""
+sessions=1000 seconds=30 after=30 hz=10 bin="" check="" batch_ms=1000 stops=0 restart=1
+lgopts=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --sessions) sessions=$2; shift 2 ;;
@@ -22,7 +28,12 @@ while [ $# -gt 0 ]; do
     --hz) hz=$2; shift 2 ;;
     --bin-dir) bin=$2; shift 2 ;;
     --check) check=$2; shift 2 ;;
+    --batch-ms) batch_ms=$2; shift 2 ;;
+    --stops) stops=$2; shift 2 ;;
+    --no-restart) restart=0; shift ;;
+    --no-credit) lgopts+=(--no-credit); shift ;;
     *) echo "usage: $0 [--sessions N] [--seconds S] [--after S] [--hz HZ] [--bin-dir DIR]" \
+            "[--batch-ms MS] [--stops N] [--no-restart] [--no-credit]" \
             "[--check MAX_HELLOS_PER_BOARD]" >&2; exit 2 ;;
   esac
 done
@@ -92,15 +103,22 @@ sed -i "s|tcp://127.0.0.1:\*|$endpoint|" "$work/fleet.yaml"
 "$bin/jetfleet" sweep submit "$work/sweep.yaml" > /dev/null
 "$bin/jf-loadgen" --endpoint "$endpoint" --sessions "$sessions" --sample "$work/sample.json" \
   --prefix lg- --type agx-xavier --hz "$hz" --seconds $(( seconds + after )) \
-  > "$work/loadgen.out" 2> "$work/loadgen.err" &
+  --batch-ms "$batch_ms" ${lgopts[@]+"${lgopts[@]}"} > "$work/loadgen.out" 2> "$work/loadgen.err" &
 loadgen=$!
 
-sleep "$seconds"
+# SIGSTOP bursts in the middle of the first phase: a coordinator that reads nothing for 2 s.
+quiet=$(( seconds - 4 * stops ))
+sleep $(( quiet > 0 ? quiet / 2 : 0 ))
+for _ in $(seq 1 "$stops"); do
+  kill -STOP "$coord"; sleep 2; kill -CONT "$coord"; sleep 2
+done
+sleep $(( quiet > 0 ? quiet - quiet / 2 : 0 ))
 rss_mb=$(peak_rss_mb "$coord")
-kill -KILL "$coord"
-wait "$coord" 2>/dev/null || true
-kill -USR1 "$loadgen" # the clock of reregister_s starts before the new coordinator does
-start_coordinator
+if [ "$restart" = 1 ]; then
+  { kill -KILL "$coord"; wait "$coord"; } 2>/dev/null || true
+  kill -USR1 "$loadgen" # the clock of reregister_s starts before the new coordinator does
+  start_coordinator
+fi
 wait "$loadgen" || true
 loadgen=""
 rss_after_mb=$(peak_rss_mb "$coord")
@@ -123,12 +141,20 @@ echo "hz=$hz seconds=$seconds after=$after produced_samples=$produced stored_sam
 echo "reregistered=$rereg hellos_per_board_max=$(figure hellos_per_board_max)" \
      "rss_after_restart_mb=$rss_after_mb dispatch_p50_ms=$(figure dispatch_p50_ms)" \
      "ack_p50_ms=$(figure ack_p50_ms) ack_p99_ms=$(figure ack_p99_ms)"
-echo "loadgen: $(grep -v '^reregistered=\|^dispatch_n=' "$work/loadgen.out" | tail -n 1)"
+echo "credit_min=$(figure credit_min) credit_max=$(figure credit_max)" \
+     "in_flight_max=$(figure in_flight_max) in_flight_total_max=$(figure in_flight_total_max)"
+echo "loadgen: $(grep '^sessions=' "$work/loadgen.out" | tail -n 1)"
 if [ -n "$check" ]; then
   max=$(figure hellos_per_board_max)
   ok=1
   [ "$lost" -eq 0 ] || { echo "FAIL: lost=$lost" >&2; ok=0; }
-  [ "${rereg%/*}" = "$sessions" ] || { echo "FAIL: reregistered=$rereg" >&2; ok=0; }
-  [ "${max:-999}" -le "$check" ] || { echo "FAIL: hellos_per_board_max=$max > $check" >&2; ok=0; }
+  if [ "$restart" = 1 ]; then
+    [ "${rereg%/*}" = "$sessions" ] || { echo "FAIL: reregistered=$rereg" >&2; ok=0; }
+    [ "${max:-999}" -le "$check" ] || { echo "FAIL: hellos_per_board_max=$max > $check" >&2; ok=0; }
+  fi
+  cmax=$(figure credit_max) fmax=$(figure in_flight_max)
+  [ "${cmax:-0}" -ge 1 ] || { echo "FAIL: the coordinator granted no credit" >&2; ok=0; }
+  [ "${fmax:-999}" -le "${cmax:-0}" ] ||
+    { echo "FAIL: in_flight_max=$fmax > credit_max=$cmax" >&2; ok=0; }
   [ "$ok" = 1 ] || exit 1
 fi

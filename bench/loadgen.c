@@ -11,6 +11,7 @@
 #include "jf_msg_run.h"
 #include "jf_msg_session.h"
 #include "jf_parse.h"
+#include "jf_rng.h"
 #include "jf_units.h"
 
 #include <czmq.h>
@@ -22,10 +23,15 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#define LG_SESSIONS_MAX   4000
-#define LG_HELLO_RETRY_US (INT64_C(2) * 1000000)  // as the agent: a hello unanswered this long
-#define LG_BATCH_US       (INT64_C(1) * 1000000)  // samples of one second per telemetry message
-#define LG_DRAIN_US       (INT64_C(60) * 1000000) // at the end: wait this long for the last acks
+#define LG_SESSIONS_MAX 4000
+// The agent's hello back-off (agent/session/agent_session_internal.h, docs/protocol.md §4.1.1):
+// 1, 2, 4, 8, 16, then 30 s, each plus up to a quarter of it at random.
+#define LG_HELLO_RETRY_MIN_US (INT64_C(1) * 1000000)
+#define LG_HELLO_RETRY_MAX_US (INT64_C(30) * 1000000)
+#define LG_WINDOW_DEFAULT     32                      // as AGENT_SPOOL_WINDOW: without credit
+#define LG_RESEND_US          (INT64_C(5) * 1000000)  // as AGENT_SPOOL_RESEND_US: go back N
+#define LG_BATCH_US       (INT64_C(1) * 1000000) // default: one second of samples per message
+#define LG_DRAIN_US           (INT64_C(60) * 1000000) // at the end: wait this long for the last acks
 
 typedef struct lg_msg {
     int64_t seq;
@@ -46,6 +52,9 @@ typedef struct lg_session {
     char name[JF_IDENT_MAX + 1]; // board name
     bool welcomed;               // has a session with the coordinator
     int64_t hello_at_us;         // when the outstanding hello left (0: none outstanding)
+    int64_t hello_id;            // the id of the outstanding hello
+    int64_t hello_next_us;       // when the next hello is due (0: at once)
+    int hello_tries;             // hellos since the last welcome, for the back-off
     int64_t next_hb_us;          // next heartbeat
     int64_t next_sample_us;      // next sample (monotonic)
     int64_t welcomed_at_us;      // last welcome (monotonic)
@@ -55,7 +64,9 @@ typedef struct lg_session {
     bool running;                // holds a run
     jf_msg_run_ref_t ref;        // the run; ref.seq is the next seq to produce
     int64_t acked_seq;           // highest seq the coordinator acknowledged
-    int64_t next_resend_seq;     // resend pointer after a welcome (0: none)
+    int64_t next_send_seq;       // the next seq to hand to the socket (rewound by welcomes)
+    int64_t credit;              // messages in flight the coordinator granted (0: none)
+    int64_t last_ack_us;         // when the acked seq last advanced, or sending began
     json_t *batch;               // owned: samples not yet in a message
     int64_t batch_since_us;      // when the first sample of the batch was taken
     size_t n_unacked, cap_unacked;
@@ -70,16 +81,23 @@ typedef struct lg_opts {
     int sessions;         // how many boards
     int hz;               // samples per second per board
     int64_t duration_us;  // how long to run
+    uint64_t seed;        // for the hello jitter
+    bool no_credit;       // do not say we understand credit (the behaviour of older agents)
+    int64_t batch_us;     // samples of this long go in one telemetry message
 } lg_opts_t;
 
 typedef struct lg_stats {
     int64_t hellos, welcomes, not_registered, assigns, samples, acked_samples, resent;
-    int64_t last_welcome_us; // monotonic time of the last welcome of any session
-    int64_t mark_us;         // the restart mark (SIGUSR1; monotonic; 0: none)
-    int64_t rewelcomed;      // sessions welcomed since the mark
-    bool mark_reported;      // the re-registration figures were printed
-    lg_lat_t dispatch;       // first hello -> run.assign received, per session, us
-    lg_lat_t ack;            // telemetry message sent -> its ack received, us
+    int64_t last_welcome_us;        // monotonic time of the last welcome of any session
+    int64_t mark_us;                // the restart mark (SIGUSR1; monotonic; 0: none)
+    int64_t rewelcomed;             // sessions welcomed since the mark
+    bool mark_reported;             // the re-registration figures were printed
+    lg_lat_t dispatch;              // first hello -> run.assign received, per session, us
+    lg_lat_t ack;                   // telemetry message sent -> its ack received, us
+    int64_t credit_min, credit_max; // grants seen (0: none)
+    int64_t in_flight_max;          // most messages one session had in flight
+    int64_t in_flight_total_max;    // most messages all sessions had in flight together
+    int64_t in_flight_total;        // now
 } lg_stats_t;
 
 typedef struct lg {
@@ -87,6 +105,7 @@ typedef struct lg {
     json_t *sample; // owned: the template
     jf_board_type_t type;
     int64_t next_id;
+    jf_rng_t rng;          // the hello jitter
     lg_session_t *s;       // owned: o.sessions entries
     zmq_pollitem_t *items; // owned
     lg_stats_t st;
@@ -165,8 +184,17 @@ static void s_hello(lg_t *self, lg_session_t *s, int64_t now_us)
         h.runs[0].attempt = s->ref.attempt;
         h.runs[0].next_seq = s->ref.seq;
     }
-    (void) s_send(self, s, jf_msg_hello_new(self->next_id++, &h, NULL));
+    s->hello_id = self->next_id;
+    // As the agent, say that we understand credit (docs/protocol.md §5.3.6), unless told to
+    // behave as an older agent.
+    json_t *sw = self->o.no_credit ? NULL : json_pack("{s:s}", JF_CREDIT_SOFTWARE_KEY, "1");
+    (void) s_send(self, s, jf_msg_hello_new(self->next_id++, &h, sw));
+    json_decref(sw);
     s->hello_at_us = now_us;
+    int64_t backoff = LG_HELLO_RETRY_MIN_US << (s->hello_tries < 5 ? s->hello_tries : 5);
+    backoff = backoff < LG_HELLO_RETRY_MAX_US ? backoff : LG_HELLO_RETRY_MAX_US;
+    s->hello_next_us = now_us + backoff + (int64_t) jf_rng_below(&self->rng, backoff / 4 + 1);
+    s->hello_tries++;
     if (s->first_hello_us == 0) {
         s->first_hello_us = now_us;
     }
@@ -206,9 +234,7 @@ static void s_flush_batch(lg_t *self, lg_session_t *s, int64_t now_us)
         return;
     }
     s->ref.seq++;
-    if (s->welcomed && zmq_send(zsock_resolve(s->sock), text, len, ZMQ_DONTWAIT) >= 0) {
-        s->unacked[s->n_unacked - 1].sent_us = now_us;
-    }
+    (void) now_us; // sent by s_pump, window permitting
 }
 
 static void s_produce(lg_t *self, lg_session_t *s, int64_t now_us)
@@ -220,9 +246,26 @@ static void s_produce(lg_t *self, lg_session_t *s, int64_t now_us)
     }
     (void) json_array_append_new(s->batch, sample);
     self->st.samples++;
-    if (now_us - s->batch_since_us >= LG_BATCH_US - JF_US_PER_MS) {
+    if (now_us - s->batch_since_us >= self->o.batch_us - JF_US_PER_MS) {
         s_flush_batch(self, s, now_us);
     }
+}
+
+static void s_set_credit(lg_t *self, lg_session_t *s, int64_t credit)
+{
+    s->credit = credit;
+    if (self->st.credit_min == 0 || credit < self->st.credit_min) {
+        self->st.credit_min = credit;
+    }
+    self->st.credit_max = credit > self->st.credit_max ? credit : self->st.credit_max;
+}
+
+// The session's in flight (sent and not acknowledged) changes from what old_acked left to what
+// new_acked leaves; keeps the fleet's total.
+static void s_set_in_flight(lg_t *self, lg_session_t *s, int64_t old_acked, int64_t new_acked)
+{
+    int64_t before = s->next_send_seq - 1 - old_acked, after = s->next_send_seq - 1 - new_acked;
+    self->st.in_flight_total += (after > 0 ? after : 0) - (before > 0 ? before : 0);
 }
 
 static void s_on_ack(lg_t *self, lg_session_t *s, const json_t *body, int64_t now_us)
@@ -245,8 +288,17 @@ static void s_on_ack(lg_t *self, lg_session_t *s, const json_t *body, int64_t no
         }
     }
     s->n_unacked = keep;
+    int64_t credit = 0;
+    if (jf_msg_credit_parse(body, &credit, NULL) == 0 && credit > 0) {
+        s_set_credit(self, s, credit);
+    }
     if (ref.seq > s->acked_seq) {
+        s_set_in_flight(self, s, s->acked_seq, ref.seq);
         s->acked_seq = ref.seq;
+        s->last_ack_us = now_us;
+    }
+    if (s->next_send_seq <= s->acked_seq) {
+        s->next_send_seq = s->acked_seq + 1;
     }
 }
 
@@ -271,6 +323,7 @@ static void s_on_assign(lg_t *self, lg_session_t *s, const json_t *body, int64_t
         s->ref.attempt = attempt;
         s->ref.seq = 1;
         s->acked_seq = 0;
+        s->next_send_seq = 1;
         s->next_sample_us = jf_clock_mono_us();
     }
     (void) s_send(self, s,
@@ -283,8 +336,14 @@ static void s_on_welcome(lg_t *self, lg_session_t *s, const json_t *body, int64_
     if (jf_msg_welcome_parse(body, &w, NULL) != 0) {
         return;
     }
+    if (w.credit > 0) {
+        s_set_credit(self, s, w.credit);
+    } else {
+        s->credit = 0; // none granted: the agent's default window
+    }
     s->welcomed = true;
     s->hello_at_us = 0;
+    s->hello_tries = 0;
     s->welcomed_at_us = now_us;
     self->st.welcomes++;
     self->st.last_welcome_us = now_us;
@@ -295,8 +354,29 @@ static void s_on_welcome(lg_t *self, lg_session_t *s, const json_t *body, int64_
     for (size_t i = 0; i < w.n_resume; i++) {
         if (s->running && strcmp(w.resume[i].run, s->ref.run) == 0 &&
             w.resume[i].action == JF_RESUME_CONTINUE) {
-            s->next_resend_seq = w.resume[i].acked_seq + 1; // resent by s_resend, paced
+            // Resent by s_pump from here, as far as the credit allows.
+            int64_t acked =
+                w.resume[i].acked_seq > s->acked_seq ? w.resume[i].acked_seq : s->acked_seq;
+            s_set_in_flight(self, s, s->acked_seq, s->next_send_seq - 1);
+            s->acked_seq = acked;
+            s->next_send_seq = acked + 1;
+            s->last_ack_us = now_us;
         }
+    }
+}
+
+// One hello per lost session, as the agent (agent/session/agent_session.c, docs/protocol.md
+// §4.1.1): every message in flight draws its own not_registered, and they do not each send a
+// hello. One that arrives when the outstanding hello is older than the first back-off step
+// retries it at once, as the agent does (at most one hello a second).
+static void s_on_not_registered(lg_session_t *s, int64_t now_us)
+{
+    if (s->welcomed) {
+        s->welcomed = false;
+        s->hello_next_us = 0;
+        s->hello_tries = 0;
+    } else if (s->hello_at_us > 0 && now_us - s->hello_at_us >= LG_HELLO_RETRY_MIN_US) {
+        s->hello_next_us = 0;
     }
 }
 
@@ -324,7 +404,7 @@ static void s_on_msg(lg_t *self, lg_session_t *s, const void *data, size_t len, 
         if (jf_msg_error_parse(msg.body, ecode, sizeof ecode, detail, sizeof detail, NULL) == 0 &&
             strcmp(ecode, JF_MSG_E_NOT_REGISTERED) == 0) {
             self->st.not_registered++;
-            s->welcomed = false; // one hello per lost session: s_tick_session sends it
+            s_on_not_registered(s, now_us);
         }
         break;
     }
@@ -334,30 +414,48 @@ static void s_on_msg(lg_t *self, lg_session_t *s, const void *data, size_t len, 
     jf_msg_fini(&msg);
 }
 
-// After a welcome: what the coordinator did not commit goes again, a few messages per tick.
-static void s_resend(lg_t *self, lg_session_t *s, int64_t now_us)
+// Sends what the window allows, in seq order: the coordinator's credit, or the agent's default
+// window of 32 when none was granted (agent/session/agent_spool.h). Go back N when nothing was
+// acknowledged for the agent's resend time (5 s), as the agent does.
+static void s_pump(lg_t *self, lg_session_t *s, int64_t now_us)
 {
-    for (size_t i = 0, n = 0; i < s->n_unacked && n < 4 && s->next_resend_seq > 0; i++) {
-        if (s->unacked[i].seq >= s->next_resend_seq) {
-            if (zmq_send(zsock_resolve(s->sock), s->unacked[i].text, s->unacked[i].len,
-                         ZMQ_DONTWAIT) >= 0 &&
-                s->unacked[i].sent_us == 0) {
-                s->unacked[i].sent_us = now_us;
-            }
-            s->next_resend_seq = s->unacked[i].seq + 1;
-            self->st.resent++;
-            n++;
-        }
+    int64_t window = s->credit > 0 ? s->credit : LG_WINDOW_DEFAULT;
+    if (s->next_send_seq - 1 > s->acked_seq && now_us - s->last_ack_us > LG_RESEND_US) {
+        s_set_in_flight(self, s, s->acked_seq, s->next_send_seq - 1);
+        s->next_send_seq = s->acked_seq + 1;
+        s->last_ack_us = now_us;
     }
-    if (s->n_unacked == 0 || s->next_resend_seq > s->unacked[s->n_unacked - 1].seq) {
-        s->next_resend_seq = 0;
+    for (size_t i = 0; i < s->n_unacked; i++) {
+        lg_msg_t *m = &s->unacked[i];
+        if (m->seq < s->next_send_seq) {
+            continue;
+        }
+        if (m->seq != s->next_send_seq || m->seq - s->acked_seq > window) {
+            break;
+        }
+        if (zmq_send(zsock_resolve(s->sock), m->text, m->len, ZMQ_DONTWAIT) < 0) {
+            break;
+        }
+        if (s->next_send_seq - 1 == s->acked_seq) {
+            s->last_ack_us = now_us; // nothing was in flight: the ack timer starts now
+        }
+        self->st.resent += m->sent_us > 0;
+        m->sent_us = m->sent_us > 0 ? m->sent_us : now_us;
+        s->next_send_seq++;
+        self->st.in_flight_total++;
+        int64_t in_flight = s->next_send_seq - 1 - s->acked_seq;
+        self->st.in_flight_max =
+            in_flight > self->st.in_flight_max ? in_flight : self->st.in_flight_max;
+    }
+    if (self->st.in_flight_total > self->st.in_flight_total_max) {
+        self->st.in_flight_total_max = self->st.in_flight_total;
     }
 }
 
 static void s_tick_session(lg_t *self, lg_session_t *s, int64_t now_us, int64_t period_us,
                            bool producing)
 {
-    if (!s->welcomed && (s->hello_at_us == 0 || now_us - s->hello_at_us >= LG_HELLO_RETRY_US)) {
+    if (!s->welcomed && now_us >= s->hello_next_us) {
         s_hello(self, s, now_us);
     }
     if (s->welcomed && now_us >= s->next_hb_us) {
@@ -371,8 +469,8 @@ static void s_tick_session(lg_t *self, lg_session_t *s, int64_t now_us, int64_t 
         s_produce(self, s, now_us);
         s->next_sample_us += period_us;
     }
-    if (s->welcomed && s->next_resend_seq > 0) {
-        s_resend(self, s, now_us);
+    if (s->welcomed && s->running) {
+        s_pump(self, s, now_us);
     }
 }
 
@@ -445,6 +543,9 @@ static void s_report(lg_t *self, int64_t elapsed_us)
            secs > 0 ? (double) self->st.acked_samples / secs : 0.0, (long long) self->st.hellos,
            (long long) self->st.welcomes, (long long) self->st.not_registered,
            (long long) self->st.assigns, (long long) self->st.resent);
+    printf("credit_min=%lld credit_max=%lld in_flight_max=%lld in_flight_total_max=%lld\n",
+           (long long) self->st.credit_min, (long long) self->st.credit_max,
+           (long long) self->st.in_flight_max, (long long) self->st.in_flight_total_max);
     printf("dispatch_n=%zu dispatch_p50_ms=%.1f dispatch_p99_ms=%.1f ack_n=%zu ack_p50_ms=%.1f "
            "ack_p99_ms=%.1f\n",
            self->st.dispatch.n, s_lat_quantile_ms(&self->st.dispatch, 0.50),
@@ -509,12 +610,6 @@ static void s_drain(lg_t *self, int64_t period_us)
         for (int i = 0; i < self->o.sessions; i++) {
             lg_session_t *s = &self->s[i];
             s_tick_session(self, s, now, period_us, false);
-            // Go back N after a second of silence, as an agent's resend timer would (sooner).
-            if (s->welcomed && s->n_unacked > 0 && s->next_resend_seq == 0 &&
-                now - s->unacked[0].sent_us > JF_US_PER_S) {
-                s->next_resend_seq = s->unacked[0].seq;
-                s->unacked[0].sent_us = now;
-            }
         }
         now = jf_clock_mono_us();
     }
@@ -572,22 +667,31 @@ static void s_destroy(lg_t *self)
 static int s_usage(void)
 {
     fprintf(stderr, "usage: jf-loadgen --endpoint ENDPOINT --sessions N --sample FILE\n"
-                    "         [--prefix NAME] [--type TYPE] [--hz N] [--seconds S]\n");
+                    "         [--prefix NAME] [--type TYPE] [--hz N] [--seconds S] [--seed N]\n"
+                    "         [--batch-ms MS] [--no-credit]\n");
     return 2;
 }
 
 static int s_parse(int argc, char **argv, lg_opts_t *o)
 {
-    static const struct option longs[] = {
-        {"endpoint", required_argument, NULL, 'e'}, {"sessions", required_argument, NULL, 'n'},
-        {"sample", required_argument, NULL, 's'},   {"prefix", required_argument, NULL, 'p'},
-        {"type", required_argument, NULL, 't'},     {"hz", required_argument, NULL, 'z'},
-        {"seconds", required_argument, NULL, 'd'},  {NULL, 0, NULL, 0}};
+    static const struct option longs[] = {{"endpoint", required_argument, NULL, 'e'},
+                                          {"sessions", required_argument, NULL, 'n'},
+                                          {"sample", required_argument, NULL, 's'},
+                                          {"prefix", required_argument, NULL, 'p'},
+                                          {"type", required_argument, NULL, 't'},
+                                          {"hz", required_argument, NULL, 'z'},
+                                          {"seconds", required_argument, NULL, 'd'},
+                                          {"seed", required_argument, NULL, 'r'},
+                                          {"no-credit", no_argument, NULL, 'c'},
+                                          {"batch-ms", required_argument, NULL, 'b'},
+                                          {NULL, 0, NULL, 0}};
     *o = (lg_opts_t){.prefix = "lg-",
                      .type = "agx-xavier",
                      .sessions = 0,
                      .hz = 10,
-                     .duration_us = 60 * JF_US_PER_S};
+                     .duration_us = 60 * JF_US_PER_S,
+                     .seed = 1,
+                     .batch_us = LG_BATCH_US};
     int c = 0;
     int64_t v = 0;
     while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
@@ -602,6 +706,12 @@ static int s_parse(int argc, char **argv, lg_opts_t *o)
             o->hz = (int) v;
         } else if (c == 'd' && jf_parse_i64(optarg, 1, 7 * 24 * 3600, &v, NULL) == 0) {
             o->duration_us = v * JF_US_PER_S;
+        } else if (c == 'r' && jf_parse_i64(optarg, 0, INT64_MAX, &v, NULL) == 0) {
+            o->seed = (uint64_t) v;
+        } else if (c == 'c') {
+            o->no_credit = true;
+        } else if (c == 'b' && jf_parse_i64(optarg, 10, 10000, &v, NULL) == 0) {
+            o->batch_us = v * JF_US_PER_MS;
         } else {
             return -EINVAL;
         }
@@ -633,6 +743,7 @@ int main(int argc, char **argv)
         json_decref(self.sample);
         return 1;
     }
+    jf_rng_seed(&self.rng, self.o.seed, 0);
     s_raise_nofile();
     zsys_set_max_sockets(0); // as many as the open-file limit allows
     zsys_handler_set(NULL);
