@@ -55,7 +55,8 @@ typedef struct lg_session {
     int64_t hello_id;            // the id of the outstanding hello
     int64_t hello_next_us;       // when the next hello is due (0: at once)
     int hello_tries;             // hellos since the last welcome, for the back-off
-    int64_t next_hb_us;          // next heartbeat
+    int64_t heartbeat_us;        // the welcome's heartbeat interval
+    int64_t last_tx_us;          // last message handed to the socket (monotonic)
     int64_t next_sample_us;      // next sample (monotonic)
     int64_t welcomed_at_us;      // last welcome (monotonic)
     int64_t first_hello_us;      // first hello of this session (monotonic; 0: none yet)
@@ -163,6 +164,9 @@ static int s_send(lg_t *self, lg_session_t *s, json_t *msg)
     int rc = text ? zmq_send(zsock_resolve(s->sock), text, len, ZMQ_DONTWAIT) : -1;
     free(text);
     (void) self;
+    if (rc >= 0) {
+        s->last_tx_us = jf_clock_mono_us();
+    }
     return rc < 0 ? -1 : 0;
 }
 
@@ -342,6 +346,7 @@ static void s_on_welcome(lg_t *self, lg_session_t *s, const json_t *body, int64_
         s->credit = 0; // none granted: the agent's default window
     }
     s->welcomed = true;
+    s->heartbeat_us = w.heartbeat_us;
     s->hello_at_us = 0;
     s->hello_tries = 0;
     s->welcomed_at_us = now_us;
@@ -408,8 +413,14 @@ static void s_on_msg(lg_t *self, lg_session_t *s, const void *data, size_t len, 
         }
         break;
     }
+    case JF_MSG_HEARTBEAT:
+        // Answered at once, as the agent does (without the clock members: a load generator
+        // has no clock offset to show).
+        (void) s_send(self, s,
+                      jf_msg_heartbeat_new(self->next_id++, s->running ? s->ref.run : NULL));
+        break;
     default:
-        break; // heartbeats and cancels: a load generator keeps streaming
+        break; // cancels: a load generator keeps streaming
     }
     jf_msg_fini(&msg);
 }
@@ -442,6 +453,7 @@ static void s_pump(lg_t *self, lg_session_t *s, int64_t now_us)
         self->st.resent += m->sent_us > 0;
         m->sent_us = m->sent_us > 0 ? m->sent_us : now_us;
         s->next_send_seq++;
+        s->last_tx_us = now_us;
         self->st.in_flight_total++;
         int64_t in_flight = s->next_send_seq - 1 - s->acked_seq;
         self->st.in_flight_max =
@@ -458,10 +470,10 @@ static void s_tick_session(lg_t *self, lg_session_t *s, int64_t now_us, int64_t 
     if (!s->welcomed && now_us >= s->hello_next_us) {
         s_hello(self, s, now_us);
     }
-    if (s->welcomed && now_us >= s->next_hb_us) {
+    // As the agent: a heartbeat only after a heartbeat interval without sending anything.
+    if (s->welcomed && now_us - s->last_tx_us >= s->heartbeat_us) {
         (void) s_send(self, s,
                       jf_msg_heartbeat_new(self->next_id++, s->running ? s->ref.run : NULL));
-        s->next_hb_us = now_us + JF_US_PER_S;
     }
     // A run's samples are taken at the rate whether or not the coordinator is there, as on
     // an agent: they wait unacknowledged until it is.
