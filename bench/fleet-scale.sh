@@ -132,15 +132,18 @@ stored=$(sqlite3 "$db" 'SELECT count(*) FROM telemetry')
 produced=$(figure samples)
 unacked=$(figure unacked_samples)
 rereg=$(figure reregistered)
-lost=$(( produced > stored ? produced - stored : 0 ))
+dropped=$(figure dropped_samples)
+lost=$(( produced - dropped > stored ? produced - dropped - stored : 0 ))
 echo "agents=$sessions samples_per_s=$(figure samples_per_s) lost=$lost" \
      "dispatch_p99_ms=$(figure dispatch_p99_ms) rss_mb=$rss_mb" \
      "reregister_s=$(figure reregister_s) hellos_per_board=$(figure hellos_per_board)"
 acked=$(figure acked_samples)
 # lost counts every produced sample not stored, those still unacknowledged at the end (held by
-# their session, as an agent's spool would) included; lost_acked, acknowledged and not stored.
+# their session, as an agent's spool would) included, except those of attempts the coordinator
+# dropped (dropped_samples: their lease expired, the run is run again); lost_acked counts
+# acknowledged samples that are not stored.
 echo "hz=$hz seconds=$seconds after=$after produced_samples=$produced stored_samples=$stored" \
-     "unacked_at_end=$unacked acked_samples=$acked lost_acked=$(( acked > stored ? acked - stored : 0 ))"
+     "unacked_at_end=$unacked dropped_samples=$dropped acked_samples=$acked lost_acked=$(( acked > stored ? acked - stored : 0 ))"
 echo "reregistered=$rereg hellos_per_board_max=$(figure hellos_per_board_max)" \
      "rss_after_restart_mb=$rss_after_mb dispatch_p50_ms=$(figure dispatch_p50_ms)" \
      "ack_p50_ms=$(figure ack_p50_ms) ack_p99_ms=$(figure ack_p99_ms)"

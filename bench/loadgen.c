@@ -99,6 +99,7 @@ typedef struct lg_stats {
     int64_t in_flight_max;          // most messages one session had in flight
     int64_t in_flight_total_max;    // most messages all sessions had in flight together
     int64_t in_flight_total;        // now
+    int64_t dropped_samples;        // of attempts the coordinator dropped (lease expired)
 } lg_stats_t;
 
 typedef struct lg {
@@ -334,6 +335,21 @@ static void s_on_assign(lg_t *self, lg_session_t *s, const json_t *body, int64_t
                   jf_msg_run_ref_new(JF_MSG_RUN_ACCEPT, self->next_id++, spec.run_id, attempt));
 }
 
+// A welcome's drop (the attempt's lease expired, docs/protocol.md §4.4): the stream is forgotten,
+// as the agent does, and its unacknowledged samples counted as dropped; a new attempt may follow.
+static void s_drop_stream(lg_t *self, lg_session_t *s)
+{
+    s_set_in_flight(self, s, s->acked_seq, s->next_send_seq - 1);
+    for (size_t k = 0; k < s->n_unacked; k++) {
+        self->st.dropped_samples += s->unacked[k].n_samples;
+        free(s->unacked[k].text);
+    }
+    s->n_unacked = 0;
+    self->st.dropped_samples += (int64_t) json_array_size(s->batch);
+    (void) json_array_clear(s->batch);
+    s->running = false;
+}
+
 static void s_on_welcome(lg_t *self, lg_session_t *s, const json_t *body, int64_t now_us)
 {
     jf_welcome_t w;
@@ -366,6 +382,8 @@ static void s_on_welcome(lg_t *self, lg_session_t *s, const json_t *body, int64_
             s->acked_seq = acked;
             s->next_send_seq = acked + 1;
             s->last_ack_us = now_us;
+        } else if (s->running && strcmp(w.resume[i].run, s->ref.run) == 0) {
+            s_drop_stream(self, s);
         }
     }
 }
@@ -555,6 +573,7 @@ static void s_report(lg_t *self, int64_t elapsed_us)
            secs > 0 ? (double) self->st.acked_samples / secs : 0.0, (long long) self->st.hellos,
            (long long) self->st.welcomes, (long long) self->st.not_registered,
            (long long) self->st.assigns, (long long) self->st.resent);
+    printf("dropped_samples=%lld\n", (long long) self->st.dropped_samples);
     printf("credit_min=%lld credit_max=%lld in_flight_max=%lld in_flight_total_max=%lld\n",
            (long long) self->st.credit_min, (long long) self->st.credit_max,
            (long long) self->st.in_flight_max, (long long) self->st.in_flight_total_max);
