@@ -71,9 +71,35 @@ static int s_check_seq_ref(const json_t *body, jf_err_t *err)
     return jf_msg_run_ref_parse(body, &r, err);
 }
 
+int jf_msg_credit_parse(const json_t *body, int64_t *ret_credit, jf_err_t *err)
+{
+    int64_t credit = 0;
+    if (json_object_get(body, "credit") != NULL) {
+        int rc = jf_msg_get_int(body, "credit", 1, JF_CREDIT_MAX, &credit, err);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    *ret_credit = credit;
+    return 0;
+}
+
+int jf_msg_set_credit(json_t *msg, int64_t credit)
+{
+    if (credit == 0) {
+        return 0;
+    }
+    if (credit < 1 || credit > JF_CREDIT_MAX) {
+        return -EINVAL;
+    }
+    return json_object_set_new(msg, "credit", json_integer(credit)) == 0 ? 0 : -ENOMEM;
+}
+
 int jf_msg_check_ack(const json_t *body, jf_err_t *err)
 {
-    return s_check_seq_ref(body, err);
+    int64_t credit = 0;
+    int rc = s_check_seq_ref(body, err);
+    return rc ? rc : jf_msg_credit_parse(body, &credit, err);
 }
 
 json_t *jf_msg_run_ref_new(jf_msg_type_t type, int64_t id, const char *run, int64_t attempt)

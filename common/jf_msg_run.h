@@ -14,6 +14,12 @@
 #include <stdint.h>
 
 #define JF_SEQ_MAX (INT64_C(1) << 53)
+// Credit (docs/protocol.md §5.3.6): stream messages a session may have in flight per stream, as
+// granted in welcome and ack. The most a coordinator may grant is the window of agents without
+// credit, so a grant never lets an agent send more than it did before.
+#define JF_CREDIT_MAX 32
+// The hello's `software` key by which an agent says it understands credit members.
+#define JF_CREDIT_SOFTWARE_KEY "credit"
 #define JF_REC_ENERGY_MAX_MJ 1e15 // largest energy figure accepted on the wire (mJ; ~32 kW-years)
 #define JF_REC_POWER_MAX_MW  1e7 // largest power figure accepted (mW; as AGENT_ENERGY_POWER_MAX_MW)
 
@@ -86,6 +92,14 @@ int jf_msg_run_ref_parse(const json_t *body, jf_msg_run_ref_t *ret_ref, jf_err_t
 // run.accept or run.cancel (type selects). Caller owns.
 json_t *jf_msg_run_ref_new(jf_msg_type_t type, int64_t id, const char *run, int64_t attempt);
 json_t *jf_msg_ack_new(int64_t id, const char *run, int64_t attempt, int64_t seq);
+
+// Sets the optional `credit` member (1..JF_CREDIT_MAX) of a welcome or ack being built; credit 0
+// leaves the message without it. Returns 0, or -EINVAL (credit out of range) or -ENOMEM.
+int jf_msg_set_credit(json_t *msg, int64_t credit);
+// Reads the optional `credit` member of a welcome or ack body: *ret_credit is 0 when absent.
+// Returns 0, or -EPROTO with err naming the member when it is present but out of range.
+int jf_msg_credit_parse(const json_t *body, int64_t *ret_credit, jf_err_t *err);
+
 // A run.assign's typed form: what jf_msg_decode leaves in jf_msg_t.assign.
 struct jf_msg_run_assign {
     jf_run_spec_t spec; // the run, decoded and validated from params

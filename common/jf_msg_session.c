@@ -2,6 +2,7 @@
 #include "jf_msg_session.h"
 
 #include "jf_msg_family.h"
+#include "jf_msg_run.h"
 #include "jf_units.h"
 
 #include <errno.h>
@@ -258,6 +259,7 @@ int jf_msg_welcome_parse(const json_t *body, jf_welcome_t *ret_welcome, jf_err_t
     rc = rc ? rc : jf_msg_get_int(body, "heartbeat_ms", 100, 60000, &hb_ms, err);
     rc = rc ? rc : jf_msg_get_int(body, "heartbeat_timeout_ms", 200, 600000, &hbt_ms, err);
     rc = rc ? rc : jf_msg_get_int(body, "telemetry_hz", 1, JF_TELEMETRY_HZ_MAX, &hz, err);
+    rc = rc ? rc : jf_msg_credit_parse(body, &w.credit, err);
     if (rc != 0) {
         return rc;
     }
@@ -311,6 +313,10 @@ json_t *jf_msg_welcome_new(int64_t id, int64_t re, const jf_welcome_t *w)
         return NULL;
     }
     (void) json_object_set_new(msg, "resume", arr);
+    if (jf_msg_set_credit(msg, w->credit) != 0) {
+        json_decref(msg);
+        return NULL;
+    }
     return msg;
 }
 

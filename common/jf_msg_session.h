@@ -65,6 +65,7 @@ typedef struct jf_welcome {
     int telemetry_hz;                    // default telemetry rate
     size_t n_resume;
     jf_welcome_resume_t resume[JF_HELLO_RUNS_MAX];
+    int64_t credit; // messages in flight per stream (0: not granted)
 } jf_welcome_t;
 
 // Parses a validated hello body. Returns 0 or -EPROTO/-EINVAL with err naming the field.

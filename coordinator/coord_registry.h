@@ -44,6 +44,7 @@ typedef struct coord_board {
     coord_clock_sample_t clock_est; // the estimate in force: the window's min-rtt sample
     bool clock_warn;                // |clock_est.offset_us| > coordinator.clock_offset_warn
     jf_log_ratelimit_t rl_clock;    // the clock offset warning
+    bool credit_ok;                 // its hello said it understands credit (protocol.md §5.3.6)
 } coord_board_t;
 
 // Creates a registry with one offline board per fleet entry. fleet is borrowed and must outlive

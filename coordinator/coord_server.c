@@ -215,6 +215,7 @@ static int s_drain(coord_server_t *self, zsock_t *sock, bool control, jf_err_t *
             return rc;
         }
     }
+    self->drained_full = true; // more may be waiting: a backlog, which lowers the credit
     return 0;
 }
 
@@ -252,7 +253,8 @@ static int s_tick_body(coord_server_t *self, jf_err_t *err)
 static int s_tick(coord_server_t *self, jf_err_t *err)
 {
     (void) zpoller_wait(self->poller, COORD_TICK_MS);
-    coord_fdguard_tick(self->fdguard, jf_clock_mono_us());
+    int64_t tick_start_us = jf_clock_mono_us();
+    coord_fdguard_tick(self->fdguard, tick_start_us);
     int rc = coord_store_begin(self->store, err);
     rc = rc ? rc : s_tick_body(self, err);
     rc = rc ? rc : coord_store_commit(self->store, err);
@@ -265,6 +267,8 @@ static int s_tick(coord_server_t *self, jf_err_t *err)
                      err ? err->msg : "?");
         return rc;
     }
+    int64_t now_us = jf_clock_mono_us();
+    coord_server_credit_tick(self, now_us - tick_start_us, now_us);
     s_outbox_flush(self);
     return 0;
 }
@@ -488,6 +492,7 @@ coord_server_t *coord_server_new(const jf_fleet_config_t *fleet, const coord_ser
     }
     self->fleet = fleet;
     self->next_id = 1;
+    self->credit = COORD_CREDIT_MAX;
     self->lock_fd = -1;
     self->insecure_loopback = opts->insecure_loopback;
     self->registry = coord_registry_new(fleet);

@@ -224,6 +224,10 @@ static int s_on_hello(coord_server_t *self, coord_board_t *board, const zframe_t
         s_new_session(w.session, sizeof w.session);
         s_board_online(board, &h, w.session);
     }
+    // An agent that does not list the key gets no credit members (its decoder may be strict).
+    board->credit_ok =
+        json_object_get(json_object_get(msg->body, "software"), JF_CREDIT_SOFTWARE_KEY) != NULL;
+    w.credit = coord_server_credit(self, board);
     self->dispatch_needed = true;
     return coord_server_queue_board(self, board,
                                     jf_msg_welcome_new(coord_server_next_id(self), msg->id, &w));

@@ -24,6 +24,14 @@
 #define COORD_BACKLOG          2048
 #define COORD_SPACE_CHECK_US   (INT64_C(5) * 1000000) // free-space floor: statvfs this often
 #define COORD_RETENTION_IDLE_US (INT64_C(1) * 1000000) // next retention batch when none was due
+// Credit (docs/protocol.md §5.3.6): each session may have this many stream messages in flight
+// per stream. The grant is halved when a tick finds a backlog (a socket drained to
+// COORD_DRAIN_MAX) or takes longer than COORD_CREDIT_SLOW_TICK_US (slow commits), and raised by
+// one otherwise, at most once per COORD_CREDIT_STEP_US either way.
+#define COORD_CREDIT_MAX          8
+#define COORD_CREDIT_MIN          1
+#define COORD_CREDIT_SLOW_TICK_US (INT64_C(250) * 1000)
+#define COORD_CREDIT_STEP_US      (INT64_C(1) * 1000000)
 
 // Why a reply was dropped instead of sent (counted; `jetfleet status` shows the counts).
 typedef enum coord_server_drop {
@@ -66,6 +74,9 @@ struct coord_server {
     int64_t free_bytes;             // free space of the store's filesystem at the last check
     bool space_low;                 // free_bytes is below coordinator.min_free_space: no new runs
     int64_t next_retention_us;      // monotonic time of the next retention batch
+    int64_t credit;                   // stream messages in flight granted per stream, now
+    int64_t credit_next_us;           // monotonic time of the next credit change
+    bool drained_full;                // this tick took COORD_DRAIN_MAX messages from a socket
 };
 
 // Queues msg (taking it over) for the peer identity (copied) on the agent or control socket,
@@ -91,6 +102,11 @@ int coord_server_on_run_done(coord_server_t *self, coord_board_t *board, const z
                              const jf_msg_t *msg, jf_err_t *err);
 int coord_server_on_run_failed(coord_server_t *self, coord_board_t *board,
                                const zframe_t *identity, const jf_msg_t *msg, jf_err_t *err);
+// The credit to grant board in a welcome or ack: 0 (no member) for an agent that did not say it
+// understands credit, else the grant in force (coord_server_stream.c).
+int64_t coord_server_credit(const coord_server_t *self, const coord_board_t *board);
+// Adjusts the grant after a tick of tick_us (receive, handle, commit); see COORD_CREDIT_*.
+void coord_server_credit_tick(coord_server_t *self, int64_t tick_us, int64_t now_us);
 // Reads the run a run-family message names and checks it belongs to board. Returns 0, 1 if an
 // error reply was queued instead, or a negative errno on a store failure.
 int coord_server_board_run(coord_server_t *self, coord_board_t *board, const jf_msg_t *msg,

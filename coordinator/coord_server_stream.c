@@ -10,14 +10,43 @@
 #include <stdlib.h>
 #include <string.h>
 
+int64_t coord_server_credit(const coord_server_t *self, const coord_board_t *board)
+{
+    return board->credit_ok ? self->credit : 0;
+}
+
+void coord_server_credit_tick(coord_server_t *self, int64_t tick_us, int64_t now_us)
+{
+    bool backlog = self->drained_full;
+    bool pressed = backlog || tick_us > COORD_CREDIT_SLOW_TICK_US;
+    self->drained_full = false;
+    if (now_us < self->credit_next_us) {
+        return;
+    }
+    int64_t credit = pressed ? self->credit / 2 : self->credit + 1;
+    credit = credit < COORD_CREDIT_MIN ? COORD_CREDIT_MIN : credit;
+    credit = credit > COORD_CREDIT_MAX ? COORD_CREDIT_MAX : credit;
+    if (credit != self->credit) {
+        jf_log_info("server: credit %lld -> %lld (tick %lld ms%s)", (long long) self->credit,
+                    (long long) credit, (long long) (tick_us / JF_US_PER_MS),
+                    backlog ? ", backlog" : "");
+        self->credit = credit;
+        self->credit_next_us = now_us + COORD_CREDIT_STEP_US;
+    }
+}
+
 static int s_ack(coord_server_t *self, coord_board_t *board, const jf_msg_run_ref_t *ref,
                  int64_t seq)
 {
     if (seq < 1) {
         return 0; // nothing stored yet: an ack carries seq >= 1, so silence is the answer
     }
-    return coord_server_queue_board(
-        self, board, jf_msg_ack_new(coord_server_next_id(self), ref->run, ref->attempt, seq));
+    json_t *ack = jf_msg_ack_new(coord_server_next_id(self), ref->run, ref->attempt, seq);
+    if (ack && jf_msg_set_credit(ack, coord_server_credit(self, board)) != 0) {
+        json_decref(ack);
+        ack = NULL; // coord_server_queue_board answers NULL with -ENOMEM
+    }
+    return coord_server_queue_board(self, board, ack);
 }
 
 // Decides whether a stream message is the next one to store. Returns 0 to process it, 1 if it

@@ -92,6 +92,8 @@ static void s_send_hello(agent_session_t *self, int64_t now_us)
     memcpy(h.storage, self->storage, sizeof h.storage);
     h.n_runs = agent_spool_inventory(self->spool, h.runs, JF_HELLO_RUNS_MAX);
     json_t *sw = agent_platform_software(self->platform);
+    // Says that this agent understands credit members (docs/protocol.md §5.3.6).
+    (void) json_object_set_new(sw, JF_CREDIT_SOFTWARE_KEY, json_string("1"));
     int rc = agent_session_send(self, jf_msg_hello_new(self->next_id++, &h, sw));
     json_decref(sw);
     if (rc < 0) {
@@ -134,6 +136,7 @@ static void s_on_welcome(agent_session_t *self, const jf_msg_t *msg)
     memcpy(self->session, w.session, sizeof self->session);
     self->heartbeat_us = w.heartbeat_us;
     self->heartbeat_timeout_us = w.heartbeat_timeout_us;
+    agent_spool_set_window(self->spool, w.credit); // none granted: the default window
     for (size_t i = 0; i < w.n_resume; i++) {
         const jf_welcome_resume_t *r = &w.resume[i];
         if (r->action == JF_RESUME_CONTINUE) {
@@ -182,8 +185,13 @@ static void s_on_error(agent_session_t *self, const jf_msg_t *msg)
 static void s_on_ack(agent_session_t *self, const jf_msg_t *msg)
 {
     jf_msg_run_ref_t ref;
-    if (jf_msg_run_ref_parse(msg->body, &ref, NULL) == 0) {
+    int64_t credit = 0;
+    if (jf_msg_run_ref_parse(msg->body, &ref, NULL) == 0 &&
+        jf_msg_credit_parse(msg->body, &credit, NULL) == 0) {
         agent_spool_ack(self->spool, ref.run, ref.attempt, ref.seq);
+        if (credit > 0) {
+            agent_spool_set_window(self->spool, credit);
+        }
     }
 }
 

@@ -37,6 +37,7 @@ struct agent_spool {
     size_t bytes;
     int64_t max_bytes;
     bool forget_on_send; // tests only: what is sent counts as acknowledged (no resend)
+    int64_t window;       // messages in flight per stream: the coordinator's credit, or the default
     agent_spool_db_t *db; // owned; NULL: memory only
 };
 
@@ -167,6 +168,7 @@ agent_spool_t *agent_spool_new(const agent_spool_opts_t *opts, jf_err_t *err)
         return NULL;
     }
     self->max_bytes = opts->max_bytes;
+    self->window = AGENT_SPOOL_WINDOW;
     self->forget_on_send = opts->forget_on_send;
     char path[PATH_MAX];
     if (opts->state_dir && s_make_state_dir(opts->state_dir, path, sizeof path, err) != 0) {
@@ -325,8 +327,9 @@ typedef struct s_pump {
     agent_spool_db_t *db; // borrowed; NULL: texts are in memory
     agent_spool_send_fn send;
     void *arg;
-    bool refused; // send refused a message: the socket is full or down, so no
-                  // other stream should try either
+    bool refused;   // send refused a message: the socket is full or down, so no
+                    // other stream should try either
+    int64_t window; // messages in flight per stream
 } s_pump_t;
 
 // Sends one message, from memory or read back from the file. 0 if sent.
@@ -361,7 +364,7 @@ static size_t s_pump_stream(s_pump_t *p, s_stream_t *s, int64_t now_us)
         if (it->seq <= s->sent_seq) {
             continue;
         }
-        if (it->seq - s->acked_seq > AGENT_SPOOL_WINDOW) {
+        if (it->seq - s->acked_seq > p->window) {
             break;
         }
         if (s->sent_seq == s->acked_seq) {
@@ -380,7 +383,7 @@ size_t agent_spool_pump(agent_spool_t *self, int64_t now_mono_us, agent_spool_se
                         void *arg)
 {
     size_t sent = 0;
-    s_pump_t p = {.db = self->db, .send = send, .arg = arg};
+    s_pump_t p = {.db = self->db, .send = send, .arg = arg, .window = self->window};
     for (size_t i = 0; i < AGENT_SPOOL_STREAMS_MAX && !p.refused; i++) {
         s_stream_t *s = &self->streams[i];
         if (s->open) {
@@ -395,6 +398,16 @@ size_t agent_spool_pump(agent_spool_t *self, int64_t now_mono_us, agent_spool_se
         }
     }
     return sent;
+}
+
+void agent_spool_set_window(agent_spool_t *self, int64_t credit)
+{
+    self->window = credit > 0 && credit < AGENT_SPOOL_WINDOW ? credit : AGENT_SPOOL_WINDOW;
+}
+
+int64_t agent_spool_window(const agent_spool_t *self)
+{
+    return self->window;
 }
 
 size_t agent_spool_inventory(const agent_spool_t *self, jf_hello_run_t *out, size_t max)

@@ -84,6 +84,13 @@ size_t agent_spool_pump(agent_spool_t *self, int64_t now_mono_us, agent_spool_se
                         void *arg);
 
 // Fills inventory entries (run, attempt, next_seq, finished) for a hello; returns the count.
+// Sets how many messages of each stream may be in flight: the coordinator's credit (welcome, ack;
+// docs/protocol.md §5.3.6), or AGENT_SPOOL_WINDOW for 0 (none granted) and for anything above it.
+// Messages already in flight beyond a lowered window stay in flight; no new one leaves until the
+// acknowledged seq has caught up.
+void agent_spool_set_window(agent_spool_t *self, int64_t credit);
+int64_t agent_spool_window(const agent_spool_t *self);
+
 size_t agent_spool_inventory(const agent_spool_t *self, jf_hello_run_t *out, size_t max);
 
 // True if the stream of (run, attempt) is open.

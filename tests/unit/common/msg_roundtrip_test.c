@@ -189,6 +189,45 @@ static void test_run_ref_and_ack_roundtrip(void **state)
     jf_msg_fini(&m);
 }
 
+// Credit (docs/protocol.md §5.3.6): optional in welcome and ack, 1..JF_CREDIT_MAX, absent = 0.
+static void test_credit_members(void **state)
+{
+    (void) state;
+    json_t *ack = jf_msg_ack_new(6, TMSG_RUN, 1, 2);
+    assert_int_equal(jf_msg_set_credit(ack, 4), 0);
+    jf_msg_t m = tmsg_roundtrip(ack, JF_MSG_TO_AGENT);
+    int64_t credit = -1;
+    assert_int_equal(jf_msg_credit_parse(m.body, &credit, NULL), 0);
+    assert_int_equal(credit, 4);
+    jf_msg_fini(&m);
+    m = tmsg_roundtrip(jf_msg_ack_new(7, TMSG_RUN, 1, 2), JF_MSG_TO_AGENT);
+    assert_int_equal(jf_msg_credit_parse(m.body, &credit, NULL), 0);
+    assert_int_equal(credit, 0);
+    jf_msg_fini(&m);
+    jf_welcome_t w = {.session = "00112233aabbccdd", .coordinator_epoch = 1,
+                      .heartbeat_us = 2 * JF_US_PER_S, .heartbeat_timeout_us = 6 * JF_US_PER_S,
+                      .telemetry_hz = 1, .credit = JF_CREDIT_MAX};
+    m = tmsg_roundtrip(jf_msg_welcome_new(1, 9, &w), JF_MSG_TO_AGENT);
+    jf_welcome_t b = {0};
+    assert_int_equal(jf_msg_welcome_parse(m.body, &b, NULL), 0);
+    assert_int_equal(b.credit, JF_CREDIT_MAX);
+    jf_msg_fini(&m);
+    json_t *bad = jf_msg_ack_new(8, TMSG_RUN, 1, 2);
+    assert_int_equal(jf_msg_set_credit(bad, JF_CREDIT_MAX + 1), -EINVAL);
+    const char *refused[] = {
+        "{\"v\":1,\"type\":\"ack\",\"id\":3,\"run\":\"" TMSG_RUN "\",\"attempt\":1,\"seq\":2,"
+        "\"credit\":0}",
+        "{\"v\":1,\"type\":\"ack\",\"id\":3,\"run\":\"" TMSG_RUN "\",\"attempt\":1,\"seq\":2,"
+        "\"credit\":33}",
+        "{\"v\":1,\"type\":\"ack\",\"id\":3,\"run\":\"" TMSG_RUN "\",\"attempt\":1,\"seq\":2,"
+        "\"credit\":\"4\"}"};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        tmsg_decoded_t d = tmsg_decode(refused[i], strlen(refused[i]), JF_MSG_TO_AGENT);
+        tmsg_expect_fail(refused[i], &d, -EPROTO, "bad_field", "credit", 3);
+    }
+    json_decref(bad);
+}
+
 static void test_run_failed_reject_done_roundtrip(void **state)
 {
     (void) state;
@@ -598,6 +637,7 @@ int main(void)
         cmocka_unit_test(test_welcome_roundtrip),
         cmocka_unit_test(test_run_assign_roundtrip),
         cmocka_unit_test(test_run_ref_and_ack_roundtrip),
+        cmocka_unit_test(test_credit_members),
         cmocka_unit_test(test_run_failed_reject_done_roundtrip),
         cmocka_unit_test(test_failure_detail_is_sanitised),
         cmocka_unit_test(test_progress_and_telemetry_roundtrip),
