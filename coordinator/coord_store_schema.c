@@ -144,6 +144,14 @@ int coord_store_schema_version(coord_store_t *self)
     return (int) v;
 }
 
+// A failed C step's message as SQLite's error text would be (NULL when out of memory: the
+// caller falls back to sqlite3_errmsg). Always true, so that the caller stops.
+static bool s_step_failed(const jf_err_t *step_err, char **msg)
+{
+    *msg = sqlite3_mprintf("%s", step_err->msg);
+    return true;
+}
+
 static int s_apply(coord_store_t *self, int from, jf_err_t *err)
 {
     char *msg = NULL;
@@ -153,7 +161,7 @@ static int s_apply(coord_store_t *self, int from, jf_err_t *err)
     jf_err_t step_err = {0};
     if (sqlite3_exec(self->db, "BEGIN IMMEDIATE", NULL, NULL, &msg) != SQLITE_OK ||
         sqlite3_exec(self->db, s_migrations[from], NULL, NULL, &msg) != SQLITE_OK ||
-        (step && step(self, &step_err) != 0 && (msg = sqlite3_mprintf("%s", step_err.msg))) ||
+        (step && step(self, &step_err) != 0 && s_step_failed(&step_err, &msg)) ||
         sqlite3_exec(self->db, pragma, NULL, NULL, &msg) != SQLITE_OK ||
         sqlite3_exec(self->db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
         jf_err_set(err, -EIO, "%s: migration %d -> %d failed: %s", self->path, from, from + 1,
