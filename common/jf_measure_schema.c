@@ -267,6 +267,59 @@ static int s_storage_check(const void *rec, jf_err_t *err)
     return 0;
 }
 
+// clang-format off
+#define S_TH(member) .offset = offsetof(jf_measure_thermal_t, member),                            \
+        .size = sizeof(((jf_measure_thermal_t *)0)->member)
+static const jf_schema_field_t s_zone_fields[] = {
+    {.name = "name", .type = JF_SCHEMA_STR, .offset = offsetof(jf_measure_zone_t, name),
+     .size = JF_MEASURE_ZONE_NAME_MAX + 1},
+    {.name = "value", S_I64(JF_MEASURE_MC_LO, JF_MEASURE_MC_HI),
+     .offset = offsetof(jf_measure_zone_t, max_mc), .size = sizeof(int64_t), .unit = "mC"},
+};
+static const jf_schema_t s_zone_schema = {
+    .name = "thermal zone", JF_SCHEMA_FIELDS(s_zone_fields), .words = JF_SCHEMA_WORDS_MEMBER};
+
+#define S_GPU S_HAS(jf_measure_thermal_t, has_gpu)
+#define S_CPU S_HAS(jf_measure_thermal_t, has_cpu)
+static const jf_schema_field_t s_thermal_fields[] = {
+    {.name = "samples", S_I64(0, JF_MEASURE_COUNT_MAX), S_TH(samples), .doc = "samples seen"},
+    {.name = "max_temps_mc", .type = JF_SCHEMA_ARR, S_TH(zones), .sub = &s_zone_schema,
+     .map = true, .max_count = JF_MEASURE_ZONES_MAX,
+     .count_offset = offsetof(jf_measure_thermal_t, n_zones), .elem_size = sizeof(jf_measure_zone_t),
+     .unit = "mC", .doc = "highest temperature per zone over the run"},
+    {.name = "gpu_samples", S_I64(0, JF_MEASURE_COUNT_MAX), S_TH(gpu_samples), S_GPU,
+     .doc = "samples whose GPU clock was compared with the mode's gpu_max_hz"},
+    {.name = "gpu_below", S_I64(0, JF_MEASURE_COUNT_MAX), S_TH(gpu_below), S_GPU,
+     .doc = "of them, below it"},
+    {.name = "gpu_lowest_hz", S_I64(0, JF_MEASURE_HZ_MAX), S_TH(gpu_lowest_hz), S_GPU,
+     .unit = "Hz", .doc = "lowest GPU clock seen"},
+    {.name = "gpu_cap_hz", S_I64(0, JF_MEASURE_HZ_MAX), S_TH(gpu_cap_hz), S_GPU, .unit = "Hz",
+     .doc = "the mode's gpu_max_hz compared with"},
+    {.name = "cpu_samples", S_I64(0, JF_MEASURE_COUNT_MAX), S_TH(cpu_samples), S_CPU,
+     .doc = "core clock readings compared with their cluster's max_hz"},
+    {.name = "cpu_below", S_I64(0, JF_MEASURE_COUNT_MAX), S_TH(cpu_below), S_CPU,
+     .doc = "of them, below it"},
+    {.name = "cpu_max_shortfall_pct", S_NUM(100), S_TH(cpu_max_shortfall_pct), S_CPU,
+     .unit = "%", .doc = "largest 100 x (cap - clock) / cap"},
+};
+// clang-format on
+static const jf_schema_t s_thermal_schema = {
+    .name = "measure thermal", JF_SCHEMA_FIELDS(s_thermal_fields), .words = JF_SCHEMA_WORDS_MEMBER};
+
+// clang-format off
+static const jf_schema_field_t s_other_fields[] = {
+    {.name = "intervals", S_I64(1, JF_MEASURE_COUNT_MAX), S_M(other_intervals),
+     .doc = "intervals of about a second measured"},
+    {.name = "mean_pct", S_NUM(100), S_M(other_mean_pct), .unit = "%",
+     .doc = "CPU time outside the agent's process tree, % of all CPUs' time"},
+    {.name = "max_pct", S_NUM(100), S_M(other_max_pct), .unit = "%",
+     .doc = "the highest interval's share"},
+};
+// clang-format on
+static const jf_schema_t s_other_schema = {.name = "measure other load",
+                                           JF_SCHEMA_FIELDS(s_other_fields),
+                                           .words = JF_SCHEMA_WORDS_MEMBER};
+
 static const jf_schema_t s_power_schema = {
     .name = "power mode", JF_SCHEMA_FIELDS(s_power_fields), .words = JF_SCHEMA_WORDS_MEMBER};
 static const jf_schema_t s_storage_schema = {.name = "measure storage",
@@ -298,6 +351,10 @@ static const jf_schema_field_t s_measure_fields[] = {
      .max_count = JF_MEASURE_CACHE_MAX, .count_offset = offsetof(jf_measure_t, n_cache),
      .elem_size = sizeof(jf_measure_cache_t), .optional = true, .omit_zero = true,
      .doc = "page-cache residency per epoch"},
+    {.name = "thermal", .type = JF_SCHEMA_OBJ, S_M(thermal), .sub = &s_thermal_schema,
+     S_HAS(jf_measure_t, has_thermal), .doc = "temperatures and clocks against the mode's"},
+    {.name = "other_load", S_FLAT(&s_other_schema), S_HAS(jf_measure_t, has_other_load),
+     .doc = "CPU time used outside the agent's process tree"},
 };
 // clang-format on
 

@@ -39,6 +39,10 @@
 #define JF_MEASURE_TEXT_MAX             63              // energy.covers, telemetry.time_base
 #define JF_MEASURE_RAILS_MAX            16              // rails in energy.rails
 #define JF_MEASURE_RAIL_NAME_MAX        64              // longest rail name, without the NUL
+#define JF_MEASURE_ZONES_MAX            32 // thermal.max_temps_mc (JF_SAMPLE_ZONES_MAX)
+#define JF_MEASURE_ZONE_NAME_MAX        64 // a zone name (JF_SAMPLE_NAME_MAX)
+#define JF_MEASURE_MC_LO                INT64_C(-273150) // absolute zero, milli-degrees C
+#define JF_MEASURE_MC_HI                INT64_C(1000000) // 1000 C: a broken sensor
 
 // How the run's total energy was formed (energy.total; the agent's agent_energy decides).
 typedef enum jf_measure_total {
@@ -72,6 +76,31 @@ typedef struct jf_measure_cache {
     bool has_after;  // measured when the agent read the epoch's record
     double after;    // 0..1
 } jf_measure_cache_t;
+
+// One thermal zone's highest reading over the run (thermal.max_temps_mc, a name -> value map).
+typedef struct jf_measure_zone {
+    char name[JF_MEASURE_ZONE_NAME_MAX + 1]; // zone type as the board prints it ("GPU")
+    int64_t max_mc;                          // highest reading, milli-degrees C
+} jf_measure_zone_t;
+
+// What the run's samples say about heat and throttling (measure.thermal; docs/telemetry.md
+// "Thermal and clocks over a run"). The clock counts compare each sample's clocks read back with
+// the caps of the power state in force (power_mode: the GPU's gpu_max_hz, each core's cluster's
+// max_hz); a clock without a cap in the power state is not compared.
+typedef struct jf_measure_thermal {
+    int64_t samples;                               // samples seen (with or without temperatures)
+    size_t n_zones;                                // entries used in zones
+    jf_measure_zone_t zones[JF_MEASURE_ZONES_MAX]; // highest temperature per zone
+    bool has_gpu;                                  // GPU clocks were compared with a cap
+    int64_t gpu_samples;                           // samples with gpu_freq_hz compared
+    int64_t gpu_below;                             // of them, below the mode's gpu_max_hz
+    int64_t gpu_lowest_hz;                         // lowest gpu_freq_hz seen, Hz
+    int64_t gpu_cap_hz;                            // the mode's gpu_max_hz, Hz
+    bool has_cpu;                                  // CPU clocks were compared with caps
+    int64_t cpu_samples;                           // core readings compared (cores x samples)
+    int64_t cpu_below;                             // of them, below their cluster's max_hz
+    double cpu_max_shortfall_pct;                  // largest 100 x (cap - f) / cap, 0..100
+} jf_measure_thermal_t;
 
 // One CPU cluster's frequency limits (power_mode.cpu_clusters[]).
 typedef struct jf_measure_cluster {
@@ -146,6 +175,12 @@ typedef struct jf_measure {
     int64_t dataset_bytes;     // size of the dataset's files; 0 if not measured
     size_t n_cache;            // entries used in cache
     jf_measure_cache_t cache[JF_MEASURE_CACHE_MAX]; // by ascending epoch
+    bool has_thermal;             // the record has the thermal object (agents from issue #12 on)
+    jf_measure_thermal_t thermal; // temperatures and clocks over the run
+    bool has_other_load;          // the other-load figures below were measured
+    int64_t other_intervals;      // intervals of about a second measured
+    double other_mean_pct;        // CPU time outside the agent's process tree, % of all CPUs'
+    double other_max_pct;         // the highest interval's, %
 } jf_measure_t;
 
 // The measure record's schema (common/jf_measure_schema.c; docs/schema.md): the wire nests

@@ -141,8 +141,7 @@ if "$bin/jetfleet" sweep submit "$top/sweeps/demo-modes.yaml" --wait > "$run/dem
    "$bin/jetfleet" check --sweep demo-modes | tail -n 1 &&
    time_fit=$(fit time) && power_fit=$(fit power); then
   echo "time model:  $time_fit   (cv_mape_pct: 5-fold cross-validated error, percent;"
-  echo "   near 0 here: a simulated run's noise is drawn from its training seed, the same for"
-  echo "   every run of this sweep, so the epoch times follow the model's formula exactly)"
+  echo "   a simulated run's noise is seeded by its training seed, board and operating point)"
   echo "power model: $power_fit"
   tid=$(value model "$time_fit")
   pid=$(value model "$power_fit")

@@ -2,6 +2,8 @@
  * per epoch, disk counters, and the measure record. */
 #include "agent_measure.h"
 
+#include "agent_thermal.h"
+
 #include "jf_msg_run.h"
 #include "jf_run_spec.h"
 #include "jf_units.h"
@@ -30,6 +32,7 @@ typedef struct s_disk {
 struct agent_measure {
     agent_energy_t *energy;                          // owned
     agent_energy_counter_t *counter;                 // owned: RAPL counters
+    agent_thermal_t *thermal;                        // owned: temperatures and clocks seen
     char input_rail[AGENT_ENERGY_RAIL_NAME_MAX + 1]; // "" if none
     int rate_hz;                                  // requested, in the run's time base
     int wall_rate_hz;                             // the sampler's rate
@@ -122,7 +125,12 @@ agent_measure_t *agent_measure_new(const agent_measure_opts_t *opts, jf_err_t *e
     self->last_epoch = -1;
     self->has_after = calloc((size_t) opts->epochs, sizeof *self->has_after);
     self->after = calloc((size_t) opts->epochs, sizeof *self->after);
-    if (!self->has_after || !self->after || s_open_energy(self, opts, err) != 0) {
+    self->thermal = agent_thermal_new();
+    if (!self->thermal) {
+        jf_err_set(err, -ENOMEM, "measure: out of memory");
+    }
+    if (!self->has_after || !self->after || !self->thermal ||
+        s_open_energy(self, opts, err) != 0) {
         agent_measure_destroy(&self);
     }
     return self;
@@ -139,6 +147,7 @@ void agent_measure_destroy(agent_measure_t **self_p)
     }
     agent_energy_destroy(&self->energy);
     agent_energy_counter_destroy(&self->counter);
+    agent_thermal_destroy(&self->thermal);
     free(self->has_after);
     free(self->after);
     free(self);
@@ -223,6 +232,7 @@ int agent_measure_add_sample(agent_measure_t *self, const json_t *sample, jf_err
         memcpy(self->source, source, strlen(source) + 1);
     }
     s_read_disk(sample, self->disk_first.has ? &self->disk_last : &self->disk_first);
+    agent_thermal_add_sample(self->thermal, sample);
     json_t *s = s_in_time_base(self, sample);
     if (!s) {
         return jf_err_set(err, -ENOMEM, "measure: out of memory");
@@ -492,6 +502,10 @@ static int s_facts(const agent_measure_t *self, const agent_measure_facts_t *f, 
         m->missed = f->sampling->missed;
         m->achieved_rate_hz = f->sampling->achieved_rate_hz;
         m->tegrastats_interval_ms = f->sampling->tegrastats_interval_ms;
+        m->has_other_load = f->sampling->other_intervals > 0;
+        m->other_intervals = f->sampling->other_intervals;
+        m->other_mean_pct = f->sampling->other_mean_pct;
+        m->other_max_pct = f->sampling->other_max_pct;
     }
     if (f->mount && f->medium) {
         m->has_storage = true;
@@ -521,6 +535,9 @@ json_t *agent_measure_record(const agent_measure_t *self, const agent_measure_fa
         m->rate_hz = self->rate_hz;
         s_energy(self, m);
         int rc = s_facts(self, facts, m);
+        // Against the power state just decoded: the clocks are compared with its caps.
+        m->has_thermal = true;
+        agent_thermal_result(self->thermal, rc == 0 ? &m->power : NULL, &m->thermal);
         s_time_base(self, facts, m);
         m->dataset_bytes = self->dataset_bytes;
         m->n_cache = s_cache(self, m->cache);

@@ -76,7 +76,7 @@ void agent_measure_destroy(agent_measure_t **self_p);
 
 // One telemetry sample (docs/telemetry.md; the caller keeps it): its power goes into the energy
 // accumulator, its RAPL counters into the counter accumulator, its `source` and `disk` are
-// remembered. Returns 0, or agent_energy_add_json's error
+// remembered, its temperatures and clocks go into the record's thermal figures (agent_thermal.h). Returns 0, or agent_energy_add_json's error
 // (the sample then counts for nothing here; the caller decides what to say).
 int agent_measure_add_sample(agent_measure_t *self, const json_t *sample, jf_err_t *err);
 

@@ -4,6 +4,7 @@
 #include "agent_sampler.h"
 
 #include "agent_diskstats.h"
+#include "agent_otherload.h"
 #include "agent_tegrastats_child.h"
 #include "jf_units.h"
 
@@ -14,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define S_CMD_START   "START"
 #define S_CMD_STOP    "STOP"
@@ -42,6 +44,7 @@ typedef struct s_state {
     char tegrastats[PATH_MAX];   // the fallback's executable; "" when there is none
     agent_tegrastats_child_t *ts; // owned while a run is measured with the fallback
     bool ts_bad_told;            // a skipped tegrastats line was reported in this run
+    agent_otherload_t *other;    // owned while a run is measured: other load on the machine
 } s_state_t;
 
 struct agent_sampler {
@@ -151,6 +154,16 @@ static bool s_take(s_state_t *st, zsock_t *pipe, bool *ret_stale)
     return sent;
 }
 
+// Other load beside the run; a failure is told once and ends it for the run.
+static void s_other_read(s_state_t *st, zsock_t *pipe, int64_t now_us)
+{
+    jf_err_t err = {0};
+    if (st->other && agent_otherload_read(st->other, now_us, &err) != 0) {
+        s_warn(pipe, "sampler: %s; the run goes without its other-load figures", err.msg);
+        agent_otherload_destroy(&st->other);
+    }
+}
+
 // At a deadline: the sample, then the next deadline. A deadline more than half a period gone
 // is skipped and counted missed, so that a stall does not turn into a burst of samples.
 static void s_on_deadline(s_state_t *st, zsock_t *pipe, int64_t now_us)
@@ -166,6 +179,7 @@ static void s_on_deadline(s_state_t *st, zsock_t *pipe, int64_t now_us)
     // A sample without the fallback's rails is sent for what sysfs read, but it is no sample
     // of the board's power: the deadline counts missed.
     st->stats.missed += !sent || stale;
+    s_other_read(st, pipe, now_us);
     st->next_us += st->period_us;
     for (int64_t after = jf_clock_mono_us(); after - st->next_us > half;) {
         st->next_us += st->period_us;
@@ -185,6 +199,12 @@ static void s_on_start(s_state_t *st, zsock_t *pipe, const s_start_t *cmd)
     st->stats = (agent_sampler_stats_t){0};
     st->scheduled = 0;
     s_ts_start(st, pipe, cmd->rate_hz);
+    agent_otherload_destroy(&st->other);
+    st->other = agent_otherload_new(st->proc_root, getpid());
+    if (!st->other) {
+        s_warn(pipe, "sampler: out of memory; the run goes without its other-load figures");
+    }
+    s_other_read(st, pipe, jf_clock_mono_us());
     st->next_us = jf_clock_mono_us();
 }
 
@@ -198,6 +218,14 @@ static void s_on_stop(s_state_t *st, zsock_t *pipe)
     st->running = false;
     agent_diskstats_destroy(&st->disk);
     agent_tegrastats_child_destroy(&st->ts);
+    if (st->other) {
+        agent_otherload_result_t o;
+        agent_otherload_result(st->other, &o);
+        st->stats.other_intervals = o.intervals;
+        st->stats.other_mean_pct = o.mean_pct;
+        st->stats.other_max_pct = o.max_pct;
+        agent_otherload_destroy(&st->other);
+    }
     if (st->scheduled >= 2 && st->last_us > st->first_us) {
         st->stats.achieved_rate_hz =
             (double) (st->scheduled - 1) * JF_US_PER_S / (double) (st->last_us - st->first_us);
@@ -265,6 +293,7 @@ static void s_actor(zsock_t *pipe, void *args)
     }
     agent_diskstats_destroy(&st->disk);
     agent_tegrastats_child_destroy(&st->ts);
+    agent_otherload_destroy(&st->other);
     agent_sysfs_destroy(&st->reader);
     free(st);
 }

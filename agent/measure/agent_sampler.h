@@ -3,7 +3,7 @@
  * the dataset device's /proc/diskstats counters and, on a Jetson whose rails sysfs cannot read,
  * the rails of a tegrastats child it runs for the run (agent_tegrastats_child.h), and sends every
  * sample to the event loop
- * through its pipe. It counts late and missed samples. It talks to the loop only through that
+ * through its pipe, and measures the other load on the machine (agent_otherload.h) beside it. It counts late and missed samples. It talks to the loop only through that
  * pipe (STYLE.md §7) and never logs: problems come back as warning events. Implements the
  * sampling rules of docs/telemetry.md. Not for energy (agent_measure.h). */
 #ifndef AGENT_SAMPLER_H
@@ -40,6 +40,9 @@ typedef struct agent_sampler_stats {
     double achieved_rate_hz; // (scheduled samples - 1) / (last - first of them); the final
                              // sample at stop is not on a deadline and does not count; 0 if < 2
     int tegrastats_interval_ms; // the --interval tegrastats ran at for the rails; 0: not run
+    int64_t other_intervals;    // other load (agent_otherload.h): intervals measured; 0: none
+    double other_mean_pct;      // CPU time outside the agent's process tree, % of all CPUs'
+    double other_max_pct;       // the highest interval's, %
 } agent_sampler_stats_t;
 
 typedef enum agent_sampler_event_kind {

@@ -51,6 +51,8 @@ struct agent_sim_tree {
     s_zone_t zones[SIM_ZONES_MAX];
     agent_sim_load_t load;    // CPU and GPU load counters, in modelled time
     int64_t gpu_load_written; // GPU load file's value written last (-1: none yet)
+    int64_t gpu_mode_hz;      // the operating point's GPU clock (0: none set yet), Hz
+    int64_t gpu_written_hz;   // the GPU clock written last (0: none yet), Hz
 };
 
 // The L4T release line written for each JetPack generation of the table's newest layout.
@@ -439,6 +441,33 @@ const char *agent_sim_tree_etc_root(const agent_sim_tree_t *self)
     return self->etc;
 }
 
+// The GPU clock in force: the operating point's, or with simulated throttling on
+// (thermal.throttle, docs/simulator.md) and any zone at or above its temperature, that clock
+// times throttle_gpu_pct. Written where it changed.
+static int s_write_gpu_clock(agent_sim_tree_t *self, jf_err_t *err)
+{
+    if (self->gpu_mode_hz <= 0) {
+        return 0; // no operating point yet
+    }
+    // While the tree is being made the thermal state is not there yet: not hot.
+    bool hot = false;
+    for (size_t i = 0; self->thermal.board && self->board.throttle_c > 0.0 && i < self->n_zones;
+         i++) {
+        hot = hot || (double) sim_thermal_zone_mc(&self->thermal, self->zones[i].param) >=
+                         self->board.throttle_c * 1000.0;
+    }
+    int64_t hz = hot ? llround((double) self->gpu_mode_hz * self->board.throttle_gpu_pct / 100.0)
+                     : self->gpu_mode_hz;
+    if (hz == self->gpu_written_hz) {
+        return 0;
+    }
+    char rel[PATH_MAX];
+    (void) snprintf(rel, sizeof rel, "%s/cur_freq", self->layout->gpu_devfreq_dir);
+    int rc = s_write_value(self->sysfs, rel, (long long) hz, err);
+    self->gpu_written_hz = rc == 0 ? hz : 0;
+    return rc;
+}
+
 int agent_sim_tree_set_op(agent_sim_tree_t *self, const sim_op_t *op, jf_err_t *err)
 {
     const agent_board_layout_t *l = self->layout;
@@ -450,8 +479,9 @@ int agent_sim_tree_set_op(agent_sim_tree_t *self, const sim_op_t *op, jf_err_t *
         (void) snprintf(rel, sizeof rel, "devices/system/cpu/cpu%d/cpufreq/scaling_cur_freq", i);
         rc = s_write_value(self->sysfs, rel, (long long) (op->cpu_hz / 1000), err);
     }
-    (void) snprintf(rel, sizeof rel, "%s/cur_freq", l->gpu_devfreq_dir);
-    rc = rc ? rc : s_write_value(self->sysfs, rel, (long long) op->gpu_hz, err);
+    self->gpu_mode_hz = op->gpu_hz;
+    self->gpu_written_hz = 0;
+    rc = rc ? rc : s_write_gpu_clock(self, err);
     if (rc == 0 && l->emc_rate[0]) {
         rc = s_write_value(self->sysfs, l->emc_rate[0], (long long) op->emc_hz, err);
     }
@@ -480,7 +510,7 @@ static int s_write_temps(agent_sim_tree_t *self, jf_err_t *err)
             z->written_mc = rc == 0 ? mc : INT64_MIN;
         }
     }
-    return rc;
+    return rc ? rc : s_write_gpu_clock(self, err);
 }
 
 int agent_sim_tree_set_power(agent_sim_tree_t *self, const json_t *power_mw, int64_t model_us,

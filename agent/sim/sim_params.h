@@ -100,6 +100,9 @@ typedef struct sim_board_params {
     double ambient_c; // the thermal model's ambient, degrees C
     size_t n_zones;   // entries used in zones: the modelled ones, then the offline ones
     sim_zone_params_t zones[SIM_ZONES_MAX];
+    double throttle_c;       // simulated throttling (thermal.throttle, optional): at or above
+                             // this temperature in any zone the GPU clock is lowered; 0: off
+    double throttle_gpu_pct; // the GPU clock while throttled, % of the mode's (1..100)
 } sim_board_params_t;
 
 // One storage medium.

@@ -1,6 +1,7 @@
 /* The thermal part of a board's parameters (sim_params_internal.h): `thermal: {ambient_c, zones:
- * [{type, r_c_per_w, tau_s}, ...], offline_zones: [type, ...]}`. Zone types must be distinct;
- * that they are exactly the family's zones is checked by the fake tree that writes them
+ * [{type, r_c_per_w, tau_s}, ...], offline_zones: [type, ...], throttle: {temp_c, gpu_pct}}`
+ * (throttle optional: simulated throttling, docs/simulator.md "Thermal"). Zone types must be
+ * distinct; that they are exactly the family's zones is checked by the fake tree that writes them
  * (agent/platform/agent_sim_tree.c), which knows the sysfs layout. docs/simulator.md, "Thermal". */
 #include "sim_params_internal.h"
 
@@ -8,13 +9,14 @@
 #include <stdio.h>
 #include <string.h>
 
-#define S_AMBIENT_MIN_C (-40.0) // sanity bounds in file units, not hardware facts
-#define S_AMBIENT_MAX_C 100.0
-#define S_R_MAX_C_PER_W 100.0
-#define S_TAU_MIN_S     0.001
-#define S_TAU_MAX_S     1e6
+#define S_AMBIENT_MIN_C  (-40.0) // sanity bounds in file units, not hardware facts
+#define S_AMBIENT_MAX_C  100.0
+#define S_R_MAX_C_PER_W  100.0
+#define S_TAU_MIN_S      0.001
+#define S_TAU_MAX_S      1e6
+#define S_THROTTLE_MAX_C 200.0
 
-static const char *const s_thermal_nested[] = {"zones", "offline_zones"};
+static const char *const s_thermal_nested[] = {"zones", "offline_zones", "throttle"};
 static const char *const s_type_key[] = {"type"};
 
 static const sim_params_field_t s_thermal_fields[] = {
@@ -26,6 +28,15 @@ static const sim_params_field_t s_zone_fields[] = {
     SIM_PARAMS_D("r_c_per_w", sim_zone_params_t, r_c_per_w, 0, S_R_MAX_C_PER_W, SIM_PARAMS_ONE),
     SIM_PARAMS_D("tau_s", sim_zone_params_t, tau_s, S_TAU_MIN_S, S_TAU_MAX_S, SIM_PARAMS_ONE),
 };
+
+static const sim_params_field_t s_throttle_fields[] = {
+    SIM_PARAMS_D("temp_c", sim_board_params_t, throttle_c, S_AMBIENT_MIN_C, S_THROTTLE_MAX_C,
+                 SIM_PARAMS_ONE),
+    SIM_PARAMS_D("gpu_pct", sim_board_params_t, throttle_gpu_pct, 1.0, 100.0, SIM_PARAMS_ONE),
+};
+
+static const sim_params_table_t s_throttle = {s_throttle_fields, SIM_PARAMS_N(s_throttle_fields),
+                                              NULL, 0};
 
 static const sim_params_table_t s_thermal = {s_thermal_fields, SIM_PARAMS_N(s_thermal_fields),
                                              s_thermal_nested, SIM_PARAMS_N(s_thermal_nested)};
@@ -126,6 +137,15 @@ int sim_params_parse_thermal(sim_board_params_t *b, const jf_yaml_node_t *board_
     rc = rc != 0 ? rc : sim_params_record(map, &s_thermal, ctx, b, err);
     rc = rc != 0 ? rc : s_parse_zones(b, map, ctx, err);
     rc = rc != 0 ? rc : s_parse_offline(b, map, ctx, err);
+    b->throttle_c = 0.0;
+    b->throttle_gpu_pct = 100.0;
+    const jf_yaml_node_t *throttle = rc == 0 ? jf_yaml_node_get(map, "throttle") : NULL;
+    if (throttle) {
+        char tctx[SIM_PARAMS_CTX_MAX];
+        (void) snprintf(tctx, sizeof tctx, "throttle of %.60s", ctx);
+        rc = jf_yaml_node_expect(throttle, JF_YAML_MAPPING, err);
+        rc = rc != 0 ? rc : sim_params_record(throttle, &s_throttle, tctx, b, err);
+    }
     if (rc != 0) {
         b->n_zones = 0;
     }

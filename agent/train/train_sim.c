@@ -323,6 +323,17 @@ static int s_resolve_dataset(train_sim_t *self, jf_err_t *err)
                       model);
 }
 
+uint64_t train_sim_noise_seed(uint64_t seed, const char *board, const struct sim_op *op)
+{
+    char text[JF_IDENT_MAX + 128];
+    (void) snprintf(text, sizeof text, "board=%s op=%d,%lld,%lld,%lld,%d", board ? board : "",
+                    op->n_cores, (long long) op->cpu_hz, (long long) op->gpu_hz,
+                    (long long) op->emc_hz, op->gpu_cores);
+    jf_rng_t rng;
+    jf_rng_seed_name(&rng, seed, text);
+    return jf_rng_next(&rng);
+}
+
 static int s_resolve(train_sim_t *self, jf_err_t *err)
 {
     const train_run_opts_t *o = &self->opts;
@@ -345,6 +356,9 @@ static int s_resolve(train_sim_t *self, jf_err_t *err)
     int rc = s_resolve_board(self, err);
     rc = rc < 0 ? rc : s_resolve_mode(self, err);
     rc = rc < 0 ? rc : s_resolve_dataset(self, err);
+    // Seeded with the training seed alone, every mode's epochs would carry the same noise and a
+    // model over the modes would fit the formula exactly (issue #12).
+    self->in.run_seed = train_sim_noise_seed(o->seed, o->sim.board, &self->in.op);
     // The model checks the medium, the loader settings and the scale.
     if (rc == 0 && !(o->sim.cache_resident >= 0.0 && o->sim.cache_resident <= 1.0)) {
         return jf_err_set(err, -EINVAL, "--sim-cache-resident must be in [0, 1], got %g",

@@ -32,6 +32,13 @@ typedef struct train_sim train_sim_t;
 // train_sim_destroy.
 train_sim_t *train_sim_new(const train_run_opts_t *opts, FILE *out, jf_err_t *err);
 
+// The seed of the model's noise (sim_epoch_in_t.run_seed) for a run with training seed seed on
+// board (a name; NULL counts as "") at operating point op: the three mixed (jf_rng_seed_name
+// over "board=<board> op=<cores>,<cpu_hz>,<gpu_hz>,<emc_hz>,<gpu_cores>"), so that two modes or
+// two boards of one sweep do not share their noise. Deterministic.
+struct sim_op; // sim_op_t (sim_model.h)
+uint64_t train_sim_noise_seed(uint64_t seed, const char *board, const struct sim_op *op);
+
 // Frees everything the run owns and sets *self_p to NULL. Accepts NULL and *self_p == NULL.
 void train_sim_destroy(train_sim_t **self_p);
 

@@ -1,42 +1,45 @@
-/* The valid runs of a sweep (coord_valid_runs.h): sorted run ids and the verdicts' summary. */
+/* The valid runs of a sweep (coord_valid_runs.h): every verdict, sorted by run id, and their
+ * summary. */
 #include "coord_valid_runs.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef char s_id_t[COORD_OBS_NAME_MAX + 1];
-
 struct coord_valid_runs {
     coord_validity_summary_t summary;
-    s_id_t *ids; // owned: the valid runs' ids, sorted
-    size_t n_ids;
-    size_t cap_ids;
+    coord_run_validity_t *verdicts; // owned: every checked run's verdict, sorted by run id
+    size_t n_verdicts;
+    size_t cap_verdicts;
 };
 
 static int s_keep(const coord_run_validity_t *v, void *arg)
 {
     coord_valid_runs_t *self = arg;
     coord_validity_summary_add(&self->summary, v);
-    if (!v->valid) {
-        return 0;
-    }
-    if (self->n_ids == self->cap_ids) {
-        size_t want = self->cap_ids ? self->cap_ids * 2 : 16;
-        s_id_t *p = realloc(self->ids, want * sizeof *p);
+    if (self->n_verdicts == self->cap_verdicts) {
+        size_t want = self->cap_verdicts ? self->cap_verdicts * 2 : 16;
+        coord_run_validity_t *p = realloc(self->verdicts, want * sizeof *p);
         if (!p) {
             return -ENOMEM;
         }
-        self->ids = p;
-        self->cap_ids = want;
+        self->verdicts = p;
+        self->cap_verdicts = want;
     }
-    memcpy(self->ids[self->n_ids++], v->run, sizeof(s_id_t));
+    self->verdicts[self->n_verdicts++] = *v;
     return 0;
 }
 
+// Compares a run id (or a verdict) with a verdict by run id: the run id is a verdict's first
+// member, so both sides can be read as strings.
 static int s_cmp_id(const void *a, const void *b)
 {
-    return strcmp(a, b);
+    return strcmp(a, ((const coord_run_validity_t *) b)->run);
+}
+
+static int s_cmp_verdict(const void *a, const void *b)
+{
+    return strcmp(((const coord_run_validity_t *) a)->run, ((const coord_run_validity_t *) b)->run);
 }
 
 coord_valid_runs_t *coord_valid_runs_new(coord_store_t *store, const char *sweep,
@@ -55,8 +58,8 @@ coord_valid_runs_t *coord_valid_runs_new(coord_store_t *store, const char *sweep
         coord_valid_runs_destroy(&self);
         return NULL;
     }
-    if (self->n_ids > 1) { // ids is NULL when no run is valid, and qsort wants an array
-        qsort(self->ids, self->n_ids, sizeof *self->ids, s_cmp_id);
+    if (self->n_verdicts > 1) { // verdicts is NULL without runs, and qsort wants an array
+        qsort(self->verdicts, self->n_verdicts, sizeof *self->verdicts, s_cmp_verdict);
     }
     return self;
 }
@@ -66,14 +69,24 @@ void coord_valid_runs_destroy(coord_valid_runs_t **self_p)
     if (!self_p || !*self_p) {
         return;
     }
-    free((*self_p)->ids);
+    free((*self_p)->verdicts);
     free(*self_p);
     *self_p = NULL;
 }
 
+const coord_run_validity_t *coord_valid_runs_verdict(const coord_valid_runs_t *self,
+                                                     const char *run)
+{
+    if (self->n_verdicts == 0 || !run) {
+        return NULL;
+    }
+    return bsearch(run, self->verdicts, self->n_verdicts, sizeof *self->verdicts, s_cmp_id);
+}
+
 bool coord_valid_runs_has(const coord_valid_runs_t *self, const char *run)
 {
-    return self->n_ids > 0 && bsearch(run, self->ids, self->n_ids, sizeof *self->ids, s_cmp_id);
+    const coord_run_validity_t *v = coord_valid_runs_verdict(self, run);
+    return v && v->valid;
 }
 
 const coord_validity_summary_t *coord_valid_runs_summary(const coord_valid_runs_t *self)

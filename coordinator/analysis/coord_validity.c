@@ -22,8 +22,8 @@
 #define S_GROW_MIN   16
 
 static const char *const s_names[COORD_INVALID_COUNT] = {
-    "no-measure",     "telemetry", "power-mode",   "clock-offset",
-    "energy-missing", "no-epochs", "epoch-outlier"};
+    "no-measure", "telemetry",     "power-mode", "clock-offset", "energy-missing",
+    "no-epochs",  "epoch-outlier", "throttled",  "other-load"};
 
 // A run being checked: its verdict and the configuration key its epochs are compared within.
 typedef struct s_run {
@@ -151,6 +151,84 @@ static void s_check_mode(const json_t *measure, const coord_run_facts_t *f, coor
     }
 }
 
+// The zone with the highest temperature of the record's thermal object, for the detail.
+static void s_hottest(const json_t *th, char *buf, size_t size)
+{
+    const char *name = NULL;
+    const char *best = NULL;
+    json_t *v = NULL;
+    int64_t best_mc = 0;
+    json_object_foreach((json_t *) json_object_get(th, "max_temps_mc"), name, v)
+    {
+        if (json_is_integer(v) && (!best || json_integer_value(v) > best_mc)) {
+            best = name;
+            best_mc = json_integer_value(v);
+        }
+    }
+    buf[0] = '\0';
+    if (best) {
+        (void) snprintf(buf, size, "; hottest zone %.64s %.1f C", best, (double) best_mc / 1000.0);
+    }
+}
+
+// Pinned clocks (dvfs_off, or a sim board: its model always runs at the mode's caps) read back
+// below the mode's: the board lowered them, which is throttling. With DVFS on a governor lowers
+// them too, so nothing is concluded there. Records without the thermal object (older agents)
+// are not checked.
+static void s_check_throttle(const json_t *measure, const coord_run_facts_t *f,
+                             coord_run_validity_t *v)
+{
+    const json_t *th = json_object_get(measure, "thermal");
+    const json_t *pm = json_object_get(measure, "power_mode");
+    bool pinned = json_is_true(json_object_get(pm, "dvfs_off")) || strcmp(f->platform, "sim") == 0;
+    if (!json_is_object(th) || !pinned) {
+        return;
+    }
+    char hot[96];
+    s_hottest(th, hot, sizeof hot);
+    int64_t gn = s_int(th, "gpu_samples", 0);
+    int64_t gb = s_int(th, "gpu_below", 0);
+    if (gn > 0 && 100.0 * (double) gb / (double) gn > COORD_VALIDITY_MAX_BELOW_PCT) {
+        s_flag(v, COORD_INVALID_THROTTLED,
+               "GPU below the mode's %.0f MHz in %lld of %lld samples (%.1f%% > %.0f%%), lowest "
+               "%.0f MHz%s",
+               (double) s_int(th, "gpu_cap_hz", 0) / 1e6, (long long) gb, (long long) gn,
+               100.0 * (double) gb / (double) gn, COORD_VALIDITY_MAX_BELOW_PCT,
+               (double) s_int(th, "gpu_lowest_hz", 0) / 1e6, hot);
+    }
+    int64_t cn = s_int(th, "cpu_samples", 0);
+    int64_t cb = s_int(th, "cpu_below", 0);
+    const json_t *sf = json_object_get(th, "cpu_max_shortfall_pct");
+    if (cn > 0 && 100.0 * (double) cb / (double) cn > COORD_VALIDITY_MAX_BELOW_PCT) {
+        s_flag(v, COORD_INVALID_THROTTLED,
+               "CPU cores below their cluster's cap in %lld of %lld readings (%.1f%% > %.0f%%), "
+               "up to %.1f%% below%s",
+               (long long) cb, (long long) cn, 100.0 * (double) cb / (double) cn,
+               COORD_VALIDITY_MAX_BELOW_PCT, json_is_number(sf) ? json_number_value(sf) : 0.0, hot);
+    }
+}
+
+// CPU time used outside the agent's process tree (measure.other_load) beyond the bound. A record
+// without the figures (older agents, /proc unreadable) is not checked.
+static void s_check_other_load(const json_t *measure, const coord_run_facts_t *f,
+                               const coord_validity_opts_t *opts, coord_run_validity_t *v)
+{
+    const json_t *mean = json_object_get(json_object_get(measure, "other_load"), "mean_pct");
+    const json_t *max = json_object_get(json_object_get(measure, "other_load"), "max_pct");
+    bool sim = strcmp(f->platform, "sim") == 0;
+    double bound = opts->other_load_max_pct > 0.0 ? opts->other_load_max_pct
+                                                  : COORD_VALIDITY_MAX_OTHER_LOAD_PCT;
+    if (!json_is_number(mean) || (sim && opts->other_load_max_pct <= 0.0)) {
+        return;
+    }
+    if (json_number_value(mean) > bound) {
+        s_flag(v, COORD_INVALID_OTHER_LOAD,
+               "other load %.1f%% of the CPUs' time on average (> %.0f%%), at most %.1f%%%s",
+               json_number_value(mean), bound, json_is_number(max) ? json_number_value(max) : 0.0,
+               sim ? " (a sim board: the host's load)" : "");
+    }
+}
+
 static void s_check_clock(const coord_run_facts_t *f, const coord_validity_opts_t *opts,
                           coord_run_validity_t *v)
 {
@@ -191,6 +269,8 @@ static void s_check_facts(const coord_run_facts_t *f, const coord_validity_opts_
     }
     s_check_telemetry(measure, f, v);
     s_check_mode(measure, f, v);
+    s_check_throttle(measure, f, v);
+    s_check_other_load(measure, f, opts, v);
     json_decref(measure);
 }
 
@@ -367,6 +447,21 @@ int coord_validity_check_sweep(coord_store_t *store, const char *sweep,
     free(c.by_id);
     free(c.epochs);
     return rc;
+}
+
+void coord_validity_reasons_format(const coord_run_validity_t *v, char *buf, size_t size)
+{
+    size_t used = 0;
+    if (size == 0) {
+        return;
+    }
+    buf[0] = '\0';
+    for (int r = 0; r < COORD_INVALID_COUNT && used < size; r++) {
+        if (v->reason[r]) {
+            int n = snprintf(buf + used, size - used, "%s%s", used ? "," : "", s_names[r]);
+            used += n > 0 ? (size_t) n : 0;
+        }
+    }
 }
 
 void coord_validity_summary_add(coord_validity_summary_t *self, const coord_run_validity_t *v)

@@ -2,7 +2,8 @@
  * of a sweep, whether its figures can be trusted and, if not, why, from what the store holds:
  * telemetry coverage and the power mode read back (the measure record), the clock offset in
  * force, energy on every epoch, and each epoch time against the board's other epochs in the
- * same configuration. Thermal throttling and other load are not checked (see the document).
+ * same configuration, and throttling: clocks read back below the mode's while they were pinned.
+ * Other load: CPU time used outside the agent's process tree beyond a bound.
  * Variability, models and Pareto fronts use valid runs only: coord_valid_runs.h wraps this. */
 #ifndef COORD_VALIDITY_H
 #define COORD_VALIDITY_H
@@ -25,7 +26,17 @@
 // (coord_stats.h) is above COORD_STATS_OUTLIER_Z and it is also this far from their median:
 // with a few nearly equal epochs the MAD is tiny and would flag differences nobody cares about.
 #define COORD_VALIDITY_EPOCH_MIN_DEV_PCT 10.0
-#define COORD_VALIDITY_DETAIL_MAX        511
+// Throttling: with the clocks pinned (dvfs_off, or a sim board, whose model always runs at the
+// mode's caps), more than this share of the GPU's samples, or of the cores' readings, below the
+// power mode's cap (measure.thermal). Our choice, as the telemetry bounds.
+#define COORD_VALIDITY_MAX_BELOW_PCT 5.0
+// Other load (measure.other_load.mean_pct: CPU time outside the agent's process tree, % of all
+// CPUs' time) above which a run on a real board is left out by default: a quarter of the board's
+// CPU capacity. Our choice. Sim boards are checked only against an explicit bound
+// (coord_validity_opts_t): their times are modelled and do not depend on the host's load, which
+// is what their agent measures.
+#define COORD_VALIDITY_MAX_OTHER_LOAD_PCT 25.0
+#define COORD_VALIDITY_DETAIL_MAX         511
 
 // Why a run is left out. A run can have several reasons.
 typedef enum coord_invalid {
@@ -36,6 +47,8 @@ typedef enum coord_invalid {
     COORD_INVALID_ENERGY_MISSING, // an epoch without energy
     COORD_INVALID_NO_EPOCHS,      // done but no measured (non-warm-up) epoch
     COORD_INVALID_EPOCH_OUTLIER,  // an epoch time outside the board's own distribution
+    COORD_INVALID_THROTTLED,      // pinned clocks read back below the mode's
+    COORD_INVALID_OTHER_LOAD,     // CPU time outside the agent's process tree beyond the bound
     COORD_INVALID_COUNT,
 } coord_invalid_t;
 
@@ -55,6 +68,9 @@ typedef struct coord_validity_opts {
     int64_t clock_offset_bound_us; // |offset| above it is invalid: the fleet's
                                    // coordinator.clock_offset_warn; <= 0 means
                                    // JF_DEFAULT_CLOCK_WARN_US
+    double other_load_max_pct;     // > 0: other load above it is invalid on every board, sim
+                                   // boards included; <= 0: COORD_VALIDITY_MAX_OTHER_LOAD_PCT
+                                   // on real boards only
 } coord_validity_opts_t;
 
 // Checks every done run of the sweep and calls fn once per run, in sweep order. fn's non-zero
@@ -67,8 +83,13 @@ int coord_validity_check_sweep(coord_store_t *store, const char *sweep,
                                jf_err_t *err);
 
 // Short names for output ("no-measure", "telemetry", "power-mode", "clock-offset",
-// "energy-missing", "no-epochs", "epoch-outlier"). Static strings.
+// "energy-missing", "no-epochs", "epoch-outlier", "throttled", "other-load"). Static strings.
 const char *coord_invalid_name(coord_invalid_t reason);
+
+// The reasons of v as a comma-separated list of their names ("telemetry,clock-offset"), "" for
+// a valid run, into buf (always NUL-terminated, truncated to size). check, results and the
+// exports all print a verdict's reasons through this.
+void coord_validity_reasons_format(const coord_run_validity_t *v, char *buf, size_t size);
 
 // Counts of runs by verdict, for the "N runs, M valid, K left out: ..." summaries.
 typedef struct coord_validity_summary {

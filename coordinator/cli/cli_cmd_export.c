@@ -1,6 +1,8 @@
 /* jetfleet export: tidy tables (one observation per row, factors as columns) in CSV or JSON. */
+#include "cli_analysis.h"
 #include "cli_cmds.h"
 #include "cli_table.h"
+#include "cli_valid_cols.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -8,14 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+// with_valid: each row gets its run's verdict (cli_valid_cols.h). Not on minibatch and
+// telemetry rows, many per run: join them to the runs export by `run`.
 static const struct {
     const char *name;
     coord_table_t table;
-} s_what[] = {{"runs", COORD_TABLE_RUNS},
-              {"epochs", COORD_TABLE_EPOCHS},
-              {"minibatches", COORD_TABLE_MINIBATCHES},
-              {"telemetry", COORD_TABLE_TELEMETRY},
-              {"results", COORD_TABLE_RESULTS}};
+    bool with_valid;
+} s_what[] = {{"runs", COORD_TABLE_RUNS, true},
+              {"epochs", COORD_TABLE_EPOCHS, true},
+              {"minibatches", COORD_TABLE_MINIBATCHES, false},
+              {"telemetry", COORD_TABLE_TELEMETRY, false},
+              {"results", COORD_TABLE_RESULTS, true}};
 
 typedef struct s_args {
     const char *sweep, *what, *format, *out;
@@ -53,8 +58,12 @@ int cli_cmd_export(cli_ctx_t *ctx, int argc, char **argv)
 {
     s_args_t a;
     int t = -1;
+    bool with_valid = false;
     for (size_t i = 0; s_parse(argc, argv, &a) == 0 && i < sizeof s_what / sizeof s_what[0]; i++) {
-        t = strcmp(a.what, s_what[i].name) == 0 ? (int) s_what[i].table : t;
+        if (strcmp(a.what, s_what[i].name) == 0) {
+            t = (int) s_what[i].table;
+            with_valid = s_what[i].with_valid;
+        }
     }
     if (t < 0) {
         return cli_fail(CLI_EXIT_USAGE,
@@ -67,16 +76,26 @@ int cli_cmd_export(cli_ctx_t *ctx, int argc, char **argv)
     if (!store || coord_store_counts(store, a.sweep, &counts, &err) != 0) {
         return cli_fail(CLI_EXIT_ERROR, "%s", err.msg);
     }
+    coord_validity_opts_t opts = cli_analysis_opts(ctx);
+    coord_valid_runs_t *vr = with_valid ? coord_valid_runs_new(store, a.sweep, &opts, &err) : NULL;
+    if (with_valid && !vr) {
+        return cli_fail(CLI_EXIT_ERROR, "%s", err.msg);
+    }
     FILE *out = a.out ? fopen(a.out, "w") : stdout;
     if (!out) {
+        coord_valid_runs_destroy(&vr);
         return cli_fail(CLI_EXIT_ERROR, "%s: %s", a.out, strerror(errno));
     }
     cli_table_t *table = cli_table_new(NULL);
-    int rc = table ? coord_store_select(store, (coord_table_t) t, a.sweep, NULL, cli_table_add_row,
-                                        table, &err)
+    cli_valid_cols_t vc = {.valid = vr, .fn = cli_table_add_row, .arg = table};
+    int rc = table ? coord_store_select(store, (coord_table_t) t, a.sweep, NULL,
+                                        vr ? cli_valid_cols_row : cli_table_add_row,
+                                        vr ? (void *) &vc : (void *) table, &err)
                    : jf_err_set(&err, -ENOMEM, "export: out of memory");
     if (rc != 0 && table && cli_table_error(table)[0]) {
         jf_err_set(&err, rc, "%s", cli_table_error(table)); // the table's reason, not errno's
+    } else if (rc != 0 && vc.error[0]) {
+        jf_err_set(&err, rc, "%s", vc.error);
     }
     rc = rc ? rc
             : cli_table_write(
@@ -85,6 +104,7 @@ int cli_cmd_export(cli_ctx_t *ctx, int argc, char **argv)
         rc = rc ? rc : jf_err_set(&err, -EIO, "%s: write failed", a.out ? a.out : "stdout");
     }
     cli_table_destroy(&table);
+    coord_valid_runs_destroy(&vr);
     return rc == 0 ? CLI_EXIT_OK
                    : cli_fail(CLI_EXIT_ERROR, "%s", err.msg[0] ? err.msg : "export failed");
 }

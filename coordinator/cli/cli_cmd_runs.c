@@ -1,6 +1,8 @@
 /* jetfleet runs / results: tables from the store (read-only; the coordinator need not run). */
+#include "cli_analysis.h"
 #include "cli_cmds.h"
 #include "cli_table.h"
+#include "cli_valid_cols.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -51,18 +53,27 @@ static int s_add_row(int ncols, const char *const *names, const char *const *val
     return cli_table_add_row(ncols, names, values, kinds, rows->table);
 }
 
+// With valid (results), each row gets the run's verdict (cli_valid_cols.h) on its way.
 static int s_print(cli_ctx_t *ctx, coord_table_t table, const s_filter_t *f,
-                   const char *const *columns)
+                   const char *const *columns, bool valid)
 {
     jf_err_t err = {0};
     coord_store_t *store = cli_ctx_store(ctx, &err);
     s_rows_t rows = {.table = cli_table_new(columns)};
     cli_table_t *t = rows.table;
-    int rc = store && t
-                 ? coord_store_select(store, table, f->sweep, f->state, s_add_row, &rows, &err)
+    coord_validity_opts_t opts = cli_analysis_opts(ctx);
+    coord_valid_runs_t *vr =
+        store && t && valid ? coord_valid_runs_new(store, f->sweep, &opts, &err) : NULL;
+    cli_valid_cols_t vc = {.valid = vr, .fn = s_add_row, .arg = &rows};
+    int rc = store && t && (vr || !valid)
+                 ? coord_store_select(store, table, f->sweep, f->state,
+                                      vr ? cli_valid_cols_row : s_add_row,
+                                      vr ? (void *) &vc : (void *) &rows, &err)
                  : -1;
     if (rc != 0 && t && cli_table_error(t)[0]) {
         jf_err_set(&err, rc, "%s", cli_table_error(t)); // the table's reason, not errno's
+    } else if (rc != 0 && vc.error[0]) {
+        jf_err_set(&err, rc, "%s", vc.error);
     }
     if (rc == 0) {
         (void) cli_table_write(t, CLI_FORMAT_TEXT, stdout);
@@ -74,6 +85,7 @@ static int s_print(cli_ctx_t *ctx, coord_table_t table, const s_filter_t *f,
         }
     }
     cli_table_destroy(&t);
+    coord_valid_runs_destroy(&vr);
     return rc == 0 ? CLI_EXIT_OK : cli_fail(CLI_EXIT_ERROR, "%s", err.msg);
 }
 
@@ -87,24 +99,43 @@ int cli_cmd_runs(cli_ctx_t *ctx, int argc, char **argv)
         return cli_fail(CLI_EXIT_USAGE, "usage: jetfleet runs [--sweep NAME] [--state "
                                         "pending|assigned|running|done|failed]");
     }
-    return s_print(ctx, COORD_TABLE_RUNS, &f, cols);
+    return s_print(ctx, COORD_TABLE_RUNS, &f, cols, false);
 }
 
 int cli_cmd_results(cli_ctx_t *ctx, int argc, char **argv)
 {
-    static const char *const cols[] = {
-        "run",           "board",           "platform",  "workload",
-        "power",         "storage",         "workers",   "batch_size",
-        "repeat",        "epochs_measured", "e2e_s",     "fetch_stall_s",
-        "compute_s",     "samples_per_s",   "energy_mj", "avg_power_mw",
-        "energy_source", "final_loss",      NULL};
+    static const char *const cols[] = {"run",
+                                       "board",
+                                       "platform",
+                                       "workload",
+                                       "power",
+                                       "storage",
+                                       "workers",
+                                       "batch_size",
+                                       "repeat",
+                                       "epochs_measured",
+                                       "e2e_s",
+                                       "fetch_stall_s",
+                                       "compute_s",
+                                       "samples_per_s",
+                                       "energy_mj",
+                                       "avg_power_mw",
+                                       "energy_source",
+                                       "final_loss",
+                                       "valid",
+                                       "invalid_reasons",
+                                       NULL};
     s_filter_t f = {0};
     if (s_parse_filter(argc, argv, &f) != 0 || !f.sweep || f.state) {
         return cli_fail(CLI_EXIT_USAGE, "usage: jetfleet results --sweep NAME");
     }
-    printf("mean per epoch over the measured epochs (epoch 0 is warm-up and left out); energy "
-           "and power are empty where the board's power was not readable; energy_source: "
-           "power-monitor (the board's rails), rapl (a host's RAPL counters), simulated (a sim "
-           "board's modelled rails, in modelled time)\n");
-    return s_print(ctx, COORD_TABLE_RESULTS, &f, cols);
+    printf(
+        "mean per epoch over the measured epochs (epoch 0 is warm-up and left out); energy "
+        "and power are empty where the board's power was not readable; energy_source: "
+        "power-monitor (the board's rails), rapl (a host's RAPL counters), simulated (a sim "
+        "board's modelled rails, in modelled time); valid: whether jetfleet check finds the run's "
+        "figures trustworthy (invalid_reasons say why not; the numbers: jetfleet check --sweep "
+        "%s)\n",
+        f.sweep);
+    return s_print(ctx, COORD_TABLE_RESULTS, &f, cols, true);
 }

@@ -1,4 +1,6 @@
 /* jetfleet sweep plan|submit|list|show|cancel. */
+#include "cli_adaptive.h"
+#include "coord_adaptive.h"
 #include "cli_cmds.h"
 #include "cli_table.h"
 #include "jf_msg_ctl.h"
@@ -17,7 +19,11 @@
 
 #define S_WAIT_POLL_MS  1000
 #define S_TIMEOUT_MAX_S (INT64_C(366) * 24 * 3600) // --timeout: up to a year
-#define S_SUBMIT_USAGE  "jetfleet sweep submit FILE [--wait [--timeout SECONDS]]"
+#define S_SUBMIT_USAGE                                                                             \
+    "jetfleet sweep submit FILE [--wait [--timeout SECONDS]] | sweep submit --adaptive N "         \
+    "[--batch "                                                                                    \
+    "B] [--seed S] [--timeout SECONDS] FILE"
+#define S_BATCH_MAX 1000 // --batch: modes per adaptive round
 
 static void s_count_add(cli_table_t *t, const char *const *names, const char *a, const char *b,
                         size_t n)
@@ -128,15 +134,15 @@ static void s_progress(const coord_state_counts_t *c, size_t total, int64_t star
 
 // --wait's state: what it has printed, and since when the sweep has been unable to progress.
 typedef struct s_waiter {
-    cli_ctx_t *ctx;            // borrowed
-    const char *name;          // borrowed: the sweep
-    bool tty;                  // stdout is a terminal: redraw one progress line
-    int64_t start_us;          // monotonic: when --wait began
-    int64_t timeout_us;        // --timeout (0: none)
-    int64_t stalled_since_us;  // monotonic: since when no board of an open run is online (0: not)
-    int64_t last_print_us;     // monotonic: the last progress line
-    size_t at_start;           // runs finished when --wait began (SIZE_MAX: not counted yet)
-    size_t last_finished;      // runs finished at the last progress line
+    cli_ctx_t *ctx;           // borrowed
+    const char *name;         // borrowed: the sweep
+    bool tty;                 // stdout is a terminal: redraw one progress line
+    int64_t start_us;         // monotonic: when --wait began
+    int64_t timeout_us;       // --timeout (0: none)
+    int64_t stalled_since_us; // monotonic: since when no board of an open run is online (0: not)
+    int64_t last_print_us;    // monotonic: the last progress line
+    size_t at_start;          // runs finished when --wait began (SIZE_MAX: not counted yet)
+    size_t last_finished;     // runs finished at the last progress line
 } s_waiter_t;
 
 // Collects the boards of the sweep's open runs (pending, assigned, running) as keys of arg.
@@ -172,7 +178,8 @@ static bool s_can_progress(s_waiter_t *w, char *why, size_t why_size)
     bool online = false;
     size_t i = 0;
     json_t *b = NULL;
-    json_array_foreach(json_object_get(data, "boards"), i, b) {
+    json_array_foreach(json_object_get(data, "boards"), i, b)
+    {
         const char *board = json_string_value(json_object_get(b, "name"));
         bool ours = board && json_object_get(open, board);
         online |= ours && json_is_true(json_object_get(b, "online"));
@@ -236,13 +243,17 @@ static void s_wait_print(s_waiter_t *w, const coord_state_counts_t *c, size_t to
     }
 }
 
-static int s_wait(cli_ctx_t *ctx, const char *name, int64_t timeout_us)
+int cli_sweep_wait(cli_ctx_t *ctx, const char *name, int64_t timeout_us, bool failed_ok)
 {
     jf_err_t err = {0};
     coord_store_t *store = cli_ctx_store(ctx, &err);
-    s_waiter_t w = {.ctx = ctx, .name = name, .tty = isatty(STDOUT_FILENO),
-                    .start_us = jf_clock_mono_us(), .timeout_us = timeout_us,
-                    .at_start = SIZE_MAX, .last_finished = SIZE_MAX};
+    s_waiter_t w = {.ctx = ctx,
+                    .name = name,
+                    .tty = isatty(STDOUT_FILENO),
+                    .start_us = jf_clock_mono_us(),
+                    .timeout_us = timeout_us,
+                    .at_start = SIZE_MAX,
+                    .last_finished = SIZE_MAX};
     coord_state_counts_t c = {0};
     while (store && coord_store_counts(store, name, &c, &err) == 0) {
         size_t total = 0, finished = c.n[COORD_RUN_DONE] + c.n[COORD_RUN_FAILED];
@@ -253,7 +264,7 @@ static int s_wait(cli_ctx_t *ctx, const char *name, int64_t timeout_us)
         if (finished == total) {
             printf("%ssweep '%s' finished: %zu done, %zu failed\n", w.tty ? "\n" : "", name,
                    c.n[COORD_RUN_DONE], c.n[COORD_RUN_FAILED]);
-            return c.n[COORD_RUN_FAILED] ? CLI_EXIT_ERROR : CLI_EXIT_OK;
+            return c.n[COORD_RUN_FAILED] && !failed_ok ? CLI_EXIT_ERROR : CLI_EXIT_OK;
         }
         int rc = s_check_stuck(&w, &c, total - finished);
         if (rc != 0) {
@@ -290,7 +301,7 @@ static int s_submit(cli_ctx_t *ctx, const char *file, bool wait, int64_t timeout
     json_decref(data);
     free(yaml);
     jf_sweep_destroy(&sw);
-    return wait ? s_wait(ctx, name, timeout_us) : CLI_EXIT_OK;
+    return wait ? cli_sweep_wait(ctx, name, timeout_us, false) : CLI_EXIT_OK;
 }
 
 static int s_cancel(cli_ctx_t *ctx, const char *name)
@@ -328,32 +339,70 @@ static int s_table(cli_ctx_t *ctx, coord_table_t table, const char *sweep,
     return rc == 0 ? CLI_EXIT_OK : cli_fail(CLI_EXIT_ERROR, "%s", err.msg);
 }
 
-// submit FILE [--wait [--timeout SECONDS]]: argv[0] is "submit".
+// The options of submit, as given.
+typedef struct s_submit_args {
+    bool wait;
+    const char *timeout, *adaptive, *batch, *seed;
+} s_submit_args_t;
+
+// --adaptive N [--batch B] [--seed S] [--timeout SECONDS] FILE.
+static int s_adaptive_args(cli_ctx_t *ctx, const s_submit_args_t *a, const char *file)
+{
+    int64_t n = 0, batch = CLI_ADAPTIVE_BATCH, seed = CLI_ADAPTIVE_SEED, timeout_s = 0;
+    jf_err_t err = {0};
+    const char *bad =
+        jf_parse_i64(a->adaptive, 1, COORD_ADAPTIVE_CANDS_MAX, &n, &err) ? "--adaptive" : NULL;
+    bad =
+        !bad && a->batch && jf_parse_i64(a->batch, 1, S_BATCH_MAX, &batch, &err) ? "--batch" : bad;
+    bad = !bad && a->seed && jf_parse_i64(a->seed, 0, INT64_MAX, &seed, &err) ? "--seed" : bad;
+    bad = !bad && a->timeout && jf_parse_i64(a->timeout, 1, S_TIMEOUT_MAX_S, &timeout_s, &err)
+              ? "--timeout"
+              : bad;
+    if (bad) {
+        return cli_fail(CLI_EXIT_USAGE, "%s: %s", bad, err.msg);
+    }
+    cli_adaptive_opts_t o = {.n = (size_t) n,
+                             .batch = (size_t) batch,
+                             .seed = (uint64_t) seed,
+                             .timeout_us = timeout_s * JF_US_PER_S};
+    return cli_adaptive_submit(ctx, file, &o);
+}
+
+// submit FILE [--wait [--timeout SECONDS]] or submit --adaptive N ...: argv[0] is "submit".
 static int s_submit_args(cli_ctx_t *ctx, int argc, char **argv)
 {
-    static const struct option opts[] = {{"wait", no_argument, NULL, 'w'},
-                                         {"timeout", required_argument, NULL, 't'},
-                                         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {
+        {"wait", no_argument, NULL, 'w'},           {"timeout", required_argument, NULL, 't'},
+        {"adaptive", required_argument, NULL, 'a'}, {"batch", required_argument, NULL, 'b'},
+        {"seed", required_argument, NULL, 's'},     {NULL, 0, NULL, 0}};
     optind = 0; // restart getopt fully; argv[0] ("submit") stands for the program name
-    bool wait = false;
-    const char *timeout = NULL;
+    s_submit_args_t a = {0};
     for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
-        if (c != 'w' && c != 't') {
+        if (c == '?') {
             return cli_fail(CLI_EXIT_USAGE, "usage: " S_SUBMIT_USAGE);
         }
-        wait |= c == 'w';
-        timeout = c == 't' ? optarg : timeout;
+        a.wait |= c == 'w';
+        a.timeout = c == 't' ? optarg : a.timeout;
+        a.adaptive = c == 'a' ? optarg : a.adaptive;
+        a.batch = c == 'b' ? optarg : a.batch;
+        a.seed = c == 's' ? optarg : a.seed;
     }
-    if (optind != argc - 1 || (timeout && !wait)) {
+    bool adaptive_only = (a.batch || a.seed) && !a.adaptive;
+    if (optind != argc - 1 || (a.timeout && !a.wait && !a.adaptive) || adaptive_only) {
         return cli_fail(CLI_EXIT_USAGE, "usage: " S_SUBMIT_USAGE "%s",
-                        timeout && !wait ? " (--timeout needs --wait)" : "");
+                        adaptive_only ? " (--batch and --seed need --adaptive)"
+                        : a.timeout && !a.wait && !a.adaptive ? " (--timeout needs --wait)"
+                                                              : "");
+    }
+    if (a.adaptive) { // it waits for every round: --wait is implied
+        return s_adaptive_args(ctx, &a, argv[optind]);
     }
     int64_t timeout_s = 0;
     jf_err_t err = {0};
-    if (timeout && jf_parse_i64(timeout, 1, S_TIMEOUT_MAX_S, &timeout_s, &err) != 0) {
-        return cli_fail(CLI_EXIT_USAGE, "--timeout '%s': %s", timeout, err.msg);
+    if (a.timeout && jf_parse_i64(a.timeout, 1, S_TIMEOUT_MAX_S, &timeout_s, &err) != 0) {
+        return cli_fail(CLI_EXIT_USAGE, "--timeout '%s': %s", a.timeout, err.msg);
     }
-    return s_submit(ctx, argv[optind], wait, timeout_s * JF_US_PER_S);
+    return s_submit(ctx, argv[optind], a.wait, timeout_s * JF_US_PER_S);
 }
 
 int cli_cmd_sweep(cli_ctx_t *ctx, int argc, char **argv)
@@ -378,7 +427,8 @@ int cli_cmd_sweep(cli_ctx_t *ctx, int argc, char **argv)
     }
     if (strcmp(verb, "show") == 0) {
         int rc = s_table(ctx, COORD_TABLE_SWEEPS, arg, NULL);
-        return rc ? rc : (putchar('\n'), cli_cmd_results(ctx, 2, (char *[]){"--sweep", (char *) arg}));
+        return rc ? rc
+                  : (putchar('\n'), cli_cmd_results(ctx, 2, (char *[]){"--sweep", (char *) arg}));
     }
     return cli_fail(CLI_EXIT_USAGE, "unknown sweep command '%s'", verb);
 }

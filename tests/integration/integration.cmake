@@ -132,9 +132,25 @@ jf_add_integration_test(variability TIMEOUT 120
                         LIBS jft_support jf_common m)
 add_dependencies(variability_itest ${JF_ITEST_DEPS})
 
+# Issue #12: simulated throttling (thermal.throttle in a sim parameter file) seen in the measure
+# record's thermal object and flagged by `jetfleet check`.
+jf_add_integration_test(sim_throttle TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/sim_throttle_test.c
+                        LIBS jft_support jf_common)
+target_compile_definitions(sim_throttle_itest PRIVATE
+  JF_SIM_PARAMS_SOURCE="${PROJECT_SOURCE_DIR}/agent/share/sim_params.yaml")
+add_dependencies(sim_throttle_itest ${JF_ITEST_DEPS})
+
 # jetfleet model fit/list/predict/eval, pareto and recommend on a store built with the store API
 # (issue #12, docs/analysis.md), with the bad requests.
 jf_add_integration_test(model_cli TIMEOUT 120
                         SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/model_cli_test.c
                         LIBS jft_support jf_coord jf_common)
 add_dependencies(model_cli_itest ${JF_ITEST_DEPS})
+
+# Issue #12: `jetfleet sweep submit --adaptive N` on one simulated board: N runs chosen in rounds,
+# models stored, predictions for the other points; the bad requests.
+jf_add_integration_test(adaptive TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/adaptive_test.c
+                        LIBS jft_support jf_common)
+add_dependencies(adaptive_itest ${JF_ITEST_DEPS})

@@ -9,6 +9,7 @@
 #include "jft_fs.h"
 #include "jf_units.h"
 
+#include <jansson.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -180,6 +181,70 @@ static void s_check(jft_fleet_t *f, char *in_list, size_t size, int *ret_n)
                     in_list);
     assert_int_equal(jft_fleet_sql_int(f, sql), 0);
     printf("runs_checked=%d\nruns_valid=%d\n", t.nrows, *ret_n);
+}
+
+// results and the runs and results exports carry check's verdict for every run (the same code):
+// valid yes exactly for the runs in in_list. Every run's measure record has the thermal object,
+// its clocks compared with the mode's caps; the figures are printed.
+static void s_export_agrees(jft_fleet_t *f, const char *in_list, int n_valid)
+{
+    static const char *const what[] = {"runs", "results"};
+    for (size_t w = 0; w < 2; w++) {
+        char *out = jft_cli_expect(f, 0, S_CLI_MS,
+                                   (const char *const[]){"export", "--sweep", "var", "--what",
+                                                         what[w], "--format", "json", NULL});
+        json_error_t jerr;
+        json_t *rows = json_loads(out, 0, &jerr);
+        if (!json_is_array(rows)) {
+            fail_msg("export %s: not a JSON array: %s", what[w], jerr.text);
+        }
+        free(out);
+        int yes = 0;
+        size_t i;
+        json_t *row;
+        json_array_foreach(rows, i, row)
+        {
+            char quoted[80];
+            (void) snprintf(quoted, sizeof quoted, "'%s'",
+                            json_string_value(json_object_get(row, "run")));
+            bool in = strstr(in_list, quoted) != NULL;
+            assert_string_equal(json_string_value(json_object_get(row, "valid")),
+                                in ? "yes" : "no");
+            assert_true(in == json_is_null(json_object_get(row, "invalid_reasons")));
+            yes += in;
+        }
+        assert_int_equal(yes, n_valid);
+        printf("export_%s_rows=%zu\nexport_%s_valid=%d\n", what[w], json_array_size(rows), what[w],
+               yes);
+        json_decref(rows);
+    }
+    char *out =
+        jft_cli_expect(f, 0, S_CLI_MS, (const char *const[]){"results", "--sweep", "var", NULL});
+    assert_non_null(strstr(out, "invalid_reasons"));
+    free(out);
+    assert_int_equal(jft_fleet_sql_int(f, "SELECT count(*) FROM runs WHERE state = 'done' AND "
+                                          "(json_extract(measure, '$.thermal.samples') IS NULL "
+                                          "OR json_extract(measure, '$.thermal.gpu_samples') "
+                                          "IS NULL)"),
+                     0);
+    printf("thermal_gpu_below_samples=%lld\nthermal_gpu_samples=%lld\nthermal_cpu_below=%lld\n"
+           "thermal_max_gpu_mc=%lld\n",
+           jft_fleet_sql_int(f, "SELECT sum(json_extract(measure, '$.thermal.gpu_below')) "
+                                "FROM runs WHERE state = 'done'"),
+           jft_fleet_sql_int(f, "SELECT sum(json_extract(measure, '$.thermal.gpu_samples')) "
+                                "FROM runs WHERE state = 'done'"),
+           jft_fleet_sql_int(f, "SELECT coalesce(sum(json_extract(measure, "
+                                "'$.thermal.cpu_below')), -1) FROM runs WHERE state = 'done'"),
+           jft_fleet_sql_int(f, "SELECT max(json_extract(measure, '$.thermal.max_temps_mc.GPU')) "
+                                "FROM runs WHERE state = 'done'"));
+    // The host's other load beside the sim agents (a sim board measures the real machine).
+    printf("other_load_runs=%lld\nother_load_mean_pct_min=%lld\nother_load_mean_pct_max=%lld\n",
+           jft_fleet_sql_int(f, "SELECT count(*) FROM runs WHERE state = 'done' AND "
+                                "json_extract(measure, '$.other_load.intervals') > 0"),
+           jft_fleet_sql_int(f, "SELECT CAST(min(json_extract(measure, '$.other_load.mean_pct')) "
+                                "AS INTEGER) FROM runs WHERE state = 'done'"),
+           jft_fleet_sql_int(f, "SELECT CAST(max(json_extract(measure, '$.other_load.mean_pct')) "
+                                "AS INTEGER) FROM runs WHERE state = 'done'"));
 }
 
 // Per-board figures from the store: "board=value;..." of a column averaged per board (repeat
@@ -371,6 +436,7 @@ static void test_variability_and_check(void **state)
     static char in_list[4096];
     int n_valid = 0;
     s_check(f, in_list, sizeof in_list, &n_valid);
+    s_export_agrees(f, in_list, n_valid);
     if (n_valid < 2 * S_REPEATS) { // at least two boards' runs to compare
         fail_msg("only %d of %d runs valid (reasons above): nothing to compare", n_valid, S_RUNS);
     }

@@ -80,6 +80,12 @@ jf_add_unit_test(energy_counter
 # and the sampler actor against the Xavier NX fixture tree.
 jf_add_unit_test(measure
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/measure_test.c LIBS jf_agent jft_support)
+# Other load beside a run: CPU time outside the agent's process tree (agent_otherload).
+jf_add_unit_test(otherload
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/otherload_test.c LIBS jf_agent jft_support)
+# Temperatures and clocks over a run for the measure record's thermal object (agent_thermal).
+jf_add_unit_test(thermal
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/thermal_test.c LIBS jf_agent jft_support)
 # The tegrastats fallback for rails sysfs cannot read: the live child, the platform's choice, the
 # sampler running it for a run and --sample-once, against a fake tegrastats that prints the lines
 # of a tests/fixtures/tegrastats log.

@@ -356,6 +356,89 @@ static void test_zones_must_match_layout(void **state)
     free(text);
 }
 
+// A copy of the parameter file with find replaced by replace, parsed; NULL with err.
+static sim_model_t *t_parse_edited(const char *find, const char *replace, jf_err_t *err)
+{
+    char *text = jft_read_file(SIM_PARAMS_PATH, NULL);
+    assert_non_null(text);
+    const char *at = strstr(text, find);
+    assert_non_null(at);
+    size_t head = (size_t) (at - text);
+    size_t size = strlen(text) + strlen(replace) + 1;
+    char *edited = malloc(size);
+    assert_non_null(edited);
+    (void) snprintf(edited, size, "%.*s%s%s", (int) head, text, replace, at + strlen(find));
+    sim_model_t *model = sim_model_parse(edited, strlen(edited), "edited.yaml", err);
+    free(edited);
+    free(text);
+    return model;
+}
+
+// The GPU's cur_freq file of a Xavier NX tree, in Hz.
+static long long t_gpu_hz(const agent_sim_tree_t *tree)
+{
+    char path[PATH_MAX];
+    (void) snprintf(path, sizeof path, "%s/%s/cur_freq", agent_sim_tree_sysfs_root(tree),
+                    t_layout(JF_BOARD_XAVIER_NX)->gpu_devfreq_dir);
+    char *text = jft_read_file(path, NULL);
+    assert_non_null(text);
+    long long hz = strtoll(text, NULL, 10);
+    free(text);
+    return hz;
+}
+
+
+// Simulated throttling (thermal.throttle): the GPU clock at gpu_pct of the mode's while a zone
+// is at or above temp_c, the mode's again once all are below; bad values are refused.
+static void test_throttle(void **state)
+{
+    (void) state;
+    jf_err_t err = {0};
+    // Idle is about 38 C and a loaded board heads for about 64 C: 50 C is crossed under load.
+    sim_model_t *model = t_parse_edited(
+        "      offline_zones: []\n\n  # Jetson Nano",
+        "      offline_zones: []\n      throttle: {temp_c: 50, gpu_pct: 40}\n\n  # Jetson Nano",
+        &err);
+    if (!model) {
+        fail_msg("%s", err.msg);
+    }
+    agent_sim_tree_t *tree = t_tree(model, JF_BOARD_XAVIER_NX);
+    long long mode_hz = t_gpu_hz(tree);
+    assert_true(mode_hz > 0);
+    json_t *load = json_pack("{s:f}", "VDD_IN", (double) T_NX_LOAD);
+    assert_int_equal(agent_sim_tree_set_power(tree, load, 0, &err), 0);
+    assert_int_equal(t_gpu_hz(tree), mode_hz); // still idle-warm
+    assert_int_equal(agent_sim_tree_advance(tree, 600 * (int64_t) T_US_PER_S, &err), 0);
+    assert_int_equal(t_gpu_hz(tree), llround((double) mode_hz * 0.40)); // ten time constants
+    assert_int_equal(agent_sim_tree_set_power(tree, NULL, 600 * (int64_t) T_US_PER_S, &err), 0);
+    assert_int_equal(agent_sim_tree_advance(tree, 1800 * (int64_t) T_US_PER_S, &err), 0);
+    assert_int_equal(t_gpu_hz(tree), mode_hz); // cooled down
+    json_decref(load);
+    agent_sim_tree_destroy(&tree);
+    sim_model_destroy(&model);
+    static const struct {
+        const char *throttle;
+        const char *fragment;
+    } bad[] = {
+        {"throttle: {temp_c: 50, gpu_pct: 0}", "gpu_pct"},
+        {"throttle: {temp_c: 50}", "gpu_pct"},
+        {"throttle: {temp_c: 50, gpu_pct: 50, hz: 1}", "hz"},
+        {"throttle: 50", ""},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char replace[256];
+        (void) snprintf(replace, sizeof replace, "      offline_zones: []\n      %s\n\n  # Jetson Nano",
+                        bad[i].throttle);
+        err = (jf_err_t){0};
+        sim_model_t *m = t_parse_edited("      offline_zones: []\n\n  # Jetson Nano", replace, &err);
+        if (m || !strstr(err.msg, bad[i].fragment)) {
+            fail_msg("row %zu: model %p, error '%s' (wanted '%s')", i, (void *) m, err.msg,
+                     bad[i].fragment);
+        }
+        printf("throttle_refused_%zu: %s\n", i, err.msg);
+    }
+}
+
 // The model alone: steady state, the lag, a non-finite power counted as none.
 static void test_model(void **state)
 {
@@ -385,6 +468,7 @@ int main(void)
         cmocka_unit_test(test_step_response),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_zones_must_match_layout),
+        cmocka_unit_test(test_throttle),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

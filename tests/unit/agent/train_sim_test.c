@@ -293,11 +293,12 @@ static void t_model_epochs(int workers, int epochs, sim_epoch_out_t *out)
                          .prefetch = 2,
                          .batch_size = 16,
                          .dataset_scale = 1.0,
-                         .run_seed = 3,
                          .noise = true};
     jf_err_t err = {0};
     assert_int_equal(sim_model_mode_op_named(model, JF_BOARD_XAVIER_NX, T_NX_MODE, &in.op, &err),
                      0);
+    // The trainer mixes --seed (T_SEED), the board and the operating point into the noise seed.
+    in.run_seed = train_sim_noise_seed(3, "sim-nx-01", &in.op);
     sim_model_board_factors(model, JF_BOARD_XAVIER_NX, 7, "sim-nx-01", &in.factors);
     for (int e = 0; e < epochs; e++) {
         in.epoch = e;
@@ -560,6 +561,21 @@ static void test_same_seed_same_output(void **state)
     }
     t_free(&a, &la);
     t_free(&b, &lb);
+}
+
+// The noise seed mixes the training seed, the board and the operating point, deterministically.
+static void test_noise_seed_mixes_board_and_point(void **state)
+{
+    (void)state;
+    sim_op_t a = {.n_cores = 4, .cpu_hz = 1420800000, .gpu_hz = 599250000, .emc_hz = 1600000000};
+    sim_op_t b = a;
+    b.gpu_hz = 1109250000;
+    uint64_t s = train_sim_noise_seed(3, "sim-nx-01", &a);
+    assert_true(s == train_sim_noise_seed(3, "sim-nx-01", &a));
+    assert_true(s != train_sim_noise_seed(3, "sim-nx-01", &b));
+    assert_true(s != train_sim_noise_seed(3, "sim-nx-02", &a));
+    assert_true(s != train_sim_noise_seed(4, "sim-nx-01", &a));
+    assert_true(s != 3);
 }
 
 static void test_board_names_differ_slightly(void **state)
@@ -849,6 +865,7 @@ int main(void)
         cmocka_unit_test(test_large_dataset_gains_nothing_between_runs),
         cmocka_unit_test(test_same_seed_same_output),
         cmocka_unit_test(test_custom_point_is_the_operating_point),
+        cmocka_unit_test(test_noise_seed_mixes_board_and_point),
         cmocka_unit_test(test_board_names_differ_slightly),
         cmocka_unit_test(test_time_compression),
         cmocka_unit_test(test_record_lines_are_what_the_agent_reads),

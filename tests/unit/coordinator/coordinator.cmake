@@ -74,6 +74,8 @@ jf_add_unit_test(fit
 # Six MLP trainings on 576 points: ~13 s on a loaded 2-core machine, more under the sanitizers.
 math(EXPR jf_fit_timeout "120 * ${JF_TEST_TIMEOUT_SCALE}")
 set_tests_properties(unit.fit PROPERTIES TIMEOUT ${jf_fit_timeout})
+jf_add_unit_test(adaptive
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/adaptive_test.c LIBS jf_fit)
 jf_add_unit_test(pareto
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/pareto_test.c LIBS jf_fit)
 jf_add_unit_test(store_models

@@ -1,7 +1,9 @@
 /* coord_validity over a store built with the store API in a temp directory: runs with poor
  * telemetry coverage (missed, late, a long gap, also in a simulated time base), a power mode read
  * back that differs, a clock offset beyond the bound, an epoch far outside the board's other
- * epochs, energy missing and no measure record are each flagged with their reason and only it;
+ * epochs, energy missing, no measure record and pinned clocks read back below the mode's
+ * (throttled; not concluded with DVFS on), and other load beyond the bound (real boards by
+ * default, sim boards with an explicit bound) are each flagged with their reason and only it;
  * the good runs pass; the summary and coord_valid_runs agree; an unknown sweep is -ENOENT. */
 #include "coord_valid_runs.h"
 #include "coord_validity.h"
@@ -17,12 +19,22 @@
 
 #include <cmocka.h>
 
-#define S_RUNS 15
+#define S_RUNS 23
 #define S_GOOD                                                                                     \
     "{\"telemetry\":{\"rate_hz\":1,\"samples\":100,\"late\":0,\"missed\":0,"                       \
     "\"max_gap_us\":1000100,\"time_base\":\"monotonic\"},"                                         \
     "\"power_mode\":{\"mode_id\":0,\"mode_name\":\"MAXN\"}}"
-#define S_MODE_OK "\"power_mode\":{\"mode_id\":0,\"mode_name\":\"MAXN\"}}"
+#define S_MODE_OK     "\"power_mode\":{\"mode_id\":0,\"mode_name\":\"MAXN\"}}"
+#define S_MODE_OK_OBJ "\"power_mode\":{\"mode_id\":0,\"mode_name\":\"MAXN\"}"
+#define S_TEL                                                                                      \
+    "{\"telemetry\":{\"rate_hz\":1,\"samples\":100,\"late\":0,\"missed\":0,"                       \
+    "\"max_gap_us\":1000000},"
+#define S_PINNED(dvfs_off, thermal)                                                                \
+    S_TEL "\"power_mode\":{\"mode_id\":0,\"mode_name\":\"MAXN\",\"dvfs_off\":" dvfs_off "},"       \
+          "\"thermal\":{" thermal "}}"
+#define S_GPU_40_OF_100                                                                            \
+    "\"samples\":100,\"max_temps_mc\":{\"GPU\":87500,\"CPU\":80000},\"gpu_samples\":100,"          \
+    "\"gpu_below\":40,\"gpu_lowest_hz\":599250000,\"gpu_cap_hz\":1109250000"
 
 typedef struct s_case {
     const char *board;
@@ -127,6 +139,65 @@ static const s_case_t s_cases[S_RUNS] = {
      {10.0, 10.0},
      COORD_INVALID_TELEMETRY,
      "longest telemetry gap 70.000 s"},
+    // Pinned clocks below the mode's: throttled, with the numbers and the hottest zone.
+    {"nx-06",
+     0,
+     S_PINNED("true", S_GPU_40_OF_100),
+     true,
+     {10.0, 10.0},
+     COORD_INVALID_THROTTLED,
+     "GPU below the mode's 1109 MHz in 40 of 100 samples (40.0% > 5%), lowest 599 MHz; hottest "
+     "zone GPU 87.5 C"},
+    // The same clocks with DVFS on: a governor lowers them too, nothing is concluded.
+    {"nx-06", 1, S_PINNED("false", S_GPU_40_OF_100), true, {10.0, 10.0}, -1, NULL},
+    {"nx-06",
+     2,
+     S_PINNED("true", "\"samples\":100,\"cpu_samples\":600,\"cpu_below\":60,"
+                      "\"cpu_max_shortfall_pct\":25.0"),
+     true,
+     {10.0, 10.0},
+     COORD_INVALID_THROTTLED,
+     "CPU cores below their cluster's cap in 60 of 600 readings (10.0% > 5%), up to 25.0% below"},
+    // A sim board runs at the mode's caps: 5 of 100 (5%) is within the bound, 6 is not.
+    {"sim-1",
+     2,
+     S_PINNED("false", "\"samples\":100,\"gpu_samples\":100,\"gpu_below\":5,"
+                       "\"gpu_lowest_hz\":599250000,\"gpu_cap_hz\":1109250000"),
+     true,
+     {10.0, 10.0},
+     -1,
+     NULL},
+    {"sim-1",
+     3,
+     S_PINNED("false", "\"samples\":100,\"gpu_samples\":100,\"gpu_below\":6,"
+                       "\"gpu_lowest_hz\":599250000,\"gpu_cap_hz\":1109250000"),
+     true,
+     {10.0, 10.0},
+     COORD_INVALID_THROTTLED,
+     "in 6 of 100 samples (6.0% > 5%)"},
+    // Other load: 40% on a real board is beyond the default 25%, 20% is not; a sim board's (the
+    // host's) is not checked without an explicit bound.
+    {"nx-07",
+     0,
+     S_TEL S_MODE_OK_OBJ ",\"other_load\":{\"intervals\":30,\"mean_pct\":40.0,\"max_pct\":70.0}}",
+     true,
+     {10.0, 10.0},
+     COORD_INVALID_OTHER_LOAD,
+     "other load 40.0% of the CPUs' time on average (> 25%), at most 70.0%"},
+    {"nx-07",
+     1,
+     S_TEL S_MODE_OK_OBJ ",\"other_load\":{\"intervals\":30,\"mean_pct\":20.0,\"max_pct\":30.0}}",
+     true,
+     {10.0, 10.0},
+     -1,
+     NULL},
+    {"sim-1",
+     4,
+     S_TEL S_MODE_OK_OBJ ",\"other_load\":{\"intervals\":30,\"mean_pct\":90.0,\"max_pct\":95.0}}",
+     true,
+     {10.0, 10.0},
+     -1,
+     NULL},
 };
 
 static void s_store_run(coord_store_t *st, const jf_run_spec_t *spec, const s_case_t *k)
@@ -150,9 +221,10 @@ static void s_store_run(coord_store_t *st, const jf_run_spec_t *spec, const s_ca
 // Stores every case as a done run of sweep "smoke", plus one run left pending (not judged).
 static void s_build(coord_store_t *st, jf_run_spec_t *specs)
 {
-    static const char *const boards[] = {"nx-01", "nx-02", "nx-03", "nx-04", "nx-05", "sim-1"};
+    static const char *const boards[] = {"nx-01", "nx-02", "nx-03", "nx-04",
+                                         "nx-05", "nx-06", "nx-07", "sim-1"};
     jf_err_t err = {0};
-    for (size_t b = 0; b < 6; b++) {
+    for (size_t b = 0; b < sizeof boards / sizeof boards[0]; b++) {
         bool sim = strcmp(boards[b], "sim-1") == 0;
         assert_int_equal(
             coord_store_board_hello(st, boards[b], "xavier-nx", sim ? "sim" : "jetson", "{}", &err),
@@ -220,8 +292,9 @@ static void test_each_reason(void **state)
     }
     char text[256];
     coord_validity_summary_format(&sum, text, sizeof text);
-    assert_string_equal(text, "15 runs, 4 valid, 11 left out: no-measure 1, telemetry 4, "
-                              "power-mode 3, clock-offset 1, energy-missing 1, epoch-outlier 1");
+    assert_string_equal(text, "23 runs, 8 valid, 15 left out: no-measure 1, telemetry 4, "
+                              "power-mode 3, clock-offset 1, energy-missing 1, epoch-outlier 1, "
+                              "throttled 3, other-load 1");
 }
 
 static void test_clock_bound_and_valid_runs(void **state)
@@ -235,7 +308,7 @@ static void test_clock_bound_and_valid_runs(void **state)
     assert_non_null(valid);
     const coord_validity_summary_t *s = coord_valid_runs_summary(valid);
     assert_int_equal(s->runs, S_RUNS);
-    assert_int_equal(s->valid, 5); // nx-04's 20 ms is within a 25 ms bound
+    assert_int_equal(s->valid, 9); // nx-04's 20 ms is within a 25 ms bound
     assert_int_equal(s->by_reason[COORD_INVALID_CLOCK_OFFSET], 0);
     assert_int_equal(s->by_reason[COORD_INVALID_TELEMETRY], 4);
     for (size_t i = 0; i < S_RUNS; i++) {
@@ -244,8 +317,40 @@ static void test_clock_bound_and_valid_runs(void **state)
     }
     assert_false(coord_valid_runs_has(valid, specs[S_RUNS].run_id)); // pending
     assert_false(coord_valid_runs_has(valid, "r0000000000000000"));
+    // Every done run's verdict, as check prints it; none for a pending or unknown run.
+    for (size_t i = 0; i < S_RUNS; i++) {
+        const coord_run_validity_t *v = coord_valid_runs_verdict(valid, specs[i].run_id);
+        assert_non_null(v);
+        assert_string_equal(v->run, specs[i].run_id);
+        char reasons[160];
+        coord_validity_reasons_format(v, reasons, sizeof reasons);
+        bool want = s_cases[i].reason < 0 || s_cases[i].reason == COORD_INVALID_CLOCK_OFFSET;
+        assert_string_equal(reasons,
+                            want ? "" : coord_invalid_name((coord_invalid_t) s_cases[i].reason));
+    }
+    assert_null(coord_valid_runs_verdict(valid, specs[S_RUNS].run_id));
+    assert_null(coord_valid_runs_verdict(valid, "r0000000000000000"));
     coord_valid_runs_destroy(&valid);
     assert_null(valid);
+}
+
+// An explicit other-load bound applies to every board, sim boards (the host's load) included.
+static void test_other_load_bound(void **state)
+{
+    tstore_ctx_t *c = *state;
+    jf_run_spec_t specs[S_RUNS + 1];
+    s_build(c->store, specs);
+    jf_err_t err = {0};
+    coord_validity_opts_t opts = {.other_load_max_pct = 10.0};
+    coord_valid_runs_t *valid = coord_valid_runs_new(c->store, "smoke", &opts, &err);
+    assert_non_null(valid);
+    assert_int_equal(coord_valid_runs_summary(valid)->by_reason[COORD_INVALID_OTHER_LOAD], 3);
+    const coord_run_validity_t *v = coord_valid_runs_verdict(valid, specs[S_RUNS - 1].run_id);
+    assert_non_null(v);
+    assert_true(v->reason[COORD_INVALID_OTHER_LOAD]);
+    assert_non_null(strstr(v->detail, "other load 90.0% of the CPUs' time on average (> 10%), at "
+                                      "most 95.0% (a sim board: the host's load)"));
+    coord_valid_runs_destroy(&valid);
 }
 
 static void test_unknown_sweep(void **state)
@@ -288,6 +393,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_each_reason, tstore_setup, tstore_teardown),
         cmocka_unit_test_setup_teardown(test_clock_bound_and_valid_runs, tstore_setup,
                                         tstore_teardown),
+        cmocka_unit_test_setup_teardown(test_other_load_bound, tstore_setup, tstore_teardown),
         cmocka_unit_test_setup_teardown(test_unknown_sweep, tstore_setup, tstore_teardown),
         cmocka_unit_test_setup_teardown(test_unreadable_measure, tstore_setup, tstore_teardown),
     };
