@@ -79,14 +79,16 @@ rate=$(sed -n 's/.*samples_per_s=\([0-9]*\).*/\1/p' <<< "$final")
 kill -TERM "$coord"; wait "$coord" || true
 db=$(find "$work/state" -name '*.db' | head -n 1)
 stored=$(sqlite3 "$db" 'SELECT count(*) FROM telemetry')
-telemetry_bytes=$(sqlite3 "$db" "SELECT sum(pgsize) FROM dbstat WHERE name = 'telemetry'" 2>/dev/null || echo "")
+# The typed telemetry tables (docs/store.md, "Telemetry storage"): series, layouts, samples.
+telemetry_bytes=$(sqlite3 "$db" "SELECT sum(pgsize) FROM dbstat WHERE name IN ('telemetry_series',
+  'sqlite_autoindex_telemetry_series_1', 'telemetry_layout', 'telemetry_sample')" 2>/dev/null || echo "")
 half=${rss[9]} last=${rss[19]}
 echo "sessions=$sessions hz=$hz seconds=$seconds samples_per_s=$rate"
 echo "acked_samples=$acked stored_samples=$stored lost=$(( acked > stored ? acked - stored : 0 ))"
 echo "rss_mb_series=$(printf '%s,' "${rss[@]}" | awk -F, '{for(i=1;i<NF;i++) printf "%s%.0f", (i>1?",":""), $i/1024}')"
 echo "rss_growth_mb_last_half=$(awk -v a="$half" -v b="$last" 'BEGIN {printf "%.1f", (b-a)/1024}')"
 if [ -n "$telemetry_bytes" ] && [ "$stored" -gt 0 ]; then
-  # The telemetry table's pages (dbstat), overflow pages included, per stored sample.
+  # The telemetry tables' pages (dbstat), overflow pages included, per stored sample.
   echo "bytes_per_sample=$(( telemetry_bytes / stored )) store_file_mb=$(( $(stat -c %s "$db") / 1048576 ))"
 fi
 echo "loadgen: $final"

@@ -245,7 +245,7 @@ static int s_coord_free_space(jf_coord_settings_t *c, const jf_yaml_node_t *map,
                          (long long) S_SIZE_NUMBER_MAX, text);
 }
 
-// retention: {telemetry_raw: <duration>, telemetry_after: drop}; both keys are required.
+// retention: {telemetry_raw: <duration>, telemetry_after: drop|means}; both keys are required.
 static int s_coord_retention(jf_coord_settings_t *c, const jf_yaml_node_t *map, jf_err_t *err)
 {
     const jf_yaml_node_t *r = s_opt(map, "retention");
@@ -265,15 +265,12 @@ static int s_coord_retention(jf_coord_settings_t *c, const jf_yaml_node_t *map, 
     if (rc != 0) {
         return rc;
     }
-    if (strcmp(jf_yaml_node_text(after), "drop") != 0) {
-        // TODO(#17): 'means' (per-second means kept after the raw samples) waits for the typed
-        // telemetry schema.
+    const char *what = jf_yaml_node_text(after);
+    if (strcmp(what, "drop") != 0 && strcmp(what, "means") != 0) {
         return jf_yaml_error(err, -EINVAL, after,
-                             "'telemetry_after' must be 'drop' (per-second 'means' are not "
-                             "implemented yet), got '%.64s'",
-                             jf_yaml_node_text(after));
+                             "'telemetry_after' must be 'drop' or 'means', got '%.64s'", what);
     }
-    c->telemetry_after = JF_RETENTION_DROP;
+    c->telemetry_after = strcmp(what, "means") == 0 ? JF_RETENTION_MEANS : JF_RETENTION_DROP;
     return 0;
 }
 

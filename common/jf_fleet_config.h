@@ -37,6 +37,7 @@
 typedef enum jf_retention_after {
     JF_RETENTION_KEEP = 0, // no retention configured: raw samples are kept for ever
     JF_RETENTION_DROP,     // the raw samples are deleted
+    JF_RETENTION_MEANS,    // the raw samples are replaced by per-second means
 } jf_retention_after_t;
 
 typedef struct jf_storage_spec {

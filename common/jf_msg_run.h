@@ -121,10 +121,10 @@ struct jf_msg_run_progress {
     jf_msg_progress_rec_t *records; // n_records, in message order; owned
 };
 
-// One checked telemetry sample as the coordinator stores it. The store keeps a sample as JSON
-// text (no typed telemetry table yet) and a sample is open (members the schema does not know are
-// kept), so the decoder keeps the compact text it checked rather than the typed struct (about
-// 10 kB each, to be encoded back to text anyway).
+// One checked telemetry sample as the coordinator stores it. The store packs a sample from its
+// JSON (docs/store.md, "Telemetry storage") and a sample is open (members the schema does not
+// know are kept), so the decoder keeps the compact text it checked rather than the typed struct
+// (about 10 kB each).
 typedef struct jf_msg_sample_text {
     int64_t t_us; // the sample's wall-clock time, us
     char *text;   // the sample, compact JSON; owned by the payload

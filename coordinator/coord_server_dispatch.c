@@ -125,21 +125,21 @@ static int s_retention(coord_server_t *self, jf_err_t *err)
 {
     const jf_coord_settings_t *c = &self->fleet->coord;
     int64_t now_us = jf_clock_mono_us();
-    if (c->telemetry_after != JF_RETENTION_DROP || now_us < self->next_retention_us) {
+    if (c->telemetry_after == JF_RETENTION_KEEP || now_us < self->next_retention_us) {
         return 0;
     }
     int64_t cutoff_us = jf_clock_wall_us() - c->telemetry_raw_us;
-    int64_t deleted = 0;
-    int rc = coord_store_prune_telemetry(self->store, cutoff_us, COORD_RETENTION_BATCH_ROWS,
-                                         &deleted, err);
+    int64_t done = 0;
+    int rc = coord_store_age_telemetry(self->store, c->telemetry_after, cutoff_us,
+                                       COORD_RETENTION_BATCH_ROWS, &done, err);
     if (rc != 0) {
         return rc;
     }
-    // A full batch means more is due: take the next one next tick, else look again later.
-    self->next_retention_us =
-        deleted == COORD_RETENTION_BATCH_ROWS ? now_us : now_us + COORD_RETENTION_IDLE_US;
-    if (deleted > 0) {
-        jf_log_debug("retention: %" PRId64 " telemetry rows deleted", deleted);
+    // Work done means more may be due: take the next batch next tick, else look again later.
+    self->next_retention_us = done > 0 ? now_us : now_us + COORD_RETENTION_IDLE_US;
+    if (done > 0) {
+        jf_log_debug("retention: %" PRId64 " telemetry rows %s", done,
+                     c->telemetry_after == JF_RETENTION_MEANS ? "averaged" : "deleted");
     }
     return 0;
 }

@@ -2,6 +2,7 @@
  * coord_store_runs.c, records in coord_store_records.c, CLI tables in coord_store_query.c, the
  * statement cache and typed binds in coord_store_stmt.c. */
 #include "coord_store_internal.h"
+#include "coord_telemetry_pack.h"
 
 #include "jf_units.h"
 
@@ -78,6 +79,10 @@ coord_store_t *coord_store_open(const char *path, bool read_only, jf_err_t *err)
         goto fail_destroy;
     }
     if (s_pragmas(self, err) != 0) {
+        goto fail_destroy;
+    }
+    if (coord_tpack_sql_register(self->db) != 0) { // telemetry_json and the export need it
+        jf_err_set(err, -EIO, "%s: registering a SQL function: %s", path, sqlite3_errmsg(self->db));
         goto fail_destroy;
     }
     if (!read_only && coord_store_migrate(self, err) != 0) {

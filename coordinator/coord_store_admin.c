@@ -225,6 +225,14 @@ typedef struct s_table {
         t, NULL, "INSERT OR IGNORE INTO main." t " SELECT * FROM src." t " WHERE run = ?1" extra,  \
             NULL                                                                                   \
     }
+// A table keyed by telemetry series, copied with the series of the run ?1.
+#define S_SERIES_TABLE(t)                                                                          \
+    {                                                                                              \
+        t, NULL,                                                                                   \
+            "INSERT OR IGNORE INTO main." t " SELECT * FROM src." t " WHERE series IN"             \
+            " (SELECT id FROM src.telemetry_series WHERE run = ?1)",                               \
+            NULL                                                                                   \
+    }
 
 // Copy order: runs before the tables copied run by run. meta replaces the new store's rows, so
 // the salvaged store keeps the damaged one's store id and coordinator epoch. A sweep_runs row
@@ -239,7 +247,9 @@ static const s_table_t s_tables[] = {
     S_RUN_TABLE("sweep_runs", " AND sweep IN (SELECT name FROM main.sweeps)"),
     S_RUN_TABLE("epochs", ""),
     S_RUN_TABLE("minibatches", ""),
-    S_RUN_TABLE("telemetry", ""),
+    S_RUN_TABLE("telemetry_series", ""),
+    S_SERIES_TABLE("telemetry_layout"),
+    S_SERIES_TABLE("telemetry_sample"),
 };
 #define S_N_TABLES (sizeof s_tables / sizeof s_tables[0])
 
@@ -427,7 +437,8 @@ static void s_list_not_copied(s_salvage_t *s, coord_salvage_report_t *r)
     sqlite3_stmt *st = NULL;
     const char *sql = "SELECT group_concat(name, ', ') FROM main.sqlite_schema WHERE type = "
                       "'table' AND name NOT IN ('meta', 'boards', 'sweeps', 'runs', 'events', "
-                      "'models', 'sweep_runs', 'epochs', 'minibatches', 'telemetry')";
+                      "'models', 'sweep_runs', 'epochs', 'minibatches', 'telemetry_series', "
+                      "'telemetry_layout', 'telemetry_sample')";
     if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK &&
         sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0)) {
         (void)snprintf(r->not_copied, sizeof r->not_copied, "%s", sqlite3_column_text(st, 0));

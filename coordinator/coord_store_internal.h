@@ -45,12 +45,13 @@ typedef enum coord_bind_type {
     COORD_BIND_TEXT,    // text; a NULL text binds NULL
     COORD_BIND_INT,     // int64_t
     COORD_BIND_REAL,    // double; NaN binds NULL (SQLite's rule)
+    COORD_BIND_BLOB,    // bytes (text points at them, i counts them)
 } coord_bind_type_t;
 
 typedef struct coord_bind {
     coord_bind_type_t type;
-    const char *text; // COORD_BIND_TEXT; borrowed, copied by SQLite at bind time
-    int64_t i;        // COORD_BIND_INT
+    const char *text; // COORD_BIND_TEXT, _BLOB; borrowed, copied by SQLite at bind time
+    int64_t i;        // COORD_BIND_INT; COORD_BIND_BLOB: its length in bytes
     double d;         // COORD_BIND_REAL
 } coord_bind_t;
 
@@ -67,6 +68,11 @@ static inline coord_bind_t coord_int(int64_t v)
 static inline coord_bind_t coord_real(double v)
 {
     return (coord_bind_t){.type = COORD_BIND_REAL, .d = v};
+}
+
+static inline coord_bind_t coord_blob(const void *bytes, size_t len)
+{
+    return (coord_bind_t){.type = COORD_BIND_BLOB, .text = bytes, .i = (int64_t) len};
 }
 
 // A COORD_BIND_END-terminated list of binds, in the statement's parameter order.
@@ -114,6 +120,11 @@ int coord_store_spec_read(coord_store_t *self, coord_spec_sql_t which, const cha
 // Sets err from SQLite's last error, with context; returns -EIO, or -EBADMSG with
 // COORD_STORE_CORRUPT_HINT added when SQLite says the file is damaged.
 int coord_store_fail(coord_store_t *self, jf_err_t *err, const char *what);
+
+// Moves the version-8 telemetry rows (table telemetry_v8, one JSON text row per sample) into
+// the typed tables and drops telemetry_v8 (coord_store_telemetry.c; migration 8 -> 9, inside
+// its transaction). Returns 0, or -EIO/-EPROTO naming the row that could not be moved.
+int coord_store_telemetry_migrate_v8(coord_store_t *self, jf_err_t *err);
 
 // Migrations to the latest schema (coord_store_schema.c).
 int coord_store_migrate(coord_store_t *self, jf_err_t *err);

@@ -83,7 +83,7 @@ static const s_table_sql_t s_sql[COORD_TABLE_COUNT] = {
                  " AND " S_STATE_FILTER " ORDER BY r.ord, m.epoch, m.idx"},
     [COORD_TABLE_TELEMETRY] =
         {.tail = "SELECT t.run, r.board, t.attempt, t.seq, t.idx AS sample, t.t_us, "
-                 "replace(substr(j.fullkey, 3), '\"', '') AS metric, j.value FROM telemetry t "
+                 "replace(substr(j.fullkey, 3), '\"', '') AS metric, j.value FROM telemetry_json t "
                  "JOIN runs r ON r.id = t.run AND r.attempt = t.attempt, json_tree(t.sample) j "
                  "WHERE j.type IN ('integer', 'real') AND j.parent IS NOT NULL AND j.key IS NOT "
                  "'t_us' AND " S_SWEEP_FILTER " AND " S_STATE_FILTER

@@ -1,6 +1,6 @@
-/* Store: per-attempt records (epochs, minibatches, telemetry). Inserts are idempotent, so a
- * retransmitted message never duplicates a row. Epoch and minibatch columns come from their
- * schema tables (coord_store_spec.c). */
+/* Store: per-attempt records (epochs, minibatches; telemetry is coord_store_telemetry.c's).
+ * Inserts are idempotent, so a retransmitted message never duplicates a row. Epoch and
+ * minibatch columns come from their schema tables (coord_store_spec.c). */
 #include "coord_store_internal.h"
 
 #include <math.h>
@@ -27,17 +27,6 @@ int coord_store_add_minibatch(coord_store_t *self, const char *run, int64_t atte
     return coord_store_rec_insert(self, COORD_SPEC_SQL_MINIBATCH,
                                   COORD_BINDS(coord_text(run), coord_int(attempt)), m,
                                   COORD_NO_BINDS, err);
-}
-
-int coord_store_add_telemetry(coord_store_t *self, const char *run, int64_t attempt, int64_t seq,
-                              int64_t index, int64_t t_us, const char *sample_json, jf_err_t *err)
-{
-    return coord_store_exec(self,
-                            "INSERT INTO telemetry(run, attempt, seq, idx, t_us, sample) "
-                            "VALUES(?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                            COORD_BINDS(coord_text(run), coord_int(attempt), coord_int(seq),
-                                        coord_int(index), coord_int(t_us), coord_text(sample_json)),
-                            err);
 }
 
 int coord_store_run_set_measure(coord_store_t *self, const char *run, int64_t attempt,

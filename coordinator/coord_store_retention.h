@@ -7,6 +7,7 @@
 
 #include "coord_store.h"
 #include "jf_err.h"
+#include "jf_fleet_config.h"
 
 #include <stdint.h>
 
@@ -26,7 +27,26 @@ int coord_store_prune_telemetry(coord_store_t *self, int64_t cutoff_us, int64_t 
 int coord_store_prunable_telemetry(coord_store_t *self, int64_t cutoff_us, int64_t *ret_rows,
                                    jf_err_t *err);
 
-// The number of telemetry rows in the store.
+// Replaces raw samples of finished runs (as for coord_store_prune_telemetry) by per-second
+// means (docs/store.md, "Retention"), at most max_rows raw samples, in the caller's transaction
+// if any. A second's samples are averaged together; one cut by the batch's end waits for the
+// next call. A series found with no raw samples left is marked averaged and counts as one.
+// *ret_rows is the work done: 0 when nothing more is due. Returns 0, -EINVAL for max_rows < 1,
+// -EPROTO for a stored row that does not unpack, or -EIO/-EBADMSG from SQLite.
+int coord_store_telemetry_means(coord_store_t *self, int64_t cutoff_us, int64_t max_rows,
+                                int64_t *ret_rows, jf_err_t *err);
+
+// One batch of the policy after: coord_store_prune_telemetry (drop),
+// coord_store_telemetry_means (means), nothing (keep, *ret_rows 0). *ret_rows > 0: call again.
+int coord_store_age_telemetry(coord_store_t *self, jf_retention_after_t after, int64_t cutoff_us,
+                              int64_t max_rows, int64_t *ret_rows, jf_err_t *err);
+
+// The rows the policy after would take for cutoff_us: samples to delete (drop), raw samples
+// to average (means), 0 (keep).
+int coord_store_agable_telemetry(coord_store_t *self, jf_retention_after_t after, int64_t cutoff_us,
+                                 int64_t *ret_rows, jf_err_t *err);
+
+// The number of telemetry rows in the store (samples and means).
 int coord_store_count_telemetry(coord_store_t *self, int64_t *ret_rows, jf_err_t *err);
 
 // Bytes available to this (unprivileged) process on the filesystem that holds the store's

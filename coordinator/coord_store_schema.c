@@ -96,6 +96,36 @@ static const char *const s_migrations[] = {
     " kind TEXT NOT NULL CHECK(kind IN ('linear','mlp')), features TEXT NOT NULL,"
     " params TEXT NOT NULL, training_runs INTEGER NOT NULL, cv_mape_pct REAL,"
     " transfer_from INTEGER REFERENCES models(id), created_us INTEGER NOT NULL);",
+    // 8 -> 9: typed telemetry (docs/store.md, "Telemetry storage"): a series per run attempt
+    // (t0_us: its first sample's time), its layouts (base samples, the first of each shape)
+    // and one packed row per sample (coord_telemetry_pack.h), or per second's mean once
+    // retention averaged it (mean_of: how many samples). The views keep the old table's
+    // columns; telemetry_json needs the store's SQL function (coord_tpack_sql_register). The
+    // old rows are moved by coord_store_telemetry_migrate_v8 in this transaction.
+    "ALTER TABLE telemetry RENAME TO telemetry_v8;"
+    "CREATE TABLE telemetry_series(id INTEGER PRIMARY KEY, run TEXT NOT NULL REFERENCES runs(id),"
+    " attempt INTEGER NOT NULL, t0_us INTEGER NOT NULL, averaged INTEGER NOT NULL DEFAULT 0,"
+    " UNIQUE(run, attempt));"
+    "CREATE TABLE telemetry_layout(series INTEGER NOT NULL REFERENCES telemetry_series(id),"
+    " n INTEGER NOT NULL, t_us INTEGER NOT NULL, base TEXT NOT NULL,"
+    " PRIMARY KEY(series, n)) WITHOUT ROWID;"
+    "CREATE TABLE telemetry_sample(series INTEGER NOT NULL REFERENCES telemetry_series(id),"
+    " seq INTEGER NOT NULL, idx INTEGER NOT NULL, t_rel_us INTEGER NOT NULL,"
+    " layout INTEGER NOT NULL, mean_of INTEGER, vals BLOB NOT NULL,"
+    " PRIMARY KEY(series, seq, idx)) WITHOUT ROWID;"
+    "CREATE VIEW telemetry AS SELECT s.run, s.attempt, t.seq, t.idx, s.t0_us + t.t_rel_us AS t_us,"
+    " t.mean_of FROM telemetry_sample t JOIN telemetry_series s ON s.id = t.series;"
+    "CREATE VIEW telemetry_json AS SELECT s.run, s.attempt, t.seq, t.idx,"
+    " s.t0_us + t.t_rel_us AS t_us, t.mean_of,"
+    " coord_telemetry_json(l.base, l.t_us, s.t0_us + t.t_rel_us, t.vals) AS sample"
+    " FROM telemetry_sample t JOIN telemetry_series s ON s.id = t.series"
+    " JOIN telemetry_layout l ON l.series = t.series AND l.n = t.layout;",
+};
+
+// C steps run after a migration's SQL, in its transaction (NULL: none).
+typedef int (*s_step_fn)(coord_store_t *self, jf_err_t *err);
+static const s_step_fn s_steps[] = {
+    [8] = coord_store_telemetry_migrate_v8,
 };
 
 #define S_N_MIGRATIONS ((int) (sizeof s_migrations / sizeof s_migrations[0]))
@@ -114,13 +144,24 @@ int coord_store_schema_version(coord_store_t *self)
     return (int) v;
 }
 
+// A failed C step's message as SQLite's error text would be (NULL when out of memory: the
+// caller falls back to sqlite3_errmsg). Always true, so that the caller stops.
+static bool s_step_failed(const jf_err_t *step_err, char **msg)
+{
+    *msg = sqlite3_mprintf("%s", step_err->msg);
+    return true;
+}
+
 static int s_apply(coord_store_t *self, int from, jf_err_t *err)
 {
     char *msg = NULL;
     char pragma[64] = {0};
     (void) snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", from + 1);
+    s_step_fn step = from < (int) (sizeof s_steps / sizeof s_steps[0]) ? s_steps[from] : NULL;
+    jf_err_t step_err = {0};
     if (sqlite3_exec(self->db, "BEGIN IMMEDIATE", NULL, NULL, &msg) != SQLITE_OK ||
         sqlite3_exec(self->db, s_migrations[from], NULL, NULL, &msg) != SQLITE_OK ||
+        (step && step(self, &step_err) != 0 && s_step_failed(&step_err, &msg)) ||
         sqlite3_exec(self->db, pragma, NULL, NULL, &msg) != SQLITE_OK ||
         sqlite3_exec(self->db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
         jf_err_set(err, -EIO, "%s: migration %d -> %d failed: %s", self->path, from, from + 1,

@@ -16,6 +16,8 @@ static int s_bind_one(sqlite3_stmt *st, int i, const coord_bind_t *b)
         return sqlite3_bind_int64(st, i, b->i);
     case COORD_BIND_REAL:
         return sqlite3_bind_double(st, i, b->d);
+    case COORD_BIND_BLOB:
+        return sqlite3_bind_blob64(st, i, b->text, b->i, SQLITE_TRANSIENT);
     default:
         return SQLITE_MISUSE;
     }

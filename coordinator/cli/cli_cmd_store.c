@@ -184,16 +184,17 @@ static coord_store_t *s_prune_open(const char *path, jf_err_t *err)
     return coord_store_open(path, false, err);
 }
 
-// Deletes due rows batch by batch, each batch its own short transaction, so that a
-// coordinator writing at the same time waits at most one batch (its busy timeout is 5 s).
-static int s_prune_batches(coord_store_t *st, int64_t cutoff_us, int64_t *ret_deleted,
-                           jf_err_t *err)
+// Deletes (or averages) due rows batch by batch, each batch its own short transaction, so that
+// a coordinator writing at the same time waits at most one batch (its busy timeout is 5 s).
+static int s_prune_batches(coord_store_t *st, const jf_coord_settings_t *c, int64_t cutoff_us,
+                           int64_t *ret_deleted, jf_err_t *err)
 {
     int64_t total = 0;
-    for (int64_t n = COORD_RETENTION_BATCH_ROWS; n == COORD_RETENTION_BATCH_ROWS;) {
+    for (int64_t n = 1; n > 0;) {
         int rc = coord_store_begin(st, err);
         rc = rc ? rc
-                : coord_store_prune_telemetry(st, cutoff_us, COORD_RETENTION_BATCH_ROWS, &n, err);
+                : coord_store_age_telemetry(st, c->telemetry_after, cutoff_us,
+                                            COORD_RETENTION_BATCH_ROWS, &n, err);
         rc = rc ? rc : coord_store_commit(st, err);
         if (rc != 0) {
             coord_store_rollback(st);
@@ -208,7 +209,7 @@ static int s_prune_batches(coord_store_t *st, int64_t cutoff_us, int64_t *ret_de
 
 static int s_prune(const jf_coord_settings_t *c, const char *path, bool dry_run)
 {
-    if (c->telemetry_after != JF_RETENTION_DROP) {
+    if (c->telemetry_after == JF_RETENTION_KEEP) {
         printf("prune: no coordinator.retention in fleet.yaml: telemetry is kept; nothing to "
                "do\n");
         return CLI_EXIT_OK;
@@ -220,15 +221,16 @@ static int s_prune(const jf_coord_settings_t *c, const char *path, bool dry_run)
     }
     int64_t cutoff_us = jf_clock_wall_us() - c->telemetry_raw_us;
     int64_t rows = 0;
-    int rc = dry_run ? coord_store_prunable_telemetry(st, cutoff_us, &rows, &err)
-                     : s_prune_batches(st, cutoff_us, &rows, &err);
+    int rc = dry_run ? coord_store_agable_telemetry(st, c->telemetry_after, cutoff_us, &rows, &err)
+                     : s_prune_batches(st, c, cutoff_us, &rows, &err);
     coord_store_destroy(&st);
     if (rc != 0) {
-        return cli_fail(CLI_EXIT_ERROR, "prune: %s (%" PRId64 " rows deleted before)", err.msg,
-                        rows);
+        return cli_fail(CLI_EXIT_ERROR, "prune: %s (%" PRId64 " rows done before)", err.msg, rows);
     }
-    printf("prune: %s %" PRId64 " telemetry rows of runs finished more than %" PRId64 " s ago\n",
-           dry_run ? "would delete" : "deleted", rows, c->telemetry_raw_us / JF_US_PER_S);
+    bool means = c->telemetry_after == JF_RETENTION_MEANS;
+    printf("prune: %s %" PRId64 " telemetry rows of runs finished more than %" PRId64 " s ago%s\n",
+           dry_run ? (means ? "would average" : "would delete") : (means ? "averaged" : "deleted"),
+           rows, c->telemetry_raw_us / JF_US_PER_S, means ? " into per-second means" : "");
     return CLI_EXIT_OK;
 }
 

@@ -273,11 +273,11 @@ static void t_check_nx4(t_ctx_t *c)
     t_text_has(f, S_MEASURE("nx-4", "$.telemetry.source"), "sysfs");
     t_text_has(f, S_MEASURE("nx-1", "$.energy.source"), "power-monitor");
     // Most samples carry tegrastats' rails and say so; none carries rails from anywhere else.
-    assert_true(t_int(f, "SELECT count(*) FROM telemetry WHERE run = " S_RUN_OF(
+    assert_true(t_int(f, "SELECT count(*) FROM telemetry_json WHERE run = " S_RUN_OF(
                              "nx-4") " AND 'rails' IN (SELECT value FROM json_each(sample, "
                                      "'$.from_tegrastats')) AND json_extract(sample, "
                                      "'$.input_power_mw') IN (2763, 5542, 5821, 9315)") >= 2);
-    assert_int_equal(t_int(f, "SELECT count(*) FROM telemetry WHERE run = " S_RUN_OF(
+    assert_int_equal(t_int(f, "SELECT count(*) FROM telemetry_json WHERE run = " S_RUN_OF(
                                   "nx-4") " AND json_extract(sample, '$.rails') IS NOT NULL AND "
                                           "json_extract(sample, '$.from_tegrastats') IS NULL"),
                      0);
@@ -357,7 +357,7 @@ static void t_check_refusals_and_host(jft_fleet_t *f)
     assert_int_equal(t_int(f, "SELECT count(*) FROM runs WHERE board = 'host-1' AND state = "
                               "'done'"),
                      1);
-    bool rapl = t_int(f, "SELECT count(*) FROM telemetry WHERE run = " S_RUN_OF(
+    bool rapl = t_int(f, "SELECT count(*) FROM telemetry_json WHERE run = " S_RUN_OF(
                              "host-1") " AND json_extract(sample, '$.rapl_energy_uj') IS NOT "
                                        "NULL") > 0;
     if (rapl) {
@@ -372,7 +372,7 @@ static void t_check_refusals_and_host(jft_fleet_t *f)
         t_text_has(f, S_MEASURE("host-1", "$.energy.reason"), "no sample carried");
     }
     assert_int_equal(t_int(f,
-                           "SELECT count(*) FROM telemetry WHERE run = " S_RUN_OF(
+                           "SELECT count(*) FROM telemetry_json WHERE run = " S_RUN_OF(
                                "host-1") " AND (json_extract(sample, '$.rails') IS NOT NULL OR "
                                          "json_extract(sample, '$.input_power_mw') IS NOT NULL)"),
                      0);

@@ -178,7 +178,7 @@ static void s_check_energy(jft_fleet_t *f, const s_model_epoch_t *m)
                                   "AS TEXT) FROM runs");
     assert_true(max_gap_us > 0 && max_gap_us < 1e6); // ~0.1 s modelled at 20 Hz wall, speed 2
     double idle_mw = s_real(f, "SELECT CAST(json_extract(sample, '$.input_power_mw') AS TEXT) "
-                               "FROM telemetry ORDER BY seq, idx LIMIT 1");
+                               "FROM telemetry_json ORDER BY seq, idx LIMIT 1");
     assert_true(idle_mw > 0 && idle_mw < m[0].power_mw);
     for (int k = 0; k < S_EPOCHS; k++) {
         char sql[256];
@@ -215,10 +215,10 @@ static void s_check_load(jft_fleet_t *f, const s_model_epoch_t *m)
         top = fmax(top, m[k].gpu_pct);
     }
     double got = s_real(f, "SELECT CAST(max(json_extract(sample, '$.gpu_load_pct')) AS TEXT) "
-                           "FROM telemetry");
+                           "FROM telemetry_json");
     printf("gpu_load_pct: stored max %.1f, model's epochs max %.2f\n", got, top);
     assert_true(top > 0.0 && fabs(got - top) <= 0.05 + 1e-9);
-    assert_true(s_int(f, "SELECT count(*) FROM telemetry WHERE "
+    assert_true(s_int(f, "SELECT count(*) FROM telemetry_json WHERE "
                          "json_extract(sample, '$.cpu_load_pct') > 0") > 0);
 }
 

@@ -5,7 +5,8 @@
  * once every run is done, while runs and epochs stay. Floor: a run is running when the
  * coordinator is restarted with min_free_space above the real free space: `jetfleet status`
  * says why new runs are refused, the pending runs stay pending, the running one ends done with
- * its data, and nothing stored before is lost. */
+ * its data, and nothing stored before is lost. Means: with telemetry_after: means the finished
+ * runs' samples become per-second means that account for every sample. */
 #include "jft_check.h"
 #include "jft_fleet.h"
 #include "jft_fs.h"
@@ -170,6 +171,57 @@ static void test_retention_bounds_rows(void **state)
     free(out);
 }
 
+static bool s_all_averaged(void *arg)
+{
+    return s_sql(arg, "SELECT count(*) FROM telemetry WHERE mean_of IS NULL") == 0 &&
+           s_sql(arg, "SELECT count(*) FROM telemetry") > 0;
+}
+
+// retention.telemetry_after: means. The finished runs' samples are replaced, while the
+// coordinator runs, by one row per wall-clock second that stands for all of them: every sample
+// seen while its run ran is counted in some mean, and there are fewer rows than samples.
+static void test_retention_means(void **state)
+{
+    jft_fleet_t *f = *state;
+    assert_int_equal(jft_fleet_set_coord(f, NULL,
+                                         "  retention:\n    telemetry_raw: 1s\n"
+                                         "    telemetry_after: means\n"),
+                     0);
+    assert_int_equal(jft_fleet_start_coordinator(f), 0);
+    assert_int_equal(jft_fleet_start_sim_agent(f, 0, s_args_fast), 0);
+    assert_true(jft_fleet_wait_online(f, 1, S_WAIT_MS));
+    char sweep[PATH_MAX];
+    assert_int_equal(jft_fleet_write(f, "retention.yaml", s_sweep_ret, sweep), 0);
+    free(jft_cli_expect(f, 0, S_CLI_MS, (const char *const[]){"sweep", "submit", sweep, NULL}));
+    s_seen_t seen = {0};
+    (void) s_watch_rows(f, &seen);
+    assert_int_equal(s_sql(f, "SELECT count(*) FROM runs WHERE state = 'done'"), S_RET_RUNS);
+    assert_true(jft_wait_until(s_all_averaged, f, S_WAIT_MS));
+    long long rows = s_sql(f, "SELECT count(*) FROM telemetry");
+    long long stands_for = s_sql(f, "SELECT sum(mean_of) FROM telemetry");
+    long long seen_total = 0;
+    for (size_t i = 0; i < seen.n; i++) {
+        char sql[160];
+        (void) snprintf(sql, sizeof sql,
+                        "SELECT coalesce(sum(mean_of), 0) FROM telemetry WHERE run = '%s'",
+                        seen.run[i]);
+        assert_true(s_sql(f, sql) >= seen.max_rows[i]); // no sample lost in the averaging
+        seen_total += seen.max_rows[i];
+    }
+    printf("mean_rows=%lld\nsamples_averaged=%lld\nsamples_seen_raw=%lld\n", rows, stands_for,
+           seen_total);
+    assert_true(rows > 0 && rows * 2 < stands_for); // 10 Hz: up to 10 samples a second
+    char *out =
+        jft_cli_expect(f, 0, S_CLI_MS, (const char *const[]){"store", "prune", "--dry-run", NULL});
+    assert_non_null(strstr(out, "prune: would average 0 telemetry rows"));
+    free(out);
+    out = jft_cli_expect(
+        f, 0, S_CLI_MS,
+        (const char *const[]){"export", "--sweep", "retention", "--what", "telemetry", NULL});
+    assert_non_null(strstr(out, "gpu_freq_hz"));
+    free(out);
+}
+
 static bool s_running_with_rows(void *arg)
 {
     return s_sql(arg, "SELECT count(*) FROM runs r WHERE state = 'running' AND "
@@ -280,6 +332,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_retention_bounds_rows, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown(test_retention_means, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown(test_floor_refuses_new_runs, s_setup, s_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

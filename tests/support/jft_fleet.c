@@ -1,6 +1,8 @@
 /* Test support: a fleet on loopback. */
 #include "jft_fleet.h"
 
+#include "coord_telemetry_pack.h"
+
 #include "jft_fs.h"
 
 #include <errno.h>
@@ -238,8 +240,9 @@ static sqlite3_stmt *s_sql_row(jft_fleet_t *f, const char *sql, sqlite3 **ret_db
     (void) snprintf(path, sizeof path, "%s/jetfleet.db", f->data_dir);
     sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
+    // The store's SQL function, so that tests can read the view telemetry_json.
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-        sqlite3_busy_timeout(db, 2000) == SQLITE_OK &&
+        coord_tpack_sql_register(db) == 0 && sqlite3_busy_timeout(db, 2000) == SQLITE_OK &&
         sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
         *ret_db = db;
         return st;

@@ -234,9 +234,9 @@ static const t_bad_file_t t_bad_fleets[] = {
      "ms, s, m, h), got '7d'"},
     {"fleet-retention-short.yaml", -EINVAL,
      "fleet-retention-short.yaml:3:20: 'telemetry_raw': duration '500ms' is out of range"},
-    {"fleet-retention-means.yaml", -EINVAL,
-     "fleet-retention-means.yaml:4:22: 'telemetry_after' must be 'drop' (per-second 'means' are "
-     "not implemented yet), got 'means'"},
+    {"fleet-retention-after.yaml", -EINVAL,
+     "fleet-retention-after.yaml:4:22: 'telemetry_after' must be 'drop' or 'means', got "
+     "'average'"},
     {"fleet-retention-missing.yaml", -EINVAL,
      "fleet-retention-missing.yaml:3:5: missing required key 'telemetry_after' in retention"},
     {"fleet-retention-scalar.yaml", -EINVAL,
@@ -450,13 +450,17 @@ static void test_retention_and_floor_values(void **state)
         const char *coord;
         int64_t raw_us;
         int64_t floor_bytes;
+        jf_retention_after_t after;
     } rows[] = {
-        {"{retention: {telemetry_raw: 1s, telemetry_after: drop}, min_free_space: 0B}", T_S, 0},
+        {"{retention: {telemetry_raw: 1s, telemetry_after: drop}, min_free_space: 0B}", T_S, 0,
+         JF_RETENTION_DROP},
         {"{retention: {telemetry_raw: 1m, telemetry_after: drop}, min_free_space: 512K}", 60 * T_S,
-         512 * 1024},
-        {"{min_free_space: 3M}", 0, 3 * T_MB},
-        {"{min_free_space: 1T}", 0, INT64_C(1) << 40},
-        {"{min_free_space: 100B}", 0, 100},
+         512 * 1024, JF_RETENTION_DROP},
+        {"{retention: {telemetry_raw: 2h, telemetry_after: means}}", 7200 * T_S, 0,
+         JF_RETENTION_MEANS},
+        {"{min_free_space: 3M}", 0, 3 * T_MB, JF_RETENTION_KEEP},
+        {"{min_free_space: 1T}", 0, INT64_C(1) << 40, JF_RETENTION_KEEP},
+        {"{min_free_space: 100B}", 0, 100, JF_RETENTION_KEEP},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         char text[512] = {0};
@@ -465,8 +469,7 @@ static void test_retention_and_floor_values(void **state)
         jf_fleet_config_t *fleet = t_parse(text, "/", &err);
         assert_non_null(fleet);
         assert_int_equal(fleet->coord.telemetry_raw_us, rows[i].raw_us);
-        assert_int_equal(fleet->coord.telemetry_after,
-                         rows[i].raw_us ? JF_RETENTION_DROP : JF_RETENTION_KEEP);
+        assert_int_equal(fleet->coord.telemetry_after, rows[i].after);
         assert_int_equal(fleet->coord.min_free_bytes, rows[i].floor_bytes);
         jf_fleet_config_destroy(&fleet);
     }

@@ -48,6 +48,11 @@ jf_add_unit_test(store_retention
   ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_coord)
 set_property(TEST unit.store_retention APPEND PROPERTY LABELS reliability)
 
+# Typed telemetry (issue #17 §4): packing, round trip, migration 8 -> 9, means, bytes per sample.
+jf_add_unit_test(store_telemetry
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_telemetry_test.c
+  ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_coord)
+
 # jetfleet import (issue #12): CSV rows into the store, bad rows, idempotence, rollback.
 jf_add_unit_test(store_import
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_import_test.c

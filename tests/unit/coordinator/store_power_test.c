@@ -180,6 +180,15 @@ static void test_migrates_version_3(void **state)
                                   "ALTER TABLE sweeps DROP COLUMN origin; "
 
                                   "DROP TABLE models; "
+                                  // Migration 8 -> 9's typed telemetry, back to version 8's.
+                                  "DROP VIEW telemetry_json; DROP VIEW telemetry; "
+                                  "DROP TABLE telemetry_sample; DROP TABLE telemetry_layout; "
+                                  "DROP TABLE telemetry_series; "
+                                  "CREATE TABLE telemetry(run TEXT NOT NULL REFERENCES runs(id), "
+                                  "attempt INTEGER NOT NULL, seq INTEGER NOT NULL, "
+                                  "idx INTEGER NOT NULL, t_us INTEGER NOT NULL, "
+                                  "sample TEXT NOT NULL, PRIMARY KEY(run, attempt, seq, idx)) "
+                                  "WITHOUT ROWID; "
                                   "PRAGMA user_version = 3",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
@@ -187,8 +196,8 @@ static void test_migrates_version_3(void **state)
     jf_err_t err = {0};
     c->store = coord_store_open(c->path, false, &err);
     assert_non_null(c->store);
-    assert_int_equal(coord_store_schema_version(c->store), 8);
-    assert_int_equal(coord_store_schema_latest(), 8);
+    assert_int_equal(coord_store_schema_version(c->store), 9);
+    assert_int_equal(coord_store_schema_latest(), 9);
     t_rows_t r;
     t_rows(c->store, &r);
     assert_int_equal(r.n, 1);

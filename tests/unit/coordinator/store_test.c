@@ -385,6 +385,15 @@ static void test_migrates_version_1(void **state)
                                   "ALTER TABLE sweeps DROP COLUMN origin; "
 
                                   "DROP TABLE models; "
+                                  // Migration 8 -> 9's typed telemetry, back to version 8's.
+                                  "DROP VIEW telemetry_json; DROP VIEW telemetry; "
+                                  "DROP TABLE telemetry_sample; DROP TABLE telemetry_layout; "
+                                  "DROP TABLE telemetry_series; "
+                                  "CREATE TABLE telemetry(run TEXT NOT NULL REFERENCES runs(id), "
+                                  "attempt INTEGER NOT NULL, seq INTEGER NOT NULL, "
+                                  "idx INTEGER NOT NULL, t_us INTEGER NOT NULL, "
+                                  "sample TEXT NOT NULL, PRIMARY KEY(run, attempt, seq, idx)) "
+                                  "WITHOUT ROWID; "
                                   "PRAGMA user_version = 1",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
