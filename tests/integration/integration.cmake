@@ -138,3 +138,11 @@ jf_add_integration_test(model_cli TIMEOUT 120
                         SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/model_cli_test.c
                         LIBS jft_support jf_coord jf_common)
 add_dependencies(model_cli_itest ${JF_ITEST_DEPS})
+
+# Security (issue #11): per-board limits and quarantine of repeat offenders, while simulated
+# boards at 10 Hz telemetry and fast training are never limited (docs/protocol.md §1.8).
+jf_add_integration_test(limits TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/limits_test.c
+                        LIBS jft_support jf_common)
+add_dependencies(limits_itest ${JF_ITEST_DEPS})
+set_property(TEST integration.limits APPEND PROPERTY LABELS security reliability)
