@@ -138,7 +138,9 @@ static void s_sync_board(coord_server_t *self, coord_board_t *board)
     const char *reason = coord_auth_quarantine_reason(self->auth, board->spec->name);
     if (reason && !board->quarantined) {
         coord_board_set_quarantine(board, reason, &self->fleet->coord.limits);
-        s_close_session(self, board, reason);
+        if (board->online) {
+            s_close_session(self, board, reason); // an operator moved its key there by hand
+        }
         jf_log_warn("limits: board '%s' is quarantined (its key is in keys/quarantined/): %s",
                     board->spec->name, reason);
     } else if (!reason && board->quarantined) {
