@@ -33,8 +33,7 @@ struct coord_auth {
     jf_log_ratelimit_t rl_deny;   // denied handshake log lines
 };
 
-static const char *const s_states[] = {"accepted", "pending", "rejected", "revoked",
-                                       "quarantined"};
+static const char *const s_states[] = {"accepted", "pending", "rejected", "revoked", "quarantined"};
 
 static void s_path(const coord_auth_t *self, const char *sub, const char *name, char *out,
                    size_t size)
@@ -369,7 +368,8 @@ bool coord_auth_check(coord_auth_t *self, const zframe_t *identity, zframe_t *fr
 // The accepted key of board (Z85, borrowed from the map), or NULL.
 static const char *s_key_of(coord_auth_t *self, const char *board)
 {
-    for (const char *name = zhashx_first(self->accepted); name; name = zhashx_next(self->accepted)) {
+    for (const char *name = zhashx_first(self->accepted); name;
+         name = zhashx_next(self->accepted)) {
         if (strcmp(name, board) == 0) {
             return zhashx_cursor(self->accepted);
         }
@@ -377,8 +377,7 @@ static const char *s_key_of(coord_auth_t *self, const char *board)
     return NULL;
 }
 
-int coord_auth_quarantine(coord_auth_t *self, const char *board, const char *reason,
-                          jf_err_t *err)
+int coord_auth_quarantine(coord_auth_t *self, const char *board, const char *reason, jf_err_t *err)
 {
     char src[PATH_MAX + 80] = {0}, dst[PATH_MAX + 80] = {0}, tmp[PATH_MAX + 96] = {0};
     s_path(self, "accepted", board, src, sizeof src);
@@ -388,7 +387,7 @@ int coord_auth_quarantine(coord_auth_t *self, const char *board, const char *rea
     if (key) {
         zhashx_delete(self->accepted, key); // refused from the next message on
     }
-    (void) zhashx_insert(self->quarantined, board, strdup(reason));
+    zhashx_update(self->quarantined, board, strdup(reason)); // frees a previous reason
     zcert_t *cert = jf_curve_load_public(src, err);
     if (!cert) {
         return jf_err_prefix(err, "auth: cannot quarantine the key of '%s'", board);

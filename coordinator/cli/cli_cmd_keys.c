@@ -15,8 +15,7 @@
 
 static const char s_usage[] = "usage: jetfleet keys list | accept NAME [--board BOARD] | "
                               "reject NAME | revoke NAME | release BOARD";
-static const char *const s_states[] = {"accepted", "pending", "rejected", "revoked",
-                                       "quarantined"};
+static const char *const s_states[] = {"accepted", "pending", "rejected", "revoked", "quarantined"};
 
 static void s_path(const char *keys, const char *state, const char *name, char *out, size_t size)
 {
@@ -106,7 +105,8 @@ static int s_accept(const char *keys, const char *name, const char *board)
             return s_move(keys, s_states[i], name, "accepted", board ? board : name);
         }
     }
-    return cli_fail(CLI_EXIT_ERROR, "no pending, rejected or revoked key '%s' in %s", name, keys);
+    return cli_fail(CLI_EXIT_ERROR, "no pending, rejected, revoked or quarantined key '%s' in %s",
+                    name, keys);
 }
 
 static int s_verb(const char *keys, int argc, char **argv)

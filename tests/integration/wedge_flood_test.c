@@ -74,10 +74,10 @@ static void s_sample(jft_fleet_t *f, s_probe_t *p)
     p->failed_in_row = ms < 0 || ms > bound_ms ? p->failed_in_row + 1 : 0;
     if (ms < 0 || ms > bound_ms) {
         p->over_ms += ms < 0 ? took_ms : ms - bound_ms;
-        fprintf(stderr, "status took %lld ms (bound %d ms)%s\n", (long long) took_ms, bound_ms,
+        fprintf(stderr, "status took %lld ms (bound %d ms)%s\n", (long long)took_ms, bound_ms,
                 ms < 0 ? ": no answer" : "");
     }
-    p->max_ms = (int) (took_ms > p->max_ms ? took_ms : p->max_ms);
+    p->max_ms = (int)(took_ms > p->max_ms ? took_ms : p->max_ms);
 }
 
 // Sends as much of the flood as the pipe takes now, never waiting for the coordinator.
@@ -88,7 +88,7 @@ static int s_flood_some(zsock_t *d, int sent)
         char text[96];
         int n = snprintf(text, sizeof text, "{\"v\":1,\"type\":\"heartbeat\",\"id\":%d,\"t_us\":1}",
                          sent + 1);
-        if (zmq_send(h, text, (size_t) n, ZMQ_DONTWAIT) < 0) {
+        if (zmq_send(h, text, (size_t)n, ZMQ_DONTWAIT) < 0) {
             break;
         }
         sent++;
@@ -101,7 +101,7 @@ static int s_flood_some(zsock_t *d, int sent)
 static long long s_drops_full(jft_fleet_t *f)
 {
     char out[PATH_MAX + 16];
-    (void) snprintf(out, sizeof out, "%s/drops.out", f->dir);
+    (void)snprintf(out, sizeof out, "%s/drops.out", f->dir);
     if (jft_fleet_cli(f, out, 3 * S_STATUS_MS, (const char *const[]){"status", NULL}) != 0) {
         return -1;
     }
@@ -135,7 +135,7 @@ static void test_flood_does_not_freeze(void **state)
     zsock_set_sndhwm(d, 0); // the flood is bounded by the coordinator's reading, not ours
     s_probe_t p = {0};
     int sent = 0;
-    int64_t deadline = jf_clock_mono_us() + (int64_t) S_DEADLINE_MS * jft_timeout_scale() * 1000;
+    int64_t deadline = jf_clock_mono_us() + (int64_t)S_DEADLINE_MS * jft_timeout_scale() * 1000;
     int64_t next_sample = 0;
     while (jf_clock_mono_us() < deadline && p.failed_in_row < S_FROZEN_MAX &&
            (sent < S_FLOOD || !jft_sweep_finished(f))) {
@@ -152,7 +152,7 @@ static void test_flood_does_not_freeze(void **state)
     long long drops = s_drops_full(f);
     printf("flood_sent=%d\nstatus_samples=%d\nstatus_max_ms=%d\nfrozen_s=%lld\n"
            "drops_peer_full=%lld\n",
-           sent, p.samples, p.max_ms, (long long) ((p.over_ms + 999) / 1000), drops);
+           sent, p.samples, p.max_ms, (long long)((p.over_ms + 999) / 1000), drops);
     jft_sweep_tally_print(&t);
     assert_int_equal(sent, S_FLOOD);
     assert_int_equal(p.over_ms, 0);
