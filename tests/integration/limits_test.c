@@ -28,17 +28,20 @@
 
 #include <cmocka.h>
 
-#define S_SIMS         2
-#define S_RUNS         (S_SIMS * 2) // boards x power modes
-#define S_FLOOD_MAX    100000       // messages the flooder sends at most
-#define S_OVERSIZE_MAX 200          // oversized messages host-2 sends at most
-#define S_OTHER_BYTES  (100 * 1024) // a heartbeat padded over max_other_bytes, under the stream cap
-#define S_HUGE_BYTES   (2 * 1024 * 1024) // over every class, under the transport limit
-#define S_REPLY_MS     5000
-#define S_DEADLINE_MS  100000 // the sweep, scaled
-#define S_QUIET_MS     1500   // how long we watch for replies that must not come
-#define S_UNREG_FLOOD  20000
-#define S_OTHER_RUN    "r0123456789abcdef" // a run the store does not know: run.accept draws an error
+#define S_SIMS           2
+#define S_RUNS           (S_SIMS * 2) // boards x power modes
+#define S_FLOOD_MAX      100000       // messages the flooder sends at most
+#define S_OVERSIZE_MAX   200          // oversized messages host-2 sends at most
+#define S_OTHER_BYTES    (100 * 1024) // a heartbeat padded over max_other_bytes, under the stream cap
+#define S_HUGE_BYTES     (2 * 1024 * 1024) // over every class, under the transport limit
+#define S_REPLY_MS       5000
+#define S_DEADLINE_MS    100000 // the sweep, scaled
+#define S_QUIET_MS       1500   // how long we watch for replies that must not come
+#define S_UNREG_FLOOD    20000
+#define S_AFTER          2000 // messages the flooder sends after its quarantine
+#define S_FLOOD_BATCH    200  // replies outstanding at most: well under the pipe's 1000
+#define S_FLOOD_QUIET_MS 5    // a batch's replies are in when none came for this long
+#define S_OTHER_RUN      "r0123456789abcdef" // a run the store does not know: run.accept draws an error
 
 static const char *const s_agent_args[] = {
     "--sim-speed", "2000", "--sim-scale", "1", "--sim-seed", "5", "--log-level", "notice", NULL};
@@ -55,8 +58,8 @@ typedef struct s_peer {
     const char *name;
     int64_t next_id;
     long sent;            // messages sent
-    long processed;       // wrong_state replies: messages the coordinator handled
-    long after;           // of those, after the quarantined error
+    long processed;       // wrong_state replies before the quarantine: messages handled
+    long after;           // replies of any kind after the quarantined error
     long limited_replies; // rate_limited and too_large errors
     bool quarantined;     // the quarantined error arrived
     int64_t quarantined_us;
@@ -101,18 +104,23 @@ static void s_send_json(s_peer_t *p, json_t *msg)
     free(text);
 }
 
+// Counts one reply. Once quarantined, a board gets no answer to anything: every reply after the
+// quarantined error counts as processed after the quarantine.
 static void s_tally_one(s_peer_t *p, const json_t *j)
 {
     const char *code = json_string_value(json_object_get(j, "code"));
+    if (p->quarantined) {
+        p->after++;
+        return;
+    }
     if (!code) {
         return; // welcome, heartbeat
     }
-    if (strcmp(code, JF_MSG_E_QUARANTINED) == 0 && !p->quarantined) {
+    if (strcmp(code, JF_MSG_E_QUARANTINED) == 0) {
         p->quarantined = true;
         p->quarantined_us = jf_clock_mono_us();
     } else if (strcmp(code, JF_MSG_E_WRONG_STATE) == 0) {
         p->processed++;
-        p->after += p->quarantined;
     } else if (strcmp(code, JF_MSG_E_RATE_LIMITED) == 0 || strcmp(code, JF_MSG_E_TOO_LARGE) == 0) {
         p->limited_replies++;
     }
@@ -180,12 +188,26 @@ static bool s_register(s_peer_t *p)
     return w != NULL;
 }
 
-// Flood of run.accept for an unknown run: each one handled draws a wrong_state error.
-static void s_flood(s_peer_t *p, long max)
+// Reads replies until none has come for quiet_ms.
+static void s_drain_until_quiet(s_peer_t *p, int quiet_ms)
+{
+    json_t *j = NULL;
+    while ((j = jft_recv_json(p->sock, quiet_ms, NULL)) != NULL) {
+        s_tally_one(p, j);
+        json_decref(j);
+    }
+}
+
+// Flood of run.accept for an unknown run, up to max messages in all (or until the quarantined
+// error): each one handled draws a wrong_state error. Sent in
+// batches far above the rate limit but read between batches, so that the coordinator never
+// drops a reply to us for a full pipe (§1.5): the quarantined error must reach us.
+static void s_flood(s_peer_t *p, long max, bool until_quarantined)
 {
     int64_t deadline = jf_clock_mono_us() + (int64_t) 30 * JF_US_PER_S * jft_timeout_scale();
-    while (!p->quarantined && p->sent < max && jf_clock_mono_us() < deadline) {
-        for (int k = 0; k < 500; k++) {
+    while (!(until_quarantined && p->quarantined) && p->sent < max &&
+           jf_clock_mono_us() < deadline) {
+        for (int k = 0; k < S_FLOOD_BATCH; k++) {
             char text[128];
             int n = snprintf(text, sizeof text,
                              "{\"v\":1,\"type\":\"run.accept\",\"id\":%lld,\"run\":\"%s\","
@@ -193,7 +215,7 @@ static void s_flood(s_peer_t *p, long max)
                              (long long) p->next_id++, S_OTHER_RUN);
             s_send_text(p, text, (size_t) n);
         }
-        s_drain(p);
+        s_drain_until_quiet(p, S_FLOOD_QUIET_MS);
     }
 }
 
@@ -271,9 +293,9 @@ static bool s_is_quarantined(jft_fleet_t *f, const char *board)
 static void s_print_peer(const s_peer_t *p, const char *what)
 {
     printf("%s_sent=%ld\n%s_processed_before_quarantine=%ld\n%s_limited_replies=%ld\n"
-           "%s_quarantined=%d\n%s_processed_after_quarantine=%ld\n",
-           what, p->sent, what, p->processed - p->after, what, p->limited_replies, what,
-           p->quarantined, what, p->after);
+           "%s_quarantined=%d\n%s_answered_after_quarantine=%ld\n",
+           what, p->sent, what, p->processed, what, p->limited_replies, what, p->quarantined, what,
+           p->after);
 }
 
 // The sim boards' figures: what an honest agent sends, against which the defaults are set.
@@ -313,7 +335,11 @@ static void s_attack_during_sweep(jft_fleet_t *f, s_peer_t *flood, s_peer_t *big
     assert_true(s_register(flood));
     assert_true(s_register(big));
     int64_t t0 = jf_clock_mono_us();
-    s_flood(flood, S_FLOOD_MAX);
+    s_flood(flood, S_FLOOD_MAX, true);
+    // After the quarantine: more of the same, of which nothing may be processed.
+    long quarantined_at = flood->sent;
+    s_flood(flood, flood->sent + S_AFTER, false);
+    printf("flood_sent_after_quarantine=%ld\n", flood->sent - quarantined_at);
     s_oversize(big);
     // What the coordinator still had queued from them is not processed either.
     s_quiet(flood, S_QUIET_MS);
@@ -430,7 +456,7 @@ static void test_unregistered_flood_bounded(void **state)
     assert_non_null(p.sock);
     zsock_set_sndhwm(p.sock, 0);
     int64_t t0 = jf_clock_mono_us();
-    s_flood(&p, S_UNREG_FLOOD);
+    s_flood(&p, S_UNREG_FLOOD, true);
     double flood_s = (double) (jf_clock_mono_us() - t0) / (double) JF_US_PER_S;
     s_quiet(&p, S_QUIET_MS);
     zsock_destroy(&p.sock);
