@@ -33,7 +33,7 @@ static const char *const s_coord_keys[] = {
     "agent_endpoint", "control_endpoint",   "data_dir",          "store",
     "telemetry_hz",   "heartbeat_interval", "heartbeat_timeout", "run_timeout",
     "max_attempts",   "handshake_timeout",  "clock_offset_warn", "retention",
-    "min_free_space"};
+    "min_free_space", "limits"};
 static const char *const s_retention_keys[] = {"telemetry_raw", "telemetry_after"};
 // Binary size units for min_free_space; the unit is always explicit, as for durations.
 static const struct {
@@ -286,6 +286,7 @@ static void s_coord_defaults(jf_coord_settings_t *c)
     c->clock_offset_warn_us = JF_DEFAULT_CLOCK_WARN_US;
     c->min_free_bytes = JF_DEFAULT_MIN_FREE_BYTES;
     c->telemetry_after = JF_RETENTION_KEEP;
+    jf_limits_defaults(&c->limits);
 }
 
 // map is the coordinator section or NULL when absent (all defaults); at is the document root.
@@ -308,6 +309,10 @@ static int s_parse_coord(jf_coord_settings_t *c, const jf_yaml_node_t *map,
     rc = rc ? rc : s_coord_heartbeat(c, map, err);
     rc = rc ? rc : s_coord_retention(c, map, err);
     rc = rc ? rc : s_coord_free_space(c, map, err);
+    const jf_yaml_node_t *limits = s_opt(map, "limits");
+    if (rc == 0 && limits) {
+        rc = jf_limits_parse(limits, &c->limits, err); // docs/fleet-yaml.md, `coordinator.limits`
+    }
     return rc;
 }
 

@@ -84,6 +84,8 @@ typedef struct jf_msg {
 #define JF_MSG_E_WRONG_STATE    "wrong_state"
 #define JF_MSG_E_STORE          "store_error"
 #define JF_MSG_E_BAD_REQUEST    "bad_request"
+#define JF_MSG_E_RATE_LIMITED   "rate_limited" // over a per-board limit: dropped (protocol §1.9)
+#define JF_MSG_E_QUARANTINED    "quarantined"  // the board is quarantined (protocol §1.9)
 
 // The wire name of a type ("run.assign"); "?" if out of range.
 const char *jf_msg_type_name(jf_msg_type_t type);

@@ -22,7 +22,9 @@ struct coord_auth {
     zcert_t *cert;                // owned: the coordinator's keypair
     zsock_t *zap;                 // owned: REP bound at COORD_AUTH_ZAP_ENDPOINT
     zhashx_t *accepted;           // owned: Z85 public key -> board name (owned strings)
-    struct timespec seen[2];      // mtimes of accepted/ and revoked/ at the last load
+    zhashx_t *quarantined;        // owned: board name -> reason (owned strings), from quarantined/
+    uint64_t generation;          // key loads since start
+    struct timespec seen[3];      // mtimes of accepted/, revoked/, quarantined/ at the last load
     int64_t next_refresh_us;      // monotonic time of the next look at the directories
     size_t n_pending;             // files in pending/ (capped at COORD_AUTH_PENDING_MAX)
     uint64_t refused;             // messages refused by coord_auth_check
@@ -31,7 +33,7 @@ struct coord_auth {
     jf_log_ratelimit_t rl_deny;   // denied handshake log lines
 };
 
-static const char *const s_states[] = {"accepted", "pending", "rejected", "revoked"};
+static const char *const s_states[] = {"accepted", "pending", "rejected", "revoked", "quarantined"};
 
 static void s_path(const coord_auth_t *self, const char *sub, const char *name, char *out,
                    size_t size)
@@ -112,6 +114,34 @@ static int s_load_accepted(coord_auth_t *self, jf_err_t *err)
     return 0;
 }
 
+// keys/quarantined/<board> -> its reason (metadata written by coord_auth_quarantine).
+static int s_load_quarantined(coord_auth_t *self, jf_err_t *err)
+{
+    char dir[PATH_MAX + 16] = {0}, path[PATH_MAX + 80] = {0};
+    s_path(self, "quarantined", NULL, dir, sizeof dir);
+    DIR *d = opendir(dir);
+    if (!d) {
+        return jf_err_set(err, -errno, "%s: %s", dir, strerror(errno));
+    }
+    zhashx_t *map = zhashx_new();
+    zhashx_set_destructor(map, s_free_str);
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
+        if (!jf_parse_is_ident(e->d_name)) {
+            continue;
+        }
+        s_path(self, "quarantined", e->d_name, path, sizeof path);
+        zcert_t *cert = jf_curve_load_public(path, NULL);
+        const char *reason = cert ? zcert_meta(cert, "reason") : NULL;
+        (void) zhashx_insert(map, e->d_name, strdup(reason ? reason : "(no reason recorded)"));
+        zcert_destroy(&cert);
+    }
+    closedir(d);
+    zhashx_destroy(&self->quarantined);
+    self->quarantined = map;
+    self->generation++;
+    return 0;
+}
+
 static size_t s_count_files(const char *dir)
 {
     size_t n = 0;
@@ -125,10 +155,10 @@ static size_t s_count_files(const char *dir)
     return n;
 }
 
-static bool s_stat_states(const coord_auth_t *self, struct timespec ret_mtime[2])
+static bool s_stat_states(const coord_auth_t *self, struct timespec ret_mtime[3])
 {
-    static const char *const watched[2] = {"accepted", "revoked"};
-    for (int i = 0; i < 2; i++) {
+    static const char *const watched[3] = {"accepted", "revoked", "quarantined"};
+    for (int i = 0; i < 3; i++) {
         char dir[PATH_MAX + 16] = {0};
         s_path(self, watched[i], NULL, dir, sizeof dir);
         struct stat st;
@@ -147,10 +177,10 @@ int coord_auth_refresh(coord_auth_t *self, jf_err_t *err)
         return 0;
     }
     self->next_refresh_us = mono_us + COORD_AUTH_REFRESH_US;
-    struct timespec now[2] = {{0}};
+    struct timespec now[3] = {{0}};
     if (!s_stat_states(self, now)) {
         return jf_err_set(err, -ENOENT,
-                          "auth: %s/accepted or /revoked is missing; keeping %zu "
+                          "auth: %s/accepted, /revoked or /quarantined is missing; keeping %zu "
                           "accepted keys",
                           self->keys_dir, zhashx_size(self->accepted));
     }
@@ -161,13 +191,14 @@ int coord_auth_refresh(coord_auth_t *self, jf_err_t *err)
     // Directory times are coarse (a clock tick): a second move in the same tick as the one just
     // loaded leaves them unchanged, so a recent time is not trusted and looked at again.
     int64_t wall_us = jf_clock_wall_us();
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) {
         int64_t t_us = (int64_t) now[i].tv_sec * JF_US_PER_S + now[i].tv_nsec / 1000;
         if (wall_us - t_us < COORD_AUTH_SETTLE_US) {
             memset(self->seen, 0, sizeof self->seen);
         }
     }
-    return s_load_accepted(self, err);
+    int rc = s_load_accepted(self, err);
+    return rc ? rc : s_load_quarantined(self, err);
 }
 
 static int s_open_keys(coord_auth_t *self, const char *data_dir, jf_err_t *err)
@@ -334,6 +365,55 @@ bool coord_auth_check(coord_auth_t *self, const zframe_t *identity, zframe_t *fr
     return false;
 }
 
+// The accepted key of board (Z85, borrowed from the map), or NULL.
+static const char *s_key_of(coord_auth_t *self, const char *board)
+{
+    for (const char *name = zhashx_first(self->accepted); name;
+         name = zhashx_next(self->accepted)) {
+        if (strcmp(name, board) == 0) {
+            return zhashx_cursor(self->accepted);
+        }
+    }
+    return NULL;
+}
+
+int coord_auth_quarantine(coord_auth_t *self, const char *board, const char *reason, jf_err_t *err)
+{
+    char src[PATH_MAX + 80] = {0}, dst[PATH_MAX + 80] = {0}, tmp[PATH_MAX + 96] = {0};
+    s_path(self, "accepted", board, src, sizeof src);
+    s_path(self, "quarantined", board, dst, sizeof dst);
+    (void) snprintf(tmp, sizeof tmp, "%s/quarantined/.%s.tmp", self->keys_dir, board);
+    const char *key = s_key_of(self, board);
+    if (key) {
+        zhashx_delete(self->accepted, key); // refused from the next message on
+    }
+    zhashx_update(self->quarantined, board, strdup(reason)); // frees a previous reason
+    zcert_t *cert = jf_curve_load_public(src, err);
+    if (!cert) {
+        return jf_err_prefix(err, "auth: cannot quarantine the key of '%s'", board);
+    }
+    zcert_set_meta(cert, "board", "%s", board);
+    zcert_set_meta(cert, "reason", "%s", reason);
+    // Written whole under another name, then renamed, as the CLI moves keys (cli_cmd_keys.c).
+    int rc = zcert_save_public(cert, tmp);
+    zcert_destroy(&cert);
+    if (rc != 0 || rename(tmp, dst) != 0 || unlink(src) != 0) {
+        (void) unlink(tmp);
+        return jf_err_set(err, -EIO, "auth: cannot move %s to %s: %s", src, dst, strerror(errno));
+    }
+    return 0;
+}
+
+const char *coord_auth_quarantine_reason(const coord_auth_t *self, const char *board)
+{
+    return self->quarantined ? zhashx_lookup(self->quarantined, board) : NULL;
+}
+
+uint64_t coord_auth_generation(const coord_auth_t *self)
+{
+    return self->generation;
+}
+
 uint64_t coord_auth_refused(const coord_auth_t *self)
 {
     return self->refused;
@@ -363,6 +443,7 @@ void coord_auth_destroy(coord_auth_t **self_p)
     coord_auth_t *self = *self_p;
     zsock_destroy(&self->zap);
     zhashx_destroy(&self->accepted);
+    zhashx_destroy(&self->quarantined);
     zcert_destroy(&self->cert);
     free(self);
     *self_p = NULL;

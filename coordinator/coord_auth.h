@@ -41,7 +41,8 @@ zsock_t *coord_auth_zap(const coord_auth_t *self);
 // 400 otherwise (an unknown key is recorded under keys/pending/). Never blocks.
 void coord_auth_serve(coord_auth_t *self);
 
-// Reloads the accepted keys if keys/accepted or keys/revoked changed since the last load (the
+// Reloads the accepted and quarantined keys if keys/accepted, keys/revoked or keys/quarantined
+// changed since the last load (the
 // CLI moves files there), looking at most every COORD_AUTH_REFRESH_US. Returns 0, or a negative
 // errno with err (the old list stays in force).
 int coord_auth_refresh(coord_auth_t *self, jf_err_t *err);
@@ -49,6 +50,21 @@ int coord_auth_refresh(coord_auth_t *self, jf_err_t *err);
 // True if frame arrived on a connection whose authenticated key is accepted now for exactly the
 // board named by identity. False counts one refusal (impersonation, revoked, or no User-Id).
 bool coord_auth_check(coord_auth_t *self, const zframe_t *identity, zframe_t *frame);
+
+// Quarantines board's key (docs/protocol.md §1.9): it leaves the allow-list at once (its next
+// message is refused) and keys/accepted/<board> moves to keys/quarantined/<board> with reason as
+// metadata, so the quarantine outlasts a restart until `jetfleet keys release`. Returns 0, or a
+// negative errno with err when the file could not be moved (the key is refused in memory anyway).
+int coord_auth_quarantine(coord_auth_t *self, const char *board, const char *reason,
+                          jf_err_t *err);
+
+// The reason board's key is in keys/quarantined/ as of the last load, or NULL. Borrowed, valid
+// until the next coord_auth_refresh or coord_auth_quarantine.
+const char *coord_auth_quarantine_reason(const coord_auth_t *self, const char *board);
+
+// Incremented at every load of the key directories: when it changes, quarantines may have been
+// released.
+uint64_t coord_auth_generation(const coord_auth_t *self);
 
 // Messages refused by coord_auth_check since start.
 uint64_t coord_auth_refused(const coord_auth_t *self);

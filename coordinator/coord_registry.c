@@ -1,6 +1,9 @@
 /* Board registry (in memory). */
 #include "coord_registry.h"
 
+#include "jf_parse.h"
+#include "jf_units.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +30,7 @@ coord_registry_t *coord_registry_new(const jf_fleet_config_t *fleet)
         coord_clock_init(&self->boards[i].clock);
         // The clock warning repeats at most once a minute per board (docs/protocol.md §4.2.1).
         self->boards[i].rl_clock.interval_us = COORD_CLOCK_WARN_EVERY_US;
+        coord_limits_peer_init(&self->boards[i].limits, &fleet->coord.limits, jf_clock_mono_us());
     }
     return self;
 }
@@ -49,6 +53,31 @@ coord_board_t *coord_registry_board(coord_registry_t *self, const char *name)
         }
     }
     return NULL;
+}
+
+coord_board_t *coord_registry_board_by_id(coord_registry_t *self, const void *id, size_t len)
+{
+    char name[JF_IDENT_MAX + 1] = {0};
+    // The whole routing id must be the name: "host-1\0x" is another peer, not board host-1.
+    if (len > JF_IDENT_MAX || memchr(id, '\0', len)) {
+        return NULL;
+    }
+    memcpy(name, id, len);
+    return jf_parse_is_ident(name) ? coord_registry_board(self, name) : NULL;
+}
+
+void coord_board_set_quarantine(coord_board_t *board, const char *reason,
+                                const jf_limits_t *limits)
+{
+    board->quarantined = reason != NULL;
+    (void) snprintf(board->quarantine_reason, sizeof board->quarantine_reason, "%s",
+                    reason ? reason : "");
+    if (!reason) {
+        coord_limits_peer_t kept = board->limits;
+        coord_limits_peer_init(&board->limits, limits, jf_clock_mono_us());
+        board->limits.passed = kept.passed;
+        memcpy(board->limits.dropped, kept.dropped, sizeof kept.dropped);
+    }
 }
 
 size_t coord_registry_size(const coord_registry_t *self)

@@ -5,6 +5,7 @@
 #define COORD_REGISTRY_H
 
 #include "coord_clock.h"
+#include "coord_limits.h"
 #include "jf_fleet_config.h"
 #include "jf_log.h"
 #include "jf_msg_session.h"
@@ -13,6 +14,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#define COORD_QUARANTINE_REASON_MAX 256 // bytes of a quarantine reason with its NUL
 
 typedef struct coord_registry coord_registry_t;
 
@@ -45,15 +48,27 @@ typedef struct coord_board {
     bool clock_warn;                // |clock_est.offset_us| > coordinator.clock_offset_warn
     jf_log_ratelimit_t rl_clock;    // the clock offset warning
     bool credit_ok;                 // its hello said it understands credit (protocol.md §5.3.6)
+    coord_limits_peer_t limits;     // its message buckets and violations (docs/protocol.md §1.9)
+    bool quarantined;               // nothing it sends is processed until an operator releases it
+    char quarantine_reason[COORD_QUARANTINE_REASON_MAX]; // why, for status ("" when not)
 } coord_board_t;
 
-// Creates a registry with one offline board per fleet entry. fleet is borrowed and must outlive
+// Creates a registry with one offline board per fleet entry, its limits' buckets full. fleet is borrowed and must outlive
 // the registry. Caller owns the result; release with coord_registry_destroy. NULL on ENOMEM.
 coord_registry_t *coord_registry_new(const jf_fleet_config_t *fleet);
 void coord_registry_destroy(coord_registry_t **self_p);
 
 // The board named name, or NULL if fleet.yaml does not list it. Borrowed.
 coord_board_t *coord_registry_board(coord_registry_t *self, const char *name);
+
+// The board whose name is exactly the len bytes of a routing id, or NULL (a routing id with a
+// NUL byte, or longer than a name, names no board). Borrowed.
+coord_board_t *coord_registry_board_by_id(coord_registry_t *self, const void *id, size_t len);
+
+// Quarantines the board with reason (copied, cut to fit), or releases it with reason NULL; a
+// release also refills its buckets and forgets its violations (its counters stay).
+void coord_board_set_quarantine(coord_board_t *board, const char *reason,
+                                const jf_limits_t *limits);
 
 size_t coord_registry_size(const coord_registry_t *self);
 

@@ -177,6 +177,10 @@ static int s_receive_one(coord_server_t *self, zsock_t *sock, bool control, jf_e
         (!identity || !zmsg_first(m) || !coord_auth_check(self->auth, identity, zmsg_first(m)))) {
         goto out_destroy;
     }
+    // Then the per-board limits, before any decoding work (docs/protocol.md §1.9).
+    if (!control && !coord_server_limits_admit(self, identity, m)) {
+        goto out_destroy;
+    }
     if (!identity || zmsg_size(m) != 1) {
         if (identity) {
             s_log_bad(self, identity, "expected exactly one frame");
@@ -197,8 +201,10 @@ static int s_receive_one(coord_server_t *self, zsock_t *sock, bool control, jf_e
         s_reply_error(self, control, identity, id, code, derr.msg);
         goto out_destroy;
     }
-    int hrc = control ? coord_server_on_ctl_msg(self, identity, &msg, err)
-                      : coord_server_on_agent_msg(self, identity, &msg, err);
+    bool handle = control || coord_server_limits_check(self, identity, &msg, zframe_size(body));
+    int hrc = !handle  ? 0
+              : control ? coord_server_on_ctl_msg(self, identity, &msg, err)
+                        : coord_server_on_agent_msg(self, identity, &msg, err);
     rc = hrc < 0 ? hrc : 1;
     jf_msg_fini(&msg);
 out_destroy:
@@ -231,6 +237,7 @@ static void s_auth_tick(coord_server_t *self)
     if (coord_auth_refresh(self->auth, &aerr) != 0) {
         jf_log_warn("%s", aerr.msg);
     }
+    coord_server_limits_sync(self);
 }
 
 static int s_tick_body(coord_server_t *self, jf_err_t *err)
@@ -495,6 +502,7 @@ coord_server_t *coord_server_new(const jf_fleet_config_t *fleet, const coord_ser
     self->credit = COORD_CREDIT_MAX;
     self->lock_fd = -1;
     self->insecure_loopback = opts->insecure_loopback;
+    coord_limits_peer_init(&self->anonymous, &fleet->coord.limits, jf_clock_mono_us());
     self->registry = coord_registry_new(fleet);
     if (!self->registry || s_make_data_dir(fleet->coord.data_dir, err) != 0 ||
         s_lock_data_dir(fleet->coord.data_dir, &self->lock_fd, err) != 0 ||

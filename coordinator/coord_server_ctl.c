@@ -42,6 +42,20 @@ static json_t *s_board_clock_json(const coord_board_t *b)
                      "clock_warn", b->clock_warn);
 }
 
+// Adds the board's quarantine and limit counters (docs/protocol.md §1.9) to o, which it takes.
+static json_t *s_board_limits_json(json_t *o, const coord_board_t *b)
+{
+    json_t *reason = b->quarantined ? json_string(b->quarantine_reason) : json_null();
+    json_t *limits = coord_limits_peer_json(&b->limits);
+    if (!o || json_object_set_new(o, "quarantined", json_boolean(b->quarantined)) != 0 ||
+        json_object_set_new(o, "quarantine_reason", reason ? reason : json_string("?")) != 0 ||
+        json_object_set_new(o, "limits", limits) != 0) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
 static json_t *s_board_json(const coord_board_t *b, int64_t now_us)
 {
     json_t *seen = b->last_rx_mono_us
@@ -58,7 +72,7 @@ static json_t *s_board_json(const coord_board_t *b, int64_t now_us)
         o = NULL;
     }
     json_decref(clock);
-    return o;
+    return s_board_limits_json(o, b);
 }
 
 static json_t *s_counts_json(const coord_state_counts_t *c)
@@ -114,6 +128,7 @@ static int s_on_status(coord_server_t *self, const zframe_t *identity, const jf_
                              "connections", coord_fdguard_status_json(self->fdguard, now_us));
     if (data) {
         (void) json_object_set_new(data, "store_space", s_space_json(self));
+        (void) json_object_set_new(data, "limits", coord_server_limits_json(self));
     }
     return s_reply(self, identity, msg, data);
 }

@@ -77,6 +77,10 @@ struct coord_server {
     int64_t credit;                   // stream messages in flight granted per stream, now
     int64_t credit_next_us;           // monotonic time of the next credit change
     bool drained_full;                // this tick took COORD_DRAIN_MAX messages from a socket
+
+    coord_limits_peer_t anonymous;  // one bucket for every peer not in fleet.yaml (§1.9)
+    uint64_t auth_generation;       // coord_auth_generation at the last quarantine sync
+    jf_log_ratelimit_t rl_limits;   // messages dropped by the limits
 };
 
 // Queues msg (taking it over) for the peer identity (copied) on the agent or control socket,
@@ -131,5 +135,18 @@ int coord_server_lose_run(coord_server_t *self, coord_board_t *board, const char
                           jf_err_t *err);
 // Sends run.cancel for an active run (assigned runs are failed at once).
 int coord_server_cancel_run(coord_server_t *self, const char *run, jf_err_t *err);
+
+// Per-board limits and quarantine (coord_server_limits.c, docs/protocol.md §1.9), agent endpoint
+// only. Before decoding: false when the message m from identity is dropped unread (its board is
+// quarantined, or it broke a limit, which may quarantine the board). After decoding: false when
+// the message is larger than its type allows. Both run inside the tick's transaction.
+bool coord_server_limits_admit(coord_server_t *self, const zframe_t *identity, zmsg_t *m);
+bool coord_server_limits_check(coord_server_t *self, const zframe_t *identity,
+                               const jf_msg_t *msg, size_t size_bytes);
+// Follows keys/quarantined/ (CURVE only): boards found there are quarantined, boards released
+// from there (`jetfleet keys release`) come back. Cheap when the keys did not change.
+void coord_server_limits_sync(coord_server_t *self);
+// The limits in force and the unregistered peers' bucket, for ctl.status. New reference.
+json_t *coord_server_limits_json(const coord_server_t *self);
 
 #endif

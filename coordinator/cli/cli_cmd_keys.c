@@ -1,4 +1,5 @@
-/* jetfleet keys list | accept NAME [--board BOARD] | reject NAME | revoke NAME: moves agent key
+/* jetfleet keys list | accept NAME [--board BOARD] | reject NAME | revoke NAME | release BOARD:
+ * moves agent key
  * files between the states under <data_dir>/keys (docs/protocol.md §1.7). A running coordinator
  * sees the move on its next look at the directories (coord_auth_refresh, within 100 ms). */
 #include "cli_cmds.h"
@@ -13,8 +14,8 @@
 #include <unistd.h>
 
 static const char s_usage[] = "usage: jetfleet keys list | accept NAME [--board BOARD] | "
-                              "reject NAME | revoke NAME";
-static const char *const s_states[] = {"accepted", "pending", "rejected", "revoked"};
+                              "reject NAME | revoke NAME | release BOARD";
+static const char *const s_states[] = {"accepted", "pending", "rejected", "revoked", "quarantined"};
 
 static void s_path(const char *keys, const char *state, const char *name, char *out, size_t size)
 {
@@ -37,9 +38,10 @@ static void s_list_state(const char *keys, const char *state)
         s_path(keys, state, e->d_name, path, sizeof path);
         zcert_t *cert = jf_curve_load_public(path, NULL);
         const char *from = cert ? zcert_meta(cert, "address") : NULL;
-        printf("%-9s %-24s %s%s%s\n", state, e->d_name,
+        const char *why = cert ? zcert_meta(cert, "reason") : NULL;
+        printf("%-9s %-24s %s%s%s%s%s\n", state, e->d_name,
                cert ? zcert_public_txt(cert) : "(unreadable)", from ? "  from " : "",
-               from ? from : "");
+               from ? from : "", why ? "  reason: " : "", why ? why : "");
         zcert_destroy(&cert);
     }
     if (d) {
@@ -66,6 +68,18 @@ static int s_move(const char *keys, const char *from, const char *name, const ch
         return cli_fail(CLI_EXIT_ERROR, "%s: a key is there already; revoke or remove it first",
                         dst);
     }
+    // A fresh file: the key, where it came from and its board; a quarantine reason stays behind.
+    byte no_secret[32] = {0};
+    zcert_t *moved = zcert_new_from(zcert_public_key(cert), no_secret);
+    const char *from_addr = zcert_meta(cert, "address");
+    if (moved && from_addr) {
+        zcert_set_meta(moved, "address", "%s", from_addr);
+    }
+    zcert_destroy(&cert);
+    cert = moved;
+    if (!cert) {
+        return cli_fail(CLI_EXIT_ERROR, "out of memory");
+    }
     zcert_set_meta(cert, "board", "%s", as);
     if (snprintf(tmp, sizeof tmp, "%s/%s/.%s.tmp", keys, to, as) >= (int) (sizeof tmp)) {
         (tmp)[0] = '\0'; // too long: an empty path fails to open, visibly
@@ -91,7 +105,8 @@ static int s_accept(const char *keys, const char *name, const char *board)
             return s_move(keys, s_states[i], name, "accepted", board ? board : name);
         }
     }
-    return cli_fail(CLI_EXIT_ERROR, "no pending, rejected or revoked key '%s' in %s", name, keys);
+    return cli_fail(CLI_EXIT_ERROR, "no pending, rejected, revoked or quarantined key '%s' in %s",
+                    name, keys);
 }
 
 static int s_verb(const char *keys, int argc, char **argv)
@@ -113,6 +128,11 @@ static int s_verb(const char *keys, int argc, char **argv)
     }
     if (strcmp(verb, "reject") == 0) {
         return s_move(keys, "pending", argv[1], "rejected", argv[1]);
+    }
+    if (strcmp(verb, "release") == 0) {
+        // The coordinator sees the key back in accepted/ and lets the board register again
+        // (docs/protocol.md §1.9).
+        return s_move(keys, "quarantined", argv[1], "accepted", argv[1]);
     }
     if (strcmp(verb, "revoke") == 0) {
         return s_move(keys, "accepted", argv[1], "revoked", argv[1]);

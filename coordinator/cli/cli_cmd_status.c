@@ -22,8 +22,9 @@ static void s_clock_cells(const json_t *b, char *offset, char *rtt, size_t size)
 
 static void s_add_board(cli_table_t *t, const json_t *b)
 {
-    static const char *const names[] = {"board", "type",        "online",          "state",
-                                        "run",   "last_seen_s", "clock_offset_us", "clock_rtt_us"};
+    static const char *const names[] = {"board",           "type",         "online",
+                                        "state",           "run",          "last_seen_s",
+                                        "clock_offset_us", "clock_rtt_us", "limited"};
     char seen[32] = "-";
     json_t *ago = json_object_get(b, "last_seen_s_ago");
     if (json_is_number(ago)) {
@@ -31,21 +32,66 @@ static void s_add_board(cli_table_t *t, const json_t *b)
     }
     char offset[40] = "-", rtt[40] = "-";
     s_clock_cells(b, offset, rtt, sizeof offset);
+    char limited[32] = "-";
+    json_t *lim = json_object_get(b, "limits");
+    if (json_is_object(lim)) {
+        (void) snprintf(limited, sizeof limited, "%lld",
+                        (long long) json_integer_value(json_object_get(lim, "dropped")));
+    }
+    bool quarantined = json_is_true(json_object_get(b, "quarantined"));
     const char *run = json_string_value(json_object_get(b, "run"));
     const char *values[] = {json_string_value(json_object_get(b, "name")),
                             json_string_value(json_object_get(b, "type")),
-                            json_is_true(json_object_get(b, "online")) ? "yes" : "no",
+                            quarantined                                ? "QUARANTINED"
+                            : json_is_true(json_object_get(b, "online")) ? "yes"
+                                                                         : "no",
                             json_string_value(json_object_get(b, "run_state")),
                             run ? run : "-",
                             seen,
                             offset,
-                            rtt};
-    (void) cli_table_add_text(t, 8, names, values);
+                            rtt,
+                            limited};
+    (void) cli_table_add_text(t, 9, names, values);
 }
 
 static long long s_int(const json_t *o, const char *key)
 {
     return json_integer_value(json_object_get(o, key));
+}
+
+// Quarantined boards with their reason and figures (docs/protocol.md §1.9); absent from older
+// coordinators.
+static void s_print_quarantined(const json_t *boards)
+{
+    size_t i = 0;
+    json_t *b = NULL;
+    json_array_foreach(boards, i, b) {
+        if (!json_is_true(json_object_get(b, "quarantined"))) {
+            continue;
+        }
+        const char *name = json_string_value(json_object_get(b, "name"));
+        const json_t *l = json_object_get(b, "limits");
+        printf("board %s QUARANTINED: %s; %lld messages ignored since; peak %lld messages/s, "
+               "%lld bytes/s; release with 'jetfleet keys release %s'\n",
+               name ? name : "?", json_string_value(json_object_get(b, "quarantine_reason")),
+               s_int(l, "ignored_quarantined"), s_int(l, "peak_messages_per_s"),
+               s_int(l, "peak_bytes_per_s"), name ? name : "BOARD");
+    }
+}
+
+// The per-board limits in force and what peers outside fleet.yaml had dropped (§1.9).
+static void s_print_limits(const json_t *l)
+{
+    if (!json_is_object(l)) {
+        return;
+    }
+    printf("limits per board: %lld messages/s (burst %lld), %lld bytes/s (burst %lld), messages "
+           "up to %lld bytes (run.progress, telemetry) or %lld (others); quarantine after %lld "
+           "violations in %lld ms; unregistered peers: %lld messages dropped\n",
+           s_int(l, "messages_per_s"), s_int(l, "message_burst"), s_int(l, "bytes_per_s"),
+           s_int(l, "byte_burst"), s_int(l, "max_stream_bytes"), s_int(l, "max_other_bytes"),
+           s_int(l, "quarantine_after"), s_int(l, "quarantine_window_ms"),
+           s_int(l, "unregistered_dropped"));
 }
 
 // The coordinator's descriptor guard (docs/protocol.md §1.6); absent from older coordinators.
@@ -114,6 +160,8 @@ int cli_cmd_status(cli_ctx_t *ctx, int argc, char **argv)
            json_integer_value(json_object_get(drops, "other")));
     s_print_connections(json_object_get(data, "connections"));
     s_print_space(json_object_get(data, "store_space"));
+    s_print_limits(json_object_get(data, "limits"));
+    s_print_quarantined(json_object_get(data, "boards"));
     cli_table_destroy(&t);
     json_decref(data);
     return CLI_EXIT_OK;

@@ -33,6 +33,7 @@ static const char s_usage[] =
     "  keys list                                agent keys by state (accepted, pending, ...)\n"
     "  keys accept NAME [--board BOARD]         trust a pending key for BOARD (default NAME)\n"
     "  keys reject NAME | revoke NAME           refuse a pending key; withdraw an accepted one\n"
+    "  keys release BOARD                       end a board's quarantine (its key is accepted)\n"
     "  variability --sweep NAME [--metric e2e|stall|compute|energy|all] [--format text|csv|json]\n"
     "                                           board-to-board spread per configuration (valid\n"
     "                                           runs only; docs/analysis.md)\n"

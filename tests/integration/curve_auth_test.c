@@ -243,8 +243,14 @@ static void test_impersonation_refused(void **state)
 // Probes every 20 ms for window_ms; returns the time of the last reply (0 if none).
 static int64_t s_probe_for(zsock_t *sock, int window_ms, int *ret_replies)
 {
-    int64_t end = s_now_ms() + window_ms, last = 0;
+    int64_t end = s_now_ms() + window_ms, last = 0, next = s_now_ms();
     while (s_now_ms() < end) {
+        // Paced: a reply within a millisecond must not turn the probe into a flood, which the
+        // per-board limits would punish (docs/protocol.md §1.9).
+        next += 20;
+        if (next > s_now_ms()) {
+            zclock_sleep((int) (next - s_now_ms()));
+        }
         // Never blocks: a refused handshake leaves the DEALER without a peer for a while.
         (void) zmq_send(zsock_resolve(sock), S_PROBE, strlen(S_PROBE), ZMQ_DONTWAIT);
         json_t *r = jft_recv_json(sock, 20, NULL);

@@ -170,3 +170,11 @@ add_test(NAME integration.fleet_credit
                  --check 2)
 set_tests_properties(integration.fleet_scale integration.fleet_credit PROPERTIES
                      LABELS "integration;reliability" TIMEOUT ${jf_scale_timeout} RUN_SERIAL TRUE)
+
+# Security (issue #11): per-board limits and quarantine of repeat offenders, while simulated
+# boards at 10 Hz telemetry and fast training are never limited (docs/protocol.md §1.9).
+jf_add_integration_test(limits TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/limits_test.c
+                        LIBS jft_support jf_common)
+add_dependencies(limits_itest ${JF_ITEST_DEPS})
+set_property(TEST integration.limits APPEND PROPERTY LABELS security reliability)

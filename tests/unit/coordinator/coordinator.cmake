@@ -81,3 +81,8 @@ jf_add_unit_test(pareto
 jf_add_unit_test(store_models
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_models_test.c
   ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_coord)
+
+# Per-board message limits and the coordinator.limits section of fleet.yaml (issue #11).
+jf_add_unit_test(limits
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/limits_test.c LIBS jf_coord)
+set_property(TEST unit.limits APPEND PROPERTY LABELS security)
