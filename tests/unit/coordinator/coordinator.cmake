@@ -86,3 +86,9 @@ jf_add_unit_test(store_models
 jf_add_unit_test(limits
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/limits_test.c LIBS jf_coord)
 set_property(TEST unit.limits APPEND PROPERTY LABELS security)
+
+# The HTML report's data and page (issue #13; docs/report.md), on imported sweeps.
+jf_add_unit_test(report
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/report_test.c
+  ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_report)
+set_property(TEST unit.report APPEND PROPERTY LABELS ecosystem)
