@@ -27,7 +27,7 @@
 #define S_CHROMIUM_MS 60000
 #define S_CHROMIUM    "/usr/bin/chromium"
 #define S_FIGS_MAX    32
-#define S_WINDOW      "--window-size=1280,4400"
+#define S_WINDOW      "--window-size=1280,3300"
 
 static const char *const s_types[S_SIMS] = {"xavier-nx", "xavier-nx"};
 
@@ -209,6 +209,60 @@ static void s_bad_requests(jft_fleet_t *f, const char *html)
     free(out);
 }
 
+// The drawn point counts of the epoch series and of the run figure against the store, counted
+// here with SQL: E2E of every epoch plus every measured residency, and the power and load
+// samples of the run the figure names in its note.
+// The valid runs as `jetfleet check` lists them, as an SQL list: ('r1','r2').
+static void s_valid_list(jft_fleet_t *f, char *out, size_t size)
+{
+    char *csv = jft_cli_expect(
+        f, 0, S_CLI_MS, (const char *const[]){"check", "--sweep", "rep", "--format", "csv", NULL});
+    size_t at = (size_t) snprintf(out, size, "('");
+    int n = 0;
+    for (const char *p = csv; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+        char run[32] = "", valid[8] = "";
+        if (sscanf(p, "%31[a-z0-9],%*[^,],%*[^,],%*[^,],%7[a-z]", run, valid) == 2 &&
+            strcmp(valid, "yes") == 0 && at + 40 < size) {
+            at += (size_t) snprintf(out + at, size - at, "%s%s", n++ ? "','" : "", run);
+        }
+    }
+    (void) snprintf(out + at, size - at, "')");
+    free(csv);
+    printf("valid_runs=%d\n", n);
+    assert_true(n > 0);
+}
+
+static void s_check_against_store(jft_fleet_t *f, const char *dom, const s_fig_t *figs, size_t n)
+{
+    long series = -1, run_pts = -1;
+    for (size_t i = 0; i < n; i++) {
+        series = strcmp(figs[i].id, "fig-epoch_series") == 0 ? figs[i].points : series;
+        run_pts = strcmp(figs[i].id, "fig-run_series") == 0 ? figs[i].points : run_pts;
+    }
+    char valid[2048], sql[4096];
+    s_valid_list(f, valid, sizeof valid);
+    (void) snprintf(sql, sizeof sql,
+                    "SELECT count(*) + count(e.cache_resident_after) FROM epochs e JOIN runs r ON "
+                    "r.id = e.run AND r.attempt = e.attempt WHERE r.id IN %s",
+                    valid);
+    long long want_series = jft_fleet_sql_int(f, sql);
+    printf("epoch_series_points=%ld\nepoch_series_points_store=%lld\n", series, want_series);
+    assert_int_equal(series, want_series);
+    const char *note = strstr(dom, "<p class=\"jf-note\">run ");
+    assert_non_null(note);
+    char run[32] = "";
+    assert_int_equal(sscanf(note + strlen("<p class=\"jf-note\">run "), "%31[a-z0-9]", run), 1);
+    (void) snprintf(sql, sizeof sql,
+                    "SELECT count(json_extract(t.sample, '$.input_power_mw')) + "
+                    "count(json_extract(t.sample, '$.cpu_load_pct')) + "
+                    "count(json_extract(t.sample, '$.gpu_load_pct')) FROM telemetry_json t JOIN "
+                    "runs r ON r.id = t.run AND r.attempt = t.attempt WHERE t.run = '%s'",
+                    run);
+    long long want_run = jft_fleet_sql_int(f, sql);
+    printf("run_series_points=%ld\nrun_series_points_store=%lld\n", run_pts, want_run);
+    assert_int_equal(run_pts, want_run);
+}
+
 static void test_report_renders(void **state)
 {
     jft_fleet_t *f = *state;
@@ -259,7 +313,9 @@ static void test_report_renders(void **state)
     assert_int_equal(console, 0);
     assert_non_null(strstr(text, "data-errors=\"0\""));
     static s_fig_t figs[S_FIGS_MAX];
-    s_check_figures(figs, s_sections(text, figs), want_figs);
+    size_t nfigs = s_sections(text, figs);
+    s_check_figures(figs, nfigs, want_figs);
+    s_check_against_store(f, text, figs, nfigs);
     free(text);
     free(shot_log);
     assert_int_equal(stat(png, &st), 0);

@@ -92,3 +92,7 @@ jf_add_unit_test(report
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/report_test.c
   ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_report)
 set_property(TEST unit.report APPEND PROPERTY LABELS ecosystem)
+
+# The committed Chart.js is the pinned version: scripts/vendor-charts.sh --check (no network).
+add_test(NAME unit.vendor_charts COMMAND ${PROJECT_SOURCE_DIR}/scripts/vendor-charts.sh --check)
+set_tests_properties(unit.vendor_charts PROPERTIES LABELS "unit;ecosystem" TIMEOUT 30)
