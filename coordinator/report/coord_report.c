@@ -373,10 +373,11 @@ static int s_fig_run(const coord_report_ctx_t *ctx, json_t *figs, jf_err_t *err)
         s_tele_label(fig, ctx, a.run);
     }
     if (a.points == 0) {
-        coord_report_fig_no_data(fig,
-                                 run ? "run '%s' has no power or load sample stored"
-                                     : "%sno valid run has telemetry stored",
-                                 run ? run : "");
+        if (run) {
+            coord_report_fig_no_data(fig, "run '%s' has no power or load sample stored", run);
+        } else {
+            coord_report_fig_no_data(fig, "no valid run has telemetry stored");
+        }
     }
     return coord_report_add(figs, fig, err);
 }

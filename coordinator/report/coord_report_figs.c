@@ -155,10 +155,16 @@ static int s_var_group(const coord_variability_t *var, size_t gi, json_t *fig, j
         if (x < 0 || !vb->has[COORD_METRIC_E2E]) {
             continue;
         }
+        // Boards the group did not run stay empty (null) in its series.
         while (json_array_size(data) <= (size_t) x) {
-            json_array_append_new(data, json_null()); // boards the group did not run stay empty
+            if (json_array_append_new(data, json_null()) != 0) {
+                return -ENOMEM;
+            }
         }
-        json_array_set_new(data, (size_t) x, json_real(vb->mean[COORD_METRIC_E2E] / JF_US_PER_S));
+        double mean_s = vb->mean[COORD_METRIC_E2E] / JF_US_PER_S;
+        if (json_array_set_new(data, (size_t) x, json_real(mean_s)) != 0) {
+            return -ENOMEM;
+        }
     }
     return data ? 0 : -ENOMEM;
 }
@@ -249,19 +255,19 @@ static int s_model_row(const coord_model_row_t *row, void *arg)
 
 int coord_report_models(const coord_report_ctx_t *ctx, json_t *figs, jf_err_t *err)
 {
-    json_t *fig =
-        coord_report_fig_new("models", "Model errors (5-fold cross-validation)", "table", "", "");
-    json_t *cols = json_pack("[s, s, s, s, s, s, s, s, s, s, s]", "id", "name", "scope",
-                             "board or "
-                             "type",
-                             "workload", "target", "kind", "training runs", "CV MAPE (%)",
-                             "CV underestimate q95 (%)", "data");
-    json_t *rows = json_array();
-    if (!fig || !cols || !rows || json_object_set_new(fig, "columns", cols) != 0 ||
-        json_object_set_new(fig, "rows", rows) != 0) {
+    json_t *fig = coord_report_fig_new("models", "Model errors (cross-validated)", "table", "", "");
+    // json_object_set_new fails (taking nothing) when the value is NULL: one check covers both.
+    if (!fig ||
+        json_object_set_new(fig, "columns",
+                            json_pack("[s, s, s, s, s, s, s, s, s, s, s]", "id", "name", "scope",
+                                      "board or type", "workload", "target", "kind",
+                                      "training runs", "CV MAPE (%)", "CV underestimate q95 (%)",
+                                      "data")) != 0 ||
+        json_object_set_new(fig, "rows", json_array()) != 0) {
         json_decref(fig);
         return jf_err_set(err, -ENOMEM, "report: out of memory");
     }
+    json_t *rows = json_object_get(fig, "rows");
     s_models_t m = {.ctx = ctx, .rows = rows};
     int rc = coord_store_models_each(ctx->store, s_model_row, &m, err);
     if (rc != 0) {
