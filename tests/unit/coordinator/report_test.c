@@ -141,6 +141,39 @@ static void test_figures_of_a_lab_sweep(void **state)
     json_decref(data);
 }
 
+static void test_models_table(void **state)
+{
+    tstore_ctx_t *c = *state;
+    s_import(c, "lab", "lab-x");
+    coord_model_row_t row = {.sweep = "lab",
+                             .scope = "type",
+                             .scope_value = "orin-agx",
+                             .workload = "resnet18-cifar10",
+                             .target = "time",
+                             .kind = "linear",
+                             .features = "[\"const\"]",
+                             .params = "{\"cv_under_pct\": 3.25}",
+                             .training_runs = 4,
+                             .cv_mape_pct = 1.5};
+    (void) snprintf(row.name, sizeof row.name, "t1");
+    int64_t id = 0;
+    jf_err_t err = {0};
+    assert_int_equal(coord_store_model_put(c->store, &row, &id, &err), 0);
+    (void) snprintf(row.sweep, sizeof row.sweep, "other"); // another sweep's model is not listed
+    assert_int_equal(coord_store_model_put(c->store, &row, &(int64_t){0}, &err), 0);
+    json_t *data = s_report(c, "lab");
+    const json_t *models = s_fig(data, "models");
+    assert_null(json_object_get(models, "no_data"));
+    const json_t *rows = json_object_get(models, "rows");
+    assert_int_equal(json_array_size(rows), 1);
+    const json_t *r = json_array_get(rows, 0);
+    assert_int_equal(json_integer_value(json_array_get(r, 0)), id);
+    assert_true(fabs(json_real_value(json_array_get(r, 8)) - 1.5) < 1e-12);
+    assert_true(fabs(json_real_value(json_array_get(r, 9)) - 3.25) < 1e-12);
+    assert_string_equal(json_string_value(json_array_get(r, 10)), "measured");
+    json_decref(data);
+}
+
 static void test_simulated_import_is_marked(void **state)
 {
     tstore_ctx_t *c = *state;
@@ -203,6 +236,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_figures_of_a_lab_sweep, tstore_setup, tstore_teardown),
+        cmocka_unit_test_setup_teardown(test_models_table, tstore_setup, tstore_teardown),
         cmocka_unit_test_setup_teardown(test_simulated_import_is_marked, tstore_setup,
                                         tstore_teardown),
         cmocka_unit_test_setup_teardown(test_errors_name_sweep_and_run, tstore_setup,
