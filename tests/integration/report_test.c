@@ -263,6 +263,26 @@ static void s_check_against_store(jft_fleet_t *f, const char *dom, const s_fig_t
     assert_int_equal(run_pts, want_run);
 }
 
+// --run draws the run asked for: the last done run, not the first one drawn by default.
+static void s_chosen_run(jft_fleet_t *f)
+{
+    char *run = jft_fleet_sql_text(f, "SELECT id FROM runs WHERE state = 'done' ORDER BY ord DESC "
+                                      "LIMIT 1");
+    assert_non_null(run);
+    char html[PATH_MAX + 16], want[128];
+    (void) snprintf(html, sizeof html, "%s/run.html", f->dir);
+    free(jft_cli_expect(
+        f, 0, S_CLI_MS,
+        (const char *const[]){"report", "--sweep", "rep", "--run", run, "-o", html, NULL}));
+    char *page = jft_read_file(html, NULL);
+    assert_non_null(page);
+    (void) snprintf(want, sizeof want, "\"note\":\"run %s on board ", run);
+    assert_non_null(strstr(page, want));
+    printf("chosen_run=%s\n", run);
+    free(page);
+    free(run);
+}
+
 static void test_report_renders(void **state)
 {
     jft_fleet_t *f = *state;
@@ -288,6 +308,7 @@ static void test_report_renders(void **state)
     assert_int_equal(stat(html, &st), 0);
     printf("report_bytes=%lld\n", (long long) st.st_size);
     s_bad_requests(f, html);
+    s_chosen_run(f);
 
     if (access(S_CHROMIUM, X_OK) != 0) {
         printf("SKIP: %s not installed (scripts/deps.sh installs chromium): page not rendered\n",
