@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs every Debian package jetfleet needs to build, test and run its demo.
+# Installs every Debian package jetfleet needs to build, test and run its demo (chromium: the
+# headless browser integration.report renders the HTML report in; docs/report.md).
 # Idempotent: when everything is already installed it changes nothing and does not
 # touch the network. Only Debian's archive is used (one apt-get update at most).
 #   scripts/deps.sh            build, test and demo
@@ -12,6 +13,7 @@ packages=(
   libzmq3-dev libczmq-dev libjansson-dev libyaml-dev libsqlite3-dev sqlite3
   libcmocka-dev libcurl4-openssl-dev libcsv-dev libjpeg62-turbo-dev libturbojpeg0-dev libswscale-dev
   libtorch-dev
+  chromium fonts-dejavu-core
 )
 case "${1:-}" in
   --bench) packages+=(python3-torch python3-torchvision python3-pil) ;;

@@ -92,7 +92,7 @@ int main(int argc, char **argv)
                 {"check", cli_cmd_check},
                 {"model", cli_cmd_model},
                 {"pareto", cli_cmd_pareto},
-                {"recommend", cli_cmd_recommend}};
+                {"recommend", cli_cmd_recommend}, {"report", cli_cmd_report}};
     int rc = -1;
     for (size_t c = 0; i < argc && c < sizeof cmds / sizeof cmds[0]; c++) {
         if (strcmp(argv[i], cmds[c].verb) == 0) {

@@ -178,3 +178,12 @@ jf_add_integration_test(limits TIMEOUT 120
                         LIBS jft_support jf_common)
 add_dependencies(limits_itest ${JF_ITEST_DEPS})
 set_property(TEST integration.limits APPEND PROPERTY LABELS security reliability)
+
+# Issue #13: `jetfleet report` on a small sim-fleet sweep, rendered by headless chromium from
+# file:// (every figure drawn or saying why not, the simulated mark, no console message) and a
+# screenshot (JF_REPORT_SCREENSHOT=path keeps it: docs/report.md).
+jf_add_integration_test(report TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/report_test.c
+                        LIBS jft_support jf_common)
+add_dependencies(report_itest ${JF_ITEST_DEPS})
+set_property(TEST integration.report APPEND PROPERTY LABELS ecosystem)

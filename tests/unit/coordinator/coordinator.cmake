@@ -86,3 +86,13 @@ jf_add_unit_test(store_models
 jf_add_unit_test(limits
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/limits_test.c LIBS jf_coord)
 set_property(TEST unit.limits APPEND PROPERTY LABELS security)
+
+# The HTML report's data and page (issue #13; docs/report.md), on imported sweeps.
+jf_add_unit_test(report
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/report_test.c
+  ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_report)
+set_property(TEST unit.report APPEND PROPERTY LABELS ecosystem)
+
+# The committed Chart.js is the pinned version: scripts/vendor-charts.sh --check (no network).
+add_test(NAME unit.vendor_charts COMMAND ${PROJECT_SOURCE_DIR}/scripts/vendor-charts.sh --check)
+set_tests_properties(unit.vendor_charts PROPERTIES LABELS "unit;ecosystem" TIMEOUT 30)
