@@ -1,6 +1,6 @@
 # bash completion for jetfleet (installed as share/bash-completion/completions/jetfleet).
-# Completes the global options, the commands and their sub-commands, the options each command
-# takes (as `jetfleet --help` lists them), and file names where a FILE is expected.
+# Completes the global options, the commands (read from `jetfleet --help`), their sub-commands and
+# options (listed here), and file names where a FILE is expected.
 _jetfleet()
 {
     local cur prev words cword
@@ -49,8 +49,11 @@ _jetfleet()
     esac
 
     if [[ -z $cmd ]]; then
-        COMPREPLY=($(compgen -W "--config --store --help --version status sweep runs results
-            export import store keys variability check model pareto recommend fleet" -- "$cur"))
+        # The commands are those `jetfleet --help` lists (lines "  VERB ..."), so a new one
+        # completes without an edit here.
+        local cmds
+        cmds=$("${words[0]}" --help 2>/dev/null | awk '/^  [a-z]/ {print $1}' | sort -u)
+        COMPREPLY=($(compgen -W "--config --store --help --version $cmds" -- "$cur"))
         return
     fi
 

@@ -3,7 +3,8 @@
 # directory that it removes, talks to nothing beyond this machine and changes nothing outside it
 # (the install goes to a DESTDIR, Ansible runs in check mode with connection local).
 #   integration.install_tree   cmake --install into a DESTDIR: the tree, every installed program's
-#                              --help and --version, systemd-analyze verify on the units
+#                              --help and --version, the bash completion, systemd-analyze verify
+#                              on the units
 #   integration.fleet_inventory `jetfleet fleet inventory` read back by ansible-inventory, and
 #                              its bad inputs
 #   integration.playbooks      ansible-playbook --syntax-check on every playbook, then agent.yml

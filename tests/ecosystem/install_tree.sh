@@ -1,7 +1,8 @@
 # cmake --install of the build under test into a DESTDIR: the programs, the helper, the units,
 # the example configs and the docs are where GNUInstallDirs puts them; every installed program
 # answers --help (exit 0, usage on stdout) and --version (exit 0, "NAME VERSION"); the helper
-# refuses --help anywhere but alone; systemd-analyze verify accepts the units.
+# refuses --help anywhere but alone; the bash completion completes; systemd-analyze verify
+# accepts the units.
 . "$(dirname "$0")/lib.sh"
 
 prefix=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$build/CMakeCache.txt")
@@ -65,6 +66,30 @@ for args in "--help --help" "--version x" "--help --root /tmp" "-h" "--versio"; 
     fi
 done
 echo "privhelper_refused_mixed=$refused/5"
+
+# The bash completion, with bash-completion's two helpers stubbed: commands come from the installed
+# jetfleet's --help.
+completion_case() { # completion_case EXPECTED WORD...: EXPECTED must be among the candidates
+    local want=$1
+    shift
+    local got
+    got=$(bash -c '
+        _init_completion() { words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD;
+                             cur=${COMP_WORDS[COMP_CWORD]}; prev=${COMP_WORDS[COMP_CWORD-1]}; }
+        _filedir() { COMPREPLY=(FILES); }
+        complete() { :; }
+        . "$1"; shift
+        COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
+        _jetfleet; printf "%s\n" "${COMPREPLY[@]}"' _ "$root/share/bash-completion/completions/jetfleet" "$@")
+    printf '%s\n' "$got" | grep -qx -- "$want" || fail "completion of '$*': '$want' not in: $(echo $got)"
+}
+completion_case fleet "$root/bin/jetfleet" fl
+completion_case recommend "$root/bin/jetfleet" rec
+completion_case inventory "$root/bin/jetfleet" fleet ""
+completion_case --coordinator-host "$root/bin/jetfleet" fleet inventory --coo
+completion_case telemetry "$root/bin/jetfleet" --config x.yaml export --what ""
+completion_case FILES "$root/bin/jetfleet" --config ""
+echo "completion_cases=6"
 
 # Units: systemd-analyze verify needs the programs they name at those paths, so it runs on
 # copies whose paths point into the DESTDIR tree.
