@@ -12,7 +12,7 @@
 #include <unistd.h>
 #include <yaml.h>
 
-#define S_USAGE "usage: jetfleet fleet inventory [-o FILE] [--coordinator-host HOST]"
+#define S_USAGE    "usage: jetfleet fleet inventory [-o FILE] [--coordinator-host HOST]"
 #define S_HOST_MAX 253 // a DNS name
 
 typedef struct s_args {
@@ -62,8 +62,10 @@ static int s_agent_endpoint(const char *bind, const char *host, char *out, size_
 {
     if (strncmp(bind, "tcp://", 6) != 0) {
         (void) snprintf(out, size, "%s", bind);
-        fprintf(stderr, "jetfleet: warning: agent_endpoint '%s' is not tcp://: only agents on "
-                        "the coordinator's machine can reach it\n", bind);
+        fprintf(stderr,
+                "jetfleet: warning: agent_endpoint '%s' is not tcp://: only agents on "
+                "the coordinator's machine can reach it\n",
+                bind);
         return 0;
     }
     const char *hp = bind + 6, *colon = strrchr(hp, ':');
@@ -82,17 +84,20 @@ static int s_agent_endpoint(const char *bind, const char *host, char *out, size_
     }
     host = host ? host : bound;
     if (!s_is_host(host)) {
-        return jf_err_set(err, -EINVAL, "--coordinator-host '%.64s': expected a host name or "
-                          "address", host);
+        return jf_err_set(err, -EINVAL,
+                          "--coordinator-host '%.64s': expected a host name or "
+                          "address",
+                          host);
     }
     if (strcmp(host, "127.0.0.1") == 0 || strcmp(host, "localhost") == 0) {
-        fprintf(stderr, "jetfleet: warning: agent_endpoint '%s' is loopback: boards cannot reach "
-                        "it (set coordinator.agent_endpoint, or give --coordinator-host)\n", bind);
+        fprintf(stderr,
+                "jetfleet: warning: agent_endpoint '%s' is loopback: boards cannot reach "
+                "it (set coordinator.agent_endpoint, or give --coordinator-host)\n",
+                bind);
     }
     bool v6 = strchr(host, ':') != NULL && host[0] != '[';
     int n = snprintf(out, size, "tcp://%s%s%s%s", v6 ? "[" : "", host, v6 ? "]" : "", colon);
-    return n > 0 && (size_t) n < size ? 0
-                                      : jf_err_set(err, -EINVAL, "agent endpoint too long");
+    return n > 0 && (size_t) n < size ? 0 : jf_err_set(err, -EINVAL, "agent endpoint too long");
 }
 
 // libyaml events: one call each, false once the emitter has failed.
@@ -138,18 +143,18 @@ static void s_kv(s_emit_t *e, const char *key, const char *value)
 static void s_map(s_emit_t *e, bool start)
 {
     yaml_event_t ev;
-    int ok = start ? yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1,
-                                                         YAML_BLOCK_MAPPING_STYLE)
-                   : yaml_mapping_end_event_initialize(&ev);
+    int ok = start
+                 ? yaml_mapping_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_MAPPING_STYLE)
+                 : yaml_mapping_end_event_initialize(&ev);
     s_event(e, &ev, ok);
 }
 
 static void s_seq(s_emit_t *e, bool start)
 {
     yaml_event_t ev;
-    int ok = start ? yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1,
-                                                          YAML_BLOCK_SEQUENCE_STYLE)
-                   : yaml_sequence_end_event_initialize(&ev);
+    int ok =
+        start ? yaml_sequence_start_event_initialize(&ev, NULL, NULL, 1, YAML_BLOCK_SEQUENCE_STYLE)
+              : yaml_sequence_end_event_initialize(&ev);
     s_event(e, &ev, ok);
 }
 
@@ -269,8 +274,8 @@ int cli_cmd_fleet(cli_ctx_t *ctx, int argc, char **argv)
     jf_err_t err = {0};
     const jf_fleet_config_t *fleet = cli_ctx_fleet(ctx, &err);
     char path[PATH_MAX], endpoint[JF_ENDPOINT_MAX + S_HOST_MAX + 8];
-    if (!fleet || s_agent_endpoint(fleet->coord.agent_endpoint, a.host, endpoint,
-                                   sizeof endpoint, &err) != 0) {
+    if (!fleet || s_agent_endpoint(fleet->coord.agent_endpoint, a.host, endpoint, sizeof endpoint,
+                                   &err) != 0) {
         return cli_fail(CLI_EXIT_ERROR, "%s", err.msg);
     }
     if (!realpath(ctx->config_path, path)) {
