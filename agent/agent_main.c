@@ -5,6 +5,7 @@
 #include "agent_session.h"
 #include "jf_curve.h"
 #include "jf_log.h"
+#include "jf_version.h"
 
 #include <czmq.h>
 #include <signal.h>
@@ -61,6 +62,10 @@ int main(int argc, char **argv)
     if (agent_options_parse(argc, argv, &opts, &err) != 0) {
         fprintf(stderr, "jetfleet-agent: %s\n%s", err.msg, agent_options_usage());
         return 2;
+    }
+    if (opts.help || opts.version) {
+        fputs(opts.help ? agent_options_usage() : "jetfleet-agent " JF_VERSION "\n", stdout);
+        return 0;
     }
     if (opts.parse_tegrastats[0]) {
         return s_parse_tegrastats(opts.parse_tegrastats);

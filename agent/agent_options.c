@@ -22,6 +22,8 @@ const char *agent_options_usage(void)
            "         [--log-level LEVEL]\n"
            "       jetfleet-agent [PLATFORM OPTIONS] --sample-once\n"
            "       jetfleet-agent --parse-tegrastats FILE\n"
+           "       jetfleet-agent --keygen [--name BOARD] [--key FILE]\n"
+           "       jetfleet-agent --help | --version\n"
            "  --storage   a medium (sd, emmc, nvme, usb-hdd, usb-ssd, ssd, hdd, local) and the\n"
            "              directory holding datasets on it (<root>/<dataset>/); repeatable\n"
            "  --config    take this board's storage media from fleet.yaml instead; runs then\n"
@@ -288,6 +290,8 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, jf_err_t *err
                                          {"coordinator-key", required_argument, NULL, 'K'},
                                          {"insecure-loopback", no_argument, NULL, 'I'},
                                          {"keygen", no_argument, NULL, 'Y'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {"version", no_argument, NULL, 'v'},
                                          {NULL, 0, NULL, 0}};
     *o = (agent_options_t){.log_level = JF_LOG_NOTICE, .platform = AGENT_PLATFORM_AUTO,
                            .sim_type = JF_BOARD_SIM, .sysfs_root = AGENT_PLATFORM_SYSFS_ROOT,
@@ -326,6 +330,8 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, jf_err_t *err
             break;
         case 'I': o->insecure_loopback = true; break;
         case 'Y': o->keygen = true; break;
+        case 'h': o->help = true; return 0;
+        case 'v': o->version = true; return 0;
         case 'G': rc = s_tegrastats(o, optarg, err); break;
         case 'm': case 'b': case 'd': case 'x': case 'g':
             o->sim_option = true;

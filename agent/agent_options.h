@@ -53,6 +53,8 @@ typedef struct agent_options {
     char coordinator_key[PATH_MAX];                 // --coordinator-key: pinned public key
     bool insecure_loopback;                         // --insecure-loopback: plaintext, loopback
     bool keygen;                                    // --keygen: write the keypair and exit
+    bool help;                                      // --help: print the usage and exit
+    bool version;                                   // --version: print the version and exit
 } agent_options_t;
 
 #define AGENT_OPTIONS_STATE_DIR "/var/lib/jetfleet-agent"
@@ -76,7 +78,8 @@ typedef struct agent_options {
 // --insecure-loopback is refused unless --coordinator is tcp://127.0.0.1:PORT or ipc://.
 // --sample-once takes the platform options (--platform, --sysfs-root, --proc-root,
 // --etc-root) and --log-level but no coordinator. Otherwise --coordinator and --name are
-// required. Returns 0, or -EINVAL with err saying what is wrong (main prints usage, exit 2).
+// required. --help or --version ends the parse where it stands: nothing else is then checked.
+// Returns 0, or -EINVAL with err saying what is wrong (main prints usage, exit 2).
 int agent_options_parse(int argc, char **argv, agent_options_t *ret_opts, jf_err_t *err);
 
 const char *agent_options_usage(void);

@@ -5,6 +5,7 @@
 #include "coord_server.h"
 #include "jf_fleet_config.h"
 #include "jf_log.h"
+#include "jf_version.h"
 
 #include <czmq.h>
 #include <getopt.h>
@@ -20,13 +21,15 @@ static void s_on_signal(int sig)
     s_stop = 1;
 }
 
+static const char s_usage_text[] =
+    "usage: jetfleet-coordinator --config FLEET.yaml "
+    "[--log-level error|warn|notice|info|debug] [--syslog] [--new-store]\n"
+    "       [--insecure-loopback] [--keygen]\n"
+    "       jetfleet-coordinator --help | --version\n";
+
 static int s_usage(const char *why)
 {
-    fprintf(stderr,
-            "jetfleet-coordinator: %s\nusage: jetfleet-coordinator --config FLEET.yaml "
-            "[--log-level error|warn|notice|info|debug] [--syslog] [--new-store]\n"
-            "       [--insecure-loopback] [--keygen]\n",
-            why);
+    fprintf(stderr, "jetfleet-coordinator: %s\n%s", why, s_usage_text);
     return 2;
 }
 
@@ -50,6 +53,8 @@ int main(int argc, char **argv)
                                          {"new-store", no_argument, NULL, 'n'},
                                          {"insecure-loopback", no_argument, NULL, 'i'},
                                          {"keygen", no_argument, NULL, 'k'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {"version", no_argument, NULL, 'V'},
                                          {NULL, 0, NULL, 0}};
     const char *config = NULL;
     jf_log_level_t level = JF_LOG_NOTICE;
@@ -65,6 +70,9 @@ int main(int argc, char **argv)
             sink = JF_LOG_SINK_SYSLOG;
         } else if (c == 'n' || c == 'i' || c == 'k') {
             *(c == 'n' ? &sopts.new_store : c == 'i' ? &sopts.insecure_loopback : &keygen) = true;
+        } else if (c == 'h' || c == 'V') {
+            fputs(c == 'h' ? s_usage_text : "jetfleet-coordinator " JF_VERSION "\n", stdout);
+            return 0;
         } else if (c == '?') {
             return s_usage("unknown option");
         }

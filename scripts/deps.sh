@@ -13,7 +13,8 @@ packages=(
   libzmq3-dev libczmq-dev libjansson-dev libyaml-dev libsqlite3-dev sqlite3
   libcmocka-dev libcurl4-openssl-dev libcsv-dev libjpeg62-turbo-dev libturbojpeg0-dev libswscale-dev
   libtorch-dev
-  chromium fonts-dejavu-core
+  chromium fonts-dejavu-core   # integration.report (headless chromium)
+  ansible-core systemd   # playbooks/ checks (ansible-playbook), unit checks (systemd-analyze)
 )
 case "${1:-}" in
   --bench) packages+=(python3-torch python3-torchvision python3-pil) ;;

@@ -3,6 +3,7 @@
  * one line on stderr and exit 2 (rejected: nothing written) or 1 (failed while applying). Every
  * request and its outcome goes to syslog. docs/privileges.md. */
 #include "jf_log.h"
+#include "jf_version.h"
 #include "privhelper.h"
 #include "privhelper_options.h"
 
@@ -51,8 +52,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "jetfleet-privhelper: rejected: %s\n", err.msg);
         return s_exit_codes[PRIVHELPER_REJECTED];
     }
-    if (opts.help) {
-        fputs(privhelper_options_usage(), stdout);
+    if (opts.help || opts.version) {
+        fputs(opts.help ? privhelper_options_usage() : "jetfleet-privhelper " JF_VERSION "\n",
+              stdout);
         return 0;
     }
     jf_log_open("jetfleet-privhelper", JF_LOG_SINK_SYSLOG, JF_LOG_NOTICE);

@@ -11,6 +11,7 @@
 
 static const char s_usage[] =
     "usage: jetfleet-privhelper < request\n"
+    "       jetfleet-privhelper --help | --version (as the one and only argument)\n"
     "Reads one request line (at most 256 bytes) on stdin and applies it as root.\n"
     "  nvpmodel <mode>          run nvpmodel -m <mode>; the mode must be in /etc/nvpmodel.conf\n"
     "  cpu-online <cpu> <0|1>   switch a core (not cpu0)\n"
@@ -59,9 +60,6 @@ static int s_option(int c, const char *arg, bool test_hooks, privhelper_options_
         o->caller.n_allowed = 1;
         o->caller.allowed[0] = (uid_t) uid;
         return 0;
-    case 'h':
-        o->help = true;
-        return 0;
     default:
         return jf_err_set(err, -EINVAL, "unknown option or missing value");
     }
@@ -74,11 +72,16 @@ int privhelper_options_parse(int argc, char **argv, bool test_hooks, privhelper_
         {"root", required_argument, NULL, 'r'},
         {"nvpmodel", required_argument, NULL, 'n'},
         {"allow-uid", required_argument, NULL, 'u'},
-        {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     privhelper_options_t o = {.root = "/", .nvpmodel = PRIVHELPER_NVPMODEL_BIN};
     privhelper_caller_default(&o.caller);
+    // --help and --version only alone: never mixed with anything that would be acted on.
+    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "--version") == 0)) {
+        *(argv[1][2] == 'h' ? &o.help : &o.version) = true;
+        *ret_opts = o;
+        return 0;
+    }
     opterr = 0; // one line on stderr, ours
     optind = 1;
     int c = 0;

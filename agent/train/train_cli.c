@@ -2,6 +2,7 @@
 #include "train_cli.h"
 
 #include "jf_log.h"
+#include "jf_version.h"
 #include "train_options.h"
 #include "train_records.h"
 #include "train_sim.h"
@@ -34,7 +35,9 @@ train_cli_exit_t train_cli_main(const char *program, int argc, char *argv[], tra
     bool help = false;
     jf_err_t err = {0};
     train_cli_exit_t code = TRAIN_CLI_EXIT_OK;
-    if (train_options_parse(argc, argv, &opts, &help, &err) < 0) {
+    if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+        (void)printf("%s %s\n", program, JF_VERSION);
+    } else if (train_options_parse(argc, argv, &opts, &help, &err) < 0) {
         (void)fprintf(stderr, "%s: %s (try --help)\n", program, err.msg);
         code = train_cli_fail(&err, "invalid");
     } else if (help) {

@@ -141,6 +141,7 @@ void train_options_usage(FILE *out)
         "                      --epochs N [--prefetch N] [--threads N] [--device cpu|cuda|auto]\n"
         "                      [--seed N] [--drop-last|--no-drop-last] [--json-out FILE]\n"
         "                      [--max-batches N] [--loader-only]\n"
+        "       jetfleet-train --help | --version (--version only as the one argument)\n"
         "\n"
         "Trains a model on the MNIST, CIFAR-10 or GLD-23k training set in DIR (kind recognised\n"
         "from the files) and writes one JSON record per line to stdout: start, minibatch, epoch,\n"

@@ -6,9 +6,14 @@
 #include "train_options.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 int main(int argc, char *argv[])
 {
+    if (argc == 2 && strcmp(argv[1], "--version") == 0) { // train_cli_main's: the one argument
+        return (int)train_cli_main("jetfleet-train-sim", argc, argv, train_cli_exec_sim,
+                                   train_options_usage_simulate);
+    }
     // argv with --simulate after the program name; argv[argc] is NULL, so is ours.
     char **args = calloc((size_t)argc + 2, sizeof *args);
     if (!args) {

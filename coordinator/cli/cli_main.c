@@ -1,6 +1,7 @@
 /* jetfleet: the command-line client. Parses the global options and hands the rest to a command. */
 #include "cli_cmds.h"
 #include "jf_log.h"
+#include "jf_version.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -9,6 +10,7 @@
 
 static const char s_usage[] =
     "usage: jetfleet [--config FLEET.yaml | --store FILE] COMMAND ...\n"
+    "       jetfleet --help | --version\n"
     "  status                                   boards, their runs and the queue\n"
     "  sweep plan FILE                          runs a sweep file expands to, per type and board\n"
     "  sweep submit FILE [--wait [--timeout SECONDS]]\n"
@@ -49,6 +51,10 @@ static const char s_usage[] =
     "                                           time-energy Pareto front of a board's modes\n"
     "  recommend --workload W --board B --sweep S (--power-budget W | --time-budget S)\n"
     "         --time-model ID --power-model ID  the best mode under a budget\n"
+    "  report --sweep S -o FILE.html [--run RUN_ID]\n"
+    "                                           one HTML page of the sweep's figures (docs/report.md)\n"
+    "  fleet inventory [-o FILE] [--coordinator-host HOST]\n"
+    "                                           Ansible inventory of the boards (docs/deploy.md)\n"
     "The config defaults to $JETFLEET_CONFIG, else ./fleet.yaml. --store FILE reads that store\n"
     "without a config (commands that talk to the coordinator still need the config).\n";
 
@@ -77,6 +83,10 @@ int main(int argc, char **argv)
         fputs(s_usage, stdout);
         return CLI_EXIT_OK;
     }
+    if (i < argc && strcmp(argv[i], "--version") == 0) {
+        fputs("jetfleet " JF_VERSION "\n", stdout);
+        return CLI_EXIT_OK;
+    }
     static const struct {
         const char *verb;
         int (*fn)(cli_ctx_t *, int, char **);
@@ -92,7 +102,9 @@ int main(int argc, char **argv)
                 {"check", cli_cmd_check},
                 {"model", cli_cmd_model},
                 {"pareto", cli_cmd_pareto},
-                {"recommend", cli_cmd_recommend}, {"report", cli_cmd_report}};
+                {"recommend", cli_cmd_recommend},
+                {"report", cli_cmd_report},
+                {"fleet", cli_cmd_fleet}};
     int rc = -1;
     for (size_t c = 0; i < argc && c < sizeof cmds / sizeof cmds[0]; c++) {
         if (strcmp(argv[i], cmds[c].verb) == 0) {

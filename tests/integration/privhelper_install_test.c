@@ -24,8 +24,9 @@
 #define T_CONFIGURE_MS 100000 // one cmake configure on a loaded machine (scaled)
 #define T_INSTALLED    "libexec/jetfleet-privhelper"
 
-// The three test options, each with a value that would be valid for a test build; --help makes
-// an accepted probe print the usage and exit 0 without reading a request or writing anything.
+// The three test options, each with a value that would be valid for a test build. A probe runs
+// the helper with one of them and stdin /dev/null: a helper that takes the option goes on to the
+// caller check or the (empty) request and is refused for that, never for the option.
 static const char *const s_probes[][2] = {
     {"--root", "/nonexistent-jetfleet-root"},
     {"--nvpmodel", "/nonexistent-jetfleet-nvpmodel"},
@@ -54,23 +55,22 @@ static int t_run(char *const argv[], const char *dir, int timeout_ms, char **ret
     return code;
 }
 
-// How many of the probes helper accepts (exit 0 with the usage); a refusal must name the option.
+// How many of the probes helper accepts (it does not refuse the option); a refusal must name the
+// option and exit 2.
 static size_t t_accepted(const char *helper, const char *dir)
 {
     size_t accepted = 0;
     for (size_t i = 0; i < T_N_PROBES; i++) {
-        char *argv[] = {(char *) helper, (char *) s_probes[i][0], (char *) s_probes[i][1], "--help",
-                        NULL};
+        char *argv[] = {(char *) helper, (char *) s_probes[i][0], (char *) s_probes[i][1], NULL};
         char *out = NULL;
         int code = t_run(argv, dir, T_RUN_MS, &out);
-        if (code == 0 && strstr(out, "usage: jetfleet-privhelper")) {
+        char want[64];
+        (void) snprintf(want, sizeof want, "rejected: %s is accepted only by a test build",
+                        s_probes[i][0]);
+        if (!strstr(out, want)) {
             accepted++;
         } else {
-            char want[64];
-            (void) snprintf(want, sizeof want, "rejected: %s is accepted only by a test build",
-                            s_probes[i][0]);
             assert_int_equal(code, 2);
-            assert_non_null(strstr(out, want));
         }
         free(out);
     }
