@@ -86,3 +86,7 @@ jf_add_unit_test(store_models
 jf_add_unit_test(limits
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/limits_test.c LIBS jf_coord)
 set_property(TEST unit.limits APPEND PROPERTY LABELS security)
+# The InfluxDB exporter's line protocol and points (docs/metrics.md).
+jf_add_unit_test(influx_line
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/influx_line_test.c LIBS jf_export)
+set_property(TEST unit.influx_line APPEND PROPERTY LABELS ecosystem)
