@@ -31,7 +31,10 @@ static size_t s_on_reply(char *data, size_t size, size_t nmemb, void *arg)
     size_t n = size * nmemb;
     size_t room = S_REPLY_MAX - self->reply_len;
     size_t take = n < room ? n : room;
-    memcpy(self->reply + self->reply_len, data, take);
+    for (size_t i = 0; i < take; i++) { // into a log line: no line breaks or control bytes
+        unsigned char ch = (unsigned char) data[i];
+        self->reply[self->reply_len + i] = ch < 0x20 || ch == 0x7f ? ' ' : (char) ch;
+    }
     self->reply_len += take;
     self->reply[self->reply_len] = '\0';
     return n;

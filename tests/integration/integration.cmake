@@ -178,3 +178,10 @@ jf_add_integration_test(limits TIMEOUT 120
                         LIBS jft_support jf_common)
 add_dependencies(limits_itest ${JF_ITEST_DEPS})
 set_property(TEST integration.limits APPEND PROPERTY LABELS security reliability)
+
+# Ecosystem (issue #13): the InfluxDB exporter against a real influxd started by the test.
+jf_add_integration_test(influx TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/influx_test.c
+                        LIBS jft_support jf_common PkgConfig::CURL PkgConfig::JANSSON)
+add_dependencies(influx_itest ${JF_ITEST_DEPS})
+set_property(TEST integration.influx APPEND PROPERTY LABELS ecosystem reliability)
