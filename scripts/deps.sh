@@ -12,6 +12,8 @@ packages=(
   libzmq3-dev libczmq-dev libjansson-dev libyaml-dev libsqlite3-dev sqlite3
   libcmocka-dev libcurl4-openssl-dev libcsv-dev libjpeg62-turbo-dev libturbojpeg0-dev libswscale-dev
   libtorch-dev
+  zlib1g-dev
+  influxdb # integration.influx starts its own influxd; the package's service is not used
 )
 case "${1:-}" in
   --bench) packages+=(python3-torch python3-torchvision python3-pil) ;;
