@@ -12,6 +12,7 @@
 
 #include <arpa/inet.h>
 #include <curl/curl.h>
+#include <dirent.h>
 #include <jansson.h>
 #include <math.h>
 #include <netinet/in.h>
@@ -27,15 +28,16 @@
 
 #include <cmocka.h>
 
-#define S_INFLUXD "/usr/bin/influxd"
-#define S_SIMS    3
-#define S_DB      "jf"
-#define S_OUTAGE_MB 100  // minibatches the boards store while influxd is down, at least
-#define S_OUTAGE_MS 3000 // and how long it is down, at least (many exporter ticks)
+#define S_INFLUXD        "/usr/bin/influxd"
+#define S_SIMS           3
+#define S_DB             "jf"
+#define S_GRAFANA_SCHEMA 39  // dashboards/*.json: Grafana's dashboard schema version (Grafana 10.4)
+#define S_OUTAGE_MB      100 // minibatches the boards store while influxd is down, at least
+#define S_OUTAGE_MS      3000 // and how long it is down, at least (many exporter ticks)
 
 static const char *const s_types[] = {"xavier-nx", "agx-xavier", "nano"};
-static const char *const s_agent_args[] = {"--sim-speed", "50", "--sim-scale", "0.05",
-                                           "--sim-seed", "7", "--log-level", "notice", NULL};
+static const char *const s_agent_args[] = {
+    "--sim-speed", "50", "--sim-scale", "0.05", "--sim-seed", "7", "--log-level", "notice", NULL};
 static const char s_sweep[] = "name: influx\n"
                               "target:\n  device_types: [xavier-nx, agx-xavier, nano]\n"
                               "workloads:\n  - {model: resnet18, dataset: cifar10, epochs: 2}\n"
@@ -52,7 +54,7 @@ typedef struct s_ctx {
 } s_ctx_t;
 
 typedef struct s_buf {
-    char data[1 << 16];
+    char data[1 << 23]; // a raw query of every minibatch of the sweep fits
     size_t len;
 } s_buf_t;
 
@@ -101,13 +103,36 @@ static double s_query(s_ctx_t *x, const char *q)
     long status = s_http(url, NULL, body);
     json_t *j = status == 200 ? json_loads(body->data, 0, NULL) : NULL;
     json_t *series = json_object_get(json_array_get(json_object_get(j, "results"), 0), "series");
-    json_t *v = json_array_get(json_array_get(json_object_get(json_array_get(series, 0), "values"),
-                                              0),
-                               1);
+    json_t *v =
+        json_array_get(json_array_get(json_object_get(json_array_get(series, 0), "values"), 0), 1);
     double d = json_is_number(v) ? json_number_value(v) : status == 200 ? 0 : -1;
     json_decref(j);
     free(body);
     return d;
+}
+
+// How many series an InfluxQL query returns: -1 when it fails (HTTP or an "error" member).
+static int s_query_series(s_ctx_t *x, const char *q)
+{
+    CURL *c = curl_easy_init();
+    char *esc = curl_easy_escape(c, q, 0);
+    char url[4096];
+    (void) snprintf(url, sizeof url, "%s/query?db=%s&q=%s", x->influx_url, S_DB, esc);
+    curl_free(esc);
+    curl_easy_cleanup(c);
+    s_buf_t *body = calloc(1, sizeof *body);
+    long status = s_http(url, NULL, body);
+    json_t *j = status == 200 ? json_loads(body->data, 0, NULL) : NULL;
+    json_t *r0 = json_array_get(json_object_get(j, "results"), 0);
+    int n = !r0 || json_object_get(r0, "error")
+                ? -1
+                : (int) json_array_size(json_object_get(r0, "series"));
+    if (n <= 0) {
+        printf("dashboard query '%s': HTTP %ld %.300s\n", q, status, body->data);
+    }
+    json_decref(j);
+    free(body);
+    return n;
 }
 
 static int s_free_port(void)
@@ -207,8 +232,8 @@ static long long s_sql(s_ctx_t *x, const char *sql)
 
 typedef struct s_pair {
     const char *what;
-    const char *store_sql;  // integer
-    const char *influx_q;   // number
+    const char *store_sql; // integer
+    const char *influx_q;  // number
 } s_pair_t;
 
 // What the store holds and InfluxDB must hold too (docs/metrics.md).
@@ -266,12 +291,153 @@ static bool s_grew_during_outage(void *arg)
            s_sql(arg, "SELECT count(*) FROM minibatches") > s_outage_mb + S_OUTAGE_MB;
 }
 
+// Replaces every `from` in text (a malloc'd string, freed) by `to`; returns the new string.
+static char *s_replace(char *text, const char *from, const char *to)
+{
+    size_t n = 0;
+    for (const char *p = text; (p = strstr(p, from)) != NULL; p += strlen(from)) {
+        n++;
+    }
+    char *out = malloc(strlen(text) + n * strlen(to) + 1);
+    char *o = out;
+    const char *p = text;
+    for (const char *hit; (hit = strstr(p, from)) != NULL; p = hit + strlen(from)) {
+        memcpy(o, p, (size_t) (hit - p));
+        o += hit - p;
+        memcpy(o, to, strlen(to));
+        o += strlen(to);
+    }
+    memcpy(o, p, strlen(p) + 1);
+    free(text);
+    return out;
+}
+
+// A dashboard query as Grafana would send it: the macros filled in and every variable set to
+// "all" (its allValue, `.*`).
+static int s_run_dashboard_query(s_ctx_t *x, const char *query)
+{
+    char *q = strdup(query);
+    q = s_replace(q, "$timeFilter", "time > 0");
+    q = s_replace(q, "$__interval", "10s");
+    q = s_replace(q, "$board", ".*");
+    q = s_replace(q, "$run", ".*");
+    int n = s_query_series(x, q);
+    free(q);
+    return n;
+}
+
+// The parts of Grafana's dashboard model (schema version S_GRAFANA_SCHEMA) that an import
+// needs, checked: every panel on the 24-column grid, with an InfluxDB data source, unique ids
+// and refIds, and raw InfluxQL targets; then every query run. Returns the number of queries.
+static int s_check_panel(s_ctx_t *x, const json_t *panel, json_t *ids)
+{
+    static const char *const types[] = {"timeseries", "table", "bargauge", "barchart", "stat"};
+    const char *type = json_string_value(json_object_get(panel, "type"));
+    bool known = false;
+    for (size_t i = 0; type && i < sizeof types / sizeof types[0]; i++) {
+        known = known || strcmp(type, types[i]) == 0;
+    }
+    assert_true(known);
+    char id[32];
+    (void) snprintf(id, sizeof id, "%lld",
+                    (long long) json_integer_value(json_object_get(panel, "id")));
+    assert_true(json_is_integer(json_object_get(panel, "id")));
+    assert_null(json_object_get(ids, id));
+    (void) json_object_set_new(ids, id, json_true());
+    assert_true(json_is_string(json_object_get(panel, "title")));
+    const json_t *pos = json_object_get(panel, "gridPos");
+    json_int_t w = json_integer_value(json_object_get(pos, "w"));
+    json_int_t px = json_integer_value(json_object_get(pos, "x"));
+    assert_true(w > 0 && px >= 0 && px + w <= 24);
+    assert_true(json_integer_value(json_object_get(pos, "h")) > 0);
+    assert_true(json_is_integer(json_object_get(pos, "y")));
+    assert_string_equal(
+        json_string_value(json_object_get(json_object_get(panel, "datasource"), "type")),
+        "influxdb");
+    const json_t *targets = json_object_get(panel, "targets");
+    assert_true(json_array_size(targets) > 0);
+    json_t *refs = json_object();
+    size_t i = 0;
+    const json_t *t = NULL;
+    json_array_foreach(targets, i, t)
+    {
+        const char *ref = json_string_value(json_object_get(t, "refId"));
+        assert_non_null(ref);
+        assert_null(json_object_get(refs, ref));
+        (void) json_object_set_new(refs, ref, json_true());
+        assert_true(json_is_true(json_object_get(t, "rawQuery")));
+        const char *q = json_string_value(json_object_get(t, "query"));
+        assert_non_null(q);
+        assert_true(s_run_dashboard_query(x, q) > 0);
+    }
+    json_decref(refs);
+    return (int) json_array_size(targets);
+}
+
+static int s_check_dashboard(s_ctx_t *x, const char *path)
+{
+    json_error_t jerr;
+    json_t *d = json_load_file(path, 0, &jerr);
+    if (!d) {
+        printf("%s:%d:%d: %s\n", path, jerr.line, jerr.column, jerr.text);
+    }
+    assert_true(json_is_object(d));
+    assert_int_equal(json_integer_value(json_object_get(d, "schemaVersion")), S_GRAFANA_SCHEMA);
+    assert_true(json_is_string(json_object_get(d, "title")));
+    const char *uid = json_string_value(json_object_get(d, "uid"));
+    assert_true(uid && strlen(uid) > 0 && strlen(uid) <= 40);
+    assert_true(json_is_object(json_object_get(d, "time")));
+    int queries = 0;
+    size_t i = 0;
+    const json_t *v = NULL;
+    json_array_foreach(json_object_get(json_object_get(d, "templating"), "list"), i, v)
+    {
+        const char *type = json_string_value(json_object_get(v, "type"));
+        assert_non_null(type);
+        if (strcmp(type, "query") == 0) {
+            assert_true(s_run_dashboard_query(x, json_string_value(json_object_get(v, "query"))) >
+                        0);
+            queries++;
+        }
+    }
+    json_t *ids = json_object();
+    const json_t *panels = json_object_get(d, "panels");
+    assert_true(json_array_size(panels) > 0);
+    json_array_foreach(panels, i, v)
+    {
+        queries += s_check_panel(x, v, ids);
+    }
+    json_decref(ids);
+    json_decref(d);
+    return queries;
+}
+
+static void s_check_dashboards(s_ctx_t *x)
+{
+    DIR *dir = opendir(JF_DASHBOARDS_DIR);
+    assert_non_null(dir);
+    int files = 0, queries = 0;
+    for (struct dirent *e; (e = readdir(dir)) != NULL;) {
+        size_t len = strlen(e->d_name);
+        if (len > 5 && strcmp(e->d_name + len - 5, ".json") == 0) {
+            char path[PATH_MAX];
+            (void) snprintf(path, sizeof path, "%s/%s", JF_DASHBOARDS_DIR, e->d_name);
+            queries += s_check_dashboard(x, path);
+            files++;
+        }
+    }
+    (void) closedir(dir);
+    printf("dashboards=%d\ndashboard_queries_with_series=%d\n", files, queries);
+    assert_true(files >= 3);
+}
+
 static void test_export_survives_outage(void **state)
 {
     s_ctx_t *x = *state;
     if (!x) {
         printf("influx: SKIPPED: %s is not installed (scripts/deps.sh installs the influxdb "
-               "package)\n", S_INFLUXD);
+               "package)\n",
+               S_INFLUXD);
         skip();
     }
     int scale = jft_timeout_scale();
@@ -293,7 +459,8 @@ static void test_export_survives_outage(void **state)
     assert_true(jft_fleet_wait_online(&x->fleet, S_SIMS, 30000 * scale));
     char sweep[PATH_MAX];
     assert_int_equal(jft_fleet_write(&x->fleet, "influx.yaml", s_sweep, sweep), 0);
-    free(jft_cli_expect(&x->fleet, 0, 30000, (const char *const[]){"sweep", "submit", sweep, NULL}));
+    free(
+        jft_cli_expect(&x->fleet, 0, 30000, (const char *const[]){"sweep", "submit", sweep, NULL}));
 
     // Mid-stream: points arrive, then influxd goes away while the boards go on.
     assert_true(jft_wait_until(s_some_points, x, 60000 * scale));
@@ -343,9 +510,9 @@ static void test_export_survives_outage(void **state)
     assert_non_null(strstr(log, "retrying in"));
     assert_non_null(strstr(log, "InfluxDB reachable again"));
     free(log);
+    s_check_dashboards(x);
     printf("outage_ms=%lld\nminibatches_stored_during_outage=%lld\ncatch_up_ms=%lld\n",
-           (long long) (t_up - t_stop), mb_at_restart - s_outage_mb,
-           (long long) (t_done - t_up));
+           (long long) (t_up - t_stop), mb_at_restart - s_outage_mb, (long long) (t_done - t_up));
 }
 
 int main(void)
