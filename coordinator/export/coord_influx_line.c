@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define S_NUM_MAX 40 // room for a %.17g double or an int64 with its suffix
+#define S_NUM_MAX       40   // room for a %.17g double or an int64 with its suffix
+#define S_INITIAL_BYTES 4096 // first allocation; it doubles as points are added
 
 struct coord_influx_line {
     char *buf;        // owned; len used, cap allocated, always NUL-terminated
@@ -31,7 +32,7 @@ coord_influx_line_t *coord_influx_line_new(size_t max_bytes)
     if (!self) {
         return NULL;
     }
-    self->cap = 4096;
+    self->cap = S_INITIAL_BYTES;
     self->max_bytes = max_bytes;
     self->buf = malloc(self->cap);
     if (!self->buf) {
