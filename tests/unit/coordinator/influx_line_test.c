@@ -2,10 +2,14 @@
  * (coord_influx_points): escaping against the examples of InfluxDB's line protocol reference
  * (docs.influxdata.com, influxdb/v1 "Line protocol reference", "Special characters"), refused
  * points, the byte limit, and the points of a telemetry sample (docs/metrics.md). */
+#include "coord_influx.h"
 #include "coord_influx_line.h"
 #include "coord_influx_points.h"
 
 #include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -136,6 +140,47 @@ static void test_telemetry_full_rolls_back_whole_sample(void **state)
     coord_influx_line_destroy(&l);
 }
 
+// The exporter does not start without its token: a missing or an empty token_file is an error
+// naming the file, and the token itself is never in a message.
+static void test_exporter_token_file(void **state)
+{
+    (void) state;
+    char dir[] = "/tmp/jf-influx-token-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    jf_influx_config_t cfg = {.enabled = true,
+                              .url = "http://127.0.0.1:9",
+                              .db = "d",
+                              .batch = 10,
+                              .flush_interval_us = 1000000,
+                              .timeout_us = 1000000};
+    (void) snprintf(cfg.token_file, sizeof cfg.token_file, "%s/missing", dir);
+    jf_err_t err = {0};
+    coord_influx_t *x = coord_influx_new(&cfg, "/nonexistent.db", dir, &err);
+    assert_null(x);
+    assert_int_equal(err.code, -ENOENT);
+    assert_non_null(strstr(err.msg, "missing"));
+    (void) snprintf(cfg.token_file, sizeof cfg.token_file, "%s/empty", dir);
+    FILE *f = fopen(cfg.token_file, "w");
+    assert_non_null(f);
+    assert_int_equal(fputs("\n", f) >= 0, 1);
+    assert_int_equal(fclose(f), 0);
+    x = coord_influx_new(&cfg, "/nonexistent.db", dir, &err);
+    assert_null(x);
+    assert_int_equal(err.code, -EINVAL);
+    assert_non_null(strstr(err.msg, "is empty"));
+    // With a token it starts (the store and InfluxDB are looked for later, in its thread).
+    f = fopen(cfg.token_file, "w");
+    assert_non_null(f);
+    assert_int_equal(fputs("s3cret-token\n", f) >= 0, 1);
+    assert_int_equal(fclose(f), 0);
+    x = coord_influx_new(&cfg, "/nonexistent.db", dir, &err);
+    assert_non_null(x);
+    coord_influx_destroy(&x);
+    assert_null(x);
+    assert_int_equal(unlink(cfg.token_file), 0);
+    assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -144,6 +189,7 @@ int main(void)
         cmocka_unit_test(test_refused_points_roll_back),
         cmocka_unit_test(test_telemetry_points),
         cmocka_unit_test(test_telemetry_full_rolls_back_whole_sample),
+        cmocka_unit_test(test_exporter_token_file),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
