@@ -50,6 +50,7 @@ static const s_query_t s_queries[COORD_EXPORT_COUNT] = {
          " total(r.state = 'failed') FROM sweeps s JOIN sweep_runs sr ON sr.sweep = s.name"
          " JOIN runs r ON r.id = sr.run WHERE s.source = 'fleet' GROUP BY s.name ORDER BY s.name",
          0},
+    [COORD_EXPORT_STORE_ID] = {"SELECT value FROM meta WHERE key = 'store_id'", 0},
 };
 
 static void s_row_from_stmt(sqlite3_stmt *st, coord_export_row_t *row)

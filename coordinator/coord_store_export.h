@@ -22,6 +22,7 @@ typedef enum coord_export_query {
     COORD_EXPORT_RESULT,       // epochs, e2e_us, energy_mj (sums over the attempt's epochs)
     COORD_EXPORT_FLEET,        // boards_online, boards, pending, active, done, failed
     COORD_EXPORT_SWEEPS,       // per sweep: name, runs, pending, active, done, failed
+    COORD_EXPORT_STORE_ID,     // the store's identity (docs/store.md, "Identity"), if it has one
     COORD_EXPORT_COUNT,
 } coord_export_query_t;
 

@@ -482,10 +482,36 @@ static void s_send(s_exporter_t *x)
     s_commit(x);
 }
 
+// A cursor belongs to one store: run ids are digests of their parameters, so a new store holds
+// the same ids, and an old cursor would pass over its rows unsent.
+static int s_check_store_id(s_exporter_t *x, jf_err_t *err)
+{
+    int64_t id = 0;
+    int rc = coord_store_export_each(x->store, COORD_EXPORT_STORE_ID, &(coord_export_key_t){0},
+                                     s_on_scalar, &id, err);
+    json_t *kept = json_object_get(x->cursor, "store_id");
+    if (rc != 0 || (kept && json_integer_value(kept) == id)) {
+        return rc;
+    }
+    if (kept) {
+        jf_log_notice("influx: cursor '%s' is of another store; exporting this store from its "
+                      "start",
+                      x->cursor_path);
+    }
+    json_decref(x->cursor);
+    x->cursor = json_pack("{s:i, s:I, s:{}}", "version", S_CURSOR_VERSION, "store_id",
+                          (json_int_t) id, "attempts");
+    return x->cursor ? 0 : jf_err_set(err, -ENOMEM, "influx: out of memory");
+}
+
 static void s_tick(s_exporter_t *x)
 {
     jf_err_t err = {0};
     if (!x->store && !(x->store = coord_store_open(x->store_path, true, &err))) {
+        jf_log_warn("influx: %s; trying again in the next interval", err.msg);
+        return;
+    }
+    if (!x->staged && s_check_store_id(x, &err) != 0) {
         jf_log_warn("influx: %s; trying again in the next interval", err.msg);
         return;
     }
