@@ -33,7 +33,7 @@ static const char *const s_coord_keys[] = {
     "agent_endpoint", "control_endpoint",   "data_dir",          "store",
     "telemetry_hz",   "heartbeat_interval", "heartbeat_timeout", "run_timeout",
     "max_attempts",   "handshake_timeout",  "clock_offset_warn", "retention",
-    "min_free_space", "limits"};
+    "min_free_space", "limits", "influx"};
 static const char *const s_retention_keys[] = {"telemetry_raw", "telemetry_after"};
 // Binary size units for min_free_space; the unit is always explicit, as for durations.
 static const struct {
@@ -312,6 +312,10 @@ static int s_parse_coord(jf_coord_settings_t *c, const jf_yaml_node_t *map,
     const jf_yaml_node_t *limits = s_opt(map, "limits");
     if (rc == 0 && limits) {
         rc = jf_limits_parse(limits, &c->limits, err); // docs/fleet-yaml.md, `coordinator.limits`
+    }
+    const jf_yaml_node_t *influx = s_opt(map, "influx");
+    if (rc == 0 && influx) {
+        rc = jf_influx_config_parse(influx, base, &c->influx, err); // docs/metrics.md
     }
     return rc;
 }

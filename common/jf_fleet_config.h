@@ -6,6 +6,7 @@
 
 #include "jf_board.h"
 #include "jf_err.h"
+#include "jf_influx_config.h"
 #include "jf_limits.h"
 #include "jf_parse.h"
 
@@ -77,6 +78,7 @@ typedef struct jf_coord_settings {
     int64_t telemetry_raw_us;        // keep a finished run's samples this long (>= 1 s); 0: KEEP
     int64_t min_free_bytes;          // free-space floor of the store's filesystem; 0: none
     jf_limits_t limits;              // per-board message limits and quarantine (jf_limits.h)
+    jf_influx_config_t influx;       // InfluxDB exporter; .enabled false without the key
 } jf_coord_settings_t;
 
 typedef struct jf_fleet_config {

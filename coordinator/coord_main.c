@@ -2,6 +2,7 @@
  * open-file limit first (one descriptor per connection; systemd's default 1024 is too few). */
 #include "coord_auth.h"
 #include "coord_fdguard.h"
+#include "coord_influx.h"
 #include "coord_server.h"
 #include "jf_fleet_config.h"
 #include "jf_log.h"
@@ -92,12 +93,17 @@ int main(int argc, char **argv)
     jf_err_t err = {0};
     jf_fleet_config_t *fleet = jf_fleet_config_load(config, &err);
     coord_server_t *server = NULL;
+    coord_influx_t *influx = NULL; // docs/metrics.md: only with coordinator.influx
     int rc = -1;
     if (fleet && keygen) {
         rc = coord_auth_keygen(fleet->coord.data_dir, &err);
-    } else if (fleet && (server = coord_server_new(fleet, &sopts, &err)) != NULL) {
+    } else if (fleet && (server = coord_server_new(fleet, &sopts, &err)) != NULL &&
+               (!fleet->coord.influx.enabled ||
+                (influx = coord_influx_new(&fleet->coord.influx, fleet->coord.store_path,
+                                           fleet->coord.data_dir, &err)) != NULL)) {
         rc = coord_server_run(server, &s_stop, &err);
     }
+    coord_influx_destroy(&influx);
     if (rc != 0) {
         jf_log_error("%s", err.msg);
     }

@@ -15,6 +15,9 @@ packages=(
   libtorch-dev
   chromium fonts-dejavu-core   # integration.report (headless chromium)
   ansible-core systemd   # playbooks/ checks (ansible-playbook), unit checks (systemd-analyze)
+
+  zlib1g-dev
+  influxdb # integration.influx starts its own influxd; the package's service is not used
 )
 case "${1:-}" in
   --bench) packages+=(python3-torch python3-torchvision python3-pil) ;;

@@ -187,3 +187,11 @@ jf_add_integration_test(report TIMEOUT 120
                         LIBS jft_support jf_common)
 add_dependencies(report_itest ${JF_ITEST_DEPS})
 set_property(TEST integration.report APPEND PROPERTY LABELS ecosystem)
+
+# Ecosystem (issue #13): the InfluxDB exporter against a real influxd started by the test.
+jf_add_integration_test(influx TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/influx_test.c
+                        LIBS jft_support jf_common PkgConfig::CURL PkgConfig::JANSSON)
+add_dependencies(influx_itest ${JF_ITEST_DEPS})
+target_compile_definitions(influx_itest PRIVATE JF_DASHBOARDS_DIR="${PROJECT_SOURCE_DIR}/dashboards")
+set_property(TEST integration.influx APPEND PROPERTY LABELS ecosystem reliability)

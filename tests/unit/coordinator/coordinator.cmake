@@ -96,3 +96,8 @@ set_property(TEST unit.report APPEND PROPERTY LABELS ecosystem)
 # The committed Chart.js is the pinned version: scripts/vendor-charts.sh --check (no network).
 add_test(NAME unit.vendor_charts COMMAND ${PROJECT_SOURCE_DIR}/scripts/vendor-charts.sh --check)
 set_tests_properties(unit.vendor_charts PROPERTIES LABELS "unit;ecosystem" TIMEOUT 30)
+
+# The InfluxDB exporter's line protocol and points (docs/metrics.md).
+jf_add_unit_test(influx_line
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/influx_line_test.c LIBS jf_export)
+set_property(TEST unit.influx_line APPEND PROPERTY LABELS ecosystem)
