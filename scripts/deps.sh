@@ -15,7 +15,6 @@ packages=(
   libtorch-dev
   chromium fonts-dejavu-core   # integration.report (headless chromium)
   ansible-core systemd   # playbooks/ checks (ansible-playbook), unit checks (systemd-analyze)
-
   zlib1g-dev
   influxdb # integration.influx starts its own influxd; the package's service is not used
 )

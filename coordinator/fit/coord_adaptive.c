@@ -72,7 +72,7 @@ static void s_dims(const coord_op_t *op, double *ret)
 // Each dimension scaled to [0, 1] over the candidates (a constant one is 0).
 static void s_normalise(s_state_t *s)
 {
-    double lo[COORD_ADAPTIVE_DIMS], hi[COORD_ADAPTIVE_DIMS];
+    double lo[COORD_ADAPTIVE_DIMS] = {0}, hi[COORD_ADAPTIVE_DIMS] = {0};
     for (size_t i = 0; i < s->n; i++) {
         double *x = &s->norm[i * COORD_ADAPTIVE_DIMS];
         s_dims(&s->cands[i], x);
