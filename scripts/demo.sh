@@ -9,8 +9,10 @@
 # runs' validity summary and the board-to-board epoch-time variability (docs/analysis.md), runs a
 # second sweep at 54 custom power points of one simulated AGX Xavier (sweeps/demo-modes.yaml) and
 # fits time and power models on it, with their errors, its Pareto front and a recommended mode
-# under a power budget, checks the store and takes an online backup of it (jetfleet store check,
-# jetfleet store backup) and prints the wall time. Everything it makes stays in ./demo-run; the processes are stopped when
+# under a power budget, profiles 12 of those points adaptively (sweep submit --adaptive) and checks
+# that model against all 54, writes an HTML report per sweep (jetfleet report), checks the store
+# and takes an online backup of it (jetfleet store check, jetfleet store backup) and prints the
+# wall time. Everything it makes stays in ./demo-run; the processes are stopped when
 # it ends, whatever happens.
 #   ./scripts/demo.sh    JF_DEMO_SIM_SPEED=X (default 2000: modelled seconds per wall second)
 set -euo pipefail
@@ -160,6 +162,30 @@ if "$bin/jetfleet" sweep submit "$top/sweeps/demo-modes.yaml" --wait > "$run/dem
 else
   echo "demo: the models part failed (see $run/demo-modes.log and the message above)"
 fi
+echo
+echo "== adaptive profiling (docs/analysis.md, \"Active profiling\"): 12 of the 54 points chosen in"
+echo "   rounds, models fitted on them, then checked against all 54 measured above"
+sed 's/^name: demo-modes$/name: demo-adaptive/' "$top/sweeps/demo-modes.yaml" > "$run/demo-adaptive.yaml"
+if "$bin/jetfleet" sweep submit --adaptive 12 --wait "$run/demo-adaptive.yaml" \
+     > "$run/demo-adaptive.log"; then
+  grep -E '^round|^profiled' "$run/demo-adaptive.log"
+  atid=$(grep -m 1 'target=time' "$run/demo-adaptive.log" | sed -n 's/.*\bmodel=\([0-9]*\).*/\1/p')
+  if [ -n "$atid" ]; then
+    echo "-- its time model (model $atid) against the 54 measured points of demo-modes:"
+    "$bin/jetfleet" model eval --model "$atid" --sweep demo-modes --board sim-agx-01 | tail -n 2
+  fi
+else
+  echo "demo: adaptive profiling failed (see $run/demo-adaptive.log and the message above)"
+fi
+echo
+echo "== reports (docs/report.md): one self-contained HTML page per sweep"
+for s in demo demo-modes; do
+  if "$bin/jetfleet" report --sweep "$s" -o "$run/report-$s.html"; then
+    echo "   $run/report-$s.html"
+  else
+    echo "demo: the report of $s failed (message above)"
+  fi
+done
 echo
 echo "== the store: integrity check and an online backup (docs/store.md)"
 "$bin/jetfleet" store check
