@@ -48,6 +48,7 @@ static void s_flush_records(agent_session_t *self)
 {
     agent_run_t *r = &self->run;
     if (r->records && json_array_size(r->records) > 0 && !r->dropped) {
+        agent_session_mark_progress(self, r->records);
         s_spool_msg(self, false, s_build_items, &r->records);
         json_decref(r->records); // NULL when the message took it
         r->records = json_array();
