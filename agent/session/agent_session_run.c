@@ -543,10 +543,13 @@ static int s_resume(agent_session_t *self, int64_t attempt, const agent_spool_db
                              : agent_platform_power_record(self->platform, &s);
     int wall_hz = 0;
     r->measure = r->runner ? s_measure_new(self, jf_clock_mono_us(), &wall_hz, err) : NULL;
-    r->sampling = r->measure && r->power_mode && agent_sampler_start(self->sampler, wall_hz, "") == 0;
+    // A trainer that has ended already leaves nothing to sample: its output is read, that is all.
+    bool ended = r->runner && agent_runner_has_ended(r->runner);
+    r->sampling = !ended && r->measure && r->power_mode &&
+                  agent_sampler_start(self->sampler, wall_hz, "") == 0;
     r->records = json_array();
     r->samples = json_array();
-    if (!r->runner || !r->sampling || !r->records || !r->samples) {
+    if (!r->runner || !r->measure || (!ended && !r->sampling) || !r->records || !r->samples) {
         r->out_path[0] = '\0'; // the file stays for a look
         agent_session_run_fini(self);
         return -EIO;
