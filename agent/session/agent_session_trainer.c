@@ -22,10 +22,10 @@ int agent_session_trainer_path(const agent_session_t *self, const char *run, int
 
 static char *s_mark_text(const agent_runner_mark_t *m)
 {
-    json_t *o = json_pack("{s:I, s:b, s:I, s:I, s:I, s:I}", "offset", (json_int_t) m->offset,
-                          "start", m->start, "epoch", (json_int_t) m->epoch, "epochs",
-                          (json_int_t) m->epochs, "mb_epoch", (json_int_t) m->mb_epoch,
-                          "mb_index", (json_int_t) m->mb_index);
+    json_t *o =
+        json_pack("{s:I, s:b, s:I, s:I, s:I, s:I}", "offset", (json_int_t) m->offset, "start",
+                  m->start, "epoch", (json_int_t) m->epoch, "epochs", (json_int_t) m->epochs,
+                  "mb_epoch", (json_int_t) m->mb_epoch, "mb_index", (json_int_t) m->mb_index);
     char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     return text;
@@ -45,9 +45,12 @@ int agent_session_mark_parse(const char *text, agent_runner_mark_t *ret_mark, jf
     if (rc != 0 || off < 0 || epochs < 0) {
         return jf_err_set(err, -EIO, "trainer read mark '%.100s': %s", text, jerr.text);
     }
-    *ret_mark = (agent_runner_mark_t) {.offset = off, .start = start, .epoch = epoch,
-                                       .epochs = epochs, .mb_epoch = mb_epoch,
-                                       .mb_index = mb_index};
+    *ret_mark = (agent_runner_mark_t){.offset = off,
+                                      .start = start,
+                                      .epoch = epoch,
+                                      .epochs = epochs,
+                                      .mb_epoch = mb_epoch,
+                                      .mb_index = mb_index};
     return 0;
 }
 
@@ -80,7 +83,8 @@ static void s_mark_over(agent_runner_mark_t *m, const json_t *records)
 {
     size_t i = 0;
     json_t *rec = NULL;
-    json_array_foreach(records, i, rec) {
+    json_array_foreach(records, i, rec)
+    {
         const char *kind = json_string_value(json_object_get(rec, "kind"));
         json_int_t epoch = json_integer_value(json_object_get(rec, "epoch"));
         if (kind && strcmp(kind, "start") == 0) {

@@ -34,8 +34,8 @@
 #define S_DOWN_MS 1500 // how long the trainer runs with no agent (a fault schedule, not a wait)
 
 // Epochs of ~2 s at speed 1 and scale 0.2: the run outlives the kills on a loaded machine.
-static const char *const s_args[] = {"--sim-speed", "1", "--sim-scale", "0.2", "--sim-seed", "7",
-                                     NULL};
+static const char *const s_args[] = {"--sim-speed", "1", "--sim-scale", "0.2",
+                                     "--sim-seed",  "7", NULL};
 
 static const char s_sweep[] = "name: reattach\n"
                               "target:\n  boards: [sim-1]\n"
@@ -65,9 +65,12 @@ static long long s_start_ticks(long long pid)
     char *p = strrchr(text, ')');
     char state = 0;
     unsigned long long ticks = 0;
-    if (!p || sscanf(p + 1, " %c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
-                            "%*s %*s %llu",
-                     &state, &ticks) != 2 || state == 'Z') {
+    if (!p ||
+        sscanf(p + 1,
+               " %c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
+               "%*s %*s %llu",
+               &state, &ticks) != 2 ||
+        state == 'Z') {
         return 0;
     }
     return (long long) ticks;
@@ -267,8 +270,8 @@ static void test_trainer_survives(void **state)
                     S_SPOOL_RECS "SELECT count(*) FROM r WHERE e * 1000000 + i <= %lld",
                     "minibatch", mb_key_before);
     long long mb_again = s_spool_int(c, sql);
-    (void) snprintf(sql, sizeof sql, S_SPOOL_RECS "SELECT count(*) FROM r WHERE e <= %lld",
-                    "epoch", ep_key_before);
+    (void) snprintf(sql, sizeof sql, S_SPOOL_RECS "SELECT count(*) FROM r WHERE e <= %lld", "epoch",
+                    ep_key_before);
     long long ep_again = s_spool_int(c, sql);
     long long final_done = s_spool_int(c, "SELECT count(*) FROM message WHERE attempt = 1 AND "
                                           "final AND json_extract(CAST(body AS TEXT), '$.type') "
@@ -297,8 +300,7 @@ static void test_trainer_survives(void **state)
     assert_int_equal(lost, 0);
     assert_int_equal(dups, 0);
     assert_true(mb_spool > 0); // the check had records to look at
-    assert_int_equal(s_sql(c, "SELECT count(*) FROM runs WHERE state = 'done' AND attempt = 1"),
-                     1);
+    assert_int_equal(s_sql(c, "SELECT count(*) FROM runs WHERE state = 'done' AND attempt = 1"), 1);
     assert_int_equal(s_sql(c, "SELECT count(*) FROM events WHERE kind = 'run.failed'"), 0);
     assert_int_equal(s_sql(c, "SELECT count(*) FROM events WHERE kind = 'run.requeued'"), 0);
 }
