@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,6 +27,7 @@ struct agent_runner {
     pid_t pid;               // trainer (and its process group); 0 once reaped
     int64_t start_ticks;     // its start time (field 22 of /proc/PID/stat); 0 if unknown
     bool file_mode;          // stdout goes to a file: EOF is not the end until it has ended
+    int wake_fd;             // file mode: inotify on the file, to poll for new lines; -1: none
     bool attached;           // not our child (re-attached): no wait status, /proc says if alive
     bool gone;               // attached: the process has ended (or is another one now)
     int64_t read_off;        // bytes of the output consumed
@@ -158,6 +160,25 @@ static bool s_attached_alive(agent_runner_t *self)
     return !self->gone;
 }
 
+// A regular file is always readable to poll: an inotify watch wakes the loop when the trainer
+// writes, so that an epoch's end is seen when it happens (its energy interval ends then), not a
+// tick later. Without it (no inotify) the loop still reads each tick.
+static void s_watch_file(agent_runner_t *self, const char *path)
+{
+    self->wake_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (self->wake_fd >= 0 && inotify_add_watch(self->wake_fd, path, IN_MODIFY) < 0) {
+        close(self->wake_fd);
+        self->wake_fd = -1;
+    }
+}
+
+static void s_drain_wake(agent_runner_t *self)
+{
+    char events[4096];
+    while (self->wake_fd >= 0 && read(self->wake_fd, events, sizeof events) > 0) {
+    }
+}
+
 // The trainer's stdout: a pipe, or (with out_path) a new file it appends to while the agent
 // reads it through a second descriptor. *ret_child is the child's end (closed after the spawn).
 static int s_open_output(agent_runner_t *self, const char *out_path, int *ret_child, jf_err_t *err)
@@ -183,6 +204,7 @@ static int s_open_output(agent_runner_t *self, const char *out_path, int *ret_ch
     }
     self->fd = fds[0];
     self->file_mode = true;
+    s_watch_file(self, out_path);
     *ret_child = fds[1];
     return 0;
 }
@@ -195,6 +217,7 @@ agent_runner_t *agent_runner_start(const agent_runner_opts_t *opts, jf_err_t *er
         return NULL;
     }
     self->fd = -1;
+    self->wake_fd = -1;
     self->mark = AGENT_RUNNER_MARK_NONE;
     int child_fd = -1;
     if (!(self->line = malloc(AGENT_RUNNER_LINE_MAX))) {
@@ -233,6 +256,7 @@ agent_runner_t *agent_runner_attach(const agent_runner_attach_t *a, jf_err_t *er
         jf_err_set(err, -ENOMEM, "runner: out of memory");
         return NULL;
     }
+    self->wake_fd = -1;
     self->pid = (pid_t) a->pid;
     self->start_ticks = a->start_ticks;
     self->attached = true;
@@ -252,6 +276,7 @@ agent_runner_t *agent_runner_attach(const agent_runner_attach_t *a, jf_err_t *er
     }
     self->read_off = a->mark.offset;
     self->offset_mark = a->mark.offset;
+    s_watch_file(self, a->out_path);
     (void) s_attached_alive(self);
     return self;
 }
@@ -279,7 +304,7 @@ int64_t agent_runner_skipped(const agent_runner_t *self)
 
 int agent_runner_fd(const agent_runner_t *self)
 {
-    return self->fd;
+    return self->file_mode && self->fd >= 0 ? self->wake_fd : self->fd;
 }
 
 // The schema's members of a trainer line: the line has more (samples_per_s, a simulated run's
@@ -417,6 +442,7 @@ static bool s_has_ended(agent_runner_t *self);
 void agent_runner_read(agent_runner_t *self, agent_runner_record_fn fn, void *arg)
 {
     char buf[8192];
+    s_drain_wake(self);
     // Checked before reading: what a trainer that has ended wrote is all in the file by now.
     bool ended = !self->file_mode || s_has_ended(self);
     while (self->fd >= 0) {
@@ -595,6 +621,9 @@ void agent_runner_destroy(agent_runner_t **self_p)
     }
     if (self->fd >= 0) {
         close(self->fd);
+    }
+    if (self->wake_fd >= 0) {
+        close(self->wake_fd);
     }
     free(self->line);
     free(self);

@@ -105,7 +105,9 @@ bool agent_runner_has_ended(agent_runner_t *self);
 bool agent_runner_is_attached(const agent_runner_t *self);
 int64_t agent_runner_skipped(const agent_runner_t *self);
 
-// The read end of the child's stdout, to poll; -1 once it reached end of file.
+// What to poll for the trainer's output: the read end of its stdout pipe, or with an output file
+// an inotify descriptor that is readable when the file grows (-1 if inotify is unavailable: then
+// the caller's tick is the only wake-up); -1 once the output reached its end.
 int agent_runner_fd(const agent_runner_t *self);
 
 // Reads what the child wrote and hands complete records to fn.

@@ -52,6 +52,7 @@ typedef struct agent_run {
     agent_runner_mark_t mark;    // how far the spool has the trainer's output (re-attach)
     char out_path[PATH_MAX];     // the trainer's output file; "" when it writes into a pipe
     bool reattached;             // the trainer was started by an earlier agent process
+    bool trainer_recorded;       // the spool has its trainer row: the mark moves with progress
     json_t *records;             // owned: buffered records not yet in the spool
     int64_t records_since_us;    // monotonic time of the oldest buffered record
     json_t *samples;             // owned: buffered telemetry samples

@@ -67,8 +67,11 @@ void agent_session_trainer_record(agent_session_t *self, const char *out_path)
     jf_err_t err = {0};
     int rc = t.spec && t.mark && t.start_ticks > 0
                  ? agent_spool_set_trainer(self->spool, r->spec.run_id, r->attempt, &t, &err)
-                 : jf_err_set(&err, -ENOMEM, "out of memory or no start time in /proc");
-    if (rc != 0) {
+                 : jf_err_set(&err, -ENOMEM, "out of memory");
+    r->trainer_recorded = rc == 0;
+    if (rc != 0 && t.start_ticks == 0) {
+        jf_log_info("run: %s: its trainer ended at once; nothing to re-attach to", r->spec.run_id);
+    } else if (rc != 0) {
         jf_log_warn("run: %s: cannot record its trainer for a re-attach: %s; an agent restart "
                     "during this run will report it crashed",
                     r->spec.run_id, err.msg);
@@ -102,7 +105,7 @@ static void s_mark_over(agent_runner_mark_t *m, const json_t *records)
 void agent_session_mark_progress(agent_session_t *self, const json_t *records)
 {
     agent_run_t *r = &self->run;
-    if (!r->runner) {
+    if (!r->runner || !r->trainer_recorded) {
         return;
     }
     s_mark_over(&r->mark, records);
