@@ -296,6 +296,8 @@ static void test_trainer_row(void **state)
     assert_int_equal(agent_spool_set_mark(sp, T_RUN, 1, "m1"), 0);
     t_append(sp, T_RUN, 1, 2, false); // the first append takes m1, the second none
     assert_int_equal(agent_spool_set_mark(sp, T_RUN, 1, "m2"), 0); // pending, never appended
+    // A stream without a trainer row stores its messages all the same (no mark to move).
+    assert_int_equal(agent_spool_set_mark(sp, T_RUN2, 1, "mx"), 0);
     t_append(sp, T_RUN2, 1, 1, false);
     agent_spool_destroy(&sp);
 
