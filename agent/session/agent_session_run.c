@@ -9,6 +9,7 @@
 #include "jf_workload.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -510,6 +511,22 @@ void agent_session_run_fini(agent_session_t *self)
     *r = (agent_run_t){0};
 }
 
+// New measurements and sampling for a re-attached run, from now. A trainer that has ended
+// already leaves nothing to sample: its output is read, that is all.
+static int s_resume_measure(agent_session_t *self, jf_err_t *err)
+{
+    agent_run_t *r = &self->run;
+    int wall_hz = 0;
+    r->measure = s_measure_new(self, jf_clock_mono_us(), &wall_hz, err);
+    bool ended = agent_runner_has_ended(r->runner);
+    r->sampling = !ended && r->measure && r->power_mode &&
+                  agent_sampler_start(self->sampler, wall_hz, "") == 0;
+    r->records = json_array();
+    r->samples = json_array();
+    bool ok = r->measure && (ended || r->sampling) && r->records && r->samples;
+    return ok ? 0 : jf_err_set(err, -ENOMEM, "cannot start the measurements");
+}
+
 // The run the previous agent process was running, from its trainer row: the mode set again
 // where the platform holds it (a sim board's tree; a Jetson's clocks stayed as the run set
 // them), new measurements and sampling from now, and the trainer's output read on from the mark.
@@ -541,17 +558,14 @@ static int s_resume(agent_session_t *self, int64_t attempt, const agent_spool_db
     r->runner = agent_runner_attach(&a, err);
     r->power_mode = t->power ? json_loads(t->power, 0, NULL)
                              : agent_platform_power_record(self->platform, &s);
-    int wall_hz = 0;
-    r->measure = r->runner ? s_measure_new(self, jf_clock_mono_us(), &wall_hz, err) : NULL;
-    // A trainer that has ended already leaves nothing to sample: its output is read, that is all.
-    bool ended = r->runner && agent_runner_has_ended(r->runner);
-    r->sampling = !ended && r->measure && r->power_mode &&
-                  agent_sampler_start(self->sampler, wall_hz, "") == 0;
-    r->records = json_array();
-    r->samples = json_array();
-    if (!r->runner || !r->measure || (!ended && !r->sampling) || !r->records || !r->samples) {
+    if (!r->runner || s_resume_measure(self, err) != 0) {
+        int64_t ticks = 0;
+        if (!r->runner && agent_runner_proc_start_ticks(t->pid, &ticks) == 0 &&
+            ticks == t->start_ticks) {
+            (void) kill(-(pid_t) t->pid, SIGKILL); // reported crashed: it must not run on
+        }
         r->out_path[0] = '\0'; // the file stays for a look
-        agent_session_run_fini(self);
+        agent_session_run_fini(self); // kills an attached trainer
         return -EIO;
     }
     return 0;
