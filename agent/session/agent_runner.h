@@ -33,6 +33,8 @@ typedef struct agent_runner_mark {
     int64_t epochs;   // epoch records in
     int64_t mb_epoch; // the last minibatch record's (epoch, index); -1: none
     int64_t mb_index;
+    int64_t samples;   // telemetry samples spooled (the session's count, for the measure record)
+    int64_t last_t_us; // wall clock of the last of them; 0: none
 } agent_runner_mark_t;
 
 #define AGENT_RUNNER_MARK_NONE                                                                     \

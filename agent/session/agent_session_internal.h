@@ -53,6 +53,9 @@ typedef struct agent_run {
     char out_path[PATH_MAX];     // the trainer's output file; "" when it writes into a pipe
     bool reattached;             // the trainer was started by an earlier agent process
     bool trainer_recorded;       // the spool has its trainer row: the mark moves with progress
+    int64_t samples_before;      // re-attached: telemetry samples the earlier agent spooled
+    int64_t last_t_before_us;    // re-attached: wall clock of the last of them (0: none)
+    int64_t first_t_after_us;    // re-attached: wall clock of the first sample since (0: none)
     json_t *records;             // owned: buffered records not yet in the spool
     int64_t records_since_us;    // monotonic time of the oldest buffered record
     json_t *samples;             // owned: buffered telemetry samples
@@ -132,9 +135,13 @@ int agent_session_trainer_path(const agent_session_t *self, const char *run, int
 void agent_session_trainer_record(agent_session_t *self, const char *out_path);
 // The read mark of a trainer row: 0 or -EIO with err.
 int agent_session_mark_parse(const char *text, agent_runner_mark_t *ret_mark, jf_err_t *err);
-// Moves the run's read mark over records about to be spooled in one progress message; the
-// spool stores it with that message.
+// Moves the run's read mark over records (samples) about to be spooled in one progress
+// (telemetry) message; the spool stores it with that message.
 void agent_session_mark_progress(agent_session_t *self, const json_t *records);
+void agent_session_mark_samples(agent_session_t *self, const json_t *samples);
+// A re-attached run's measure record: telemetry.samples counts the earlier agent's samples too,
+// and max_gap_us is at least the time no agent sampled (docs/protocol.md §4.4.1).
+void agent_session_mark_measure(const agent_session_t *self, json_t *measure);
 // At start: re-attaches to the trainer of the stream that was running when the previous agent
 // process stopped (alive or not: its output file is read to the end either way). Returns how
 // many it re-attached (0 or 1); the others stay orphans for agent_spool_end_orphans.

@@ -544,7 +544,8 @@ static int s_resume(agent_session_t *self, int64_t attempt, const agent_spool_db
         return rc;
     }
     *r = (agent_run_t){.active = true, .phase = AGENT_RUN_RUNNING, .spec = s, .attempt = attempt,
-                       .mark = mark, .reattached = true, .trainer_recorded = true};
+                       .mark = mark, .reattached = true, .trainer_recorded = true,
+                       .samples_before = mark.samples, .last_t_before_us = mark.last_t_us};
     char why[300];
     (void) s_check_run(self, &s, r->dataset_dir, sizeof r->dataset_dir, why, sizeof why);
     (void) snprintf(r->out_path, sizeof r->out_path, "%s", t->out_path);

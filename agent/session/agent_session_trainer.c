@@ -22,10 +22,11 @@ int agent_session_trainer_path(const agent_session_t *self, const char *run, int
 
 static char *s_mark_text(const agent_runner_mark_t *m)
 {
-    json_t *o =
-        json_pack("{s:I, s:b, s:I, s:I, s:I, s:I}", "offset", (json_int_t) m->offset, "start",
-                  m->start, "epoch", (json_int_t) m->epoch, "epochs", (json_int_t) m->epochs,
-                  "mb_epoch", (json_int_t) m->mb_epoch, "mb_index", (json_int_t) m->mb_index);
+    json_t *o = json_pack("{s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:I}", "offset",
+                          (json_int_t) m->offset, "start", m->start, "epoch", (json_int_t) m->epoch,
+                          "epochs", (json_int_t) m->epochs, "mb_epoch", (json_int_t) m->mb_epoch,
+                          "mb_index", (json_int_t) m->mb_index, "samples", (json_int_t) m->samples,
+                          "last_t_us", (json_int_t) m->last_t_us);
     char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     return text;
@@ -35,22 +36,25 @@ int agent_session_mark_parse(const char *text, agent_runner_mark_t *ret_mark, jf
 {
     json_error_t jerr;
     json_t *o = json_loads(text, 0, &jerr);
-    json_int_t off = 0, epoch = 0, epochs = 0, mb_epoch = 0, mb_index = 0;
+    json_int_t v[8] = {0};
     int start = 0;
-    int rc = o ? json_unpack_ex(o, &jerr, JSON_STRICT, "{s:I, s:b, s:I, s:I, s:I, s:I}", "offset",
-                                &off, "start", &start, "epoch", &epoch, "epochs", &epochs,
-                                "mb_epoch", &mb_epoch, "mb_index", &mb_index)
+    int rc = o ? json_unpack_ex(o, &jerr, JSON_STRICT, "{s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:I}",
+                                "offset", &v[0], "start", &start, "epoch", &v[1], "epochs", &v[2],
+                                "mb_epoch", &v[3], "mb_index", &v[4], "samples", &v[5], "last_t_us",
+                                &v[6])
                : -1;
     json_decref(o);
-    if (rc != 0 || off < 0 || epochs < 0) {
+    if (rc != 0 || v[0] < 0 || v[2] < 0 || v[5] < 0) {
         return jf_err_set(err, -EIO, "trainer read mark '%.100s': %s", text, jerr.text);
     }
-    *ret_mark = (agent_runner_mark_t){.offset = off,
+    *ret_mark = (agent_runner_mark_t){.offset = v[0],
                                       .start = start,
-                                      .epoch = epoch,
-                                      .epochs = epochs,
-                                      .mb_epoch = mb_epoch,
-                                      .mb_index = mb_index};
+                                      .epoch = v[1],
+                                      .epochs = v[2],
+                                      .mb_epoch = v[3],
+                                      .mb_index = v[4],
+                                      .samples = v[5],
+                                      .last_t_us = v[6]};
     return 0;
 }
 
@@ -102,6 +106,31 @@ static void s_mark_over(agent_runner_mark_t *m, const json_t *records)
     }
 }
 
+// The mark goes with the stream's next message.
+static void s_store_mark(agent_session_t *self)
+{
+    agent_run_t *r = &self->run;
+    char *text = s_mark_text(&r->mark);
+    if (!text || agent_spool_set_mark(self->spool, r->spec.run_id, r->attempt, text) != 0) {
+        jf_log_warn("run: %s: out of memory for the trainer's read mark; a re-attach would read "
+                    "from an older one and skip what the spool has by record",
+                    r->spec.run_id);
+    }
+    free(text);
+}
+
+void agent_session_mark_samples(agent_session_t *self, const json_t *samples)
+{
+    agent_run_t *r = &self->run;
+    size_t n = json_array_size(samples);
+    if (!r->runner || !r->trainer_recorded || n == 0) {
+        return;
+    }
+    r->mark.samples += (int64_t) n;
+    r->mark.last_t_us = json_integer_value(json_object_get(json_array_get(samples, n - 1), "t_us"));
+    s_store_mark(self);
+}
+
 void agent_session_mark_progress(agent_session_t *self, const json_t *records)
 {
     agent_run_t *r = &self->run;
@@ -115,11 +144,23 @@ void agent_session_mark_progress(agent_session_t *self, const json_t *records)
     if (!r->measure || agent_measure_held(r->measure) == 0) {
         r->mark.offset = agent_runner_offset(r->runner);
     }
-    char *text = s_mark_text(&r->mark);
-    if (!text || agent_spool_set_mark(self->spool, r->spec.run_id, r->attempt, text) != 0) {
-        jf_log_warn("run: %s: out of memory for the trainer's read mark; a re-attach would read "
-                    "from an older one and skip what the spool has by record",
-                    r->spec.run_id);
+    s_store_mark(self);
+}
+
+void agent_session_mark_measure(const agent_session_t *self, json_t *measure)
+{
+    const agent_run_t *r = &self->run;
+    json_t *tel = json_object_get(measure, "telemetry");
+    if (!r->reattached || !json_is_object(tel)) {
+        return;
     }
-    free(text);
+    json_int_t samples = json_integer_value(json_object_get(tel, "samples"));
+    (void) json_object_set_new(tel, "samples", json_integer(samples + r->samples_before));
+    // The time no agent sampled is the longest gap, unless a longer one came before or after.
+    int64_t gap_us = r->first_t_after_us > 0 && r->last_t_before_us > 0
+                         ? r->first_t_after_us - r->last_t_before_us
+                         : 0;
+    if (gap_us > json_integer_value(json_object_get(tel, "max_gap_us"))) {
+        (void) json_object_set_new(tel, "max_gap_us", json_integer(gap_us));
+    }
 }

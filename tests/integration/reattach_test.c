@@ -287,18 +287,27 @@ static void test_trainer_survives(void **state)
                                      "samples != (SELECT sum(samples) FROM minibatches AS m WHERE "
                                      "m.run = e.run AND m.attempt = 1 AND m.epoch = e.epoch)");
     long long lost = (S_EPOCHS - epochs) + gaps + samples_off;
+    // The measure record counts the samples of both agents and shows the time none sampled.
+    long long samples_missing = s_sql(c, "SELECT abs(json_extract(measure, '$.telemetry.samples') "
+                                         "- (SELECT count(*) FROM telemetry WHERE attempt = 1)) "
+                                         "FROM runs");
+    long long max_gap_ms = s_sql(c, "SELECT json_extract(measure, '$.telemetry.max_gap_us') / "
+                                    "1000 FROM runs");
     long long dups = mb_dups + ep_dups + mb_again + ep_again;
     printf("scenario=survives\ntrainer_alive_after_agent_kill=%lld\nreattached=%lld\n"
            "records_before_kill=%lld\nrecords_spooled_after=%lld\nlost_records=%lld\n"
            "duplicate_records=%lld\nrun_done_spooled=%lld\nreread_records_skipped=%lld\n",
            alive_after_kill, reattached, mb_before + ep_before, mb_spool + ep_spool, lost, dups,
            final_done, skipped);
+    printf("samples_missing=%lld\nmax_gap_ms=%lld\n", samples_missing, max_gap_ms);
     fflush(stdout);
     assert_int_equal(alive_after_kill, 1);
     assert_int_equal(reattached, 1);
     assert_int_equal(final_done, 1);
     assert_int_equal(lost, 0);
     assert_int_equal(dups, 0);
+    assert_int_equal(samples_missing, 0);
+    assert_true(max_gap_ms >= S_DOWN_MS);
     assert_true(mb_spool > 0); // the check had records to look at
     assert_int_equal(s_sql(c, "SELECT count(*) FROM runs WHERE state = 'done' AND attempt = 1"), 1);
     assert_int_equal(s_sql(c, "SELECT count(*) FROM events WHERE kind = 'run.failed'"), 0);
