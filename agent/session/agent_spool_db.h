@@ -58,8 +58,9 @@ int agent_spool_db_open_stream(agent_spool_db_t *self, const char *run, int64_t 
                                jf_err_t *err);
 
 // Stores one message and advances the stream's next_seq in one durable transaction; with a
-// mark (not NULL), the stream's trainer row (if it has one) gets it in the same transaction, so the read mark
-// and the messages made from what was read never disagree. 0 or -EIO (nothing stored).
+// mark (not NULL), the stream's trainer row (if it has one) gets it in the same transaction, so
+// the read mark and the messages made from what was read never disagree. 0 or -EIO (nothing
+// stored).
 int agent_spool_db_append(agent_spool_db_t *self, const agent_spool_db_stream_t *after,
                           const char *text, size_t len, const char *mark, jf_err_t *err);
 
