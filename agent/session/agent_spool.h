@@ -95,7 +95,8 @@ void agent_spool_keep(agent_spool_t *self, const char *run, int64_t attempt);
 // Ends every stream that has no final message and was not kept (agent_spool_keep), which after
 // agent_spool_new means its trainer died with the previous agent process: appends run.failed
 // (reason crashed, detail AGENT_SPOOL_RESTART_DETAIL) after what is spooled, with envelope ids
-// from *next_id (advanced). Returns how many streams it ended, or -EIO / -ENOMEM with err (those before are ended).
+// from *next_id (advanced). Returns how many streams it ended, or -EIO / -ENOMEM with err
+// (those before are ended).
 int agent_spool_end_orphans(agent_spool_t *self, int64_t *next_id, jf_err_t *err);
 
 // Sends what is due, in seq order per stream, through send (which returns 0 if the message was
