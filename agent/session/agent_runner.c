@@ -1,4 +1,6 @@
-/* Child process for one training run: spawn, read JSON lines, classify the exit. */
+/* Child process for one training run: spawn, read JSON lines, classify the exit. With an output
+ * file the trainer outlives the agent, and a restarted agent re-attaches to it (pid and start
+ * time from /proc), reading on from its read mark (docs/protocol.md §4.4). */
 #include "agent_runner.h"
 
 #include "jf_log.h"
@@ -14,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -21,7 +24,16 @@
 #define S_ENV_KEEP_MAX 8
 
 struct agent_runner {
-    pid_t pid;               // child (and its process group); 0 once reaped
+    pid_t pid;               // trainer (and its process group); 0 once reaped
+    int64_t start_ticks;     // its start time (field 22 of /proc/PID/stat); 0 if unknown
+    bool file_mode;          // stdout goes to a file: EOF is not the end until it has ended
+    int wake_fd;             // file mode: inotify on the file, to poll for new lines; -1: none
+    bool attached;           // not our child (re-attached): no wait status, /proc says if alive
+    bool gone;               // attached: the process has ended (or is another one now)
+    int64_t read_off;        // bytes of the output consumed
+    agent_runner_mark_t mark; // records at or below it are in the spool already: skipped
+    int64_t skipped;         // records skipped by the mark
+    int64_t offset_mark;     // end of the last line that gave a record (agent_runner_offset)
     int fd;                  // read end of its stdout; -1 at EOF
     int status;              // waitpid status once reaped
     bool reaped;
@@ -36,7 +48,7 @@ struct agent_runner {
     bool error_seen;         // the child printed {"kind":"error"}
     jf_fail_reason_t error_reason;
     char error_detail[200];
-    int64_t epochs;
+    int64_t epochs;          // epoch records handed out (from mark.epochs after a re-attach)
     int64_t bad_lines;
     agent_runner_line_fn line_fn; // the trainer's parsed lines; NULL: none
     void *line_arg;               // for line_fn
@@ -110,6 +122,93 @@ static int s_build_argv(const agent_runner_opts_t *o, jf_schema_argv_t *run, cha
     return 0;
 }
 
+int agent_runner_proc_start_ticks(int64_t pid, int64_t *ret_ticks)
+{
+    char path[64], text[1024];
+    (void) snprintf(path, sizeof path, "/proc/%lld/stat", (long long) pid);
+    FILE *f = fopen(path, "re");
+    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    if (f) {
+        (void) fclose(f);
+    }
+    text[n] = '\0';
+    // The name in parentheses may hold anything: the fields start after the last ')'. Field 3
+    // is the state (a zombie has ended), field 22 the start time in clock ticks since boot.
+    char *p = n > 0 ? strrchr(text, ')') : NULL;
+    char state = 0;
+    unsigned long long ticks = 0;
+    if (!p || sscanf(p + 1, " %c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
+                            "%*s %*s %llu",
+                     &state, &ticks) != 2) {
+        return -ENOENT;
+    }
+    if (state == 'Z' || state == 'X' || state == 'x') {
+        return -ENOENT;
+    }
+    *ret_ticks = (int64_t) ticks;
+    return 0;
+}
+
+// An attached trainer is alive while its pid names a live process with its start time.
+static bool s_attached_alive(agent_runner_t *self)
+{
+    int64_t ticks = 0;
+    if (!self->gone && (agent_runner_proc_start_ticks(self->pid, &ticks) != 0 ||
+                        ticks != self->start_ticks)) {
+        self->gone = true;
+    }
+    return !self->gone;
+}
+
+// A regular file is always readable to poll: an inotify watch wakes the loop when the trainer
+// writes, so that an epoch's end is seen when it happens (its energy interval ends then), not a
+// tick later. Without it (no inotify) the loop still reads each tick.
+static void s_watch_file(agent_runner_t *self, const char *path)
+{
+    self->wake_fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+    if (self->wake_fd >= 0 && inotify_add_watch(self->wake_fd, path, IN_MODIFY) < 0) {
+        close(self->wake_fd);
+        self->wake_fd = -1;
+    }
+}
+
+static void s_drain_wake(agent_runner_t *self)
+{
+    char events[4096];
+    while (self->wake_fd >= 0 && read(self->wake_fd, events, sizeof events) > 0) {
+    }
+}
+
+// The trainer's stdout: a pipe, or (with out_path) a new file it appends to while the agent
+// reads it through a second descriptor. *ret_child is the child's end (closed after the spawn).
+static int s_open_output(agent_runner_t *self, const char *out_path, int *ret_child, jf_err_t *err)
+{
+    int fds[2] = {-1, -1};
+    if (!out_path) {
+        if (pipe2(fds, O_CLOEXEC) != 0) {
+            return jf_err_set(err, -errno, "runner: cannot create a pipe: %s", strerror(errno));
+        }
+        self->fd = fds[0];
+        *ret_child = fds[1];
+        (void) fcntl(self->fd, F_SETFL, O_NONBLOCK);
+        return 0;
+    }
+    fds[1] = open(out_path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+    fds[0] = fds[1] >= 0 ? open(out_path, O_RDONLY | O_CLOEXEC) : -1;
+    if (fds[0] < 0) {
+        int e = errno;
+        if (fds[1] >= 0) {
+            close(fds[1]);
+        }
+        return jf_err_set(err, -e, "runner: cannot open '%.200s': %s", out_path, strerror(e));
+    }
+    self->fd = fds[0];
+    self->file_mode = true;
+    s_watch_file(self, out_path);
+    *ret_child = fds[1];
+    return 0;
+}
+
 agent_runner_t *agent_runner_start(const agent_runner_opts_t *opts, jf_err_t *err)
 {
     agent_runner_t *self = calloc(1, sizeof *self);
@@ -118,23 +217,30 @@ agent_runner_t *agent_runner_start(const agent_runner_opts_t *opts, jf_err_t *er
         return NULL;
     }
     self->fd = -1;
-    int fds[2] = {-1, -1};
-    if (!(self->line = malloc(AGENT_RUNNER_LINE_MAX)) || pipe2(fds, O_CLOEXEC) != 0) {
-        jf_err_set(err, -ENOMEM, "runner: cannot allocate a buffer or create a pipe");
+    self->wake_fd = -1;
+    self->mark = AGENT_RUNNER_MARK_NONE;
+    int child_fd = -1;
+    if (!(self->line = malloc(AGENT_RUNNER_LINE_MAX))) {
+        jf_err_set(err, -ENOMEM, "runner: out of memory");
         goto fail_destroy;
     }
-    self->fd = fds[0];
+    if (s_open_output(self, opts->out_path, &child_fd, err) != 0) {
+        goto fail_destroy;
+    }
     self->line_fn = opts->line_fn;
     self->line_arg = opts->line_arg;
     char *argv[S_ARGV_MAX] = {0};
     jf_schema_argv_t run = {0};
     int rc = s_build_argv(opts, &run, argv, err);
-    rc = rc ? rc : s_spawn(self, argv, fds[1], err);
-    close(fds[1]); // the child has its copy
+    rc = rc ? rc : s_spawn(self, argv, child_fd, err);
+    close(child_fd); // the child has its copy
     if (rc != 0) {
         goto fail_destroy;
     }
-    (void) fcntl(self->fd, F_SETFL, O_NONBLOCK);
+    // Read now, while the child cannot have been reaped: its identity for a later re-attach.
+    if (agent_runner_proc_start_ticks(self->pid, &self->start_ticks) != 0) {
+        self->start_ticks = 0;
+    }
     self->deadline_us = jf_clock_mono_us() + opts->spec->timeout_us;
     return self;
 fail_destroy:
@@ -142,9 +248,63 @@ fail_destroy:
     return NULL;
 }
 
+agent_runner_t *agent_runner_attach(const agent_runner_attach_t *a, jf_err_t *err)
+{
+    agent_runner_t *self = calloc(1, sizeof *self);
+    if (!self || !(self->line = malloc(AGENT_RUNNER_LINE_MAX))) {
+        free(self);
+        jf_err_set(err, -ENOMEM, "runner: out of memory");
+        return NULL;
+    }
+    self->wake_fd = -1;
+    self->pid = (pid_t) a->pid;
+    self->start_ticks = a->start_ticks;
+    self->attached = true;
+    self->file_mode = true;
+    self->mark = a->mark;
+    self->epochs = a->mark.epochs;
+    self->line_fn = a->line_fn;
+    self->line_arg = a->line_arg;
+    self->deadline_us = jf_clock_mono_us() + a->timeout_us;
+    self->fd = open(a->out_path, O_RDONLY | O_CLOEXEC);
+    off_t at = self->fd >= 0 ? lseek(self->fd, (off_t) a->mark.offset, SEEK_SET) : -1;
+    if (at < 0 || a->pid <= 0) {
+        jf_err_set(err, -ENOENT, "runner: cannot read '%.200s' from offset %lld: %s", a->out_path,
+                   (long long) a->mark.offset, strerror(errno));
+        agent_runner_destroy(&self);
+        return NULL;
+    }
+    self->read_off = a->mark.offset;
+    self->offset_mark = a->mark.offset;
+    s_watch_file(self, a->out_path);
+    (void) s_attached_alive(self);
+    return self;
+}
+
+void agent_runner_identity(const agent_runner_t *self, int64_t *ret_pid, int64_t *ret_start_ticks)
+{
+    *ret_pid = self->pid;
+    *ret_start_ticks = self->start_ticks;
+}
+
+int64_t agent_runner_offset(const agent_runner_t *self)
+{
+    return self->offset_mark;
+}
+
+bool agent_runner_is_attached(const agent_runner_t *self)
+{
+    return self->attached;
+}
+
+int64_t agent_runner_skipped(const agent_runner_t *self)
+{
+    return self->skipped;
+}
+
 int agent_runner_fd(const agent_runner_t *self)
 {
-    return self->fd;
+    return self->file_mode && self->fd >= 0 ? self->wake_fd : self->fd;
 }
 
 // The schema's members of a trainer line: the line has more (samples_per_s, a simulated run's
@@ -241,12 +401,33 @@ static json_t *s_line_record(agent_runner_t *self, const char *text)
     return rec;
 }
 
+// True for a record the spool has already (at or below the mark of a re-attached run): the
+// trainer writes start, then minibatch and epoch records in increasing (epoch, index) order.
+static bool s_below_mark(const agent_runner_mark_t *m, const json_t *rec)
+{
+    const char *kind = json_string_value(json_object_get(rec, "kind"));
+    json_int_t epoch = json_integer_value(json_object_get(rec, "epoch"));
+    json_int_t index = json_integer_value(json_object_get(rec, "index"));
+    if (strcmp(kind, "start") == 0) {
+        return m->start;
+    }
+    if (strcmp(kind, "epoch") == 0) {
+        return epoch <= m->epoch;
+    }
+    return epoch < m->mb_epoch || (epoch == m->mb_epoch && index <= m->mb_index);
+}
+
 static void s_take_line(agent_runner_t *self, agent_runner_record_fn fn, void *arg)
 {
     self->line[self->line_len] = '\0';
     if (!self->line_overflow && self->line_len > 0) {
         json_t *rec = s_line_record(self, self->line);
-        if (rec) {
+        if (rec && s_below_mark(&self->mark, rec)) {
+            self->epochs -= strcmp(json_string_value(json_object_get(rec, "kind")), "epoch") == 0;
+            self->skipped++;
+            json_decref(rec);
+        } else if (rec) {
+            self->offset_mark = self->read_off; // the end of this line: read up to here
             (void) fn(rec, arg);
         }
     } else if (self->line_overflow) {
@@ -256,13 +437,21 @@ static void s_take_line(agent_runner_t *self, agent_runner_record_fn fn, void *a
     self->line_overflow = false;
 }
 
+static bool s_has_ended(agent_runner_t *self);
+
 void agent_runner_read(agent_runner_t *self, agent_runner_record_fn fn, void *arg)
 {
     char buf[8192];
+    s_drain_wake(self);
+    // Checked before reading: what a trainer that has ended wrote is all in the file by now.
+    bool ended = !self->file_mode || s_has_ended(self);
     while (self->fd >= 0) {
         ssize_t n = read(self->fd, buf, sizeof buf);
         if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
             return;
+        }
+        if (n == 0 && !ended) {
+            return; // a file's end while the trainer still runs: more comes later
         }
         if (n <= 0) {
             close(self->fd); // end of file (or an error that ends the stream the same way)
@@ -270,6 +459,7 @@ void agent_runner_read(agent_runner_t *self, agent_runner_record_fn fn, void *ar
             return;
         }
         for (ssize_t i = 0; i < n; i++) {
+            self->read_off++;
             if (buf[i] == '\n') {
                 s_take_line(self, fn, arg);
             } else if (self->line_len + 1 < AGENT_RUNNER_LINE_MAX) {
@@ -283,6 +473,10 @@ void agent_runner_read(agent_runner_t *self, agent_runner_record_fn fn, void *ar
 
 static void s_reap(agent_runner_t *self)
 {
+    if (self->attached) {
+        (void) s_attached_alive(self);
+        return;
+    }
     if (self->reaped || self->pid <= 0) {
         return;
     }
@@ -292,28 +486,46 @@ static void s_reap(agent_runner_t *self)
     }
 }
 
+static bool s_has_ended(agent_runner_t *self)
+{
+    s_reap(self);
+    return self->attached ? self->gone : self->reaped;
+}
+
+// Signals the trainer's process group; an attached one only while it is still the same process.
+static void s_signal(agent_runner_t *self, int sig)
+{
+    if (!self->attached || s_attached_alive(self)) {
+        (void) kill(-self->pid, sig); // the group may already be gone
+    }
+}
+
+bool agent_runner_has_ended(agent_runner_t *self)
+{
+    return s_has_ended(self);
+}
+
 void agent_runner_stop(agent_runner_t *self, jf_fail_reason_t reason)
 {
-    if (self->stopping || self->reaped) {
+    if (self->stopping || s_has_ended(self)) {
         return;
     }
     self->stopping = true;
     self->stop_reason = reason;
     self->kill_at_us = jf_clock_mono_us() + AGENT_RUNNER_KILL_GRACE_US;
-    (void) kill(-self->pid, SIGTERM); // the group may already be gone
+    s_signal(self, SIGTERM);
 }
 
 void agent_runner_tick(agent_runner_t *self, int64_t now_mono_us)
 {
-    s_reap(self);
-    if (self->reaped) {
+    if (s_has_ended(self)) {
         return;
     }
     if (!self->stopping && now_mono_us > self->deadline_us) {
         agent_runner_stop(self, JF_FAIL_TIMEOUT);
     }
     if (self->stopping && now_mono_us > self->kill_at_us) {
-        (void) kill(-self->pid, SIGKILL);
+        s_signal(self, SIGKILL);
     }
 }
 
@@ -352,14 +564,34 @@ static void s_classify_exit(agent_runner_t *self, int code, agent_runner_outcome
     }
 }
 
+// A re-attached trainer has no wait status for the agent: its own done and error lines say how
+// it ended, and without either it died (a signal, a crash) while nobody could see it.
+static void s_classify_attached(agent_runner_t *self, agent_runner_outcome_t *o)
+{
+    if (self->done_seen && !self->stopping) {
+        o->done = true;
+    } else if (self->stopping) {
+        o->reason = self->stop_reason;
+        (void) snprintf(o->detail, sizeof o->detail, "stopped by the agent (%s)",
+                        jf_fail_reason_name(self->stop_reason));
+    } else if (self->error_seen) {
+        o->reason = self->error_reason;
+        (void) snprintf(o->detail, sizeof o->detail, "%s", self->error_detail);
+    } else {
+        o->reason = JF_FAIL_CRASHED;
+        (void) snprintf(o->detail, sizeof o->detail, "%s", AGENT_RUNNER_ATTACHED_DIED);
+    }
+}
+
 bool agent_runner_finished(agent_runner_t *self, agent_runner_outcome_t *ret_outcome)
 {
-    s_reap(self);
-    if (!self->reaped || self->fd >= 0) {
+    if (!s_has_ended(self) || self->fd >= 0) {
         return false;
     }
     agent_runner_outcome_t o = {.epochs = self->epochs, .reason = JF_FAIL_CRASHED};
-    if (WIFEXITED(self->status) && WEXITSTATUS(self->status) == 0 && self->done_seen &&
+    if (self->attached) {
+        s_classify_attached(self, &o);
+    } else if (WIFEXITED(self->status) && WEXITSTATUS(self->status) == 0 && self->done_seen &&
         !self->stopping) {
         o.done = true;
     } else if (WIFSIGNALED(self->status)) {
@@ -381,12 +613,17 @@ void agent_runner_destroy(agent_runner_t **self_p)
         return;
     }
     agent_runner_t *self = *self_p;
-    if (self->pid > 0 && !self->reaped) {
+    if (self->attached && self->pid > 0) {
+        s_signal(self, SIGKILL); // not ours to wait for: its new parent reaps it
+    } else if (self->pid > 0 && !self->reaped) {
         (void) kill(-self->pid, SIGKILL);
         (void) waitpid(self->pid, &self->status, 0); // SIGKILL cannot be ignored: this returns
     }
     if (self->fd >= 0) {
         close(self->fd);
+    }
+    if (self->wake_fd >= 0) {
+        close(self->wake_fd);
     }
     free(self->line);
     free(self);

@@ -17,7 +17,28 @@
 #define AGENT_RUNNER_LINE_MAX   (64 * 1024)
 #define AGENT_RUNNER_KILL_GRACE_US (INT64_C(5) * 1000000) // SIGTERM, then SIGKILL after this
 
+#define AGENT_RUNNER_ATTACHED_DIED                                                                 \
+    "the trainer ended while no agent watched it (agent restarted), without a done or error "    \
+    "record"
+
 typedef struct agent_runner agent_runner_t;
+
+// How far the spool has a trainer's output: the offset to read on from (the end of the last line
+// that gave a record), and the last record of each kind in the spool, so that a line read again
+// never gives a record twice. Epochs and minibatches come in increasing (epoch, index) order.
+typedef struct agent_runner_mark {
+    int64_t offset;   // bytes
+    bool start;       // the start record is in
+    int64_t epoch;    // the last epoch record's epoch; -1: none
+    int64_t epochs;   // epoch records in
+    int64_t mb_epoch; // the last minibatch record's (epoch, index); -1: none
+    int64_t mb_index;
+    int64_t samples;   // telemetry samples spooled (the session's count, for the measure record)
+    int64_t last_t_us; // wall clock of the last of them; 0: none
+} agent_runner_mark_t;
+
+#define AGENT_RUNNER_MARK_NONE                                                                     \
+    ((agent_runner_mark_t) {.epoch = -1, .mb_epoch = -1, .mb_index = -1})
 
 // Called with every line of the trainer's output that parses as JSON, before it becomes a wire
 // record, for what the platform's trainer reports beyond the records (agent_platform_trainer_line).
@@ -30,7 +51,20 @@ typedef struct agent_runner_opts {
     const jf_run_spec_t *spec;  // borrowed for the call
     agent_runner_line_fn line_fn; // may be NULL
     void *line_arg;             // passed to line_fn
+    const char *out_path;       // borrowed; the trainer's stdout goes to this new file (it then
+                                // survives the agent); NULL: a pipe (it dies with the agent)
 } agent_runner_opts_t;
+
+// A trainer started by an earlier agent process (docs/protocol.md §4.4).
+typedef struct agent_runner_attach {
+    int64_t pid;                // its process (and process group)
+    int64_t start_ticks;        // its start time as recorded: another process on the pid is not it
+    const char *out_path;       // borrowed: the file its stdout goes to
+    agent_runner_mark_t mark;   // what the spool has of it
+    int64_t timeout_us;         // the run timeout, counted again from now
+    agent_runner_line_fn line_fn; // may be NULL
+    void *line_arg;
+} agent_runner_attach_t;
 
 typedef struct agent_runner_outcome {
     bool done;                  // exit 0 after a "done" line
@@ -47,7 +81,35 @@ typedef int (*agent_runner_record_fn)(json_t *rec, void *arg);
 // it could not be started.
 agent_runner_t *agent_runner_start(const agent_runner_opts_t *opts, jf_err_t *err);
 
-// The read end of the child's stdout, to poll; -1 once it reached end of file.
+// Re-attaches to a trainer an earlier agent started: reads its output file from the mark on,
+// skipping records the mark says are spooled, and sees it end through /proc (it is not this
+// process's child: it has no wait status, its done or error line says how it ended, and
+// without one it is crashed, AGENT_RUNNER_ATTACHED_DIED). Works whether it still runs or not.
+// Caller owns the result; release with agent_runner_destroy (which kills it if it runs). NULL
+// with err when its file cannot be read.
+agent_runner_t *agent_runner_attach(const agent_runner_attach_t *a, jf_err_t *err);
+
+// The start time in clock ticks since boot (field 22 of /proc/PID/stat) of a live process; 0,
+// or -ENOENT when there is no such process or it is a zombie.
+int agent_runner_proc_start_ticks(int64_t pid, int64_t *ret_ticks);
+
+// The trainer's pid and start time (0 if /proc did not say), for the spool's trainer row.
+void agent_runner_identity(const agent_runner_t *self, int64_t *ret_pid, int64_t *ret_start_ticks);
+
+// The end of the last line that gave a record handed to the record callback: the read mark's
+// offset once those records are spooled.
+int64_t agent_runner_offset(const agent_runner_t *self);
+
+// True once the trainer has ended (reaped; for a re-attached one: gone from /proc).
+bool agent_runner_has_ended(agent_runner_t *self);
+
+// True for a re-attached trainer; the count of records its re-read lines gave that were skipped.
+bool agent_runner_is_attached(const agent_runner_t *self);
+int64_t agent_runner_skipped(const agent_runner_t *self);
+
+// What to poll for the trainer's output: the read end of its stdout pipe, or with an output file
+// an inotify descriptor that is readable when the file grows (-1 if inotify is unavailable: then
+// the caller's tick is the only wake-up); -1 once the output reached its end.
 int agent_runner_fd(const agent_runner_t *self);
 
 // Reads what the child wrote and hands complete records to fn.

@@ -391,8 +391,9 @@ static int s_start_threads(agent_session_t *self, const agent_session_opts_t *op
     return self->worker && self->sampler ? 0 : -ENOMEM;
 }
 
-// Streams reopened without a final message lost their trainer with the previous agent process:
-// each gets its run.failed now, so the coordinator records the attempt as failed once.
+// Streams reopened without a final message and not re-attached lost their trainer with the
+// previous agent process (or never wrote it to a file): each gets its run.failed now, so the
+// coordinator records the attempt as failed once.
 static int s_end_orphans(agent_session_t *self, jf_err_t *err)
 {
     int ended = agent_spool_end_orphans(self->spool, &self->next_id, err);
@@ -448,9 +449,11 @@ agent_session_t *agent_session_new(const agent_session_opts_t *opts, jf_err_t *e
     srandom((unsigned) (jf_clock_mono_us() ^ (int64_t) getpid()));
     s_copy_mounts(self, opts);
     self->spool = agent_spool_new(&opts->spool, err);
-    if (!self->spool || s_end_orphans(self, err) != 0 || s_load_keys(self, opts, err) != 0 ||
-        s_connect(self, err) != 0 ||
-        s_start_threads(self, opts, err) != 0) {
+    // Re-attaching needs the sampler; the orphans' run.failed must be spooled before the hello,
+    // which leaves from the loop.
+    if (!self->spool || s_load_keys(self, opts, err) != 0 || s_connect(self, err) != 0 ||
+        s_start_threads(self, opts, err) != 0 || agent_session_run_reattach(self) < 0 ||
+        s_end_orphans(self, err) != 0) {
         agent_session_destroy(&self);
     }
     return self;

@@ -27,6 +27,7 @@
 #define AGENT_RESTORE_WAIT_US      (INT64_C(90) * 1000000) // at exit: > the helper's timeout
 #define AGENT_CLOCK_SHIFT_ENV      "JF_TEST_CLOCK_SHIFT_US" // test hook, see s_test_clock_shift_us
 #define AGENT_CLOCK_SHIFT_MAX_US   (INT64_C(3600) * 1000000)
+#define AGENT_TRAINER_OUT_FMT      "trainer-%s-%lld.jsonl" // in --state-dir: run id, attempt
 #define AGENT_CLOCK_REFUSED        "unknown member 'echo_t_us'" // an older coordinator's detail
 
 // Where the run is. Preparing: the worker checks storage, sets the power mode, drops caches;
@@ -48,6 +49,13 @@ typedef struct agent_run {
     bool cancelled;              // run.cancel came while preparing: refuse it when ready
     char dataset_dir[PATH_MAX];  // <dataset_root>/<dataset>
     agent_runner_t *runner;      // owned
+    agent_runner_mark_t mark;    // how far the spool has the trainer's output (re-attach)
+    char out_path[PATH_MAX];     // the trainer's output file; "" when it writes into a pipe
+    bool reattached;             // the trainer was started by an earlier agent process
+    bool trainer_recorded;       // the spool has its trainer row: the mark moves with progress
+    int64_t samples_before;      // re-attached: telemetry samples the earlier agent spooled
+    int64_t last_t_before_us;    // re-attached: wall clock of the last of them (0: none)
+    int64_t first_t_after_us;    // re-attached: wall clock of the first sample since (0: none)
     json_t *records;             // owned: buffered records not yet in the spool
     int64_t records_since_us;    // monotonic time of the oldest buffered record
     json_t *samples;             // owned: buffered telemetry samples
@@ -117,6 +125,27 @@ void agent_session_on_worker(agent_session_t *self);
 void agent_session_run_tick(agent_session_t *self, int64_t now_us);
 void agent_session_drop_run(agent_session_t *self, const char *run, int64_t attempt);
 void agent_session_run_fini(agent_session_t *self);
+
+// Re-attaching (agent_session_trainer.c, agent_session_run.c; docs/protocol.md §4.4).
+// The trainer's output file for (run, attempt) into buf: 0, -ENOENT without a spool file (a
+// memory-only spool: the trainer writes into a pipe), -ENAMETOOLONG.
+int agent_session_trainer_path(const agent_session_t *self, const char *run, int64_t attempt,
+                               char *buf, size_t size);
+// Records the run's new trainer in the spool (logs a warning when it cannot).
+void agent_session_trainer_record(agent_session_t *self, const char *out_path);
+// The read mark of a trainer row: 0 or -EIO with err.
+int agent_session_mark_parse(const char *text, agent_runner_mark_t *ret_mark, jf_err_t *err);
+// Moves the run's read mark over records (samples) about to be spooled in one progress
+// (telemetry) message; the spool stores it with that message.
+void agent_session_mark_progress(agent_session_t *self, const json_t *records);
+void agent_session_mark_samples(agent_session_t *self, const json_t *samples);
+// A re-attached run's measure record: telemetry.samples counts the earlier agent's samples too,
+// and max_gap_us is at least the time no agent sampled (docs/protocol.md §4.4.1).
+void agent_session_mark_measure(const agent_session_t *self, json_t *measure);
+// At start: re-attaches to the trainer of the stream that was running when the previous agent
+// process stopped (alive or not: its output file is read to the end either way). Returns how
+// many it re-attached (0 or 1); the others stay orphans for agent_spool_end_orphans.
+int agent_session_run_reattach(agent_session_t *self);
 
 // Power extras (agent_session_power.c): the board's custom-mode space, read once at start from
 // the power handle (a Jetson) or from the platform (agent_platform_clock_tables), and the checks

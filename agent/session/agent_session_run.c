@@ -9,10 +9,12 @@
 #include "jf_workload.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static const jf_hello_storage_t *s_storage(const agent_session_t *self, const char *medium)
 {
@@ -153,9 +155,22 @@ static agent_runner_t *s_runner_start(agent_session_t *self, jf_err_t *err)
     if (agent_platform_trainer(self->platform, &run, &trainer, err) != 0) {
         return NULL;
     }
+    // With a spool file the trainer writes into a file there and outlives an agent crash.
+    int prc = agent_session_trainer_path(self, r->spec.run_id, r->attempt, r->out_path,
+                                         sizeof r->out_path);
+    if (prc != 0) {
+        r->out_path[0] = '\0';
+    }
     agent_runner_opts_t o = {.trainer = &trainer, .spec = &r->spec,
-                             .line_fn = s_on_trainer_line, .line_arg = self};
-    return agent_runner_start(&o, err);
+                             .line_fn = s_on_trainer_line, .line_arg = self,
+                             .out_path = r->out_path[0] ? r->out_path : NULL};
+    r->mark = AGENT_RUNNER_MARK_NONE;
+    agent_runner_t *runner = agent_runner_start(&o, err);
+    if (runner && r->out_path[0]) {
+        r->runner = runner;
+        agent_session_trainer_record(self, r->out_path);
+    }
+    return runner;
 }
 
 // Starts what the run needs once prepared: the mode (platforms without a power handle), the
@@ -404,6 +419,11 @@ static void s_log_end(const agent_run_t *r)
     if (!o->done) {
         jf_log_notice("run: %s: %s", r->spec.run_id, o->detail);
     }
+    if (r->reattached && r->runner) {
+        jf_log_notice("run: %s: re-attached run: %lld records read again were in the spool "
+                      "already and skipped",
+                      r->spec.run_id, (long long) agent_runner_skipped(r->runner));
+    }
 }
 
 // The trainer has ended: stop the sampler (its final sample closes the last epoch) and wait
@@ -479,10 +499,104 @@ void agent_session_run_fini(agent_session_t *self)
         self->sampler_stops++; // its answer is dropped when it comes
     }
     agent_runner_destroy(&r->runner);
+    if (r->out_path[0] && unlink(r->out_path) != 0) {
+        jf_log_warn("run: cannot remove the trainer's output '%s': %s; it stays", r->out_path,
+                    strerror(errno));
+    }
     agent_measure_destroy(&r->measure);
     json_decref(r->records);
     json_decref(r->samples);
     json_decref(r->power_mode);
     free(r->prepared);
     *r = (agent_run_t){0};
+}
+
+// New measurements and sampling for a re-attached run, from now. A trainer that has ended
+// already leaves nothing to sample: its output is read, that is all.
+static int s_resume_measure(agent_session_t *self, jf_err_t *err)
+{
+    agent_run_t *r = &self->run;
+    int wall_hz = 0;
+    r->measure = s_measure_new(self, jf_clock_mono_us(), &wall_hz, err);
+    bool ended = agent_runner_has_ended(r->runner);
+    r->sampling = !ended && r->measure && r->power_mode &&
+                  agent_sampler_start(self->sampler, wall_hz, "") == 0;
+    r->records = json_array();
+    r->samples = json_array();
+    bool ok = r->measure && (ended || r->sampling) && r->records && r->samples;
+    return ok ? 0 : jf_err_set(err, -ENOMEM, "cannot start the measurements");
+}
+
+// The run the previous agent process was running, from its trainer row: the mode set again
+// where the platform holds it (a sim board's tree; a Jetson's clocks stayed as the run set
+// them), new measurements and sampling from now, and the trainer's output read on from the mark.
+static int s_resume(agent_session_t *self, int64_t attempt, const agent_spool_db_trainer_t *t,
+                    jf_err_t *err)
+{
+    agent_run_t *r = &self->run;
+    json_t *spec = json_loads(t->spec, 0, NULL);
+    jf_run_spec_t s = {0};
+    agent_runner_mark_t mark;
+    int rc = spec ? jf_run_spec_from_json(spec, &s, err) : jf_err_set(err, -EIO, "bad run spec");
+    json_decref(spec);
+    rc = rc ? rc : agent_session_mark_parse(t->mark, &mark, err);
+    if (rc != 0) {
+        return rc;
+    }
+    *r = (agent_run_t){.active = true, .phase = AGENT_RUN_RUNNING, .spec = s, .attempt = attempt,
+                       .mark = mark, .reattached = true, .trainer_recorded = true,
+                       .samples_before = mark.samples, .last_t_before_us = mark.last_t_us};
+    char why[300];
+    (void) s_check_run(self, &s, r->dataset_dir, sizeof r->dataset_dir, why, sizeof why);
+    (void) snprintf(r->out_path, sizeof r->out_path, "%s", t->out_path);
+    agent_runner_attach_t a = {.pid = t->pid, .start_ticks = t->start_ticks,
+                               .out_path = t->out_path, .mark = mark, .timeout_us = s.timeout_us,
+                               .line_fn = s_on_trainer_line, .line_arg = self};
+    if (!self->has_power && agent_platform_set_mode(self->platform, s.power_mode_id, err) != 0) {
+        jf_log_warn("run: %s: %s; its telemetry follows the board's current mode", s.run_id,
+                    err->msg);
+    }
+    r->runner = agent_runner_attach(&a, err);
+    r->power_mode = t->power ? json_loads(t->power, 0, NULL)
+                             : agent_platform_power_record(self->platform, &s);
+    if (!r->runner || s_resume_measure(self, err) != 0) {
+        int64_t ticks = 0;
+        if (!r->runner && agent_runner_proc_start_ticks(t->pid, &ticks) == 0 &&
+            ticks == t->start_ticks) {
+            (void) kill(-(pid_t) t->pid, SIGKILL); // reported crashed: it must not run on
+        }
+        r->out_path[0] = '\0'; // the file stays for a look
+        agent_session_run_fini(self); // kills an attached trainer
+        return -EIO;
+    }
+    return 0;
+}
+
+int agent_session_run_reattach(agent_session_t *self)
+{
+    jf_hello_run_t inv[JF_HELLO_RUNS_MAX];
+    size_t n = agent_spool_inventory(self->spool, inv, JF_HELLO_RUNS_MAX);
+    for (size_t i = 0; i < n && !self->run.active; i++) {
+        agent_spool_db_trainer_t t = {0};
+        jf_err_t err = {0};
+        if (inv[i].finished ||
+            agent_spool_trainer(self->spool, inv[i].run, inv[i].attempt, &t, &err) != 0) {
+            continue; // finished, or a stream without a trainer row: an orphan
+        }
+        if (s_resume(self, inv[i].attempt, &t, &err) != 0) {
+            jf_log_warn("run: cannot re-attach to the trainer of %s attempt %lld: %s; it is "
+                        "reported crashed",
+                        inv[i].run, (long long) inv[i].attempt, err.msg);
+        } else {
+            agent_spool_keep(self->spool, inv[i].run, inv[i].attempt);
+            jf_log_notice("run: re-attached to %s attempt %lld: trainer pid %lld %s, reading its "
+                          "output from byte %lld",
+                          inv[i].run, (long long) inv[i].attempt, (long long) t.pid,
+                          agent_runner_has_ended(self->run.runner) ? "has ended"
+                                                                         : "still runs",
+                          (long long) self->run.mark.offset);
+        }
+        agent_spool_db_trainer_fini(&t);
+    }
+    return self->run.active ? 1 : 0;
 }

@@ -48,6 +48,7 @@ static void s_flush_records(agent_session_t *self)
 {
     agent_run_t *r = &self->run;
     if (r->records && json_array_size(r->records) > 0 && !r->dropped) {
+        agent_session_mark_progress(self, r->records);
         s_spool_msg(self, false, s_build_items, &r->records);
         json_decref(r->records); // NULL when the message took it
         r->records = json_array();
@@ -58,6 +59,7 @@ static void s_flush_samples(agent_session_t *self)
 {
     agent_run_t *r = &self->run;
     if (r->samples && json_array_size(r->samples) > 0 && !r->dropped) {
+        agent_session_mark_samples(self, r->samples);
         s_spool_msg(self, false, s_build_items, &r->samples);
         json_decref(r->samples);
         r->samples = json_array();
@@ -167,6 +169,9 @@ static void s_on_sample(agent_session_t *self, json_t *sample)
     if (json_array_size(r->samples) == 0) {
         r->samples_since_us = jf_clock_mono_us();
     }
+    if (r->reattached && r->first_t_after_us == 0) {
+        r->first_t_after_us = json_integer_value(json_object_get(sample, "t_us"));
+    }
     (void) json_array_append_new(r->samples, sample);
     s_release_epochs(self, jf_clock_mono_us(), false);
 }
@@ -238,6 +243,7 @@ static void s_add_measure(agent_session_t *self)
                      r->spec.run_id);
         return;
     }
+    agent_session_mark_measure(self, rec);
     s_add_record(self, rec);
 }
 

@@ -28,6 +28,8 @@ typedef struct s_stream {
     int64_t sent_seq;    // everything <= this was sent since the last rewind
     int64_t last_ack_us; // when acked_seq last advanced (or the stream was rewound)
     bool final_appended;
+    bool live;           // its trainer was re-attached: not an orphan (agent_spool_keep)
+    char *mark;          // owned: the trainer read mark the next append stores; NULL: none
     size_t n, cap;
     s_item_t *items; // owned: seqs acked_seq + 1 .. next_seq - 1, in order
 } s_stream_t;
@@ -39,6 +41,7 @@ struct agent_spool {
     bool forget_on_send; // tests only: what is sent counts as acknowledged (no resend)
     int64_t window;       // messages in flight per stream: the coordinator's credit, or the default
     agent_spool_db_t *db; // owned; NULL: memory only
+    char state_dir[PATH_MAX]; // the --state-dir; "" when memory only
 };
 
 static void s_stream_clear(agent_spool_t *self, s_stream_t *s)
@@ -48,6 +51,7 @@ static void s_stream_clear(agent_spool_t *self, s_stream_t *s)
         free(s->items[i].text);
     }
     free(s->items);
+    free(s->mark);
     *s = (s_stream_t){0};
 }
 
@@ -176,6 +180,7 @@ agent_spool_t *agent_spool_new(const agent_spool_opts_t *opts, jf_err_t *err)
         return NULL;
     }
     if (opts->state_dir) {
+        (void)snprintf(self->state_dir, sizeof self->state_dir, "%s", opts->state_dir);
         self->db = agent_spool_db_new(path, err);
         s_loader_t l = {.spool = self};
         agent_spool_db_visitor_t v = {.on_stream = s_load_stream, .on_row = s_load_row, .arg = &l};
@@ -255,7 +260,7 @@ int agent_spool_append(agent_spool_t *self, const char *run, int64_t attempt, in
     }
     agent_spool_db_stream_t after = {.attempt = attempt, .next_seq = seq + 1, .final = final};
     memcpy(after.run, s->run, sizeof after.run);
-    if (self->db && agent_spool_db_append(self->db, &after, text, len, err) != 0) {
+    if (self->db && agent_spool_db_append(self->db, &after, text, len, s->mark, err) != 0) {
         s->n--;
         return -EIO;
     }
@@ -263,6 +268,8 @@ int agent_spool_append(agent_spool_t *self, const char *run, int64_t attempt, in
         free(text); // on disk now: memory keeps only the index
         s->items[s->n - 1].text = NULL;
     }
+    free(s->mark); // stored with the message
+    s->mark = NULL;
     s->next_seq++;
     s->final_appended = final;
     self->bytes += len;
@@ -449,7 +456,7 @@ int agent_spool_end_orphans(agent_spool_t *self, int64_t *next_id, jf_err_t *err
     int ended = 0;
     for (size_t i = 0; i < AGENT_SPOOL_STREAMS_MAX; i++) {
         const s_stream_t *s = &self->streams[i];
-        if (!s->open || s->final_appended) {
+        if (!s->open || s->final_appended || s->live) {
             continue;
         }
         int rc = s_end_orphan(self, s, *next_id, err);
@@ -460,4 +467,45 @@ int agent_spool_end_orphans(agent_spool_t *self, int64_t *next_id, jf_err_t *err
         ended++;
     }
     return ended;
+}
+
+const char *agent_spool_state_dir(const agent_spool_t *self)
+{
+    return self->db ? self->state_dir : NULL;
+}
+
+int agent_spool_set_trainer(agent_spool_t *self, const char *run, int64_t attempt,
+                            const agent_spool_db_trainer_t *t, jf_err_t *err)
+{
+    if (!self->db || !s_find(self, run, attempt)) {
+        return jf_err_set(err, -EINVAL, "spool: no file or no stream for run %s attempt %lld", run,
+                          (long long)attempt);
+    }
+    return agent_spool_db_put_trainer(self->db, run, attempt, t, err);
+}
+
+int agent_spool_trainer(agent_spool_t *self, const char *run, int64_t attempt,
+                        agent_spool_db_trainer_t *ret_trainer, jf_err_t *err)
+{
+    return self->db ? agent_spool_db_trainer(self->db, run, attempt, ret_trainer, err) : -ENOENT;
+}
+
+int agent_spool_set_mark(agent_spool_t *self, const char *run, int64_t attempt, const char *mark)
+{
+    s_stream_t *s = s_find(self, run, attempt);
+    char *copy = s && self->db ? strdup(mark) : NULL;
+    if (!copy) {
+        return s && self->db ? -ENOMEM : 0;
+    }
+    free(s->mark);
+    s->mark = copy;
+    return 0;
+}
+
+void agent_spool_keep(agent_spool_t *self, const char *run, int64_t attempt)
+{
+    s_stream_t *s = s_find(self, run, attempt);
+    if (s) {
+        s->live = true;
+    }
 }

@@ -6,6 +6,7 @@
 #ifndef AGENT_SPOOL_H
 #define AGENT_SPOOL_H
 
+#include "agent_spool_db.h"
 #include "jf_err.h"
 #include "jf_msg_session.h"
 
@@ -70,10 +71,32 @@ void agent_spool_rewind(agent_spool_t *self, const char *run, int64_t attempt, i
 // Forgets a stream entirely (the coordinator said drop).
 void agent_spool_drop(agent_spool_t *self, const char *run, int64_t attempt);
 
-// Ends every stream that has no final message, which after agent_spool_new means its trainer
-// died with the previous agent process: appends run.failed (reason crashed, detail
-// AGENT_SPOOL_RESTART_DETAIL) after what is spooled, with envelope ids from *next_id (advanced).
-// Returns how many streams it ended, or -EIO / -ENOMEM with err (those before are ended).
+// The --state-dir the spool file is in (borrowed); NULL with a memory-only spool, where no
+// trainer can be re-attached after a restart.
+const char *agent_spool_state_dir(const agent_spool_t *self);
+
+// Records the trainer of an open stream (a file spool only), for re-attaching to it after an
+// agent restart (docs/protocol.md §4.4). 0, -EINVAL (no file, no such stream) or -EIO.
+int agent_spool_set_trainer(agent_spool_t *self, const char *run, int64_t attempt,
+                            const agent_spool_db_trainer_t *t, jf_err_t *err);
+
+// The trainer row of (run, attempt): 0, -ENOENT (none, or a memory-only spool) or -EIO.
+// Release *ret_trainer with agent_spool_db_trainer_fini.
+int agent_spool_trainer(agent_spool_t *self, const char *run, int64_t attempt,
+                        agent_spool_db_trainer_t *ret_trainer, jf_err_t *err);
+
+// The trainer read mark (copied) that the stream's next append stores in the same transaction
+// as its message. 0, or -ENOMEM; a no-op for a memory-only spool or a closed stream.
+int agent_spool_set_mark(agent_spool_t *self, const char *run, int64_t attempt, const char *mark);
+
+// The stream's trainer was re-attached: agent_spool_end_orphans leaves it open.
+void agent_spool_keep(agent_spool_t *self, const char *run, int64_t attempt);
+
+// Ends every stream that has no final message and was not kept (agent_spool_keep), which after
+// agent_spool_new means its trainer died with the previous agent process: appends run.failed
+// (reason crashed, detail AGENT_SPOOL_RESTART_DETAIL) after what is spooled, with envelope ids
+// from *next_id (advanced). Returns how many streams it ended, or -EIO / -ENOMEM with err
+// (those before are ended).
 int agent_spool_end_orphans(agent_spool_t *self, int64_t *next_id, jf_err_t *err);
 
 // Sends what is due, in seq order per stream, through send (which returns 0 if the message was

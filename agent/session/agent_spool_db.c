@@ -13,7 +13,16 @@
     "; the agent will not start on it: move the file (and its -wal) aside to start with an "       \
     "empty spool, which gives up its unacknowledged results"
 
-enum { S_APPEND, S_ADVANCE, S_DELETE_ROWS, S_DELETE_STREAM, S_READ, S_N_STMTS };
+enum {
+    S_APPEND,
+    S_ADVANCE,
+    S_DELETE_ROWS,
+    S_DELETE_STREAM,
+    S_READ,
+    S_MARK,
+    S_DELETE_TRAINER,
+    S_N_STMTS
+};
 
 static const char *const s_sql[S_N_STMTS] = {
     [S_APPEND] = "INSERT INTO message(run, attempt, seq, final, body) VALUES (?1, ?2, ?3, ?4, ?5)",
@@ -21,8 +30,13 @@ static const char *const s_sql[S_N_STMTS] = {
     [S_DELETE_ROWS] = "DELETE FROM message WHERE run = ?1 AND attempt = ?2 AND seq <= ?3",
     [S_DELETE_STREAM] = "DELETE FROM stream WHERE run = ?1 AND attempt = ?2",
     [S_READ] = "SELECT body FROM message WHERE run = ?1 AND attempt = ?2 AND seq = ?3",
+    [S_MARK] = "UPDATE trainer SET mark = ?3 WHERE run = ?1 AND attempt = ?2",
+    [S_DELETE_TRAINER] = "DELETE FROM trainer WHERE run = ?1 AND attempt = ?2",
 };
 
+// Schema 2 adds the trainer table (one row per attempt whose trainer writes to a file the agent
+// reads, for re-attaching after an agent restart). A schema 1 file is taken as it is: the table
+// is added, and its streams have no trainer row, so they end as crashed as before.
 // Rows of the message table carry their own final flag so that a reader of the file alone (an
 // operator, a test) sees which message ends its stream.
 static const char s_schema[] =
@@ -31,7 +45,11 @@ static const char s_schema[] =
     "CREATE TABLE IF NOT EXISTS message(run TEXT NOT NULL, attempt INTEGER NOT NULL,"
     " seq INTEGER NOT NULL, final INTEGER NOT NULL, body BLOB NOT NULL,"
     " PRIMARY KEY(run, attempt, seq)) WITHOUT ROWID;"
-    "PRAGMA user_version = 1;";
+    "CREATE TABLE IF NOT EXISTS trainer(run TEXT NOT NULL, attempt INTEGER NOT NULL,"
+    " pid INTEGER NOT NULL, start_ticks INTEGER NOT NULL, out_path TEXT NOT NULL,"
+    " spec TEXT NOT NULL, power TEXT, mark TEXT NOT NULL, PRIMARY KEY(run, attempt))"
+    " WITHOUT ROWID;"
+    "PRAGMA user_version = 2;";
 
 struct agent_spool_db {
     char path[4096];
@@ -211,8 +229,20 @@ int agent_spool_db_open_stream(agent_spool_db_t *self, const char *run, int64_t 
     return rc;
 }
 
+// Within the append's transaction: the trainer row's read mark (if the stream has a row) moves
+// with the message.
+static int s_set_mark(agent_spool_db_t *self, const agent_spool_db_stream_t *after,
+                      const char *mark, jf_err_t *err)
+{
+    sqlite3_stmt *st = self->stmts[S_MARK];
+    s_bind_stream(st, after->run, after->attempt);
+    (void)sqlite3_bind_text(st, 3, mark, -1, SQLITE_TRANSIENT);
+    // A stream without a trainer row has no mark to move: the message is stored all the same.
+    return s_step_done(self, st, "cannot store the trainer's read mark", err);
+}
+
 int agent_spool_db_append(agent_spool_db_t *self, const agent_spool_db_stream_t *after,
-                          const char *text, size_t len, jf_err_t *err)
+                          const char *text, size_t len, const char *mark, jf_err_t *err)
 {
     sqlite3_stmt *ins = self->stmts[S_APPEND], *adv = self->stmts[S_ADVANCE];
     int rc = s_exec(self, "BEGIN IMMEDIATE", "cannot start a transaction", err);
@@ -235,6 +265,9 @@ int agent_spool_db_append(agent_spool_db_t *self, const agent_spool_db_stream_t 
         rc = jf_err_set(err, -EIO, "spool '%s': stream of run %s attempt %lld is not in the file",
                         self->path, after->run, (long long)after->attempt);
     }
+    if (rc == 0 && mark) {
+        rc = s_set_mark(self, after, mark, err);
+    }
     return s_end(self, rc, err);
 }
 
@@ -251,6 +284,10 @@ int agent_spool_db_ack(agent_spool_db_t *self, const char *run, int64_t attempt,
     if (rc == 0 && forget) {
         s_bind_stream(self->stmts[S_DELETE_STREAM], run, attempt);
         rc = s_step_done(self, self->stmts[S_DELETE_STREAM], "cannot delete a stream", err);
+        s_bind_stream(self->stmts[S_DELETE_TRAINER], run, attempt);
+        rc = rc ? rc
+                : s_step_done(self, self->stmts[S_DELETE_TRAINER], "cannot delete a trainer row",
+                              err);
     }
     return s_end(self, rc, err);
 }
@@ -374,4 +411,82 @@ int agent_spool_db_load(agent_spool_db_t *self, const agent_spool_db_visitor_t *
     sqlite3_finalize(streams);
     sqlite3_finalize(rows);
     return rc;
+}
+
+int agent_spool_db_put_trainer(agent_spool_db_t *self, const char *run, int64_t attempt,
+                               const agent_spool_db_trainer_t *t, jf_err_t *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(self->db,
+                                "INSERT OR REPLACE INTO trainer(run, attempt, pid, start_ticks, "
+                                "out_path, spec, power, mark) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, "
+                                "?8)",
+                                -1, &st, NULL);
+    if (rc != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return s_fail(self, -EIO, "cannot add a trainer row", err);
+    }
+    s_bind_stream(st, run, attempt);
+    (void)sqlite3_bind_int64(st, 3, t->pid);
+    (void)sqlite3_bind_int64(st, 4, t->start_ticks);
+    (void)sqlite3_bind_text(st, 5, t->out_path, -1, SQLITE_TRANSIENT);
+    (void)sqlite3_bind_text(st, 6, t->spec, -1, SQLITE_TRANSIENT);
+    (void)sqlite3_bind_text(st, 7, t->power, -1, SQLITE_TRANSIENT); // NULL binds NULL
+    (void)sqlite3_bind_text(st, 8, t->mark, -1, SQLITE_TRANSIENT);
+    rc = s_step_done(self, st, "cannot add a trainer row", err);
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static char *s_column_dup(sqlite3_stmt *st, int col)
+{
+    const unsigned char *v = sqlite3_column_text(st, col);
+    return v ? strdup((const char *)v) : NULL;
+}
+
+int agent_spool_db_trainer(agent_spool_db_t *self, const char *run, int64_t attempt,
+                           agent_spool_db_trainer_t *ret_trainer, jf_err_t *err)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(self->db,
+                                "SELECT pid, start_ticks, out_path, spec, power, mark FROM trainer "
+                                "WHERE run = ?1 AND attempt = ?2",
+                                -1, &st, NULL);
+    if (rc != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return s_fail(self, -EIO, "cannot read a trainer row", err);
+    }
+    s_bind_stream(st, run, attempt);
+    rc = sqlite3_step(st);
+    agent_spool_db_trainer_t t = {0};
+    if (rc == SQLITE_ROW) {
+        t.pid = sqlite3_column_int64(st, 0);
+        t.start_ticks = sqlite3_column_int64(st, 1);
+        t.out_path = s_column_dup(st, 2);
+        t.spec = s_column_dup(st, 3);
+        t.power = s_column_dup(st, 4);
+        t.mark = s_column_dup(st, 5);
+    }
+    sqlite3_finalize(st);
+    if (rc == SQLITE_DONE) {
+        return -ENOENT;
+    }
+    if (rc != SQLITE_ROW || !t.out_path || !t.spec || !t.mark) {
+        agent_spool_db_trainer_fini(&t);
+        return rc == SQLITE_ROW ? jf_err_set(err, -EIO, "spool '%s': run %s attempt %lld: "
+                                                        "incomplete trainer row",
+                                             self->path, run, (long long)attempt)
+                                : s_fail(self, -EIO, "cannot read a trainer row", err);
+    }
+    *ret_trainer = t;
+    return 0;
+}
+
+void agent_spool_db_trainer_fini(agent_spool_db_trainer_t *t)
+{
+    free(t->out_path);
+    free(t->spec);
+    free(t->power);
+    free(t->mark);
+    *t = (agent_spool_db_trainer_t){0};
 }

@@ -12,7 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define AGENT_SPOOL_DB_SCHEMA 1 // PRAGMA user_version of the files this agent writes
+#define AGENT_SPOOL_DB_SCHEMA 2 // PRAGMA user_version of the files this agent writes; 1 is
+                                // upgraded in place (the trainer table is added)
 
 typedef struct agent_spool_db agent_spool_db_t;
 
@@ -56,10 +57,35 @@ int agent_spool_db_load(agent_spool_db_t *self, const agent_spool_db_visitor_t *
 int agent_spool_db_open_stream(agent_spool_db_t *self, const char *run, int64_t attempt,
                                jf_err_t *err);
 
-// Stores one message and advances the stream's next_seq in one durable transaction. 0 or -EIO
-// (nothing stored).
+// Stores one message and advances the stream's next_seq in one durable transaction; with a
+// mark (not NULL), the stream's trainer row (if it has one) gets it in the same transaction, so
+// the read mark and the messages made from what was read never disagree. 0 or -EIO (nothing
+// stored).
 int agent_spool_db_append(agent_spool_db_t *self, const agent_spool_db_stream_t *after,
-                          const char *text, size_t len, jf_err_t *err);
+                          const char *text, size_t len, const char *mark, jf_err_t *err);
+
+// The trainer of a run attempt, for re-attaching after an agent restart (docs/protocol.md
+// §4.4): who it is, where it writes its records, the run it trains and how far the spool has
+// what it wrote. Strings are owned by the struct (agent_spool_db_trainer_fini).
+typedef struct agent_spool_db_trainer {
+    int64_t pid;
+    int64_t start_ticks; // its start time, field 22 of /proc/PID/stat (defeats pid reuse)
+    char *out_path;      // the file its stdout goes to
+    char *spec;          // the run spec (JSON text, jf_run_spec_to_json)
+    char *power;         // the power state for the measure record (JSON text); may be NULL
+    char *mark;          // the read mark (JSON text, agent_session's business)
+} agent_spool_db_trainer_t;
+
+// Adds (or replaces) the trainer row of (run, attempt); it goes with the stream when the stream
+// is forgotten. 0 or -EIO.
+int agent_spool_db_put_trainer(agent_spool_db_t *self, const char *run, int64_t attempt,
+                               const agent_spool_db_trainer_t *t, jf_err_t *err);
+
+// Reads the trainer row of (run, attempt) into *ret_trainer (release with
+// agent_spool_db_trainer_fini). 0, -ENOENT when there is none, or -EIO.
+int agent_spool_db_trainer(agent_spool_db_t *self, const char *run, int64_t attempt,
+                           agent_spool_db_trainer_t *ret_trainer, jf_err_t *err);
+void agent_spool_db_trainer_fini(agent_spool_db_trainer_t *t);
 
 // Deletes the rows of the stream up to seq; with forget, the stream itself too. 0 or -EIO.
 int agent_spool_db_ack(agent_spool_db_t *self, const char *run, int64_t attempt, int64_t seq,

@@ -80,6 +80,13 @@ jf_add_integration_test(spool_restart TIMEOUT 120
 set_property(TEST integration.spool_restart APPEND PROPERTY LABELS reliability)
 add_dependencies(spool_restart_itest ${JF_ITEST_DEPS})
 
+# A trainer outlives a SIGKILLed agent and the restarted agent re-attaches to it (protocol.md §4.4).
+jf_add_integration_test(reattach TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/reattach_test.c
+                        LIBS jft_support jf_common PkgConfig::SQLITE)
+set_property(TEST integration.reattach APPEND PROPERTY LABELS reliability)
+add_dependencies(reattach_itest ${JF_ITEST_DEPS})
+
 # A lost, replaced or damaged store is noticed; check, backup (during a sim sweep) and salvage.
 jf_add_integration_test(store_guard TIMEOUT 120
                         SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/store_guard_test.c

@@ -279,6 +279,73 @@ static void test_end_orphans(void **state)
     agent_spool_destroy(&sp);
 }
 
+// The trainer row of a stream: recorded, its mark moved only together with an appended message
+// (one transaction), kept across a reopen, spared by agent_spool_end_orphans once kept, and
+// gone with the stream when its final message is acknowledged.
+static void test_trainer_row(void **state)
+{
+    t_ctx_t *c = *state;
+    agent_spool_t *sp = t_open_ok(c);
+    assert_int_equal(agent_spool_open(sp, T_RUN, 1, NULL), 0);
+    assert_int_equal(agent_spool_open(sp, T_RUN2, 1, NULL), 0);
+    agent_spool_db_trainer_t t = {.pid = 4242, .start_ticks = 77, .out_path = "/x/trainer.jsonl",
+                                  .spec = "{\"run\":1}", .mark = "m0"};
+    jf_err_t err = {0};
+    assert_int_equal(agent_spool_set_trainer(sp, T_RUN, 1, &t, &err), 0);
+    assert_int_equal(agent_spool_set_trainer(sp, "rnotopen", 1, &t, &err), -EINVAL);
+    assert_int_equal(agent_spool_set_mark(sp, T_RUN, 1, "m1"), 0);
+    t_append(sp, T_RUN, 1, 2, false); // the first append takes m1, the second none
+    assert_int_equal(agent_spool_set_mark(sp, T_RUN, 1, "m2"), 0); // pending, never appended
+    // A stream without a trainer row stores its messages all the same (no mark to move).
+    assert_int_equal(agent_spool_set_mark(sp, T_RUN2, 1, "mx"), 0);
+    t_append(sp, T_RUN2, 1, 1, false);
+    agent_spool_destroy(&sp);
+
+    sp = t_open_ok(c);
+    agent_spool_db_trainer_t got = {0};
+    assert_int_equal(agent_spool_trainer(sp, T_RUN, 1, &got, &err), 0);
+    assert_int_equal(got.pid, 4242);
+    assert_int_equal(got.start_ticks, 77);
+    assert_string_equal(got.out_path, "/x/trainer.jsonl");
+    assert_string_equal(got.mark, "m1"); // m2 was never stored: no message went with it
+    assert_null(got.power);
+    agent_spool_db_trainer_fini(&got);
+    assert_int_equal(agent_spool_trainer(sp, T_RUN2, 1, &got, &err), -ENOENT);
+    agent_spool_keep(sp, T_RUN, 1);
+    int64_t next_id = 1;
+    assert_int_equal(agent_spool_end_orphans(sp, &next_id, NULL), 1); // T_RUN2 only
+    assert_int_equal(agent_spool_next_seq(sp, T_RUN, 1), 3);
+    t_append(sp, T_RUN, 1, 1, true);
+    agent_spool_ack(sp, T_RUN, 1, 3);
+    assert_int_equal(agent_spool_trainer(sp, T_RUN, 1, &got, &err), -ENOENT);
+    agent_spool_destroy(&sp);
+    assert_int_equal(t_sql_int(c, "SELECT count(*) FROM trainer"), 0);
+}
+
+// A spool of schema 1 (before the trainer table) is opened and upgraded in place: its streams
+// have no trainer row, so an unfinished one is ended as crashed, as that agent would have.
+static void test_schema1_upgraded(void **state)
+{
+    t_ctx_t *c = *state;
+    t_sql_exec(c, "CREATE TABLE stream(run TEXT NOT NULL, attempt INTEGER NOT NULL,"
+                  " next_seq INTEGER NOT NULL, final INTEGER NOT NULL, PRIMARY KEY(run, attempt))"
+                  " WITHOUT ROWID;"
+                  "CREATE TABLE message(run TEXT NOT NULL, attempt INTEGER NOT NULL,"
+                  " seq INTEGER NOT NULL, final INTEGER NOT NULL, body BLOB NOT NULL,"
+                  " PRIMARY KEY(run, attempt, seq)) WITHOUT ROWID;"
+                  "INSERT INTO stream VALUES('" T_RUN "', 1, 2, 0);"
+                  "INSERT INTO message VALUES('" T_RUN "', 1, 1, 0, '{}');"
+                  "PRAGMA user_version = 1;");
+    agent_spool_t *sp = t_open_ok(c);
+    agent_spool_db_trainer_t got = {0};
+    assert_int_equal(agent_spool_trainer(sp, T_RUN, 1, &got, NULL), -ENOENT);
+    int64_t next_id = 1;
+    assert_int_equal(agent_spool_end_orphans(sp, &next_id, NULL), 1);
+    agent_spool_destroy(&sp);
+    assert_int_equal(t_sql_int(c, "PRAGMA user_version"), AGENT_SPOOL_DB_SCHEMA);
+    assert_int_equal(t_sql_int(c, "SELECT count(*) FROM trainer"), 0);
+}
+
 static void t_expect_refused(const t_ctx_t *c, int code, const char *fragment)
 {
     jf_err_t err = {0};
@@ -425,6 +492,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_reopen_keeps_unacked, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_reopen_fully_acked_stream, t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_trainer_row, t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_schema1_upgraded, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_end_orphans, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_garbage_file_refused, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_foreign_database_refused, t_setup, t_teardown),

@@ -1,0 +1,166 @@
+/* Agent session: what a restarted agent needs to re-attach to the trainer of the run in
+ * progress (docs/protocol.md §4.4): the trainer's row in the spool (pid, start time, output
+ * file, run spec, power state) and its read mark, which moves with every progress message in
+ * the same spool transaction, so that no record is lost or given twice across a restart. */
+#include "agent_session_internal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int agent_session_trainer_path(const agent_session_t *self, const char *run, int64_t attempt,
+                               char *buf, size_t size)
+{
+    const char *dir = agent_spool_state_dir(self->spool);
+    if (!dir) {
+        return -ENOENT;
+    }
+    int n = snprintf(buf, size, "%s/" AGENT_TRAINER_OUT_FMT, dir, run, (long long) attempt);
+    return n > 0 && (size_t) n < size ? 0 : -ENAMETOOLONG;
+}
+
+static char *s_mark_text(const agent_runner_mark_t *m)
+{
+    json_t *o = json_pack("{s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:I}", "offset",
+                          (json_int_t) m->offset, "start", m->start, "epoch", (json_int_t) m->epoch,
+                          "epochs", (json_int_t) m->epochs, "mb_epoch", (json_int_t) m->mb_epoch,
+                          "mb_index", (json_int_t) m->mb_index, "samples", (json_int_t) m->samples,
+                          "last_t_us", (json_int_t) m->last_t_us);
+    char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    json_decref(o);
+    return text;
+}
+
+int agent_session_mark_parse(const char *text, agent_runner_mark_t *ret_mark, jf_err_t *err)
+{
+    json_error_t jerr;
+    json_t *o = json_loads(text, 0, &jerr);
+    json_int_t v[8] = {0};
+    int start = 0;
+    int rc = o ? json_unpack_ex(o, &jerr, JSON_STRICT, "{s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:I}",
+                                "offset", &v[0], "start", &start, "epoch", &v[1], "epochs", &v[2],
+                                "mb_epoch", &v[3], "mb_index", &v[4], "samples", &v[5], "last_t_us",
+                                &v[6])
+               : -1;
+    json_decref(o);
+    if (rc != 0 || v[0] < 0 || v[2] < 0 || v[5] < 0) {
+        return jf_err_set(err, -EIO, "trainer read mark '%.100s': %s", text, jerr.text);
+    }
+    *ret_mark = (agent_runner_mark_t){.offset = v[0],
+                                      .start = start,
+                                      .epoch = v[1],
+                                      .epochs = v[2],
+                                      .mb_epoch = v[3],
+                                      .mb_index = v[4],
+                                      .samples = v[5],
+                                      .last_t_us = v[6]};
+    return 0;
+}
+
+void agent_session_trainer_record(agent_session_t *self, const char *out_path)
+{
+    agent_run_t *r = &self->run;
+    agent_spool_db_trainer_t t = {.out_path = (char *) out_path};
+    agent_runner_identity(r->runner, &t.pid, &t.start_ticks);
+    json_t *spec = jf_run_spec_to_json(&r->spec);
+    t.spec = spec ? json_dumps(spec, JSON_COMPACT) : NULL;
+    json_decref(spec);
+    t.power = r->power_mode ? json_dumps(r->power_mode, JSON_COMPACT) : NULL;
+    t.mark = s_mark_text(&r->mark);
+    jf_err_t err = {0};
+    int rc = t.spec && t.mark && t.start_ticks > 0
+                 ? agent_spool_set_trainer(self->spool, r->spec.run_id, r->attempt, &t, &err)
+                 : jf_err_set(&err, -ENOMEM, "out of memory");
+    r->trainer_recorded = rc == 0;
+    if (rc != 0 && t.start_ticks == 0) {
+        jf_log_info("run: %s: its trainer ended at once; nothing to re-attach to", r->spec.run_id);
+    } else if (rc != 0) {
+        jf_log_warn("run: %s: cannot record its trainer for a re-attach: %s; an agent restart "
+                    "during this run will report it crashed",
+                    r->spec.run_id, err.msg);
+    }
+    free(t.spec);
+    free(t.power);
+    free(t.mark);
+}
+
+// Moves the mark over the records of one progress message.
+static void s_mark_over(agent_runner_mark_t *m, const json_t *records)
+{
+    size_t i = 0;
+    json_t *rec = NULL;
+    json_array_foreach(records, i, rec)
+    {
+        const char *kind = json_string_value(json_object_get(rec, "kind"));
+        json_int_t epoch = json_integer_value(json_object_get(rec, "epoch"));
+        if (kind && strcmp(kind, "start") == 0) {
+            m->start = true;
+        } else if (kind && strcmp(kind, "epoch") == 0) {
+            m->epoch = epoch;
+            m->epochs++;
+        } else if (kind && strcmp(kind, "minibatch") == 0) {
+            m->mb_epoch = epoch;
+            m->mb_index = json_integer_value(json_object_get(rec, "index"));
+        }
+    }
+}
+
+// The mark goes with the stream's next message.
+static void s_store_mark(agent_session_t *self)
+{
+    agent_run_t *r = &self->run;
+    char *text = s_mark_text(&r->mark);
+    if (!text || agent_spool_set_mark(self->spool, r->spec.run_id, r->attempt, text) != 0) {
+        jf_log_warn("run: %s: out of memory for the trainer's read mark; a re-attach would read "
+                    "from an older one and skip what the spool has by record",
+                    r->spec.run_id);
+    }
+    free(text);
+}
+
+void agent_session_mark_samples(agent_session_t *self, const json_t *samples)
+{
+    agent_run_t *r = &self->run;
+    size_t n = json_array_size(samples);
+    if (!r->runner || !r->trainer_recorded || n == 0) {
+        return;
+    }
+    r->mark.samples += (int64_t) n;
+    r->mark.last_t_us = json_integer_value(json_object_get(json_array_get(samples, n - 1), "t_us"));
+    s_store_mark(self);
+}
+
+void agent_session_mark_progress(agent_session_t *self, const json_t *records)
+{
+    agent_run_t *r = &self->run;
+    if (!r->runner || !r->trainer_recorded) {
+        return;
+    }
+    s_mark_over(&r->mark, records);
+    // Every line up to the runner's offset gave records that are in this message or earlier
+    // ones, unless an epoch record still waits for its energy: then the offset stays, and the
+    // kinds' last records keep what is re-read from being given twice.
+    if (!r->measure || agent_measure_held(r->measure) == 0) {
+        r->mark.offset = agent_runner_offset(r->runner);
+    }
+    s_store_mark(self);
+}
+
+void agent_session_mark_measure(const agent_session_t *self, json_t *measure)
+{
+    const agent_run_t *r = &self->run;
+    json_t *tel = json_object_get(measure, "telemetry");
+    if (!r->reattached || !json_is_object(tel)) {
+        return;
+    }
+    json_int_t samples = json_integer_value(json_object_get(tel, "samples"));
+    (void) json_object_set_new(tel, "samples", json_integer(samples + r->samples_before));
+    // The time no agent sampled is the longest gap, unless a longer one came before or after.
+    int64_t gap_us = r->first_t_after_us > 0 && r->last_t_before_us > 0
+                         ? r->first_t_after_us - r->last_t_before_us
+                         : 0;
+    if (gap_us > json_integer_value(json_object_get(tel, "max_gap_us"))) {
+        (void) json_object_set_new(tel, "max_gap_us", json_integer(gap_us));
+    }
+}
