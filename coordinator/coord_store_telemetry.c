@@ -262,6 +262,21 @@ int coord_store_add_telemetry(coord_store_t *self, const char *run, int64_t atte
     return rc;
 }
 
+int coord_store_add_telemetry_obj(coord_store_t *self, const char *run, int64_t attempt,
+                                  int64_t seq, int64_t index, int64_t t_us, const json_t *sample,
+                                  jf_err_t *err)
+{
+    if (!json_is_object(sample)) {
+        return jf_err_set(err, -EPROTO,
+                          "telemetry: sample %lld/%lld of run '%.200s' attempt %lld is not a "
+                          "JSON object",
+                          (long long) seq, (long long) index, run, (long long) attempt);
+    }
+    s_row_t row = {.seq = seq, .idx = index, .t_us = t_us};
+    return s_add(self, run, attempt, &row, sample, err);
+}
+
+
 int coord_store_telemetry_migrate_v8(coord_store_t *self, jf_err_t *err)
 {
     sqlite3_stmt *st = NULL;
