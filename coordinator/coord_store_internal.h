@@ -46,15 +46,15 @@ struct coord_store {
     sqlite3 *db;     // owned
     char path[4096]; // for messages
     bool read_only;
-    size_t n_stmts;           // statements cached
-    size_t cap_stmts;         // slots allocated; the cache grows, so it cannot overflow
-    coord_stmt_slot_t *stmts; // owned (malloc), n_stmts used
+    size_t n_stmts;                       // statements cached
+    size_t cap_stmts;                     // slots allocated; the cache grows, so it cannot overflow
+    coord_stmt_slot_t *stmts;             // owned (malloc), n_stmts used
     char *spec_sql[COORD_SPEC_SQL_COUNT]; // owned (sqlite3_malloc): the run spec statements,
                                           // built from the run spec's schema on first use
     char *table_sql[COORD_TABLE_COUNT];   // owned (sqlite3_malloc): coord_store_select's
                                           // queries, built on first use
-    coord_tcache_slot_t *tcache; // owned (calloc on first use): COORD_TCACHE_SLOTS slots
-    int64_t data_version;        // PRAGMA data_version at the last BEGIN
+    coord_tcache_slot_t *tcache;          // owned (calloc on first use): COORD_TCACHE_SLOTS slots
+    int64_t data_version;                 // PRAGMA data_version at the last BEGIN
 };
 
 // One bound SQL parameter. Build them with coord_text/coord_int/coord_real, whose prototypes
@@ -96,7 +96,7 @@ static inline coord_bind_t coord_blob(const void *bytes, size_t len)
 
 // A COORD_BIND_END-terminated list of binds, in the statement's parameter order.
 #define COORD_BINDS(...) ((const coord_bind_t[]){__VA_ARGS__, {.type = COORD_BIND_END}})
-#define COORD_NO_BINDS   ((const coord_bind_t *)NULL)
+#define COORD_NO_BINDS   ((const coord_bind_t *) NULL)
 
 // Returns the cached, reset statement for sql (a literal, or a string the store owns: the cache
 // keys by address), preparing it on first use, with binds bound (NULL: none). The number of

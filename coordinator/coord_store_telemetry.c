@@ -194,8 +194,12 @@ static void s_slot_keep(coord_tcache_slot_t *c, const char *run, int64_t attempt
         return;
     }
     json_decref(c->layout_base);
-    *c = (coord_tcache_slot_t){.attempt = attempt, .series = series, .t0_us = t0_us,
-                               .layout_n = l->n, .layout_t_us = l->t_us, .layout_base = l->base};
+    *c = (coord_tcache_slot_t){.attempt = attempt,
+                               .series = series,
+                               .t0_us = t0_us,
+                               .layout_n = l->n,
+                               .layout_t_us = l->t_us,
+                               .layout_base = l->base};
     (void) snprintf(c->run, sizeof c->run, "%s", run);
     *l = (s_layout_t){.n = -1}; // the slot owns the base now
 }
@@ -275,7 +279,6 @@ int coord_store_add_telemetry_obj(coord_store_t *self, const char *run, int64_t 
     s_row_t row = {.seq = seq, .idx = index, .t_us = t_us};
     return s_add(self, run, attempt, &row, sample, err);
 }
-
 
 int coord_store_telemetry_migrate_v8(coord_store_t *self, jf_err_t *err)
 {
