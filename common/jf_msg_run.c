@@ -500,6 +500,7 @@ static int s_decode_sample(const json_t *sample, jf_msg_sample_text_t *ret, jf_e
         return rc;
     }
     ret->t_us = json_integer_value(json_object_get(sample, "t_us"));
+    ret->json = sample;
     ret->text = json_dumps(sample, JSON_COMPACT);
     return ret->text ? 0 : jf_err_set(err, -ENOMEM, "out of memory");
 }

@@ -126,8 +126,10 @@ struct jf_msg_run_progress {
 // know are kept), so the decoder keeps the compact text it checked rather than the typed struct
 // (about 10 kB each).
 typedef struct jf_msg_sample_text {
-    int64_t t_us; // the sample's wall-clock time, us
-    char *text;   // the sample, compact JSON; owned by the payload
+    int64_t t_us;       // the sample's wall-clock time, us
+    char *text;         // the sample, compact JSON; owned by the payload
+    const json_t *json; // the same sample as JSON; borrowed from the message's body (valid while
+                        // jf_msg_t.body is), so the coordinator need not parse text again
 } jf_msg_sample_text_t;
 
 struct jf_msg_telemetry {

@@ -10,8 +10,22 @@
 
 struct coord_registry {
     size_t n_boards;
-    coord_board_t *boards; // owned; fleet order
+    coord_board_t *boards;  // owned; fleet order
+    coord_board_t **byname; // owned (the array; the boards are borrowed from boards): sorted by
+                            // name, for lookups in O(log n) on every message
 };
+
+static int s_cmp_board(const void *a, const void *b)
+{
+    const coord_board_t *const *x = a, *const *y = b;
+    return strcmp((*x)->spec->name, (*y)->spec->name);
+}
+
+static int s_cmp_key(const void *key, const void *elem)
+{
+    const coord_board_t *const *b = elem;
+    return strcmp(key, (*b)->spec->name);
+}
 
 coord_registry_t *coord_registry_new(const jf_fleet_config_t *fleet)
 {
@@ -20,7 +34,8 @@ coord_registry_t *coord_registry_new(const jf_fleet_config_t *fleet)
         return NULL;
     }
     self->boards = calloc(fleet->n_boards ? fleet->n_boards : 1, sizeof *self->boards);
-    if (!self->boards) {
+    self->byname = calloc(fleet->n_boards ? fleet->n_boards : 1, sizeof *self->byname);
+    if (!self->boards || !self->byname) {
         coord_registry_destroy(&self);
         return NULL;
     }
@@ -31,7 +46,10 @@ coord_registry_t *coord_registry_new(const jf_fleet_config_t *fleet)
         // The clock warning repeats at most once a minute per board (docs/protocol.md §4.2.1).
         self->boards[i].rl_clock.interval_us = COORD_CLOCK_WARN_EVERY_US;
         coord_limits_peer_init(&self->boards[i].limits, &fleet->coord.limits, jf_clock_mono_us());
+        self->byname[i] = &self->boards[i];
     }
+    // Names are unique (the fleet.yaml loader refuses a repeated one), so bsearch finds the one.
+    qsort(self->byname, self->n_boards, sizeof *self->byname, s_cmp_board);
     return self;
 }
 
@@ -41,18 +59,19 @@ void coord_registry_destroy(coord_registry_t **self_p)
         return;
     }
     free((*self_p)->boards);
+    free((*self_p)->byname);
     free(*self_p);
     *self_p = NULL;
 }
 
 coord_board_t *coord_registry_board(coord_registry_t *self, const char *name)
 {
-    for (size_t i = 0; name && i < self->n_boards; i++) {
-        if (strcmp(self->boards[i].spec->name, name) == 0) {
-            return &self->boards[i];
-        }
+    if (!name || self->n_boards == 0) {
+        return NULL;
     }
-    return NULL;
+    coord_board_t **found =
+        bsearch(name, self->byname, self->n_boards, sizeof *self->byname, s_cmp_key);
+    return found ? *found : NULL;
 }
 
 coord_board_t *coord_registry_board_by_id(coord_registry_t *self, const void *id, size_t len)

@@ -216,7 +216,11 @@ out_destroy:
 static int s_drain(coord_server_t *self, zsock_t *sock, bool control, jf_err_t *err)
 {
     for (int i = 0; i < COORD_DRAIN_MAX; i++) {
+        int64_t now_us = jf_clock_mono_us();
         int rc = s_receive_one(self, sock, control, err);
+        if (rc == 0 && !control) {
+            self->caught_up_mono_us = now_us; // nothing waited: we are not behind the agents
+        }
         if (rc <= 0) {
             return rc;
         }
@@ -299,6 +303,7 @@ int coord_server_run(coord_server_t *self, volatile sig_atomic_t *stop, jf_err_t
 {
     int failures = 0;
     self->start_mono_us = jf_clock_mono_us();
+    self->caught_up_mono_us = self->start_mono_us;
     self->next_ident_save_us = self->start_mono_us + COORD_IDENT_SAVE_US;
     self->dispatch_needed = true;
     jf_log_notice("server: running; %zu boards in the fleet", coord_registry_size(self->registry));

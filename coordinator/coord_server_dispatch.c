@@ -192,11 +192,15 @@ static void s_go_offline(coord_server_t *self, coord_board_t *board, int64_t now
                   (long long) ((now_us - board->last_rx_mono_us) / JF_US_PER_MS));
 }
 
+// Silence is measured up to the coordinator's caught_up_mono_us, not to now: while its own
+// receive backlog holds messages it has not read, a board is not silent because the coordinator
+// is late, and a lease does not run out while the board's hello may be waiting in that backlog.
 static int s_liveness_board(coord_server_t *self, coord_board_t *board, int64_t now_us,
                             jf_err_t *err)
 {
     const jf_coord_settings_t *c = &self->fleet->coord;
-    if (board->online && now_us - board->last_rx_mono_us > c->heartbeat_timeout_us) {
+    int64_t heard_by_us = self->caught_up_mono_us;
+    if (board->online && heard_by_us - board->last_rx_mono_us > c->heartbeat_timeout_us) {
         s_go_offline(self, board, now_us);
     }
     if (board->online && now_us - board->last_tx_mono_us >= c->heartbeat_interval_us) {
@@ -208,7 +212,7 @@ static int s_liveness_board(coord_server_t *self, coord_board_t *board, int64_t 
         lease = lease > COORD_LEASE_MIN_US ? lease : COORD_LEASE_MIN_US;
         int64_t since = board->offline_since_mono_us ? board->offline_since_mono_us
                                                      : self->start_mono_us;
-        if (now_us - since > lease) {
+        if (heard_by_us - since > lease) {
             return coord_server_lose_run(self, board, "lease expired while the board was offline",
                                          err);
         }

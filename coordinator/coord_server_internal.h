@@ -77,6 +77,9 @@ struct coord_server {
     int64_t credit;                   // stream messages in flight granted per stream, now
     int64_t credit_next_us;           // monotonic time of the next credit change
     bool drained_full;                // this tick took COORD_DRAIN_MAX messages from a socket
+    int64_t caught_up_mono_us;        // last time a drain found the agent socket empty: every
+                                      // message that arrived before it has been read (liveness
+                                      // measures silence up to here, docs/protocol.md §4.2)
 
     coord_limits_peer_t anonymous;  // one bucket for every peer not in fleet.yaml (§1.9)
     uint64_t auth_generation;       // coord_auth_generation at the last quarantine sync

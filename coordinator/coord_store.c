@@ -103,6 +103,7 @@ void coord_store_destroy(coord_store_t **self_p)
         return;
     }
     coord_store_t *self = *self_p;
+    coord_store_tcache_clear(self, true);
     coord_store_stmts_finalize(self);
     if (self->db && sqlite3_close(self->db) != SQLITE_OK) {
         // Only unfinalized statements can cause this, and all are finalized above.
@@ -114,7 +115,16 @@ void coord_store_destroy(coord_store_t **self_p)
 
 int coord_store_begin(coord_store_t *self, jf_err_t *err)
 {
-    return coord_store_exec(self, "BEGIN IMMEDIATE", COORD_NO_BINDS, err);
+    int rc = coord_store_exec(self, "BEGIN IMMEDIATE", COORD_NO_BINDS, err);
+    int64_t version = 0;
+    // Inside the transaction no other connection can write, so a version read here holds
+    // until COMMIT: a change means another writer (jetfleet store prune) committed since.
+    rc = rc ? rc : coord_store_scalar(self, "PRAGMA data_version", COORD_NO_BINDS, &version, err);
+    if (rc == 0 && version != self->data_version) {
+        coord_store_tcache_clear(self, false);
+        self->data_version = version;
+    }
+    return rc;
 }
 
 int coord_store_commit(coord_store_t *self, jf_err_t *err)
@@ -124,6 +134,7 @@ int coord_store_commit(coord_store_t *self, jf_err_t *err)
 
 void coord_store_rollback(coord_store_t *self)
 {
+    coord_store_tcache_clear(self, false); // it may hold rows of the transaction undone
     if (!sqlite3_get_autocommit(self->db)) {
         (void)coord_store_exec(self, "ROLLBACK", COORD_NO_BINDS,
                                NULL); // nothing more to do if it fails

@@ -150,6 +150,11 @@ int coord_store_add_minibatch(coord_store_t *self, const char *run, int64_t atte
                               const jf_minibatch_rec_t *rec, jf_err_t *err);
 int coord_store_add_telemetry(coord_store_t *self, const char *run, int64_t attempt, int64_t seq,
                               int64_t index, int64_t t_us, const char *sample_json, jf_err_t *err);
+// The same for a sample already parsed (borrowed; a JSON object): the coordinator's path, which
+// saves parsing the text again. -EPROTO if sample is not an object.
+int coord_store_add_telemetry_obj(coord_store_t *self, const char *run, int64_t attempt,
+                                  int64_t seq, int64_t index, int64_t t_us, const json_t *sample,
+                                  jf_err_t *err);
 int coord_store_count_epochs(coord_store_t *self, const char *run, int64_t attempt,
                              int64_t *ret_count, jf_err_t *err);
 // Keeps the attempt's measure record (JSON text; docs/protocol.md §5.4.1) with the run. A repeat

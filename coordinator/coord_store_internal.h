@@ -4,6 +4,7 @@
 
 #include "coord_store.h"
 
+#include <jansson.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 
@@ -19,6 +20,22 @@ typedef enum coord_spec_sql {
     COORD_SPEC_SQL_COUNT,
 } coord_spec_sql_t;
 
+// Telemetry write cache: slots per (run, attempt), direct-mapped by hash, so its memory is
+// bounded (a slot holds one parsed layout). A hit saves two queries and the parse of the layout's
+// JSON per sample. It holds only committed or current-transaction rows: coord_store_rollback,
+// retention and a commit by another connection (PRAGMA data_version, seen at BEGIN) empty it.
+#define COORD_TCACHE_SLOTS 4096
+
+typedef struct coord_tcache_slot {
+    char run[JF_RUN_ID_LEN + 1]; // "" when the slot is empty
+    int64_t attempt;
+    int64_t series;      // telemetry_series.id
+    int64_t t0_us;       // the series' t0_us
+    int64_t layout_n;    // the series' latest layout's n (-1: none cached)
+    int64_t layout_t_us; // its t_us
+    json_t *layout_base; // owned: its base sample; NULL with layout_n = -1
+} coord_tcache_slot_t;
+
 typedef struct coord_stmt_slot {
     const char *sql;    // borrowed: a string literal (or a string the store owns), the cache key
                         // (by address)
@@ -29,13 +46,15 @@ struct coord_store {
     sqlite3 *db;     // owned
     char path[4096]; // for messages
     bool read_only;
-    size_t n_stmts;           // statements cached
-    size_t cap_stmts;         // slots allocated; the cache grows, so it cannot overflow
-    coord_stmt_slot_t *stmts; // owned (malloc), n_stmts used
+    size_t n_stmts;                       // statements cached
+    size_t cap_stmts;                     // slots allocated; the cache grows, so it cannot overflow
+    coord_stmt_slot_t *stmts;             // owned (malloc), n_stmts used
     char *spec_sql[COORD_SPEC_SQL_COUNT]; // owned (sqlite3_malloc): the run spec statements,
                                           // built from the run spec's schema on first use
     char *table_sql[COORD_TABLE_COUNT];   // owned (sqlite3_malloc): coord_store_select's
                                           // queries, built on first use
+    coord_tcache_slot_t *tcache;          // owned (calloc on first use): COORD_TCACHE_SLOTS slots
+    int64_t data_version;                 // PRAGMA data_version at the last BEGIN
 };
 
 // One bound SQL parameter. Build them with coord_text/coord_int/coord_real, whose prototypes
@@ -77,7 +96,7 @@ static inline coord_bind_t coord_blob(const void *bytes, size_t len)
 
 // A COORD_BIND_END-terminated list of binds, in the statement's parameter order.
 #define COORD_BINDS(...) ((const coord_bind_t[]){__VA_ARGS__, {.type = COORD_BIND_END}})
-#define COORD_NO_BINDS   ((const coord_bind_t *)NULL)
+#define COORD_NO_BINDS   ((const coord_bind_t *) NULL)
 
 // Returns the cached, reset statement for sql (a literal, or a string the store owns: the cache
 // keys by address), preparing it on first use, with binds bound (NULL: none). The number of
@@ -125,6 +144,9 @@ int coord_store_fail(coord_store_t *self, jf_err_t *err, const char *what);
 // the typed tables and drops telemetry_v8 (coord_store_telemetry.c; migration 8 -> 9, inside
 // its transaction). Returns 0, or -EIO/-EPROTO naming the row that could not be moved.
 int coord_store_telemetry_migrate_v8(coord_store_t *self, jf_err_t *err);
+
+// Empties the telemetry write cache (coord_store_telemetry.c); frees it when release is true.
+void coord_store_tcache_clear(coord_store_t *self, bool release);
 
 // Migrations to the latest schema (coord_store_schema.c).
 int coord_store_migrate(coord_store_t *self, jf_err_t *err);

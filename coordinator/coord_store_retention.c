@@ -44,6 +44,7 @@ int coord_store_prune_telemetry(coord_store_t *self, int64_t cutoff_us, int64_t 
         return jf_err_set(err, -EINVAL, "prune: max_rows must be at least 1, got %lld",
                           (long long) max_rows);
     }
+    coord_store_tcache_clear(self, false); // the cache must not name a deleted series
     int rc = coord_store_exec(self, s_sql_delete,
                               COORD_BINDS(coord_int(cutoff_us), coord_int(max_rows)), err);
     if (rc != 0) {

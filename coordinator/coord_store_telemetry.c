@@ -9,7 +9,9 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define S_US_PER_S INT64_C(1000000)
 
@@ -148,11 +150,73 @@ static int s_store_row(coord_store_t *self, s_row_t *row, const json_t *sample, 
     return rc;
 }
 
+void coord_store_tcache_clear(coord_store_t *self, bool release)
+{
+    for (size_t i = 0; self->tcache && i < COORD_TCACHE_SLOTS; i++) {
+        json_decref(self->tcache[i].layout_base);
+        self->tcache[i] = (coord_tcache_slot_t){.layout_n = -1};
+    }
+    if (release) {
+        free(self->tcache);
+        self->tcache = NULL;
+    }
+}
+
+// The cache slot of (run, attempt) (FNV-1a), or NULL without memory for the cache (then every
+// sample reads its series and layout from the store, as without a cache).
+static coord_tcache_slot_t *s_slot(coord_store_t *self, const char *run, int64_t attempt)
+{
+    if (!self->tcache) {
+        self->tcache = calloc(COORD_TCACHE_SLOTS, sizeof *self->tcache);
+        for (size_t i = 0; self->tcache && i < COORD_TCACHE_SLOTS; i++) {
+            self->tcache[i].layout_n = -1;
+        }
+    }
+    uint64_t h = UINT64_C(14695981039346656037);
+    for (const char *p = run; *p; p++) {
+        h = (h ^ (unsigned char) *p) * UINT64_C(1099511628211);
+    }
+    h = (h ^ (uint64_t) attempt) * UINT64_C(1099511628211);
+    return self->tcache ? &self->tcache[h % COORD_TCACHE_SLOTS] : NULL;
+}
+
+static bool s_slot_is(const coord_tcache_slot_t *c, const char *run, int64_t attempt)
+{
+    return c && c->run[0] && c->attempt == attempt && strcmp(c->run, run) == 0;
+}
+
+// Keeps the series and its latest layout l (taken over) in slot c; without a slot l is released.
+static void s_slot_keep(coord_tcache_slot_t *c, const char *run, int64_t attempt, int64_t series,
+                        int64_t t0_us, s_layout_t *l)
+{
+    if (!c || strlen(run) > JF_RUN_ID_LEN) {
+        s_layout_fini(l);
+        return;
+    }
+    json_decref(c->layout_base);
+    *c = (coord_tcache_slot_t){.attempt = attempt,
+                               .series = series,
+                               .t0_us = t0_us,
+                               .layout_n = l->n,
+                               .layout_t_us = l->t_us,
+                               .layout_base = l->base};
+    (void) snprintf(c->run, sizeof c->run, "%s", run);
+    *l = (s_layout_t){.n = -1}; // the slot owns the base now
+}
+
 static int s_add(coord_store_t *self, const char *run, int64_t attempt, s_row_t *row,
                  const json_t *sample, jf_err_t *err)
 {
     int64_t t0_us = 0, found = 0;
-    int rc = s_series(self, run, attempt, row->t_us, &row->series, &t0_us, err);
+    coord_tcache_slot_t *c = s_slot(self, run, attempt);
+    bool hit = s_slot_is(c, run, attempt);
+    int rc = 0;
+    if (hit) {
+        row->series = c->series;
+        t0_us = c->t0_us;
+    } else {
+        rc = s_series(self, run, attempt, row->t_us, &row->series, &t0_us, err);
+    }
     // A repeated sample is ignored before it could make a layout of its own.
     rc = rc ? rc
             : coord_store_scalar(
@@ -165,9 +229,21 @@ static int s_add(coord_store_t *self, const char *run, int64_t attempt, s_row_t 
         return rc;
     }
     s_layout_t l = {.n = -1};
-    rc = s_layout_read(self, row->series, -1, &l, err);
+    if (hit && c->layout_base) {
+        // Take the cached layout: the series' latest, as no one else adds layouts to a series
+        // while the cache holds it (see COORD_TCACHE_SLOTS).
+        l = (s_layout_t){.n = c->layout_n, .t_us = c->layout_t_us, .base = c->layout_base};
+        c->layout_base = NULL;
+        c->layout_n = -1;
+    } else {
+        rc = s_layout_read(self, row->series, -1, &l, err);
+    }
     rc = rc ? rc : s_store_row(self, row, sample, t0_us, &l, err);
-    s_layout_fini(&l);
+    if (rc == 0) {
+        s_slot_keep(c, run, attempt, row->series, t0_us, &l);
+    } else {
+        s_layout_fini(&l);
+    }
     return rc;
 }
 
@@ -188,6 +264,20 @@ int coord_store_add_telemetry(coord_store_t *self, const char *run, int64_t atte
     int rc = s_add(self, run, attempt, &row, sample, err);
     json_decref(sample);
     return rc;
+}
+
+int coord_store_add_telemetry_obj(coord_store_t *self, const char *run, int64_t attempt,
+                                  int64_t seq, int64_t index, int64_t t_us, const json_t *sample,
+                                  jf_err_t *err)
+{
+    if (!json_is_object(sample)) {
+        return jf_err_set(err, -EPROTO,
+                          "telemetry: sample %lld/%lld of run '%.200s' attempt %lld is not a "
+                          "JSON object",
+                          (long long) seq, (long long) index, run, (long long) attempt);
+    }
+    s_row_t row = {.seq = seq, .idx = index, .t_us = t_us};
+    return s_add(self, run, attempt, &row, sample, err);
 }
 
 int coord_store_telemetry_migrate_v8(coord_store_t *self, jf_err_t *err)
@@ -371,6 +461,7 @@ int coord_store_telemetry_means(coord_store_t *self, int64_t cutoff_us, int64_t 
         return jf_err_set(err, -EINVAL, "prune: max_rows must be at least 1, got %lld",
                           (long long) max_rows);
     }
+    coord_store_tcache_clear(self, false); // means add layouts and delete samples
     int64_t series = 0, t0_us = 0, n = 0, done = 0;
     int rc = 0;
     // A series with no raw samples left is marked, and the next one looked at.

@@ -140,6 +140,9 @@ static void test_telemetry_full_batch(void **state)
         char want[64] = {0};
         (void) snprintf(want, sizeof want, "\"gpu_pct\":%d", i % 100);
         assert_non_null(strstr(m.telemetry->samples[i].text, want));
+        // The parsed sample is lent from the body, not copied.
+        assert_ptr_equal(m.telemetry->samples[i].json,
+                         json_array_get(json_object_get(m.body, "samples"), (size_t) i));
     }
     t_expect_freed(&m);
 }

@@ -376,6 +376,41 @@ static void test_store_roundtrip_and_export(void **state)
     t_free(&ts);
 }
 
+// The store's write cache (series and latest layout per attempt) may hold rows of the current
+// transaction: a rollback must empty it, or the next sample would name a series and layout that
+// no longer exist; so must a commit by another connection (jetfleet store prune), seen at BEGIN.
+static void test_cache_rollback_and_other_writer(void **state)
+{
+    tstore_ctx_t *c = *state;
+    t_samples_t ts;
+    t_fixtures(&ts);
+    jf_run_spec_t run = tstore_spec(TSTORE_BOARD, 1);
+    tstore_put(c->store, &run, 1);
+    int64_t a = tstore_complete(c->store, run.run_id, true);
+    jf_err_t err = {0};
+    assert_int_equal(coord_store_begin(c->store, &err), 0);
+    assert_int_equal(coord_store_add_telemetry(c->store, run.run_id, a, 1, 0, t_time_of(ts.s[0], 0),
+                                               ts.text[0], &err),
+                     0);
+    coord_store_rollback(c->store);
+    assert_int_equal(coord_store_begin(c->store, &err), 0);
+    t_store_all(c, run.run_id, a, &ts);
+    assert_int_equal(coord_store_commit(c->store, &err), 0);
+    t_expect_stored(c, &ts);
+    sqlite3 *db = t_side_db(c);
+    assert_int_equal(sqlite3_exec(db,
+                                  "DELETE FROM telemetry_sample; DELETE FROM telemetry_layout;"
+                                  " DELETE FROM telemetry_series;",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    assert_int_equal(sqlite3_close(db), SQLITE_OK);
+    assert_int_equal(coord_store_begin(c->store, &err), 0);
+    t_store_all(c, run.run_id, a, &ts);
+    assert_int_equal(coord_store_commit(c->store, &err), 0);
+    t_expect_stored(c, &ts);
+    t_free(&ts);
+}
+
 // A version-8 store (one JSON text row per sample) migrates to the typed tables unchanged.
 static const char s_to_v8[] =
     "DROP VIEW telemetry_json; DROP VIEW telemetry; DROP TABLE telemetry_sample;"
@@ -676,6 +711,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_store_roundtrip_and_export, tstore_setup,
                                         tstore_teardown),
         cmocka_unit_test_setup_teardown(test_migrates_version_8, tstore_setup, tstore_teardown),
+        cmocka_unit_test_setup_teardown(test_cache_rollback_and_other_writer, tstore_setup,
+                                        tstore_teardown),
         cmocka_unit_test_setup_teardown(test_means, tstore_setup, tstore_teardown),
         cmocka_unit_test_setup_teardown(test_bytes_per_sample, tstore_setup, tstore_teardown),
     };
