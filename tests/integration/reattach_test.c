@@ -105,6 +105,15 @@ static int s_setup(void **state)
     if (!c || jft_fleet_setup_sims(&c->fleet, 0, types, 1) != 0) {
         return -1;
     }
+    // An ipc endpoint in the test's own directory: while this test's coordinator is down (most
+    // of the test), its agent must not reach another test's coordinator that took the freed TCP
+    // port (both name their board sim-1 and hold the same run id). CI saw that: this test's agent
+    // lost its run to it, and the other test stored this test's records.
+    char agents[JFT_FLEET_DIR_MAX + 32];
+    (void) snprintf(agents, sizeof agents, "ipc://%s/agents.sock", c->fleet.dir);
+    if (jft_fleet_set_coord(&c->fleet, agents, NULL) != 0) {
+        return -1;
+    }
     (void) snprintf(c->spool, sizeof c->spool, JFT_FLEET_AGENT_STATE_FMT "/spool.db", c->fleet.dir,
                     "sim-1");
     return 0;
