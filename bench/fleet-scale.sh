@@ -18,6 +18,8 @@
 # no session had more in flight than the largest grant (integration.fleet_scale, fleet_credit).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/loadgen-fleet.sh
+. "$top/bench/loadgen-fleet.sh"
 sessions=1000 seconds=30 after=30 hz=10 bin="" check="" batch_ms=1000 stops=0 restart=1
 lgopts=()
 while [ $# -gt 0 ]; do
@@ -71,29 +73,7 @@ if ! (cd "$work" && "$bin/jetfleet-agent" --platform sim:agx-xavier --sample-onc
   cat "$work/sample.err" >&2
   exit 1
 fi
-{
-  echo "coordinator:"
-  echo "  agent_endpoint: tcp://127.0.0.1:*"
-  echo "  data_dir: $work/state"
-  echo "  telemetry_hz: $hz"
-  echo "  run_timeout: 168h"
-  echo "boards:"
-  for i in $(seq -f '%04g' 1 "$sessions"); do
-    echo "  - {name: lg-$i, type: sim, simulates: agx-xavier,"
-    echo "     storage: [{medium: local, mount: /, dataset_root: /nonexistent}]}"
-  done
-} > "$work/fleet.yaml"
-cat > "$work/sweep.yaml" <<YAML
-name: scale
-description: "one run per board that outlasts the benchmark"
-target: {device_types: [agx-xavier]}
-workloads: [{model: lenet5, dataset: mnist, epochs: 1}]
-power_modes: [MAXN]
-storage: [local]
-workers: [0]
-batch_sizes: [16]
-repeats: 1
-YAML
+write_loadgen_fleet "$work" "$sessions" "$hz" scale
 export JETFLEET_CONFIG=$work/fleet.yaml
 ulimit -n "$(ulimit -Hn)"
 start_coordinator

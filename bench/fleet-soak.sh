@@ -9,6 +9,8 @@
 #   bench/fleet-soak.sh --sessions 200 --seconds 120              (a CI-sized run)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/loadgen-fleet.sh
+. "$top/bench/loadgen-fleet.sh"
 sessions=1000 seconds=1800 hz=10
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -32,29 +34,7 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 (cd "$work" && "$bin/jetfleet-agent" --platform sim:agx-xavier --sample-once 2>/dev/null) > "$work/sample.json"
-{
-  echo "coordinator:"
-  echo "  agent_endpoint: tcp://127.0.0.1:*"
-  echo "  data_dir: $work/state"
-  echo "  telemetry_hz: $hz"
-  echo "  run_timeout: 168h"
-  echo "boards:"
-  for i in $(seq -f '%04g' 1 "$sessions"); do
-    echo "  - {name: lg-$i, type: sim, simulates: agx-xavier,"
-    echo "     storage: [{medium: local, mount: /, dataset_root: /nonexistent}]}"
-  done
-} > "$work/fleet.yaml"
-cat > "$work/sweep.yaml" <<YAML
-name: soak
-description: "one run per board that outlasts the soak"
-target: {device_types: [agx-xavier]}
-workloads: [{model: lenet5, dataset: mnist, epochs: 1}]
-power_modes: [MAXN]
-storage: [local]
-workers: [0]
-batch_sizes: [16]
-repeats: 1
-YAML
+write_loadgen_fleet "$work" "$sessions" "$hz" soak
 export JETFLEET_CONFIG=$work/fleet.yaml
 ulimit -n "$(ulimit -Hn)"
 "$bin/jetfleet-coordinator" --config "$work/fleet.yaml" --insecure-loopback > "$work/coordinator.log" 2>&1 &
@@ -73,9 +53,15 @@ for _ in $(seq 1 20); do
   rss+=("$(awk '/^VmRSS/ {print $2}' "/proc/$coord/status")")
 done
 wait "${pids[1]}" || true
-final=$(tail -n 1 "$work/loadgen.out")
+# jf-loadgen's last status line (its latency summary comes after it).
+final=$(grep ' acked_samples=' "$work/loadgen.out" | tail -n 1)
 acked=$(sed -n 's/.* acked_samples=\([0-9]*\).*/\1/p' <<< "$final")
 rate=$(sed -n 's/.*samples_per_s=\([0-9]*\).*/\1/p' <<< "$final")
+if [ -z "$acked" ] || [ -z "$rate" ]; then
+  echo "fleet-soak: no status line from jf-loadgen (see $work/loadgen.out)" >&2
+  tail -n 5 "$work/loadgen.out" >&2
+  exit 1
+fi
 kill -TERM "$coord"; wait "$coord" || true
 db=$(find "$work/state" -name '*.db' | head -n 1)
 stored=$(sqlite3 "$db" 'SELECT count(*) FROM telemetry')
