@@ -88,6 +88,10 @@ static int s_check(const sim_params_t *p, const sim_concurrent_in_t *in, jf_err_
         return jf_err_set(err, -EINVAL, "sim: request rate must be in (0, %g] per s, got %g",
                           SIM_CONCURRENT_RATE_MAX, in->rate_per_s);
     }
+    if (in->max_batches < 0) {
+        return jf_err_set(err, -EINVAL, "sim: max_batches must be >= 0, got %lld",
+                          (long long) in->max_batches);
+    }
     if (in->budget_us <= 0) {
         return jf_err_set(err, -EINVAL, "sim: latency budget must be > 0 us, got %lld",
                           (long long) in->budget_us);
@@ -181,8 +185,9 @@ typedef struct s_job {
     const sim_epoch_out_t *train; // the training epoch alone
     const sim_ctx_t *infer_ctx;   // the inference workload at the operating point
     const sim_concurrent_params_t *cp;
-    s_fwd_t full; // one full inference minibatch
-    double cv;    // spread of one minibatch's time (model.step_cv)
+    s_fwd_t full;    // one full inference minibatch
+    double cv;       // spread of one minibatch's time (model.step_cv)
+    int64_t batches; // training minibatches to simulate
 } s_job_t;
 
 static size_t s_waiting(const s_des_t *d)
@@ -215,7 +220,7 @@ static int s_simulate(s_des_t *d, const s_job_t *j)
     double first_stall_s = (double) t->first_stall_us / JF_US_PER_S;
     double stall_s = (double) t->stall_mean_us / JF_US_PER_S;
     double step_s = (double) t->step_mean_us / JF_US_PER_S;
-    for (int64_t b = 0; b < t->batches; b++) {
+    for (int64_t b = 0; b < j->batches; b++) {
         int rc = s_arrive(d);
         if (rc != 0) {
             return rc;
@@ -287,12 +292,18 @@ static int64_t s_board_mw(const sim_board_params_t *b, const sim_epoch_out_t *eo
 
 // Power over the concurrent epoch: the training epoch's own sums plus the inference
 // minibatches' GPU and DRAM work; the process keeps main_process_cores busy during them too.
-static void s_fill_power(const sim_ctx_t *tctx, const s_des_t *d, sim_concurrent_out_t *out)
+static void s_fill_power(const sim_ctx_t *tctx, const s_des_t *d, double share,
+                         sim_concurrent_out_t *out)
 {
     sim_memory_t mem = {0};
     sim_memory_budget(tctx, &mem);
     sim_totals_t tot = {0};
     sim_epoch_totals(tctx, mem.cache_bytes, &tot);
+    // A bounded profile ran share of the epoch's minibatches, and so of its work.
+    tot.gpu_busy_s *= share;
+    tot.gpu_powered_s *= share;
+    tot.dram_bytes *= share;
+    tot.loader_cpu_s *= share;
     tot.gpu_busy_s += d->infer_gpu_s;
     tot.gpu_powered_s += d->infer_powered_s;
     tot.dram_bytes += d->infer_dram;
@@ -317,8 +328,11 @@ static bool s_fits(const sim_ctx_t *ictx, const sim_concurrent_params_t *cp,
                          ictx->g->allocator_overhead;
     out->need_bytes = tr->need_bytes + llround(infer_bytes);
     out->avail_bytes = tr->avail_bytes;
-    out->samples = tr->samples;
-    out->batches = tr->batches;
+    out->batches =
+        in->max_batches > 0 && in->max_batches < tr->batches ? in->max_batches : tr->batches;
+    // Every minibatch is full but the epoch's last one.
+    out->samples =
+        out->batches == tr->batches ? tr->samples : out->batches * (int64_t) in->train.batch_size;
     if (tr->oom) {
         out->oom = true;
         memcpy(out->oom_reason, tr->oom_reason, sizeof out->oom_reason);
@@ -352,7 +366,7 @@ static int s_run(const s_job_t *j, const sim_ctx_t *tctx, sim_concurrent_out_t *
     d.next_arrival_s = -log1p(-jf_rng_uniform(&d.arrivals)) / d.rate_per_s;
     int rc = s_simulate(&d, j);
     if (rc == -E2BIG) {
-        rc = jf_err_set(err, -EINVAL,
+        rc = jf_err_set(err, -E2BIG,
                         "sim: more than %d requests in one epoch at %g per s; lower the rate or "
                         "the dataset scale",
                         SIM_CONCURRENT_REQUESTS_MAX, j->in->rate_per_s);
@@ -361,7 +375,7 @@ static int s_run(const s_job_t *j, const sim_ctx_t *tctx, sim_concurrent_out_t *
     } else {
         s_fill_times(&d, out);
         s_fill_latency(&d, j->in->budget_us, out);
-        s_fill_power(tctx, &d, out);
+        s_fill_power(tctx, &d, (double) j->batches / (double) j->train->batches, out);
     }
     free(d.req);
     return rc;
@@ -388,6 +402,7 @@ int sim_concurrent_epoch(const sim_model_t *model, const sim_concurrent_in_t *in
     s_forward(&ictx, &p->concurrent, in->infer_batch, &job.full);
     out.infer_step_us = s_us(job.full.step_s);
     if (s_fits(&ictx, &p->concurrent, in, &tr, &out)) {
+        job.batches = out.batches;
         rc = s_run(&job, &tctx, &out, err);
     } else {
         // The idle rails, as sim_model_epoch gives them for a run that does not fit.

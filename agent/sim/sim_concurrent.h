@@ -19,6 +19,8 @@ typedef struct sim_concurrent_in {
     double rate_per_s;       // mean request arrival rate, (0, SIM_CONCURRENT_RATE_MAX]
     int64_t budget_us;       // latency budget of one request, > 0
     uint64_t seed;           // seed of the arrivals and of the minibatch time draws
+    int64_t max_batches;     // > 0: only the epoch's first max_batches training minibatches (a
+                             // bounded profile); 0: the whole epoch
 } sim_concurrent_in_t;
 
 // What the concurrent epoch took (plain value record, jf_units.h units). With oom set only the
@@ -29,8 +31,8 @@ typedef struct sim_concurrent_out {
     int64_t need_bytes;                  // memory both need: training plus inference
     int64_t avail_bytes;                 // RAM left for them after the OS and the runtime
     int64_t e2e_us;                      // the epoch's wall time, inference included
-    int64_t samples;                     // training samples of the epoch
-    int64_t batches;                     // training minibatches
+    int64_t samples;                     // training samples simulated
+    int64_t batches;                     // training minibatches simulated
     int64_t train_us;                    // time in training minibatches (stalls included)
     int64_t fetch_stall_us;              // of which waiting for training data
     int64_t infer_us;                    // time in inference minibatches
@@ -54,7 +56,9 @@ typedef struct sim_concurrent_out {
 // sim_model_epoch with inference minibatches interleaved at minibatch boundaries whenever
 // infer_batch requests wait (and once more at the end for the rest). Returns 0, also for oom;
 // -EINVAL with err naming the field for bad input (sim_model_epoch's, an unknown inference model,
-// a rate, batch or budget out of range, more than SIM_CONCURRENT_REQUESTS_MAX requests); -ENOMEM.
+// a rate, batch or budget out of range); -E2BIG when more than SIM_CONCURRENT_REQUESTS_MAX
+// requests arrive during the epoch (a slow operating point at a high rate: lower one of them or
+// the dataset scale); -ENOMEM.
 int sim_concurrent_epoch(const sim_model_t *model, const sim_concurrent_in_t *in,
                          sim_concurrent_out_t *ret_out, jf_err_t *err);
 
