@@ -41,6 +41,7 @@ typedef struct s_des {
     size_t cap;            // entries allocated
     size_t head;           // first request not served
     int last;              // what ran last: 0 nothing, 1 training, 2 inference
+    size_t max_requests;   // give up past this many
     double train_s, stall_s, infer_s, switch_s, infer_gpu_s, infer_powered_s, infer_dram;
     int64_t infer_batches;
 } s_des_t;
@@ -134,7 +135,7 @@ static int s_push(s_des_t *d, double t_s)
 static int s_arrive(s_des_t *d)
 {
     while (d->next_arrival_s <= d->t_s) {
-        if (d->n_req >= SIM_CONCURRENT_REQUESTS_MAX) {
+        if (d->n_req >= d->max_requests) {
             return -E2BIG;
         }
         if (s_push(d, d->next_arrival_s) != 0) {
@@ -360,16 +361,21 @@ static void s_fill_times(const s_des_t *d, sim_concurrent_out_t *out)
 
 static int s_run(const s_job_t *j, const sim_ctx_t *tctx, sim_concurrent_out_t *out, jf_err_t *err)
 {
-    s_des_t d = {.rate_per_s = j->in->rate_per_s};
+    int64_t cap = j->in->max_requests;
+    s_des_t d = {.rate_per_s = j->in->rate_per_s,
+                 .max_requests = (size_t) (cap > 0 && cap < SIM_CONCURRENT_REQUESTS_MAX
+                                               ? cap
+                                               : SIM_CONCURRENT_REQUESTS_MAX)};
     jf_rng_seed(&d.arrivals, j->in->seed, S_STREAM_ARRIVALS);
     jf_rng_seed(&d.draws, j->in->seed, S_STREAM_DRAWS);
     d.next_arrival_s = -log1p(-jf_rng_uniform(&d.arrivals)) / d.rate_per_s;
     int rc = s_simulate(&d, j);
     if (rc == -E2BIG) {
         rc = jf_err_set(err, -E2BIG,
-                        "sim: more than %d requests in one epoch at %g per s; lower the rate or "
-                        "the dataset scale",
-                        SIM_CONCURRENT_REQUESTS_MAX, j->in->rate_per_s);
+                        "sim: more than %zu requests in one epoch at %g per s (the inference "
+                        "does not keep up, or the epoch is long); lower the rate or the dataset "
+                        "scale",
+                        d.max_requests, j->in->rate_per_s);
     } else if (rc != 0) {
         rc = jf_err_set(err, rc, "sim: out of memory for %zu requests", d.n_req);
     } else {

@@ -21,6 +21,8 @@ typedef struct sim_concurrent_in {
     uint64_t seed;           // seed of the arrivals and of the minibatch time draws
     int64_t max_batches;     // > 0: only the epoch's first max_batches training minibatches (a
                              // bounded profile); 0: the whole epoch
+    int64_t max_requests;    // > 0: give up (-E2BIG) past this many requests, as when the
+                             // inference cannot keep up; 0: SIM_CONCURRENT_REQUESTS_MAX
 } sim_concurrent_in_t;
 
 // What the concurrent epoch took (plain value record, jf_units.h units). With oom set only the
