@@ -40,6 +40,19 @@ typedef enum jf_fail_reason {
     JF_FAIL_REASON_COUNT,
 } jf_fail_reason_t;
 
+// What the inference beside training did during a concurrent run's epoch (docs/concurrent.md;
+// a plain value record). Latencies run from a request's arrival to the end of its minibatch.
+typedef struct jf_epoch_concurrent {
+    int64_t requests;       // requests that arrived (every one is served)
+    int64_t infer_batches;  // inference minibatches
+    int64_t infer_us;       // time in inference minibatches
+    int64_t switch_us;      // time lost handing the GPU between training and inference
+    int64_t latency_p50_us; // request latency: median
+    int64_t latency_p99_us; // 99th percentile
+    int64_t latency_max_us; // largest
+    double within_budget;   // share of the requests within the run's budget, 0..1
+} jf_epoch_concurrent_t;
+
 typedef struct jf_epoch_rec {
     int epoch;              // 0-based; epoch 0 is the warm-up
     bool warmup;
@@ -55,6 +68,8 @@ typedef struct jf_epoch_rec {
     double avg_power_mw;    // mean power over the covered part of that interval, mW
     bool has_peak;          // peak_power_mw was measured (needs a sample inside the interval)
     double peak_power_mw;   // highest sampled power inside it, mW
+    bool has_concurrent;    // a concurrent run's epoch: concurrent is set
+    jf_epoch_concurrent_t concurrent; // inference beside training (has_concurrent)
 } jf_epoch_rec_t;
 
 typedef struct jf_minibatch_rec {

@@ -28,6 +28,37 @@ static const char *const s_kind[] = {"kind", NULL}; // the record's kind, read b
         .lo = 0, .hi = JF_EPOCHS_MAX - 1, .column = "epoch", .header = "epoch",                  \
         .doc = "0-based; epoch 0 is the warm-up"
 
+// A concurrent run's inference during the epoch (issue #15, docs/concurrent.md).
+static const jf_schema_field_t s_concurrent_fields[] = {
+    {.name = "requests", .type = JF_SCHEMA_I64,
+     .offset = offsetof(jf_epoch_concurrent_t, requests), .size = sizeof(int64_t), .lo = 0,
+     .hi = S_SAMPLES_MAX, .column = "requests", .header = "infer_requests",
+     .doc = "inference requests that arrived"},
+    {.name = "infer_batches", .type = JF_SCHEMA_I64,
+     .offset = offsetof(jf_epoch_concurrent_t, infer_batches), .size = sizeof(int64_t), .lo = 0,
+     .hi = S_SAMPLES_MAX, .column = "infer_batches", .header = "infer_batches",
+     .doc = "inference minibatches"},
+    {.name = "infer_us", S_US(jf_epoch_concurrent_t, infer_us, "infer_s"),
+     .doc = "time in inference minibatches"},
+    {.name = "switch_us", S_US(jf_epoch_concurrent_t, switch_us, "switch_s"),
+     .doc = "time handing the GPU between training and inference"},
+    {.name = "latency_p50_us", S_US(jf_epoch_concurrent_t, latency_p50_us, "latency_p50_s"),
+     .doc = "request latency, median"},
+    {.name = "latency_p99_us", S_US(jf_epoch_concurrent_t, latency_p99_us, "latency_p99_s"),
+     .summary_mean = true, .doc = "request latency, 99th percentile"},
+    {.name = "latency_max_us", S_US(jf_epoch_concurrent_t, latency_max_us, "latency_max_s"),
+     .doc = "request latency, largest"},
+    {.name = "within_budget", .type = JF_SCHEMA_NUM,
+     .offset = offsetof(jf_epoch_concurrent_t, within_budget), .size = sizeof(double),
+     .lo_num = 0, .hi_num = 1, .column = "within_budget", .header = "within_budget",
+     .summary_mean = true, .doc = "share of the requests within the latency budget"},
+};
+
+static const jf_schema_t s_concurrent_schema = {
+    .name = "concurrent",
+    JF_SCHEMA_FIELDS(s_concurrent_fields),
+};
+
 static const jf_schema_field_t s_epoch_fields[] = {
     {.name = "epoch", S_EPOCH(jf_epoch_rec_t)},
     {.name = "warmup", .type = JF_SCHEMA_BOOL, .offset = offsetof(jf_epoch_rec_t, warmup),
@@ -58,6 +89,10 @@ static const jf_schema_field_t s_epoch_fields[] = {
      .hi_num = JF_REC_POWER_MAX_MW, .unit = "mW", .optional = true, .has_flag = true,
      .has_offset = offsetof(jf_epoch_rec_t, has_peak), .column = "peak_power_mw",
      .header = "peak_power_mw", .doc = "highest sampled power inside the epoch"},
+    {.name = "concurrent", .type = JF_SCHEMA_OBJ, .offset = offsetof(jf_epoch_rec_t, concurrent),
+     .size = sizeof(jf_epoch_concurrent_t), .optional = true, .has_flag = true,
+     .has_offset = offsetof(jf_epoch_rec_t, has_concurrent), .sub = &s_concurrent_schema,
+     .column = "concurrent", .doc = "a concurrent run's inference during the epoch"},
 };
 
 static const jf_schema_field_t s_minibatch_fields[] = {

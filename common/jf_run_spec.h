@@ -35,6 +35,19 @@ typedef struct jf_run_custom {
     int64_t emc_hz; // the EMC locked here; 0 leaves the mode's EMC
 } jf_run_custom_t;
 
+#define JF_RUN_RATE_MAX      100000.0 // requests per s of a concurrent run
+#define JF_RUN_BUDGET_MAX_MS 3600000  // latency budget of a concurrent run: one hour
+
+// Concurrent training and inference (docs/concurrent.md): inference minibatches of a second
+// model, serving requests that arrive at rate_per_s (Poisson), interleaved with the training
+// minibatches on the one GPU. A plain value record; infer_model "" means a training-only run.
+typedef struct jf_run_concurrent {
+    char infer_model[JF_IDENT_MAX + 1]; // model whose forward pass serves requests
+    int infer_batch;                    // requests per inference minibatch, 1..JF_BATCH_MAX
+    double rate_per_s;                  // mean request arrival rate, (0, JF_RUN_RATE_MAX]
+    int64_t budget_us;                  // latency budget of one request; whole ms
+} jf_run_concurrent_t;
+
 typedef struct jf_run_spec {
     char run_id[JF_RUN_ID_LEN + 1];       // stable id: jf_run_spec_compute_id
     char board[JF_IDENT_MAX + 1];         // board name
@@ -57,6 +70,7 @@ typedef struct jf_run_spec {
     jf_run_custom_t custom;               // custom point on top of the mode; n_cores 0: none
     bool dvfs_off;                        // DVFS off (jetson_clocks-like pinning at the caps in
                                           // force) after the mode and the custom point
+    jf_run_concurrent_t concurrent;       // inference beside training; infer_model "": none
 #ifdef JF_SCHEMA_TEST_FIELD
     int test_knob; // test-only optional field (schema_field_test): 0..1000, 0 = absent
 #endif

@@ -42,6 +42,36 @@ static const jf_schema_t s_custom_schema = {
     JF_SCHEMA_FIELDS(s_custom_fields),
 };
 
+// Concurrent training and inference (issue #15, docs/concurrent.md). Every leaf is id_append:
+// a concurrent run is another run than the training alone.
+static const jf_schema_field_t s_concurrent_fields[] = {
+    {.name = "infer_model", .type = JF_SCHEMA_STR,
+     .offset = offsetof(jf_run_concurrent_t, infer_model),
+     .size = sizeof(((jf_run_concurrent_t *) 0)->infer_model), .is_valid = jf_run_spec_is_model,
+     .must = "must be one of lenet5, resnet18, vgg11, mobilenetv3", .column = "infer_model",
+     .header = "infer_model", .flag = "--infer-model", .id_append = true,
+     .doc = "model whose forward pass serves the requests"},
+    {.name = "infer_batch", .type = JF_SCHEMA_INT,
+     .offset = offsetof(jf_run_concurrent_t, infer_batch), .size = sizeof(int), .lo = 1,
+     .hi = JF_BATCH_MAX, .column = "infer_batch", .header = "infer_batch",
+     .flag = "--infer-batch", .id_append = true, .doc = "requests per inference minibatch"},
+    {.name = "rate_per_s", .type = JF_SCHEMA_NUM,
+     .offset = offsetof(jf_run_concurrent_t, rate_per_s), .size = sizeof(double),
+     .lo_num = 0.001, .hi_num = JF_RUN_RATE_MAX, .column = "rate_per_s",
+     .header = "infer_rate_per_s", .flag = "--infer-rate", .id_append = true,
+     .doc = "mean request arrival rate (Poisson), per s"},
+    {.name = "budget_ms", .type = JF_SCHEMA_I64,
+     .offset = offsetof(jf_run_concurrent_t, budget_us), .size = sizeof(int64_t), .lo = 1,
+     .hi = JF_RUN_BUDGET_MAX_MS, .scale = JF_US_PER_MS, .unit = "us", .column = "budget_us",
+     .header = "infer_budget_s", .header_scale = JF_US_PER_S, .flag = "--infer-budget-ms",
+     .id_append = true, .doc = "latency budget of one request (ms on the wire)"},
+};
+
+static const jf_schema_t s_concurrent_schema = {
+    .name = "concurrent",
+    JF_SCHEMA_FIELDS(s_concurrent_fields),
+};
+
 static const jf_schema_field_t s_fields[] = {
     {.name = "run", S_STR(run_id), .derived = true, .is_valid = jf_run_spec_is_run_id,
      .must = "must be 'r' followed by 16 lowercase hex digits", .column = "id", .header = "run",
@@ -95,6 +125,9 @@ static const jf_schema_field_t s_fields[] = {
     {.name = "dvfs_off", S_BOOL(dvfs_off), .optional = true, .omit_zero = true,
      .column = "dvfs_off", .header = "dvfs_off",
      .doc = "DVFS off after the mode and the custom point"},
+    {.name = "concurrent", .type = JF_SCHEMA_OBJ, .offset = offsetof(jf_run_spec_t, concurrent),
+     .size = sizeof(jf_run_concurrent_t), .optional = true, .sub = &s_concurrent_schema,
+     .column = "concurrent", .doc = "inference beside training (absent: training only)"},
 #ifdef JF_SCHEMA_TEST_FIELD
     // Test-only (tests/unit/common/schema_field_test.c): a field added in this one place.
     {.name = "test_knob", S_INT(test_knob, 0, 1000), .optional = true, .omit_zero = true,

@@ -598,6 +598,7 @@ static void s_fill_run(const s_ctx_t *ctx, const s_combo_t *c, jf_run_spec_t *s)
     s->custom = c->custom ? c->custom->point : (jf_run_custom_t){0};
     s->dvfs_off = c->dvfs_off;
     s->epochs = c->workload->epochs;
+    s->concurrent = c->workload->concurrent;
     s->power_mode_id = c->mode->id;
     s->workers = c->workers;
     s->batch_size = c->batch_size;

@@ -12,7 +12,8 @@
 
 #define S_CONTEXT_MAX 48
 
-static const char *const s_workload_keys[] = {"name", "model", "dataset", "epochs"};
+static const char *const s_workload_keys[] = {"name", "model", "dataset", "epochs", "inference"};
+static const char *const s_inference_keys[] = {"model", "batch", "rate_per_s", "budget_ms"};
 
 #define S_N_WORKLOAD_KEYS (sizeof s_workload_keys / sizeof s_workload_keys[0])
 
@@ -66,6 +67,27 @@ static int s_check_pair(const jf_yaml_node_t *node, const char *what, const jf_s
     return 0;
 }
 
+// A workload's optional `inference:` (docs/concurrent.md): every key required.
+static int s_parse_inference(const jf_yaml_node_t *node, const char *what, jf_run_concurrent_t *c,
+                             jf_err_t *err)
+{
+    const jf_yaml_node_t *v[4] = {NULL};
+    int rc = jf_yaml_check_keys(node, s_inference_keys, 4, what, err);
+    for (size_t i = 0; rc == 0 && i < 4; i++) {
+        rc = jf_yaml_node_require(node, s_inference_keys[i], what, &v[i], err);
+    }
+    rc = rc ? rc
+            : jf_sweep_check_vocab(v[0], jf_run_spec_is_model, "model", jf_run_spec_models(),
+                                   err);
+    rc = rc ? rc : jf_yaml_node_to_str(v[0], c->infer_model, sizeof c->infer_model, err);
+    rc = rc ? rc : jf_yaml_node_to_int(v[1], 1, JF_BATCH_MAX, &c->infer_batch, err);
+    rc = rc ? rc : jf_yaml_node_to_double(v[2], 0.001, JF_RUN_RATE_MAX, &c->rate_per_s, err);
+    int64_t ms = 0;
+    rc = rc ? rc : jf_yaml_node_to_i64(v[3], 1, JF_RUN_BUDGET_MAX_MS, &ms, err);
+    c->budget_us = ms * JF_US_PER_MS;
+    return rc;
+}
+
 static int s_parse_workload(jf_sweep_workload_t *ws, size_t n, const jf_yaml_node_t *node,
                             jf_err_t *err)
 {
@@ -90,6 +112,12 @@ static int s_parse_workload(jf_sweep_workload_t *ws, size_t n, const jf_yaml_nod
     w->epochs = JF_SWEEP_DEFAULT_EPOCHS;
     if (rc == 0 && epochs) {
         rc = jf_yaml_node_to_int(epochs, 1, JF_EPOCHS_MAX, &w->epochs, err);
+    }
+    const jf_yaml_node_t *inference = jf_yaml_node_get(node, "inference");
+    if (rc == 0 && inference) {
+        char sub[S_CONTEXT_MAX + 16] = {0};
+        (void) snprintf(sub, sizeof sub, "%s inference", what);
+        rc = s_parse_inference(inference, sub, &w->concurrent, err);
     }
     return rc ? rc : s_workload_name(ws, n, node, w, err);
 }

@@ -24,6 +24,8 @@ typedef struct jf_sweep_workload {
     char model[JF_IDENT_MAX + 1];   // jf_run_spec_is_model
     char dataset[JF_IDENT_MAX + 1]; // jf_run_spec_is_dataset
     int epochs;                     // 1..JF_EPOCHS_MAX
+    jf_run_concurrent_t concurrent; // `inference:` beside training (docs/concurrent.md);
+                                    // infer_model "": none
 } jf_sweep_workload_t;
 
 // Run ids produced so far (indices into the sweep's runs, plus one; 0 is an empty slot).

@@ -120,6 +120,17 @@ static const char *const s_migrations[] = {
     " coord_telemetry_json(l.base, l.t_us, s.t0_us + t.t_rel_us, t.vals) AS sample"
     " FROM telemetry_sample t JOIN telemetry_series s ON s.id = t.series"
     " JOIN telemetry_layout l ON l.series = t.series AND l.n = t.layout;",
+    // Concurrent training and inference (issue #15, docs/concurrent.md): what the inference
+    // beside training did in each epoch of a concurrent run; NULL in a training-only epoch. The
+    // runs table's concurrent_* columns come from the run spec's schema on open.
+    "ALTER TABLE epochs ADD COLUMN concurrent_requests INTEGER;"
+    "ALTER TABLE epochs ADD COLUMN concurrent_infer_batches INTEGER;"
+    "ALTER TABLE epochs ADD COLUMN concurrent_infer_us INTEGER;"
+    "ALTER TABLE epochs ADD COLUMN concurrent_switch_us INTEGER;"
+    "ALTER TABLE epochs ADD COLUMN concurrent_latency_p50_us INTEGER;"
+    "ALTER TABLE epochs ADD COLUMN concurrent_latency_p99_us INTEGER;"
+    "ALTER TABLE epochs ADD COLUMN concurrent_latency_max_us INTEGER;"
+    "ALTER TABLE epochs ADD COLUMN concurrent_within_budget REAL;",
 };
 
 // C steps run after a migration's SQL, in its transaction (NULL: none).

@@ -262,6 +262,16 @@ static void s_rates(const sim_model_t *self, sim_ctx_t *ctx)
     }
 }
 
+int sim_model_context(const sim_model_t *self, const sim_epoch_in_t *in, sim_ctx_t *ret_ctx,
+                      jf_err_t *err)
+{
+    int rc = s_resolve(self, in, ret_ctx, err);
+    if (rc == 0) {
+        s_rates(self, ret_ctx);
+    }
+    return rc;
+}
+
 static int64_t s_us(double seconds)
 {
     return llround(seconds * (double) JF_US_PER_S);

@@ -51,6 +51,12 @@ typedef struct sim_totals {
     double resident_after; // share of the dataset cached afterwards
 } sim_totals_t;
 
+// Checks in against the model and resolves it into *ret_ctx with the operating point's rates and
+// the run's noise, as sim_model_epoch does (ret_ctx borrows in). Returns 0 or -EINVAL with err
+// naming the field (sim_model_epoch's errors). For sim_concurrent.c.
+int sim_model_context(const sim_model_t *self, const sim_epoch_in_t *in, sim_ctx_t *ret_ctx,
+                      jf_err_t *err);
+
 // The memory budget of the epoch's run.
 void sim_memory_budget(const sim_ctx_t *ctx, sim_memory_t *ret_mem);
 

@@ -24,8 +24,8 @@
 #define S_EFFICIENCY_MIN 1e-6
 #define S_DEFAULT_SOURCE "<input>" // as jf_yaml names an unnamed input
 
-static const char *const s_top_keys[] = {"version", "model", "variability",
-                                         "boards",  "media", "workloads"};
+static const char *const s_top_keys[] = {"version", "model",     "variability", "boards",
+                                         "media",   "workloads", "concurrent"};
 // The study's four workloads (docs/protocol.md: which model trains on which dataset).
 static const char *const s_required_workloads[] = {"lenet5-mnist", "resnet18-cifar10",
                                                    "vgg11-cifar10", "mobilenetv3-gld23k"};
@@ -59,6 +59,21 @@ static const sim_params_field_t s_variability_fields[] = {
     SIM_PARAMS_D("run_compute_sigma", sim_variability_params_t, run_compute_sigma, 0, 1,
                  SIM_PARAMS_ONE),
     SIM_PARAMS_D("run_fetch_sigma", sim_variability_params_t, run_fetch_sigma, 0, 1,
+                 SIM_PARAMS_ONE),
+};
+
+// The concurrent training and inference model (sim_concurrent.h).
+static const sim_params_field_t s_concurrent_fields[] = {
+    SIM_PARAMS_D("switch_us", sim_concurrent_params_t, switch_s, 0, 1e6, SIM_PARAMS_US),
+    SIM_PARAMS_D("forward_flop_share", sim_concurrent_params_t, forward_flop_share, 0.01, 1,
+                 SIM_PARAMS_ONE),
+    SIM_PARAMS_D("forward_kernel_share", sim_concurrent_params_t, forward_kernel_share, 0.01, 1,
+                 SIM_PARAMS_ONE),
+    SIM_PARAMS_D("forward_activation_traffic", sim_concurrent_params_t, forward_activation_traffic,
+                 0, SIM_PARAMS_RATIO_MAX, SIM_PARAMS_ONE),
+    SIM_PARAMS_D("forward_parameter_traffic", sim_concurrent_params_t, forward_parameter_traffic, 0,
+                 SIM_PARAMS_RATIO_MAX, SIM_PARAMS_ONE),
+    SIM_PARAMS_D("forward_live_share", sim_concurrent_params_t, forward_live_share, 0, 1,
                  SIM_PARAMS_ONE),
 };
 
@@ -98,6 +113,8 @@ static const sim_params_table_t s_global = {s_global_fields, SIM_PARAMS_N(s_glob
                                             0};
 static const sim_params_table_t s_variability = {s_variability_fields,
                                                  SIM_PARAMS_N(s_variability_fields), NULL, 0};
+static const sim_params_table_t s_concurrent = {s_concurrent_fields,
+                                                SIM_PARAMS_N(s_concurrent_fields), NULL, 0};
 static const sim_params_table_t s_medium = {s_medium_fields, SIM_PARAMS_N(s_medium_fields), NULL,
                                             0};
 static const sim_params_table_t s_workload = {s_workload_fields, SIM_PARAMS_N(s_workload_fields),
@@ -286,6 +303,7 @@ static int s_parse_root(sim_params_t *p, const jf_yaml_node_t *root, jf_err_t *e
     const char *ctx = SIM_PARAMS_FILE_CTX;
     const jf_yaml_node_t *model = NULL;
     const jf_yaml_node_t *var = NULL;
+    const jf_yaml_node_t *conc = NULL;
     int rc = jf_yaml_check_keys(root, s_top_keys, SIM_PARAMS_N(s_top_keys), ctx, err);
     rc = rc != 0 ? rc : s_parse_version(root, err);
     rc = rc != 0 ? rc : jf_yaml_node_require(root, "model", ctx, &model, err);
@@ -294,7 +312,9 @@ static int s_parse_root(sim_params_t *p, const jf_yaml_node_t *root, jf_err_t *e
     rc = rc != 0 ? rc : sim_params_record(var, &s_variability, "variability", &p->variability, err);
     rc = rc != 0 ? rc : sim_params_parse_boards(p, root, err);
     rc = rc != 0 ? rc : s_parse_media(p, root, err);
-    return rc != 0 ? rc : s_parse_workloads(p, root, err);
+    rc = rc != 0 ? rc : s_parse_workloads(p, root, err);
+    rc = rc != 0 ? rc : jf_yaml_node_require(root, "concurrent", ctx, &conc, err);
+    return rc != 0 ? rc : sim_params_record(conc, &s_concurrent, "concurrent", &p->concurrent, err);
 }
 
 // Parses a loaded document into *ret_params (written only on success) and destroys it.

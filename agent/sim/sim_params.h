@@ -155,6 +155,19 @@ typedef struct sim_variability_params {
     double run_fetch_sigma;   // per-epoch fetch time noise
 } sim_variability_params_t;
 
+// Constants of the concurrent training and inference model (docs/simulator.md, "Concurrent
+// training and inference"): the forward-only cost of a workload's model from its training
+// figures, and the GPU's time-slice switch.
+typedef struct sim_concurrent_params {
+    double switch_s;                   // GPU time lost switching between the two processes, s
+    double forward_flop_share;         // forward FLOPs / training FLOPs of one sample
+    double forward_kernel_share;       // forward operations / operations of a training step
+    double forward_activation_traffic; // DRAM passes over the activations in a forward pass
+    double forward_parameter_traffic;  // DRAM passes over the parameters in a forward pass
+    double forward_live_share;         // activations alive at once in a forward-only pass, as
+                                       // a share of the training pass's saved activations
+} sim_concurrent_params_t;
+
 // The whole parameter set (plain value record; about 30 kB).
 typedef struct sim_params {
     sim_global_params_t model;
@@ -165,6 +178,7 @@ typedef struct sim_params {
     sim_medium_params_t media[SIM_MEDIA_MAX];
     size_t n_workloads;
     sim_workload_params_t workloads[SIM_WORKLOADS_MAX];
+    sim_concurrent_params_t concurrent; // the concurrent training and inference model
 } sim_params_t;
 
 // Parses a parameter file's text (len bytes; source names it in messages, NULL = "<input>")

@@ -3,16 +3,25 @@
  * invalid input or usage, 3 out of memory. Simulated boards' agents run jetfleet-train-sim, the
  * same simulation without libtorch; --simulate here is the same code, kept for hand use. */
 #include "jf_log.h"
+#include "jf_run_spec.h"
 #include "train_alloc.h"
 #include "train_cli.h"
 #include "train_options.h"
 #include "train_run.h"
+
+#include <errno.h>
 
 // Runs the training, or its simulation, to the end. Returns 0 or the failure, reported in err.
 static int s_execute(const train_run_opts_t *opts, jf_err_t *err)
 {
     if (opts->simulate) {
         return train_cli_exec_sim(opts, err);
+    }
+    if (opts->run.concurrent.infer_model[0] != '\0') {
+        return jf_err_set(err, -EINVAL,
+                          "--infer-model: concurrent training and inference runs only on "
+                          "simulated boards (--simulate, jetfleet-train-sim); this trainer does "
+                          "not interleave inference minibatches yet");
     }
     if (!train_alloc_tune()) {
         jf_log_warn("train: glibc refused the allocator settings; running with its defaults");

@@ -289,6 +289,14 @@ static bool s_add_epoch_sim(json_t *line, const train_records_epoch_sim_t *sim, 
                                   (json_int_t)c->dataset_bytes);
         ok = json_object_set_new(line, "sim_cache", cache) == 0;
     }
+    if (ok && sim->concurrent) {
+        // The epoch record's own encoder writes the member, so the agent decodes what it wrote.
+        jf_epoch_rec_t rec = {.has_concurrent = true, .concurrent = *sim->concurrent};
+        json_t *whole = jf_record_epoch_to_json(&rec);
+        json_t *member = json_object_get(whole, "concurrent");
+        ok = member && json_object_set(line, "concurrent", member) == 0;
+        json_decref(whole);
+    }
     return ok && json_object_set_new(line, "sim_wall_us", json_integer(sim->wall_us)) == 0;
 }
 

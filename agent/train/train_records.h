@@ -29,6 +29,7 @@
 #define TRAIN_RECORDS_H
 
 #include "jf_err.h"
+#include "jf_msg_run.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -76,6 +77,8 @@ typedef struct train_records_epoch_sim {
     const train_records_power_t *power;      // borrowed; the rails during this epoch
     const train_records_power_t *next_power; // borrowed; during the next, NULL after the last
     const train_records_cache_t *cache;      // borrowed; the page cache; NULL: not written
+    const jf_epoch_concurrent_t *concurrent; // borrowed; a concurrent run's inference in the
+                                             // epoch (the line's "concurrent"); NULL: none
 } train_records_epoch_sim_t;
 
 // Parameters of a run, for the start line and the final document. Strings are copied.

@@ -9,6 +9,7 @@
 #include "jf_rng.h"
 #include "jf_run_spec.h"
 #include "jf_units.h"
+#include "sim_concurrent.h"
 #include "sim_model.h"
 #include "train_records.h"
 
@@ -22,6 +23,7 @@
 // model's own noise streams (e + 1) and the real loader's.
 #define S_DRAW_STREAM UINT64_C(0x53494d0000000000) // "SIM" in the top bytes
 #define S_NS_PER_US   1000
+#define S_CONC_STREAM UINT64_C(0x434f4e4300000000) // "CONC": mixed into the concurrent seed
 
 _Static_assert(TRAIN_SIM_SCALE_MAX == SIM_DATASET_SCALE_MAX, "--sim-scale range is the model's");
 _Static_assert(TRAIN_RECORDS_RAILS_MAX >= SIM_RAILS_MAX, "records hold every rail of a board");
@@ -36,6 +38,8 @@ struct train_sim {
     sim_epoch_out_t now;           // the current epoch, as the model gives it
     double now_resident;           // share of the dataset resident at the current epoch's start
     sim_epoch_out_t next;          // the next epoch, evaluated before the current one's line
+    sim_concurrent_out_t conc_now; // a concurrent run (opts.run.concurrent): the inference
+    sim_concurrent_out_t conc_next; // beside the current epoch, and beside the next one
     train_records_t *records;      // owned
     int64_t start_us;              // monotonic: when the run's start line went out
     int64_t modelled_us;           // modelled time of every minibatch written since then
@@ -180,13 +184,47 @@ static void s_power(const sim_epoch_out_t *o, train_records_power_t *ret_power)
     }
 }
 
-// Evaluates epoch with the page cache holding resident of the dataset at its start.
+static bool s_is_concurrent(const train_sim_t *self)
+{
+    return self->opts.run.concurrent.infer_model[0] != '\0';
+}
+
+// A concurrent run's epoch (docs/concurrent.md): the inference beside the training epoch in
+// self->in, whose rails and GPU load in *o become those of both together.
+static int s_evaluate_concurrent(train_sim_t *self, sim_epoch_out_t *o,
+                                 sim_concurrent_out_t *ret_conc, jf_err_t *err)
+{
+    const jf_run_concurrent_t *c = &self->opts.run.concurrent;
+    sim_concurrent_in_t in = {.train = self->in,
+                              .infer_model = c->infer_model,
+                              .infer_batch = c->infer_batch,
+                              .rate_per_s = c->rate_per_s,
+                              .budget_us = c->budget_us,
+                              .seed = self->in.run_seed ^ S_CONC_STREAM,
+                              .max_batches = (int64_t)self->opts.max_batches};
+    int rc = sim_concurrent_epoch(self->model, &in, ret_conc, err);
+    if (rc == 0 && ret_conc->oom && !o->oom) {
+        o->oom = true;
+        memcpy(o->oom_reason, ret_conc->oom_reason, sizeof o->oom_reason);
+    } else if (rc == 0 && !o->oom) {
+        memcpy(o->rails, ret_conc->rails, sizeof o->rails);
+        o->gpu_load = ret_conc->gpu_load;
+    }
+    return rc;
+}
+
+// Evaluates epoch with the page cache holding resident of the dataset at its start (and, for a
+// concurrent run, the inference beside it into *ret_conc).
 static int s_evaluate(train_sim_t *self, int epoch, double resident, sim_epoch_out_t *ret_out,
-                      jf_err_t *err)
+                      sim_concurrent_out_t *ret_conc, jf_err_t *err)
 {
     self->in.epoch = epoch;
     self->in.resident_fraction = resident;
-    return sim_model_epoch(self->model, &self->in, ret_out, err);
+    int rc = sim_model_epoch(self->model, &self->in, ret_out, err);
+    if (rc == 0 && s_is_concurrent(self)) {
+        rc = s_evaluate_concurrent(self, ret_out, ret_conc, err);
+    }
+    return rc;
 }
 
 // The current epoch's line, after evaluating the next epoch (whose power it carries).
@@ -194,7 +232,9 @@ static int s_epoch_line(train_sim_t *self, int epoch, int64_t e2e_us, int64_t wa
                         jf_err_t *err)
 {
     bool last = epoch + 1 >= self->opts.epochs;
-    int rc = last ? 0 : s_evaluate(self, epoch + 1, self->now.resident_fraction, &self->next, err);
+    int rc = last ? 0
+                  : s_evaluate(self, epoch + 1, self->now.resident_fraction, &self->next,
+                               &self->conc_next, err);
     if (rc < 0) {
         return rc;
     }
@@ -206,14 +246,25 @@ static int s_epoch_line(train_sim_t *self, int epoch, int64_t e2e_us, int64_t wa
                                    .hit_fraction = self->now.cache_hit_fraction,
                                    .cache_bytes = self->now.cache_bytes,
                                    .dataset_bytes = self->now.dataset_bytes};
+    const sim_concurrent_out_t *cn = &self->conc_now;
+    jf_epoch_concurrent_t conc = {.requests = cn->requests,
+                                  .infer_batches = cn->infer_batches,
+                                  .infer_us = cn->infer_us,
+                                  .switch_us = cn->switch_us,
+                                  .latency_p50_us = cn->latency_p50_us,
+                                  .latency_p99_us = cn->latency_p99_us,
+                                  .latency_max_us = cn->latency_max_us,
+                                  .within_budget = cn->within_budget};
     train_records_epoch_sim_t sim = {.wall_us = jf_clock_mono_us() - wall0_us,
                                      .power = &power,
                                      .next_power = last ? NULL : &next_power,
-                                     .cache = &cache};
+                                     .cache = &cache,
+                                     .concurrent = s_is_concurrent(self) ? &conc : NULL};
     rc = train_records_epoch_end_sim(self->records, e2e_us, &sim, err);
     if (!last) {
         self->now_resident = self->now.resident_fraction;
         self->now = self->next;
+        self->conc_now = self->conc_next;
     }
     return rc;
 }
@@ -229,6 +280,13 @@ static int s_run_epoch(train_sim_t *self, int epoch, jf_err_t *err)
     train_records_epoch_begin(self->records, epoch);
     int64_t e2e_us = 0;
     int rc = s_minibatches(self, epoch, &e2e_us, err);
+    if (rc == 0 && s_is_concurrent(self)) {
+        // The inference minibatches and hand-overs the model interleaved with the training
+        // ones, paced as one stretch before the epoch's line.
+        int64_t extra_us = self->conc_now.infer_us + self->conc_now.switch_us;
+        s_pace(self, extra_us);
+        e2e_us += extra_us;
+    }
     return rc < 0 ? rc : s_epoch_line(self, epoch, e2e_us, wall0_us, err);
 }
 
@@ -365,7 +423,8 @@ static int s_resolve(train_sim_t *self, jf_err_t *err)
                           o->sim.cache_resident);
     }
     self->now_resident = o->sim.cache_resident;
-    return rc < 0 ? rc : s_evaluate(self, 0, o->sim.cache_resident, &self->now, err);
+    return rc < 0 ? rc
+                  : s_evaluate(self, 0, o->sim.cache_resident, &self->now, &self->conc_now, err);
 }
 
 static int s_open_records(train_sim_t *self, jf_err_t *err)

@@ -202,3 +202,9 @@ jf_add_integration_test(influx TIMEOUT 120
 add_dependencies(influx_itest ${JF_ITEST_DEPS})
 target_compile_definitions(influx_itest PRIVATE JF_DASHBOARDS_DIR="${PROJECT_SOURCE_DIR}/dashboards")
 set_property(TEST integration.influx APPEND PROPERTY LABELS ecosystem reliability)
+
+# The concurrent training and inference run kind on a simulated AGX Orin (issue #15).
+jf_add_integration_test(concurrent TIMEOUT 60
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/concurrent_test.c
+                        LIBS jft_support jf_common m)
+add_dependencies(concurrent_itest ${JF_ITEST_DEPS})

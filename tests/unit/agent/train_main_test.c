@@ -230,6 +230,12 @@ static void test_invalid_input_exits_2(void **state)
     char *mnv3[] = {"jetfleet-train", "--model", "mobilenetv3", "--data", data, "--workers", "0",
                     "--batch",        "4",       "--epochs",    "1",      NULL};
     t_expect_invalid(mnv3, "model 'mobilenetv3' needs 3x224x224 input");
+    // The concurrent run kind (docs/concurrent.md) is simulated only: the real trainer refuses it
+    // rather than train without the inference.
+    char *conc[] = {"jetfleet-train", "--model", "lenet5", "--data", data, "--workers", "0",
+                    "--batch", "4", "--epochs", "1", "--infer-model", "mobilenetv3",
+                    "--infer-batch", "4", "--infer-rate", "30", "--infer-budget-ms", "200", NULL};
+    t_expect_invalid(conc, "concurrent training and inference runs only on simulated boards");
     static t_child_t child;
     char *bad_scale[] = {"jetfleet-datagen", "--kind", "mnist", "--scale", "0",
                          "--seed",           "1",      "--out", data,      NULL};

@@ -124,7 +124,11 @@ static void t_run_example(void *rec)
         .telemetry_hz = 1,
         .timeout_us = 2 * 3600 * JF_US_PER_S,
         .custom = {.n_cores = 4, .cpu_hz = 1420800000, .gpu_hz = 803250000, .emc_hz = 1600000000},
-        .dvfs_off = true};
+        .dvfs_off = true,
+        .concurrent = {.infer_model = "mobilenetv3",
+                       .infer_batch = 4,
+                       .rate_per_s = 30.0,
+                       .budget_us = 200 * JF_US_PER_MS}};
     jf_run_spec_compute_id(&s);
     memcpy(rec, &s, sizeof s);
 }
@@ -142,7 +146,16 @@ static void t_epoch_example(void *rec)
                                               .energy_mj = 1e5,
                                               .avg_power_mw = 9000,
                                               .has_peak = true,
-                                              .peak_power_mw = 12000};
+                                              .peak_power_mw = 12000,
+                                              .has_concurrent = true,
+                                              .concurrent = {.requests = 900,
+                                                             .infer_batches = 225,
+                                                             .infer_us = 400000,
+                                                             .switch_us = 90000,
+                                                             .latency_p50_us = 90000,
+                                                             .latency_p99_us = 180000,
+                                                             .latency_max_us = 250000,
+                                                             .within_budget = 0.995}};
 }
 
 static void t_minibatch_example(void *rec)
@@ -530,11 +543,13 @@ static void test_trainer_argv(void **state)
     assert_int_equal(jf_schema_to_argv(jf_run_spec_schema(), &spec, NULL, &a), 0);
     static const char *const want[] = {"--model",    "lenet5", "--epochs", "3",  "--workers", "4",
                                        "--prefetch", "2",      "--batch",  "64", "--threads", "2",
-                                       "--seed",     "42",     NULL};
+                                       "--seed",     "42",     "--infer-model", "mobilenetv3",
+                                       "--infer-batch", "4",   "--infer-rate", "30",
+                                       "--infer-budget-ms", "200", NULL};
     for (size_t i = 0; want[i]; i++) {
         assert_string_equal(a.args[i], want[i]);
     }
-    assert_null(a.args[14]);
+    assert_null(a.args[22]);
     jf_run_spec_t back = {0};
     for (size_t i = 0; i + 1 < a.n; i += 2) {
         assert_int_equal(
@@ -545,7 +560,9 @@ static void test_trainer_argv(void **state)
     assert_int_equal(back.seed, spec.seed);
     static const char *const skip[] = {"--threads", NULL};
     assert_int_equal(jf_schema_to_argv(jf_run_spec_schema(), &spec, skip, &a), 0);
-    assert_int_equal(a.n, 12);
+    assert_int_equal(a.n, 20);
+    assert_int_equal(back.concurrent.budget_us, spec.concurrent.budget_us);
+    assert_true(back.concurrent.rate_per_s == spec.concurrent.rate_per_s);
     jf_err_t err = {0};
     assert_int_equal(jf_schema_from_flag(jf_run_spec_schema(), &back, "--nope", "1", &err),
                      -ENOENT);

@@ -101,3 +101,6 @@ set_tests_properties(unit.vendor_charts PROPERTIES LABELS "unit;ecosystem" TIMEO
 jf_add_unit_test(influx_line
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/influx_line_test.c LIBS jf_export)
 set_property(TEST unit.influx_line APPEND PROPERTY LABELS ecosystem)
+# The concurrent training and inference searches on synthetic landscapes (issue #15).
+jf_add_unit_test(csearch
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/csearch_test.c LIBS jf_csearch)

@@ -417,7 +417,17 @@ static const char s_to_v8[] =
     " DROP TABLE telemetry_layout; DROP TABLE telemetry_series;"
     " CREATE TABLE telemetry(run TEXT NOT NULL REFERENCES runs(id), attempt INTEGER NOT NULL,"
     " seq INTEGER NOT NULL, idx INTEGER NOT NULL, t_us INTEGER NOT NULL, sample TEXT NOT NULL,"
-    " PRIMARY KEY(run, attempt, seq, idx)) WITHOUT ROWID; PRAGMA user_version = 8;";
+    " PRIMARY KEY(run, attempt, seq, idx)) WITHOUT ROWID;"
+    // The concurrent run kind's epoch columns (issue #15) came after version 8.
+    " ALTER TABLE epochs DROP COLUMN concurrent_requests;"
+    " ALTER TABLE epochs DROP COLUMN concurrent_infer_batches;"
+    " ALTER TABLE epochs DROP COLUMN concurrent_infer_us;"
+    " ALTER TABLE epochs DROP COLUMN concurrent_switch_us;"
+    " ALTER TABLE epochs DROP COLUMN concurrent_latency_p50_us;"
+    " ALTER TABLE epochs DROP COLUMN concurrent_latency_p99_us;"
+    " ALTER TABLE epochs DROP COLUMN concurrent_latency_max_us;"
+    " ALTER TABLE epochs DROP COLUMN concurrent_within_budget;"
+    " PRAGMA user_version = 8;";
 
 static void t_make_v8(tstore_ctx_t *c, const char *run, int64_t a, const t_samples_t *ts,
                       const char *bad_text)
@@ -478,7 +488,7 @@ static void test_migrates_version_8(void **state)
     if (!c->store) {
         fail_msg("%s", err.msg);
     }
-    assert_int_equal(coord_store_schema_version(c->store), 9);
+    assert_int_equal(coord_store_schema_version(c->store), coord_store_schema_latest());
     t_expect_stored(c, &ts);
     db = t_side_db(c);
     assert_int_equal(t_int(db, "SELECT count(*) FROM sqlite_schema WHERE name = 'telemetry_v8'"),

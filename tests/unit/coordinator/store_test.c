@@ -384,6 +384,15 @@ static void test_migrates_version_1(void **state)
                                   "ALTER TABLE sweeps DROP COLUMN source; "
                                   "ALTER TABLE sweeps DROP COLUMN origin; "
 
+                                  // The concurrent run kind's epoch columns (issue #15).
+                                  "ALTER TABLE epochs DROP COLUMN concurrent_requests; "
+                                  "ALTER TABLE epochs DROP COLUMN concurrent_infer_batches; "
+                                  "ALTER TABLE epochs DROP COLUMN concurrent_infer_us; "
+                                  "ALTER TABLE epochs DROP COLUMN concurrent_switch_us; "
+                                  "ALTER TABLE epochs DROP COLUMN concurrent_latency_p50_us; "
+                                  "ALTER TABLE epochs DROP COLUMN concurrent_latency_p99_us; "
+                                  "ALTER TABLE epochs DROP COLUMN concurrent_latency_max_us; "
+                                  "ALTER TABLE epochs DROP COLUMN concurrent_within_budget; "
                                   "DROP TABLE models; "
                                   // Migration 8 -> 9's typed telemetry, back to version 8's.
                                   "DROP VIEW telemetry_json; DROP VIEW telemetry; "
