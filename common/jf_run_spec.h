@@ -24,6 +24,7 @@
 #define JF_RUN_TIMEOUT_MAX_US (INT64_C(7) * 24 * 3600 * 1000000) // one week
 #define JF_RUN_CORES_MAX      64                                   // custom cores online
 #define JF_RUN_CLOCK_MAX_HZ   INT64_C(10000000000)                 // 10 GHz: a sanity bound
+#define JF_IDLE_S_MAX          3600 // longest idle baseline phase, s (docs/baseline.md)
 #define JF_RUN_POWER_LABEL_MAX 127 // longest jf_run_spec_power_label text, without the NUL
 
 // A custom power-mode point (jetson-platforms.md §6), applied on top of the run's nvpmodel mode
@@ -57,6 +58,10 @@ typedef struct jf_run_spec {
     jf_run_custom_t custom;               // custom point on top of the mode; n_cores 0: none
     bool dvfs_off;                        // DVFS off (jetson_clocks-like pinning at the caps in
                                           // force) after the mode and the custom point
+    int idle_s;         // idle baseline (docs/baseline.md): measure the idle board this many
+                        // seconds instead of training, 0..JF_IDLE_S_MAX; 0: a training run
+    bool telemetry_off; // idle baseline: sample only at the run's start and end, not at
+                        // telemetry_hz (the cost of measuring, docs/baseline.md)
 #ifdef JF_SCHEMA_TEST_FIELD
     int test_knob; // test-only optional field (schema_field_test): 0..1000, 0 = absent
 #endif

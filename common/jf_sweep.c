@@ -29,7 +29,8 @@
 static const char *const s_top_keys[] = {
     "name",        "description",  "target",  "workloads", "power_modes", "storage",
     "workers",     "batch_sizes",  "repeats", "prefetch",  "threads",     "seed",
-    "drop_caches", "telemetry_hz", "timeout", "exclude",   "include",     "dvfs"};
+    "drop_caches", "telemetry_hz", "timeout", "exclude",   "include",     "dvfs",
+    "idle_s"};
 static const char *const s_target_keys[] = {"device_types", "boards", "labels"};
 
 // Rule keys, in the order that lets a plan filter boards (first three) and workloads (next three)
@@ -620,22 +621,20 @@ static int s_grow_runs(s_ctx_t *ctx, jf_err_t *err)
     return 0;
 }
 
-static int s_add_run(s_ctx_t *ctx, const s_combo_t *c, jf_err_t *err)
+static int s_add_spec(s_ctx_t *ctx, const jf_run_spec_t *spec, jf_err_t *err)
 {
     jf_sweep_t *sw = ctx->sweep;
-    jf_run_spec_t spec = {0};
-    s_fill_run(ctx, c, &spec);
     jf_err_t inner = {0};
-    if (jf_run_spec_validate(&spec, &inner) != 0) {
+    if (jf_run_spec_validate(spec, &inner) != 0) {
         return jf_yaml_error(err, inner.code, ctx->root,
                              "run on board '%s', workload '%s', repeat "
                              "%d: %s",
-                             spec.board, spec.workload, spec.repeat, inner.msg);
+                             spec->board, spec->workload, spec->repeat, inner.msg);
     }
     if (jf_sweep_ids_reserve(&ctx->ids, sw->runs, sw->n_runs + 1) != 0) {
         return jf_err_set(err, -ENOMEM, "%s: out of memory", sw->source);
     }
-    size_t *slot = jf_sweep_ids_slot(&ctx->ids, sw->runs, spec.run_id);
+    size_t *slot = jf_sweep_ids_slot(&ctx->ids, sw->runs, spec->run_id);
     if (*slot) {
         return 0; // an earlier combination already produced this run: keep the first
     }
@@ -645,8 +644,27 @@ static int s_add_run(s_ctx_t *ctx, const s_combo_t *c, jf_err_t *err)
     }
     int rc = sw->n_runs == ctx->runs_cap ? s_grow_runs(ctx, err) : 0;
     if (rc == 0) {
-        sw->runs[sw->n_runs++] = spec;
+        sw->runs[sw->n_runs++] = *spec;
         *slot = sw->n_runs;
+    }
+    return rc;
+}
+
+// A combination's run; in an idle baseline sweep (idle_s) two: with telemetry at its rate, and
+// sampled only at the start and end (telemetry_off), whose difference is the cost of measuring.
+static int s_add_run(s_ctx_t *ctx, const s_combo_t *c, jf_err_t *err)
+{
+    jf_run_spec_t spec = {0};
+    s_fill_run(ctx, c, &spec);
+    if (spec.idle_s > 0) { // an idle run is one epoch of idle_s, whatever the workload says
+        spec.epochs = 1;
+        jf_run_spec_compute_id(&spec);
+    }
+    int rc = s_add_spec(ctx, &spec, err);
+    if (rc == 0 && spec.idle_s > 0) {
+        spec.telemetry_off = true;
+        jf_run_spec_compute_id(&spec);
+        rc = s_add_spec(ctx, &spec, err);
     }
     return rc;
 }

@@ -129,6 +129,11 @@ static int s_parse_ints(const jf_yaml_node_t *root, const jf_fleet_config_t *fle
     if (rc == 0 && v) {
         rc = jf_yaml_node_to_int(v, 1, JF_TELEMETRY_HZ_MAX, &b->telemetry_hz, err);
     }
+    // An idle baseline sweep (docs/baseline.md): every run measures the idle board instead.
+    v = jf_yaml_node_get(root, "idle_s");
+    if (rc == 0 && v) {
+        rc = jf_yaml_node_to_int(v, 1, JF_IDLE_S_MAX, &b->idle_s, err);
+    }
     return rc;
 }
 

@@ -195,8 +195,10 @@ static int s_start(agent_session_t *self, jf_err_t *err)
     r->measure = s_measure_new(self, now_us, &wall_hz, err);
     r->power_mode = s_power_mode(self, r->prepared);
     const char *disk = r->prepared->has_mount ? r->prepared->mount.disk : "";
-    r->sampling = r->measure && r->power_mode &&
-                  agent_sampler_start(self->sampler, wall_hz, disk) == 0;
+    r->sampling =
+        r->measure && r->power_mode &&
+        agent_sampler_start(self->sampler, s->telemetry_off ? AGENT_SAMPLER_ENDS_ONLY : wall_hz,
+                            disk) == 0;
     r->runner = r->sampling ? s_runner_start(self, err) : NULL;
     if (!r->runner) {
         agent_spool_drop(self->spool, s->run_id, r->attempt);
@@ -519,8 +521,10 @@ static int s_resume_measure(agent_session_t *self, jf_err_t *err)
     int wall_hz = 0;
     r->measure = s_measure_new(self, jf_clock_mono_us(), &wall_hz, err);
     bool ended = agent_runner_has_ended(r->runner);
-    r->sampling = !ended && r->measure && r->power_mode &&
-                  agent_sampler_start(self->sampler, wall_hz, "") == 0;
+    r->sampling =
+        !ended && r->measure && r->power_mode &&
+        agent_sampler_start(self->sampler,
+                            r->spec.telemetry_off ? AGENT_SAMPLER_ENDS_ONLY : wall_hz, "") == 0;
     r->records = json_array();
     r->samples = json_array();
     bool ok = r->measure && (ended || r->sampling) && r->records && r->samples;

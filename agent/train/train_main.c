@@ -5,6 +5,7 @@
 #include "jf_log.h"
 #include "train_alloc.h"
 #include "train_cli.h"
+#include "train_idle.h"
 #include "train_options.h"
 #include "train_run.h"
 
@@ -13,6 +14,9 @@ static int s_execute(const train_run_opts_t *opts, jf_err_t *err)
 {
     if (opts->simulate) {
         return train_cli_exec_sim(opts, err);
+    }
+    if (opts->run.idle_s > 0) {
+        return train_idle_exec(opts, stdout, err); // an idle baseline: no torch, no data
     }
     if (!train_alloc_tune()) {
         jf_log_warn("train: glibc refused the allocator settings; running with its defaults");

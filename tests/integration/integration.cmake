@@ -202,3 +202,12 @@ jf_add_integration_test(influx TIMEOUT 120
 add_dependencies(influx_itest ${JF_ITEST_DEPS})
 target_compile_definitions(influx_itest PRIVATE JF_DASHBOARDS_DIR="${PROJECT_SOURCE_DIR}/dashboards")
 set_property(TEST integration.influx APPEND PROPERTY LABELS ecosystem reliability)
+
+# Idle baselines on a simulated Xavier NX: jetfleet baseline, show and results --dynamic, each
+# phase's idle power against the simulator's idle model (docs/baseline.md).
+jf_add_integration_test(baseline TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/baseline_test.c
+                        LIBS jft_support jf_sim jf_common)
+target_compile_definitions(baseline_itest PRIVATE
+  JF_SIM_PARAMS_SOURCE="${PROJECT_SOURCE_DIR}/agent/share/sim_params.yaml")
+add_dependencies(baseline_itest ${JF_ITEST_DEPS})
