@@ -30,3 +30,8 @@ jf_add_unit_test(sim_physics
 target_compile_definitions(sim_physics_test PRIVATE
   SIM_PARAMS_PATH="${PROJECT_SOURCE_DIR}/agent/share/sim_params.yaml"
   ORIN_MODES_SUBSET="${PROJECT_SOURCE_DIR}/tests/fixtures/orin_modes/resnet_every110.inc")
+# The simulated boards' idle power for idle baselines (agent/sim/sim_idle.c, docs/baseline.md).
+jf_add_unit_test(sim_idle
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/sim_idle_test.c LIBS jf_sim jf_common)
+target_compile_definitions(sim_idle_test PRIVATE
+  SIM_PARAMS_PATH="${PROJECT_SOURCE_DIR}/agent/share/sim_params.yaml")
