@@ -303,9 +303,10 @@ static void test_idle_sweep(void **state)
 {
     t_fleets_t *f = *state;
     jf_err_t err = {0};
-    jf_sweep_t *s = t_parse(T_NANO01 "storage: [usb-hdd]\npower_modes: [MAXN, 5W]\ndvfs: [on, off]\n"
-                                     "idle_s: 30\n",
-                            f->lab, &err);
+    jf_sweep_t *s =
+        t_parse(T_NANO01 "storage: [usb-hdd]\npower_modes: [MAXN, 5W]\ndvfs: [on, off]\n"
+                         "idle_s: 30\n",
+                f->lab, &err);
     assert_non_null(s);
     assert_int_equal(s->n_runs, 8);
     for (size_t i = 0; i < s->n_runs; i++) {
