@@ -7,6 +7,7 @@
 #include "jf_board.h"
 #include "jf_err.h"
 #include "jf_parse.h"
+#include "jf_run_runtime.h"
 #include "jf_schema.h"
 
 #include <jansson.h>
@@ -62,6 +63,8 @@ typedef struct jf_run_spec {
                         // seconds instead of training, 0..JF_IDLE_S_MAX; 0: a training run
     bool telemetry_off; // idle baseline: sample only at the run's start and end, not at
                         // telemetry_hz (the cost of measuring, docs/baseline.md)
+    char runtime[JF_RUN_RUNTIME_MAX + 1]; // where the trainer runs: "bare" or "container"
+                                          // (docs/containers.md); "" = bare
 #ifdef JF_SCHEMA_TEST_FIELD
     int test_knob; // test-only optional field (schema_field_test): 0..1000, 0 = absent
 #endif

@@ -102,6 +102,11 @@ static const jf_schema_field_t s_fields[] = {
     {.name = "telemetry_off", S_BOOL(telemetry_off), .optional = true, .omit_zero = true,
      .column = "telemetry_off", .header = "telemetry_off", .id_append = true,
      .doc = "sample only at the run's start and end (idle baseline)"},
+    // Containers (docs/containers.md): where the trainer runs.
+    {.name = "runtime", S_STR(runtime), .optional = true, .omit_zero = true,
+     .is_valid = jf_run_runtime_is_valid, .must = "must be one of bare, container",
+     .column = "runtime", .header = "runtime", .id_append = true,
+     .doc = "where the trainer runs: bare (default) or container"},
 #ifdef JF_SCHEMA_TEST_FIELD
     // Test-only (tests/unit/common/schema_field_test.c): a field added in this one place.
     {.name = "test_knob", S_INT(test_knob, 0, 1000), .optional = true, .omit_zero = true,

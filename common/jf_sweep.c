@@ -30,7 +30,7 @@ static const char *const s_top_keys[] = {
     "name",        "description",  "target",  "workloads", "power_modes", "storage",
     "workers",     "batch_sizes",  "repeats", "prefetch",  "threads",     "seed",
     "drop_caches", "telemetry_hz", "timeout", "exclude",   "include",     "dvfs",
-    "idle_s"};
+    "idle_s",      "runtime"};
 static const char *const s_target_keys[] = {"device_types", "boards", "labels"};
 
 // Rule keys, in the order that lets a plan filter boards (first three) and workloads (next three)
@@ -114,6 +114,8 @@ typedef struct s_ctx {
     s_rule_t *includes; // owned
     size_t runs_cap;
     size_t combinations; // examined so far, against S_COMBINATIONS_MAX
+    size_t n_runtimes;   // the runtime list (docs/containers.md): 1 or 2
+    char runtimes[JF_SWEEP_RUNTIMES_MAX][JF_RUN_RUNTIME_MAX + 1]; // "" for bare
     jf_sweep_ids_t ids;
 } s_ctx_t;
 
@@ -650,12 +652,15 @@ static int s_add_spec(s_ctx_t *ctx, const jf_run_spec_t *spec, jf_err_t *err)
     return rc;
 }
 
-// A combination's run; in an idle baseline sweep (idle_s) two: with telemetry at its rate, and
-// sampled only at the start and end (telemetry_off), whose difference is the cost of measuring.
-static int s_add_run(s_ctx_t *ctx, const s_combo_t *c, jf_err_t *err)
+// A combination's run in one runtime; in an idle baseline sweep (idle_s) two: with telemetry at
+// its rate, and sampled only at the start and end (telemetry_off), whose difference is the cost
+// of measuring.
+static int s_add_run_in(s_ctx_t *ctx, const s_combo_t *c, const char *runtime, jf_err_t *err)
 {
     jf_run_spec_t spec = {0};
     s_fill_run(ctx, c, &spec);
+    (void) snprintf(spec.runtime, sizeof spec.runtime, "%s", runtime);
+    jf_run_spec_compute_id(&spec);
     if (spec.idle_s > 0) { // an idle run is one epoch of idle_s, whatever the workload says
         spec.epochs = 1;
         jf_run_spec_compute_id(&spec);
@@ -665,6 +670,16 @@ static int s_add_run(s_ctx_t *ctx, const s_combo_t *c, jf_err_t *err)
         spec.telemetry_off = true;
         jf_run_spec_compute_id(&spec);
         rc = s_add_spec(ctx, &spec, err);
+    }
+    return rc;
+}
+
+// A combination's runs: one per runtime of the sweep's `runtime` list (docs/containers.md).
+static int s_add_run(s_ctx_t *ctx, const s_combo_t *c, jf_err_t *err)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < ctx->n_runtimes; i++) {
+        rc = s_add_run_in(ctx, c, ctx->runtimes[i], err);
     }
     return rc;
 }
@@ -826,6 +841,7 @@ static int s_parse(s_ctx_t *ctx, jf_err_t *err)
                                        &ctx->n_workloads, err);
     rc = rc ? rc : s_parse_axes(ctx, err);
     rc = rc ? rc : jf_sweep_settings_parse(ctx->root, ctx->fleet, &ctx->base, err);
+    rc = rc ? rc : jf_sweep_runtimes_parse(ctx->root, ctx->runtimes, &ctx->n_runtimes, err);
     rc = rc ? rc : s_parse_rules(ctx, "exclude", &ctx->excludes, &ctx->n_excludes, err);
     rc = rc ? rc : s_parse_rules(ctx, "include", &ctx->includes, &ctx->n_includes, err);
     rc = rc ? rc : s_expand(ctx, err);

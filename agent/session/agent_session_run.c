@@ -155,17 +155,30 @@ static agent_runner_t *s_runner_start(agent_session_t *self, jf_err_t *err)
     if (agent_platform_trainer(self->platform, &run, &trainer, err) != 0) {
         return NULL;
     }
+    // A container run: the engine's command around the trainer's (docs/containers.md).
+    agent_platform_trainer_t *boxed = NULL;
+    if (jf_run_runtime_is_container(r->spec.runtime)) {
+        boxed = malloc(sizeof *boxed);
+        int brc = boxed ? agent_container_wrap(&self->container, r->dataset_dir, &trainer, boxed,
+                                               err)
+                        : jf_err_set(err, -ENOMEM, "out of memory");
+        if (brc != 0) {
+            free(boxed);
+            return NULL;
+        }
+    }
     // With a spool file the trainer writes into a file there and outlives an agent crash.
     int prc = agent_session_trainer_path(self, r->spec.run_id, r->attempt, r->out_path,
                                          sizeof r->out_path);
     if (prc != 0) {
         r->out_path[0] = '\0';
     }
-    agent_runner_opts_t o = {.trainer = &trainer, .spec = &r->spec,
+    agent_runner_opts_t o = {.trainer = boxed ? boxed : &trainer, .spec = &r->spec,
                              .line_fn = s_on_trainer_line, .line_arg = self,
                              .out_path = r->out_path[0] ? r->out_path : NULL};
     r->mark = AGENT_RUNNER_MARK_NONE;
     agent_runner_t *runner = agent_runner_start(&o, err);
+    free(boxed);
     if (runner && r->out_path[0]) {
         r->runner = runner;
         agent_session_trainer_record(self, r->out_path);
