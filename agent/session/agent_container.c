@@ -41,7 +41,7 @@ int agent_container_parse(const char *text, agent_container_t *ret, jf_err_t *er
 }
 
 __attribute__((format(printf, 3, 4))) static int s_add(agent_platform_trainer_t *t, jf_err_t *err,
-                                                        const char *fmt, ...)
+                                                       const char *fmt, ...)
 {
     size_t left = sizeof t->buf - t->used;
     va_list ap;
@@ -66,8 +66,9 @@ int agent_container_wrap(const agent_container_t *self, const char *dataset_dir,
                          jf_err_t *err)
 {
     if (self->n_words == 0) {
-        return jf_err_set(err, -ENOENT, "the run asks for a container and this agent has no "
-                                        "container engine configured (--container)");
+        return jf_err_set(err, -ENOENT,
+                          "the run asks for a container and this agent has no "
+                          "container engine configured (--container)");
     }
     agent_platform_trainer_t *t = ret_out;
     t->program = NULL;

@@ -15,9 +15,9 @@
 
 // The parsed --container command (a plain value record; words point into buf).
 typedef struct agent_container {
-    size_t n_words;                                // 0: no container engine configured
+    size_t n_words;                                   // 0: no container engine configured
     const char *words[AGENT_CONTAINER_WORDS_MAX + 1]; // engine path, "run", options..., image
-    char buf[PATH_MAX];                            // the words' text
+    char buf[PATH_MAX];                               // the words' text
 } agent_container_t;
 
 // Parses text (words split on spaces) into *ret: the first word an absolute path (the engine),

@@ -166,6 +166,9 @@ static agent_runner_t *s_runner_start(agent_session_t *self, jf_err_t *err)
             free(boxed);
             return NULL;
         }
+        jf_log_notice("run: %s: the trainer runs in a container: '%.200s %s ... %.200s'",
+                      r->spec.run_id, boxed->program, boxed->args[0],
+                      self->container.words[self->container.n_words - 1]);
     }
     // With a spool file the trainer writes into a file there and outlives an agent crash.
     int prc = agent_session_trainer_path(self, r->spec.run_id, r->attempt, r->out_path,

@@ -62,6 +62,8 @@ static const char s_usage[] =
     "(docs/baseline.md)\n"
     "  baseline show --board B                  B's stored idle baseline; results --sweep NAME\n"
     "                                           --dynamic subtracts it from the runs' energy\n"
+    "  containers --sweep NAME                  container overhead: bare against container runs\n"
+    "                                           of one combination (docs/containers.md)\n"
     "The config defaults to $JETFLEET_CONFIG, else ./fleet.yaml. --store FILE reads that store\n"
     "without a config (commands that talk to the coordinator still need the config).\n";
 
@@ -112,7 +114,8 @@ int main(int argc, char **argv)
                 {"recommend", cli_cmd_recommend},
                 {"report", cli_cmd_report},
                 {"fleet", cli_cmd_fleet},
-                {"baseline", cli_cmd_baseline}};
+                {"baseline", cli_cmd_baseline},
+                {"containers", cli_cmd_containers}};
     int rc = -1;
     for (size_t c = 0; i < argc && c < sizeof cmds / sizeof cmds[0]; c++) {
         if (strcmp(argv[i], cmds[c].verb) == 0) {
