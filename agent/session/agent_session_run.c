@@ -87,6 +87,11 @@ static int s_check_run(const agent_session_t *self, const jf_run_spec_t *s, char
         (void) snprintf(why, why_size, "%s", self->power_error);
         return JF_FAIL_INFEASIBLE;
     }
+    if (jf_run_runtime_is_container(s->runtime) && self->container.n_words == 0) {
+        (void) snprintf(why, why_size, "the run asks for a container and this agent has no "
+                                       "container engine configured (--container)");
+        return JF_FAIL_INFEASIBLE;
+    }
     return agent_session_check_power(self, s, why, why_size);
 }
 

@@ -3,7 +3,8 @@
  * skeleton root filesystem of scripts/container-rootfs.sh, the host's /usr and /etc read-only):
  * a sweep of LeNet-5 with runtime [bare, container] trains for real on this machine, both runs
  * are done with the same records (epochs, minibatches), the container run really ran in a
- * container (the agent's log names the engine), and `jetfleet containers` compares the two.
+ * container (the agent's log names the engine), and `jetfleet containers` compares the two. A
+ * second host agent without --container refuses a container run as infeasible, saying why.
  * Skipped (exit 77) with the reason where no container engine works. Prints name=value lines. */
 #include "jft_check.h"
 #include "jft_fleet.h"
@@ -30,6 +31,11 @@ static const char s_sweep[] = "name: ctr\n"
                               "workloads:\n  - {model: lenet5, dataset: mnist, epochs: 2}\n"
                               "storage: [local]\nworkers: [0]\nbatch_sizes: [64]\n"
                               "runtime: [bare, container]\n";
+
+static const char s_sweep_none[] = "name: ctr-none\n"
+                                   "target:\n  boards: [host-2]\n"
+                                   "workloads:\n  - {model: lenet5, dataset: mnist, epochs: 1}\n"
+                                   "storage: [local]\nruntime: container\n";
 
 typedef struct s_ctx {
     jft_fleet_t fleet;
@@ -100,7 +106,7 @@ static int s_setup(void **state)
     s_ctx_t *c = calloc(1, sizeof *c);
     *state = c;
     char agents[PATH_MAX];
-    if (!c || jft_fleet_setup(&c->fleet, 1) != 0) {
+    if (!c || jft_fleet_setup(&c->fleet, 2) != 0) {
         return -1;
     }
     (void) snprintf(agents, sizeof agents, "ipc://%s/agents.sock", c->fleet.dir);
@@ -115,10 +121,28 @@ static int s_teardown(void **state)
     return rc;
 }
 
+// A container run on an agent without --container is refused as infeasible, saying why.
+static void s_check_no_engine(jft_fleet_t *f)
+{
+    assert_int_equal(jft_fleet_start_agent(f, 1, NULL), 0);
+    assert_true(jft_fleet_wait_online(f, 1, 60000));
+    char sweep[PATH_MAX];
+    assert_int_equal(jft_fleet_write(f, "ctr-none.yaml", s_sweep_none, sweep), 0);
+    free(jft_cli_expect(f, 1, 60000,
+                        (const char *const[]){"sweep", "submit", sweep, "--wait", NULL}));
+    assert_int_equal(jft_fleet_sql_int(f, "SELECT count(*) FROM runs WHERE board = 'host-2' AND "
+                                          "state = 'failed' AND fail_reason = 'infeasible' AND "
+                                          "fail_detail LIKE '%no container engine configured "
+                                          "(--container)%'"),
+                     1);
+}
+
 static void test_containers(void **state)
 {
     s_ctx_t *c = *state;
     jft_fleet_t *f = &c->fleet;
+    assert_int_equal(jft_fleet_start_coordinator(f), 0);
+    s_check_no_engine(f);
     char why[S_CMD_MAX + 256];
     if (!s_engine_works(c, why, sizeof why)) {
         printf("SKIP: no working container engine: %s\n", why);
@@ -126,22 +150,26 @@ static void test_containers(void **state)
         exit(S_SKIP);
     }
     printf("container_engine=%s\n", S_ENGINE);
-    assert_int_equal(jft_fleet_start_coordinator(f), 0);
     const char *args[] = {"--container", c->cmd, NULL};
     assert_int_equal(jft_fleet_start_agent_named(f, 0, "host-1", args), 0);
-    assert_true(jft_fleet_wait_online(f, 1, 60000));
+    assert_true(jft_fleet_wait_online(f, 2, 60000));
     char sweep[PATH_MAX];
     assert_int_equal(jft_fleet_write(f, "ctr.yaml", s_sweep, sweep), 0);
     free(jft_cli_expect(f, 0, 200000,
                         (const char *const[]){"sweep", "submit", sweep, "--wait", NULL}));
     // Both done, with the same records: two epochs and the same minibatches each.
-    assert_int_equal(jft_fleet_sql_int(f, "SELECT count(*) FROM runs WHERE state = 'done'"), 2);
-    assert_int_equal(jft_fleet_sql_int(f, "SELECT count(*) FROM runs WHERE runtime = 'container'"),
+    assert_int_equal(jft_fleet_sql_int(f, "SELECT count(*) FROM runs WHERE state = 'done' AND "
+                                          "board = 'host-1'"),
+                     2);
+    assert_int_equal(jft_fleet_sql_int(f, "SELECT count(*) FROM runs WHERE runtime = 'container' "
+                                          "AND board = 'host-1'"),
                      1);
     assert_int_equal(jft_fleet_sql_int(f, "SELECT count(DISTINCT n) FROM (SELECT count(*) AS n "
                                           "FROM minibatches GROUP BY run)"),
                      1);
-    assert_int_equal(jft_fleet_sql_int(f, "SELECT count(*) FROM epochs"), 4);
+    assert_int_equal(jft_fleet_sql_int(f, "SELECT count(*) FROM epochs e JOIN runs r ON r.id = "
+                                          "e.run WHERE r.board = 'host-1'"),
+                     4);
     // The container run went through the engine: the agent logged its command.
     char log[PATH_MAX];
     (void) snprintf(log, sizeof log, "%s/agent-host-1.log", f->dir);
