@@ -84,9 +84,14 @@ static int s_yaml(const jf_board_spec_t *b, const s_args_t *a, char *buf, size_t
     const jf_power_mode_t *low = a->lowest ? jf_board_spec_mode(b, a->lowest)
                                            : s_mode_id(b, jf_board_lowest_mode_id(b->simulates));
     if (!low) {
-        return jf_err_set(err, -EINVAL,
-                          "board '%s' has no power mode '%s' (its modes: see `jetfleet fleet`)",
-                          b->name, a->lowest ? a->lowest : "lowest-power");
+        char modes[JF_POWER_MODES_MAX * (JF_POWER_MODE_NAME_MAX + 2) + 1] = "";
+        for (size_t i = 0, used = 0; i < b->n_modes && used < sizeof modes; i++) {
+            int n = snprintf(modes + used, sizeof modes - used, "%s%s", i ? ", " : "",
+                             b->modes[i].name);
+            used += n > 0 ? (size_t) n : 0;
+        }
+        return jf_err_set(err, -EINVAL, "board '%s' has no power mode '%.64s' (its modes: %.300s)",
+                          b->name, a->lowest ? a->lowest : "lowest-power", modes);
     }
     if (b->n_storage == 0) {
         return jf_err_set(err, -EINVAL, "board '%s' has no storage in fleet.yaml: a run needs one",
