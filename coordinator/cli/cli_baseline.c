@@ -201,3 +201,84 @@ int cli_baseline_idle_mw(cli_baseline_t *self, const char *board, const char *po
     }
     return rc;
 }
+
+// The value of column name in a row, or NULL.
+static const char *s_col(int ncols, const char *const *names, const char *const *values,
+                         const char *name)
+{
+    for (int i = 0; i < ncols; i++) {
+        if (strcmp(names[i], name) == 0) {
+            return values[i];
+        }
+    }
+    return NULL;
+}
+
+// The row's idle power into idle (text, "" without) and its dynamic energy into dyn_text.
+static int s_dynamic_cells(cli_baseline_dyn_t *d, int ncols, const char *const *names,
+                           const char *const *values, char idle[32], char dyn_text[32])
+{
+    const char *board = s_col(ncols, names, values, "board");
+    const char *power = s_col(ncols, names, values, "power");
+    const char *energy = s_col(ncols, names, values, "energy_mj");
+    const char *e2e = s_col(ncols, names, values, "e2e_s");
+    double idle_mw = 0.0, e_mj = 0.0, t_s = 0.0;
+    jf_err_t err = {0};
+    int rc = board && power ? cli_baseline_idle_mw(d->base, board, power, &idle_mw, &err)
+                            : jf_err_set(&err, -ENOENT, "rows without board and power columns");
+    if (rc == -ENOENT) {
+        d->n_no_base++;
+        (void) snprintf(d->no_base, sizeof d->no_base, "%s", d->no_base[0] ? d->no_base : err.msg);
+        return 0;
+    }
+    if (rc == 0) {
+        (void) snprintf(idle, 32, "%.1f", idle_mw);
+    }
+    if (rc == 0 && energy && e2e && jf_parse_double(energy, -1e18, 1e18, &e_mj, NULL) == 0 &&
+        jf_parse_double(e2e, 0, 1e18, &t_s, NULL) == 0) {
+        (void) snprintf(dyn_text, 32, "%.1f", e_mj - idle_mw * t_s); // mW x s = mJ
+        d->n_dynamic++;
+    }
+    return rc;
+}
+
+int cli_baseline_dynamic_row(int ncols, const char *const *names, const char *const *values,
+                             const coord_value_kind_t *kinds, void *arg)
+{
+    cli_baseline_dyn_t *d = arg;
+    if (ncols + 2 > CLI_BASELINE_COLS_MAX) {
+        return -EINVAL;
+    }
+    const char *n2[CLI_BASELINE_COLS_MAX], *v2[CLI_BASELINE_COLS_MAX];
+    coord_value_kind_t k2[CLI_BASELINE_COLS_MAX];
+    memcpy(n2, names, (size_t) ncols * sizeof *names);
+    memcpy(v2, values, (size_t) ncols * sizeof *values);
+    memcpy(k2, kinds, (size_t) ncols * sizeof *kinds);
+    char idle[32] = "", dyn[32] = "";
+    int rc = s_dynamic_cells(d, ncols, names, values, idle, dyn);
+    n2[ncols] = "idle_mw";
+    v2[ncols] = idle[0] ? idle : NULL;
+    k2[ncols] = idle[0] ? COORD_VALUE_REAL : COORD_VALUE_NULL;
+    n2[ncols + 1] = "dynamic_energy_mj";
+    v2[ncols + 1] = dyn[0] ? dyn : NULL;
+    k2[ncols + 1] = dyn[0] ? COORD_VALUE_REAL : COORD_VALUE_NULL;
+    return rc != 0 ? rc : d->fn(ncols + 2, n2, v2, k2, d->arg);
+}
+
+void cli_baseline_dynamic_footer(const cli_baseline_dyn_t *dyn, FILE *out)
+{
+    (void) fprintf(out,
+                   "dynamic_energy_mj = energy_mj - idle_mw x e2e_s: the idle baseline (telemetry "
+                   "on, at the run's power setting; jetfleet baseline show) subtracted "
+                   "(docs/baseline.md)\n");
+    if (dyn->n_no_base > 0 && dyn->n_dynamic > 0) {
+        (void) fprintf(out, "%zu rows have no dynamic energy: %s\n", dyn->n_no_base, dyn->no_base);
+    }
+}
+
+int cli_baseline_dynamic_check(const cli_baseline_dyn_t *dyn, jf_err_t *err)
+{
+    return dyn->n_no_base > 0 && dyn->n_dynamic == 0
+               ? jf_err_set(err, -ENOENT, "no dynamic energy: %s", dyn->no_base)
+               : 0;
+}

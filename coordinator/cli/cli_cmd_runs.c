@@ -45,68 +45,8 @@ static int s_parse_filter(int argc, char **argv, s_filter_t *f)
 typedef struct s_rows {
     cli_table_t *table;
     size_t n_sim;
-    cli_baseline_t *base;         // --dynamic: the boards' idle baselines; NULL without
-    size_t n_dynamic;             // rows that got a dynamic energy
-    size_t n_no_base;             // rows without a baseline at their power setting
-    char no_base[JF_ERR_MSG_MAX]; // the first such row's reason
+    cli_baseline_dyn_t dyn; // --dynamic: dyn.base set (cli_baseline.h); zero without
 } s_rows_t;
-
-#define S_MAX_COLS 128 // columns of a results row (the wider tables have about 60)
-
-// The value of column name in a row, or NULL.
-static const char *s_col(int ncols, const char *const *names, const char *const *values,
-                         const char *name)
-{
-    for (int i = 0; i < ncols; i++) {
-        if (strcmp(names[i], name) == 0) {
-            return values[i];
-        }
-    }
-    return NULL;
-}
-
-// --dynamic: the row plus idle_mw and dynamic_energy_mj (energy_mj - idle_mw x e2e_s, both per
-// epoch), empty where the run has no energy or its board no baseline at its power setting.
-static int s_add_dynamic(s_rows_t *rows, int ncols, const char *const *names,
-                         const char *const *values, const coord_value_kind_t *kinds)
-{
-    if (ncols + 2 > S_MAX_COLS) {
-        return -EINVAL;
-    }
-    const char *n2[S_MAX_COLS], *v2[S_MAX_COLS];
-    coord_value_kind_t k2[S_MAX_COLS];
-    memcpy(n2, names, (size_t) ncols * sizeof *names);
-    memcpy(v2, values, (size_t) ncols * sizeof *values);
-    memcpy(k2, kinds, (size_t) ncols * sizeof *kinds);
-    const char *board = s_col(ncols, names, values, "board");
-    const char *power = s_col(ncols, names, values, "power");
-    const char *energy = s_col(ncols, names, values, "energy_mj");
-    const char *e2e = s_col(ncols, names, values, "e2e_s");
-    char idle[32] = "", dyn[32] = "";
-    double idle_mw = 0.0, e_mj = 0.0, t_s = 0.0;
-    jf_err_t err = {0};
-    int rc =
-        board && power ? cli_baseline_idle_mw(rows->base, board, power, &idle_mw, &err) : -ENOENT;
-    if (rc == -ENOENT) {
-        rows->n_no_base++;
-        (void) snprintf(rows->no_base, sizeof rows->no_base, "%s",
-                        rows->no_base[0] ? rows->no_base : err.msg);
-    } else if (rc == 0) {
-        (void) snprintf(idle, sizeof idle, "%.1f", idle_mw);
-    }
-    if (rc == 0 && energy && e2e && jf_parse_double(energy, -1e18, 1e18, &e_mj, NULL) == 0 &&
-        jf_parse_double(e2e, 0, 1e18, &t_s, NULL) == 0) {
-        (void) snprintf(dyn, sizeof dyn, "%.1f", e_mj - idle_mw * t_s); // mW x s = mJ
-        rows->n_dynamic++;
-    }
-    n2[ncols] = "idle_mw";
-    v2[ncols] = idle[0] ? idle : NULL;
-    k2[ncols] = idle[0] ? COORD_VALUE_REAL : COORD_VALUE_NULL;
-    n2[ncols + 1] = "dynamic_energy_mj";
-    v2[ncols + 1] = dyn[0] ? dyn : NULL;
-    k2[ncols + 1] = dyn[0] ? COORD_VALUE_REAL : COORD_VALUE_NULL;
-    return rc == -EIO ? rc : cli_table_add_row(ncols + 2, n2, v2, k2, rows->table);
-}
 
 static int s_add_row(int ncols, const char *const *names, const char *const *values,
                      const coord_value_kind_t *kinds, void *arg)
@@ -116,22 +56,8 @@ static int s_add_row(int ncols, const char *const *names, const char *const *val
         rows->n_sim +=
             strcmp(names[i], "platform") == 0 && values[i] && strcmp(values[i], "sim") == 0;
     }
-    return rows->base ? s_add_dynamic(rows, ncols, names, values, kinds)
-                      : cli_table_add_row(ncols, names, values, kinds, rows->table);
-}
-
-// --dynamic: what the two columns are, and which rows have no baseline. No row with one is an
-// error: the dynamic energy is then unknown, not the total.
-static int s_dynamic_footer(const s_rows_t *rows, jf_err_t *err)
-{
-    printf("dynamic_energy_mj = energy_mj - idle_mw x e2e_s: the idle baseline (telemetry on, at "
-           "the run's power setting; jetfleet baseline show) subtracted (docs/baseline.md)\n");
-    if (rows->n_no_base > 0 && rows->n_dynamic > 0) {
-        printf("%zu rows have no dynamic energy: %s\n", rows->n_no_base, rows->no_base);
-    }
-    return rows->n_no_base > 0 && rows->n_dynamic == 0
-               ? jf_err_set(err, -ENOENT, "no dynamic energy: %s", rows->no_base)
-               : 0;
+    return rows->dyn.base ? cli_baseline_dynamic_row(ncols, names, values, kinds, &rows->dyn)
+                          : cli_table_add_row(ncols, names, values, kinds, rows->table);
 }
 
 // With valid (results), each row gets the run's verdict (cli_valid_cols.h) on its way.
@@ -140,8 +66,10 @@ static int s_print(cli_ctx_t *ctx, coord_table_t table, const s_filter_t *f,
 {
     jf_err_t err = {0};
     coord_store_t *store = cli_ctx_store(ctx, &err);
-    s_rows_t rows = {.table = cli_table_new(columns),
-                     .base = f->dynamic && store ? cli_baseline_new(store) : NULL};
+    s_rows_t rows = {.table = cli_table_new(columns)};
+    rows.dyn = (cli_baseline_dyn_t){.base = f->dynamic && store ? cli_baseline_new(store) : NULL,
+                                    .fn = cli_table_add_row,
+                                    .arg = rows.table};
     cli_table_t *t = rows.table;
     coord_validity_opts_t opts = cli_analysis_opts(ctx);
     coord_valid_runs_t *vr =
@@ -166,10 +94,11 @@ static int s_print(cli_ctx_t *ctx, coord_table_t table, const s_filter_t *f,
             printf("%s\n", S_SIM_FOOTER);
         }
     }
-    if (rc == 0 && rows.base) {
-        rc = s_dynamic_footer(&rows, &err);
+    if (rc == 0 && rows.dyn.base) {
+        cli_baseline_dynamic_footer(&rows.dyn, stdout);
+        rc = cli_baseline_dynamic_check(&rows.dyn, &err);
     }
-    cli_baseline_destroy(&rows.base);
+    cli_baseline_destroy(&rows.dyn.base);
     cli_table_destroy(&t);
     coord_valid_runs_destroy(&vr);
     return rc == 0 ? CLI_EXIT_OK : cli_fail(CLI_EXIT_ERROR, "%s", err.msg);

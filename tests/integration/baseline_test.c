@@ -1,10 +1,11 @@
 /* Integration: idle baselines on a simulated board (docs/baseline.md). A coordinator (agents on
  * an ipc endpoint in the test's directory, so no other test's agent can reach it) and one Xavier
- * NX sim agent: `jetfleet baseline show` and `results --dynamic` before any baseline fail with a
- * clear message; `jetfleet baseline` measures the eight idle phases (default and lowest mode x
- * DVFS on/off x telemetry on/off), each phase's idle power is the simulator's idle model of that
- * phase (VDD_IN, within 1 %), the summary's differences follow, and `results --dynamic` then
- * subtracts the baseline from a training run's energy. Prints its figures as name=value. */
+ * NX sim agent: `jetfleet baseline show`, `results --dynamic` and `export --dynamic` before any
+ * baseline fail with a clear message; `jetfleet baseline` measures the eight idle phases (default
+ * and lowest mode x DVFS on/off x telemetry on/off), each phase's idle power is the simulator's
+ * idle model of that phase (VDD_IN, within 1 %), the summary's differences follow, and
+ * `results --dynamic` and `export --dynamic` then subtract the baseline from a training run's
+ * energy. Prints its figures as name=value. */
 #include "jft_check.h"
 #include "jft_fleet.h"
 
@@ -113,6 +114,11 @@ static void s_check_missing(jft_fleet_t *f)
         f, 1, 30000, (const char *const[]){"results", "--sweep", "bl-train", "--dynamic", NULL});
     assert_non_null(strstr(out, "no idle baseline with telemetry on stored for board 'sim-1'"));
     free(out);
+    out = jft_cli_expect(f, 1, 30000,
+                         (const char *const[]){"export", "--sweep", "bl-train", "--what", "results",
+                                               "--dynamic", NULL});
+    assert_non_null(strstr(out, "no dynamic energy: no idle baseline"));
+    free(out);
 }
 
 static void test_baseline(void **state)
@@ -155,6 +161,12 @@ static void test_baseline(void **state)
         f, 0, 30000, (const char *const[]){"results", "--sweep", "bl-train", "--dynamic", NULL});
     assert_non_null(strstr(out, "dynamic_energy_mj"));
     assert_null(strstr(out, "rows have no dynamic energy"));
+    free(out);
+    // The export's epochs carry the two columns too (CSV header).
+    out = jft_cli_expect(f, 0, 30000,
+                         (const char *const[]){"export", "--sweep", "bl-train", "--what", "epochs",
+                                               "--dynamic", NULL});
+    assert_non_null(strstr(out, ",idle_mw,dynamic_energy_mj"));
     free(out);
     // The dynamic energy the CLI prints is the stored energy minus the idle power x time.
     double idle = s_stored_mw(f, S_DEF_MODE, 0, 0);
