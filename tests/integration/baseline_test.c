@@ -44,7 +44,7 @@ static int s_setup(void **state)
     const char *types[] = {"xavier-nx"};
     *state = f;
     char agents[PATH_MAX];
-    int rc = f ? jft_fleet_setup_sims(f, 0, types, 1) : -1;
+    int rc = f ? jft_fleet_setup_sims(f, 1, types, 1) : -1; // host-1, sim-1
     (void) snprintf(agents, sizeof agents, "ipc://%s/agents.sock", f ? f->dir : "");
     return rc == 0 && jft_fleet_set_coord(f, agents, NULL) == 0 ? 0 : -1;
 }
@@ -121,12 +121,32 @@ static void s_check_missing(jft_fleet_t *f)
     free(out);
 }
 
+// A real board's path: host-1 runs jetfleet-train --idle-s for real (one mode, no DVFS off on a
+// host: two runs); this VM reads no power, so the phases are shown without idle power, and no
+// summary line is printed rather than a zero.
+static void s_check_host(jft_fleet_t *f)
+{
+    char *out = jft_cli_expect(f, 0, 120000,
+                               (const char *const[]){"baseline", "--board", "host-1", "--seconds",
+                                                     "1", "--timeout", "100", NULL});
+    printf("%s", out);
+    assert_non_null(strstr(out, "(no power)"));
+    assert_null(strstr(out, "idle_mw="));
+    free(out);
+    assert_int_equal(jft_fleet_sql_int(f, "SELECT count(*) FROM runs r JOIN epochs e ON e.run = "
+                                          "r.id WHERE r.board = 'host-1' AND r.idle_s = 1 AND "
+                                          "r.state = 'done' AND e.e2e_us >= 1000000 AND "
+                                          "e.samples = 0"),
+                     2);
+}
+
 static void test_baseline(void **state)
 {
     jft_fleet_t *f = *state;
     assert_int_equal(jft_fleet_start_coordinator(f), 0);
     assert_int_equal(jft_fleet_start_sim_agent(f, 0, s_agent_args), 0);
-    assert_true(jft_fleet_wait_online(f, 1, 60000));
+    assert_int_equal(jft_fleet_start_agent(f, 0, NULL), 0);
+    assert_true(jft_fleet_wait_online(f, 2, 60000));
     char sweep[PATH_MAX];
     assert_int_equal(jft_fleet_write(f, "bl-train.yaml", s_train, sweep), 0);
     free(jft_cli_expect(f, 0, 120000,
@@ -143,7 +163,7 @@ static void test_baseline(void **state)
     assert_non_null(strstr(out, "simulator's idle model"));
     free(out);
     assert_int_equal(jft_fleet_sql_int(f, "SELECT count(*) FROM runs WHERE idle_s = " S_IDLE_S
-                                          " AND state = 'done'"),
+                                          " AND state = 'done' AND board = 'sim-1'"),
                      8);
     int hz = (int) jft_fleet_sql_int(f, "SELECT telemetry_hz FROM runs WHERE idle_s > 0 LIMIT 1");
     for (int m = 0; m < 2; m++) {
@@ -178,6 +198,7 @@ static void test_baseline(void **state)
     long long dyn_mj = jft_fleet_sql_int(f, sql);
     printf("train_dynamic_energy_mj=%lld\n", dyn_mj);
     assert_true(dyn_mj > 0);
+    s_check_host(f);
 }
 
 int main(void)
