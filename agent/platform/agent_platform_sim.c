@@ -28,10 +28,13 @@ static int s_write_idle(agent_platform_t *self, const sim_op_t *op, jf_err_t *er
     sim_epoch_out_t out = {0};
     int rc = sim_idle_rails(self->sim_model, &in, &out, err);
     json_t *mw = rc ? NULL : json_object();
+    bool bad = rc == 0 && !mw;
     for (size_t i = 0; mw && i < out.n_rails; i++) {
-        rc |= json_object_set_new(mw, out.rails[i].name, json_integer(out.rails[i].power_mw));
+        bad |= json_object_set_new(mw, out.rails[i].name, json_integer(out.rails[i].power_mw)) != 0;
     }
-    rc = rc ? rc : mw ? agent_platform_sim_set_power(self, mw, err) : -ENOMEM;
+    rc = rc    ? rc
+         : bad ? jf_err_set(err, -ENOMEM, "sim: out of memory for the idle rails")
+               : agent_platform_sim_set_power(self, mw, err);
     json_decref(mw);
     return rc;
 }
