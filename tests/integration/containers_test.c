@@ -11,6 +11,8 @@
 #include "jft_fs.h"
 #include "jft_proc.h"
 
+#include "jf_parse.h"
+
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -26,11 +28,14 @@
 #define S_PROBE_MS 60000
 #define S_CMD_MAX  2048
 
-static const char s_sweep[] = "name: ctr\n"
-                              "target:\n  boards: [host-1]\n"
-                              "workloads:\n  - {model: lenet5, dataset: mnist, epochs: 2}\n"
-                              "storage: [local]\nworkers: [0]\nbatch_sizes: [64]\n"
-                              "runtime: [bare, container]\n";
+#define S_REPEATS_MAX 20 // JF_CONTAINER_REPEATS (bench/container-overhead.sh), default 1
+
+// The sweep, repeats times each combination (%d).
+static const char s_sweep_fmt[] = "name: ctr\n"
+                                  "target:\n  boards: [host-1]\n"
+                                  "workloads:\n  - {model: lenet5, dataset: mnist, epochs: 2}\n"
+                                  "storage: [local]\nworkers: [0]\nbatch_sizes: [64]\n"
+                                  "runtime: [bare, container]\nrepeats: %d\n";
 
 static const char s_sweep_none[] = "name: ctr-none\n"
                                    "target:\n  boards: [host-2]\n"
@@ -153,23 +158,28 @@ static void test_containers(void **state)
     const char *args[] = {"--container", c->cmd, NULL};
     assert_int_equal(jft_fleet_start_agent_named(f, 0, "host-1", args), 0);
     assert_true(jft_fleet_wait_online(f, 2, 60000));
-    char sweep[PATH_MAX];
-    assert_int_equal(jft_fleet_write(f, "ctr.yaml", s_sweep, sweep), 0);
-    free(jft_cli_expect(f, 0, 200000,
+    const char *env = getenv("JF_CONTAINER_REPEATS");
+    int64_t r64 = 1;
+    assert_int_equal(env ? jf_parse_i64(env, 1, S_REPEATS_MAX, &r64, NULL) : 0, 0);
+    int repeats = (int) r64;
+    char sweep[PATH_MAX], yaml[sizeof s_sweep_fmt + 16];
+    (void) snprintf(yaml, sizeof yaml, s_sweep_fmt, repeats);
+    assert_int_equal(jft_fleet_write(f, "ctr.yaml", yaml, sweep), 0);
+    free(jft_cli_expect(f, 0, 200000 * repeats,
                         (const char *const[]){"sweep", "submit", sweep, "--wait", NULL}));
-    // Both done, with the same records: two epochs and the same minibatches each.
+    // All done, with the same records: two epochs and the same minibatches each.
     assert_int_equal(jft_fleet_sql_int(f, "SELECT count(*) FROM runs WHERE state = 'done' AND "
                                           "board = 'host-1'"),
-                     2);
+                     2 * repeats);
     assert_int_equal(jft_fleet_sql_int(f, "SELECT count(*) FROM runs WHERE runtime = 'container' "
                                           "AND board = 'host-1'"),
-                     1);
+                     repeats);
     assert_int_equal(jft_fleet_sql_int(f, "SELECT count(DISTINCT n) FROM (SELECT count(*) AS n "
                                           "FROM minibatches GROUP BY run)"),
                      1);
     assert_int_equal(jft_fleet_sql_int(f, "SELECT count(*) FROM epochs e JOIN runs r ON r.id = "
                                           "e.run WHERE r.board = 'host-1'"),
-                     4);
+                     4 * repeats);
     // The container run went through the engine: the agent logged its command.
     char log[PATH_MAX];
     (void) snprintf(log, sizeof log, "%s/agent-host-1.log", f->dir);
@@ -180,7 +190,9 @@ static void test_containers(void **state)
     char *out =
         jft_cli_expect(f, 0, 30000, (const char *const[]){"containers", "--sweep", "ctr", NULL});
     printf("%s", out);
-    assert_non_null(strstr(out, "pairs=1\n"));
+    char pairs[32];
+    (void) snprintf(pairs, sizeof pairs, "pairs=%d\n", repeats);
+    assert_non_null(strstr(out, pairs));
     assert_non_null(strstr(out, "time_overhead_pct="));
     assert_non_null(strstr(out, "run_time_overhead_pct="));
     assert_non_null(strstr(out, "cpu_load_delta_pct="));
