@@ -48,6 +48,7 @@ static int s_daemon(const agent_options_t *o, agent_platform_t *platform, jf_err
                                          .max_bytes = o->spool_max_bytes,
                                          .forget_on_send = o->spool_forget_on_send},
                                .key_path = o->key, .coordinator_key_path = o->coordinator_key,
+                               .container_command = o->container,
                                .insecure_loopback = o->insecure_loopback};
     agent_session_t *session = agent_session_new(&so, err);
     int rc = session ? agent_session_run(session, &s_stop, err) : -1;

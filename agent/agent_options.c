@@ -1,6 +1,7 @@
 /* jetfleet-agent options (getopt_long). */
 #include "agent_options.h"
 
+#include "agent_container.h"
 #include "agent_tegrastats_child.h"
 #include "jf_fleet_config.h"
 #include "jf_parse.h"
@@ -28,6 +29,9 @@ const char *agent_options_usage(void)
            "              directory holding datasets on it (<root>/<dataset>/); repeatable\n"
            "  --config    take this board's storage media from fleet.yaml instead; runs then\n"
            "              check that their dataset is on the medium's configured mount\n"
+           "  --container CMD   how to run a trainer in a container, for runs with runtime\n"
+           "              container: 'ENGINE run [OPTIONS] IMAGE' (docs/containers.md), e.g.\n"
+           "              '/usr/bin/podman run --rm --network none --rootfs /srv/jf-rootfs'\n"
            "  --privhelper CMD  how to run jetfleet-privhelper for power modes and cache drops,\n"
            "              e.g. '/usr/bin/sudo -n /usr/local/libexec/jetfleet-privhelper'\n"
            "              (words split at spaces; without it the agent changes nothing)\n"
@@ -157,6 +161,16 @@ int agent_options_split_command(const char *text, char *buf, size_t size, const 
     return (int) n;
 }
 
+// --container CMD: checked as the session will parse it (agent_container.h).
+static int s_container(agent_options_t *o, const char *text, jf_err_t *err)
+{
+    agent_container_t c;
+    (void) snprintf(o->container, sizeof o->container, "%s", text);
+    return strlen(text) >= sizeof o->container
+               ? jf_err_set(err, -EINVAL, "--container: the command is too long")
+               : agent_container_parse(o->container, &c, err);
+}
+
 static int s_check_privhelper(const char *text, jf_err_t *err)
 {
     char buf[PATH_MAX];
@@ -276,6 +290,7 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, jf_err_t *err
                                          {"var-root", required_argument, NULL, 'V'},
                                          {"sample-once", no_argument, NULL, 'O'},
                                          {"privhelper", required_argument, NULL, 'H'},
+                                         {"container", required_argument, NULL, 'C'},
                                          {"sim-params", required_argument, NULL, 'm'},
                                          {"sim-train-bin", required_argument, NULL, 'b'},
                                          {"sim-seed", required_argument, NULL, 'd'},
@@ -337,6 +352,7 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, jf_err_t *err
             o->sim_option = true;
             rc = s_sim_option(o, c, optarg, err);
             break;
+        case 'C': rc = s_container(o, optarg, err); break;
         case 'H':
             (void) snprintf(o->privhelper, sizeof o->privhelper, "%s", optarg);
             rc = s_check_privhelper(o->privhelper, err);

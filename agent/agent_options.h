@@ -27,6 +27,8 @@ typedef struct agent_options {
     jf_hello_storage_t storage[JF_HELLO_STORAGE_MAX]; // --storage MEDIUM=DIR or --config's board
     char storage_mount[JF_HELLO_STORAGE_MAX][PATH_MAX]; // each medium's mount from --config;
                                                         // "" from --storage (not checked)
+    char container[PATH_MAX];                           // --container CMD: the container command
+                                                        // (docs/containers.md); "" if none
     char privhelper[PATH_MAX];                          // --privhelper CMD: words split on spaces,
                                                         // the first an absolute path; "" if none
     jf_log_level_t log_level;                       // --log-level

@@ -7,6 +7,7 @@
 #include "jf_board.h"
 #include "jf_err.h"
 #include "jf_parse.h"
+#include "jf_run_runtime.h"
 #include "jf_schema.h"
 
 #include <jansson.h>
@@ -24,6 +25,7 @@
 #define JF_RUN_TIMEOUT_MAX_US (INT64_C(7) * 24 * 3600 * 1000000) // one week
 #define JF_RUN_CORES_MAX      64                                   // custom cores online
 #define JF_RUN_CLOCK_MAX_HZ   INT64_C(10000000000)                 // 10 GHz: a sanity bound
+#define JF_IDLE_S_MAX          3600 // longest idle baseline phase, s (docs/baseline.md)
 #define JF_RUN_POWER_LABEL_MAX 127 // longest jf_run_spec_power_label text, without the NUL
 
 // A custom power-mode point (jetson-platforms.md §6), applied on top of the run's nvpmodel mode
@@ -71,6 +73,12 @@ typedef struct jf_run_spec {
     bool dvfs_off;                        // DVFS off (jetson_clocks-like pinning at the caps in
                                           // force) after the mode and the custom point
     jf_run_concurrent_t concurrent;       // inference beside training; infer_model "": none
+    int idle_s;         // idle baseline (docs/baseline.md): measure the idle board this many
+                        // seconds instead of training, 0..JF_IDLE_S_MAX; 0: a training run
+    bool telemetry_off; // idle baseline: sample only at the run's start and end, not at
+                        // telemetry_hz (the cost of measuring, docs/baseline.md)
+    char runtime[JF_RUN_RUNTIME_MAX + 1]; // where the trainer runs: "bare" or "container"
+                                          // (docs/containers.md); "" = bare
 #ifdef JF_SCHEMA_TEST_FIELD
     int test_knob; // test-only optional field (schema_field_test): 0..1000, 0 = absent
 #endif

@@ -128,6 +128,18 @@ static const jf_schema_field_t s_fields[] = {
     {.name = "concurrent", .type = JF_SCHEMA_OBJ, .offset = offsetof(jf_run_spec_t, concurrent),
      .size = sizeof(jf_run_concurrent_t), .optional = true, .sub = &s_concurrent_schema,
      .column = "concurrent", .doc = "inference beside training (absent: training only)"},
+    // Idle baselines (docs/baseline.md): a run that measures the idle board instead of training.
+    {.name = "idle_s", S_INT(idle_s, 0, JF_IDLE_S_MAX), .optional = true, .omit_zero = true,
+     .column = "idle_s", .header = "idle_s", .flag = "--idle-s", .id_append = true,
+     .unit = "s", .doc = "idle baseline: measure the idle board this long; 0: a training run"},
+    {.name = "telemetry_off", S_BOOL(telemetry_off), .optional = true, .omit_zero = true,
+     .column = "telemetry_off", .header = "telemetry_off", .id_append = true,
+     .doc = "sample only at the run's start and end (idle baseline)"},
+    // Containers (docs/containers.md): where the trainer runs.
+    {.name = "runtime", S_STR(runtime), .optional = true, .omit_zero = true,
+     .is_valid = jf_run_runtime_is_valid, .must = "must be one of bare, container",
+     .column = "runtime", .header = "runtime", .id_append = true,
+     .doc = "where the trainer runs: bare (default) or container"},
 #ifdef JF_SCHEMA_TEST_FIELD
     // Test-only (tests/unit/common/schema_field_test.c): a field added in this one place.
     {.name = "test_knob", S_INT(test_knob, 0, 1000), .optional = true, .omit_zero = true,

@@ -29,7 +29,8 @@
 static const char *const s_top_keys[] = {
     "name",        "description",  "target",  "workloads", "power_modes", "storage",
     "workers",     "batch_sizes",  "repeats", "prefetch",  "threads",     "seed",
-    "drop_caches", "telemetry_hz", "timeout", "exclude",   "include",     "dvfs"};
+    "drop_caches", "telemetry_hz", "timeout", "exclude",   "include",     "dvfs",
+    "idle_s",      "runtime"};
 static const char *const s_target_keys[] = {"device_types", "boards", "labels"};
 
 // Rule keys, in the order that lets a plan filter boards (first three) and workloads (next three)
@@ -113,6 +114,8 @@ typedef struct s_ctx {
     s_rule_t *includes; // owned
     size_t runs_cap;
     size_t combinations; // examined so far, against S_COMBINATIONS_MAX
+    size_t n_runtimes;   // the runtime list (docs/containers.md): 1 or 2
+    char runtimes[JF_SWEEP_RUNTIMES_MAX][JF_RUN_RUNTIME_MAX + 1]; // "" for bare
     jf_sweep_ids_t ids;
 } s_ctx_t;
 
@@ -621,22 +624,20 @@ static int s_grow_runs(s_ctx_t *ctx, jf_err_t *err)
     return 0;
 }
 
-static int s_add_run(s_ctx_t *ctx, const s_combo_t *c, jf_err_t *err)
+static int s_add_spec(s_ctx_t *ctx, const jf_run_spec_t *spec, jf_err_t *err)
 {
     jf_sweep_t *sw = ctx->sweep;
-    jf_run_spec_t spec = {0};
-    s_fill_run(ctx, c, &spec);
     jf_err_t inner = {0};
-    if (jf_run_spec_validate(&spec, &inner) != 0) {
+    if (jf_run_spec_validate(spec, &inner) != 0) {
         return jf_yaml_error(err, inner.code, ctx->root,
                              "run on board '%s', workload '%s', repeat "
                              "%d: %s",
-                             spec.board, spec.workload, spec.repeat, inner.msg);
+                             spec->board, spec->workload, spec->repeat, inner.msg);
     }
     if (jf_sweep_ids_reserve(&ctx->ids, sw->runs, sw->n_runs + 1) != 0) {
         return jf_err_set(err, -ENOMEM, "%s: out of memory", sw->source);
     }
-    size_t *slot = jf_sweep_ids_slot(&ctx->ids, sw->runs, spec.run_id);
+    size_t *slot = jf_sweep_ids_slot(&ctx->ids, sw->runs, spec->run_id);
     if (*slot) {
         return 0; // an earlier combination already produced this run: keep the first
     }
@@ -646,8 +647,40 @@ static int s_add_run(s_ctx_t *ctx, const s_combo_t *c, jf_err_t *err)
     }
     int rc = sw->n_runs == ctx->runs_cap ? s_grow_runs(ctx, err) : 0;
     if (rc == 0) {
-        sw->runs[sw->n_runs++] = spec;
+        sw->runs[sw->n_runs++] = *spec;
         *slot = sw->n_runs;
+    }
+    return rc;
+}
+
+// A combination's run in one runtime; in an idle baseline sweep (idle_s) two: with telemetry at
+// its rate, and sampled only at the start and end (telemetry_off), whose difference is the cost
+// of measuring.
+static int s_add_run_in(s_ctx_t *ctx, const s_combo_t *c, const char *runtime, jf_err_t *err)
+{
+    jf_run_spec_t spec = {0};
+    s_fill_run(ctx, c, &spec);
+    (void) snprintf(spec.runtime, sizeof spec.runtime, "%s", runtime);
+    jf_run_spec_compute_id(&spec);
+    if (spec.idle_s > 0) { // an idle run is one epoch of idle_s, whatever the workload says
+        spec.epochs = 1;
+        jf_run_spec_compute_id(&spec);
+    }
+    int rc = s_add_spec(ctx, &spec, err);
+    if (rc == 0 && spec.idle_s > 0) {
+        spec.telemetry_off = true;
+        jf_run_spec_compute_id(&spec);
+        rc = s_add_spec(ctx, &spec, err);
+    }
+    return rc;
+}
+
+// A combination's runs: one per runtime of the sweep's `runtime` list (docs/containers.md).
+static int s_add_run(s_ctx_t *ctx, const s_combo_t *c, jf_err_t *err)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < ctx->n_runtimes; i++) {
+        rc = s_add_run_in(ctx, c, ctx->runtimes[i], err);
     }
     return rc;
 }
@@ -809,6 +842,7 @@ static int s_parse(s_ctx_t *ctx, jf_err_t *err)
                                        &ctx->n_workloads, err);
     rc = rc ? rc : s_parse_axes(ctx, err);
     rc = rc ? rc : jf_sweep_settings_parse(ctx->root, ctx->fleet, &ctx->base, err);
+    rc = rc ? rc : jf_sweep_runtimes_parse(ctx->root, ctx->runtimes, &ctx->n_runtimes, err);
     rc = rc ? rc : s_parse_rules(ctx, "exclude", &ctx->excludes, &ctx->n_excludes, err);
     rc = rc ? rc : s_parse_rules(ctx, "include", &ctx->includes, &ctx->n_includes, err);
     rc = rc ? rc : s_expand(ctx, err);

@@ -157,6 +157,11 @@ static int s_parse_ints(const jf_yaml_node_t *root, const jf_fleet_config_t *fle
     if (rc == 0 && v) {
         rc = jf_yaml_node_to_int(v, 1, JF_TELEMETRY_HZ_MAX, &b->telemetry_hz, err);
     }
+    // An idle baseline sweep (docs/baseline.md): every run measures the idle board instead.
+    v = jf_yaml_node_get(root, "idle_s");
+    if (rc == 0 && v) {
+        rc = jf_yaml_node_to_int(v, 1, JF_IDLE_S_MAX, &b->idle_s, err);
+    }
     return rc;
 }
 
@@ -180,6 +185,48 @@ int jf_sweep_settings_parse(const jf_yaml_node_t *root, const jf_fleet_config_t 
     if (rc == 0 && v) {
         rc =
             jf_yaml_node_to_duration_us(v, JF_US_PER_S, JF_RUN_TIMEOUT_MAX_US, &b->timeout_us, err);
+    }
+    return rc;
+}
+
+// One runtime value into its spec form ("" for bare), unless already in the list.
+static int s_add_runtime(const jf_yaml_node_t *item,
+                         char list[JF_SWEEP_RUNTIMES_MAX][JF_RUN_RUNTIME_MAX + 1], size_t *n,
+                         jf_err_t *err)
+{
+    int rc = jf_sweep_check_vocab(item, jf_run_runtime_is_valid, "runtime", "bare, container", err);
+    const char *text = rc ? NULL : jf_yaml_node_text(item);
+    const char *spec = text && jf_run_runtime_is_container(text) ? JF_RUN_RUNTIME_CONTAINER : "";
+    for (size_t i = 0; text && i < *n; i++) {
+        if (strcmp(list[i], spec) == 0) {
+            return 0;
+        }
+    }
+    if (text) {
+        (void) snprintf(list[(*n)++], JF_RUN_RUNTIME_MAX + 1, "%s", spec);
+    }
+    return rc;
+}
+
+int jf_sweep_runtimes_parse(const jf_yaml_node_t *root,
+                            char ret_runtimes[JF_SWEEP_RUNTIMES_MAX][JF_RUN_RUNTIME_MAX + 1],
+                            size_t *ret_n, jf_err_t *err)
+{
+    const jf_yaml_node_t *v = jf_yaml_node_get(root, "runtime");
+    *ret_n = 0;
+    if (!v) {
+        ret_runtimes[(*ret_n)++][0] = '\0';
+        return 0;
+    }
+    if (jf_yaml_node_kind(v) != JF_YAML_SEQUENCE) {
+        return s_add_runtime(v, ret_runtimes, ret_n, err);
+    }
+    if (jf_yaml_node_size(v) == 0) {
+        return jf_yaml_error(err, -EINVAL, v, "'runtime' must list bare and/or container");
+    }
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < jf_yaml_node_size(v); i++) {
+        rc = s_add_runtime(jf_yaml_node_item(v, i), ret_runtimes, ret_n, err);
     }
     return rc;
 }

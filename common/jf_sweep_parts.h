@@ -63,4 +63,13 @@ size_t *jf_sweep_ids_slot(const jf_sweep_ids_t *ids, const jf_run_spec_t *runs,
 // Frees the slots. Accepts a zeroed set.
 void jf_sweep_ids_fini(jf_sweep_ids_t *ids);
 
+// Parses the sweep's optional `runtime` list (docs/containers.md): values bare and container,
+// a scalar counting as a one-element list. ret_runtimes[i] is "" for bare (so that bare runs keep
+// the ids they had before the key existed) and "container"; *ret_n is 1 or 2 (distinct, in file
+// order); without the key, one bare runtime. 0, or -EINVAL with err "<file>:<line>:<col>: ...".
+#define JF_SWEEP_RUNTIMES_MAX 2
+int jf_sweep_runtimes_parse(const jf_yaml_node_t *root,
+                            char ret_runtimes[JF_SWEEP_RUNTIMES_MAX][JF_RUN_RUNTIME_MAX + 1],
+                            size_t *ret_n, jf_err_t *err);
+
 #endif

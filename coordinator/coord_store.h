@@ -187,7 +187,7 @@ typedef enum coord_value_kind {
     COORD_VALUE_TEXT,
 } coord_value_kind_t;
 
-#define COORD_TABLE_COLS_MAX 64
+#define COORD_TABLE_COLS_MAX 128
 
 typedef int (*coord_row_fn)(int ncols, const char *const *names, const char *const *values,
                             const coord_value_kind_t *kinds, void *arg);

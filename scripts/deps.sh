@@ -17,6 +17,7 @@ packages=(
   ansible-core systemd   # playbooks/ checks (ansible-playbook), unit checks (systemd-analyze)
   zlib1g-dev
   influxdb # integration.influx starts its own influxd; the package's service is not used
+  podman runc # integration.containers (docs/containers.md); runc: crun refuses hybrid cgroups
 )
 case "${1:-}" in
   --bench) packages+=(python3-torch python3-torchvision python3-pil) ;;

@@ -23,6 +23,7 @@
 #define S_EV_STOPPED  "STOPPED"
 #define S_EV_WARN     "WARN"
 #define S_POLL_MAX_MS 1000 // idle: wake up now and then anyway
+#define S_ENDS_PERIOD_US (INT64_C(1) << 50) // AGENT_SAMPLER_ENDS_ONLY: no second deadline
 
 typedef struct s_start {
     int rate_hz;
@@ -114,7 +115,8 @@ static void s_ts_start(s_state_t *st, zsock_t *pipe, int rate_hz)
     if (!st->tegrastats[0]) {
         return;
     }
-    agent_tegrastats_child_opts_t o = {.path = st->tegrastats, .interval_ms = 1000 / rate_hz};
+    int hz = rate_hz > 0 ? rate_hz : 1; // sampling the ends only: tegrastats at its slowest
+    agent_tegrastats_child_opts_t o = {.path = st->tegrastats, .interval_ms = 1000 / hz};
     jf_err_t err = {0};
     st->ts = agent_tegrastats_child_new(&o, &err);
     if (!st->ts) {
@@ -195,7 +197,8 @@ static void s_on_start(s_state_t *st, zsock_t *pipe, const s_start_t *cmd)
         s_warn(pipe, "sampler: %s; samples go without the disk object", err.msg);
     }
     st->running = true;
-    st->period_us = JF_US_PER_S / cmd->rate_hz;
+    // Ends only: one deadline now, the next beyond any run; the final sample comes at stop.
+    st->period_us = cmd->rate_hz > 0 ? JF_US_PER_S / cmd->rate_hz : S_ENDS_PERIOD_US;
     st->stats = (agent_sampler_stats_t){0};
     st->scheduled = 0;
     s_ts_start(st, pipe, cmd->rate_hz);
@@ -344,7 +347,8 @@ void *agent_sampler_handle(agent_sampler_t *self)
 
 int agent_sampler_start(agent_sampler_t *self, int rate_hz, const char *device)
 {
-    if (rate_hz < 1 || rate_hz > AGENT_SAMPLER_RATE_MAX_HZ) {
+    if ((rate_hz < 1 && rate_hz != AGENT_SAMPLER_ENDS_ONLY) ||
+        rate_hz > AGENT_SAMPLER_RATE_MAX_HZ) {
         return -EINVAL;
     }
     s_start_t cmd = {.rate_hz = rate_hz};

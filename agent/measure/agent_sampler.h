@@ -21,6 +21,8 @@
 
 typedef struct agent_sampler agent_sampler_t;
 
+#define AGENT_SAMPLER_ENDS_ONLY (-1) // agent_sampler_start's rate: samples at start and stop only
+
 typedef struct agent_sampler_opts {
     agent_sysfs_t **reader_p; // the telemetry reader; taken over (*reader_p set to NULL) on
                               // success, so that only the sampler's thread ever reads it
@@ -70,8 +72,10 @@ void agent_sampler_destroy(agent_sampler_t **self_p);
 void *agent_sampler_handle(agent_sampler_t *self);
 
 // Starts sampling at rate_hz (1..AGENT_SAMPLER_RATE_MAX_HZ), the first sample at once, with the
-// `disk` object of device ("" or NULL: none). Counts start from zero. Returns 0, -EINVAL for a
-// rate out of range, or -EIO if the command could not be sent.
+// `disk` object of device ("" or NULL: none). Counts start from zero. rate_hz
+// AGENT_SAMPLER_ENDS_ONLY samples only at once and at agent_sampler_stop (an idle baseline with
+// telemetry off, docs/baseline.md; tegrastats, where it is the rails' fallback, then runs at
+// 1 Hz). Returns 0, -EINVAL for a rate out of range, or -EIO if the command could not be sent.
 int agent_sampler_start(agent_sampler_t *self, int rate_hz, const char *device);
 
 // Asks for one final sample and the end of sampling; a STOPPED event answers (also when it was

@@ -77,6 +77,9 @@ struct agent_platform {
     sim_op_t sim_op;                            // sim: the operating point in the tree
     int64_t sim_start_us;                       // sim: monotonic time of the tree's modelled
                                                 // time 0 (its clock runs at sim.speed)
+    bool sim_idle_run;                          // sim: an idle baseline run is being prepared
+                                                // or runs (docs/baseline.md)
+    bool sim_idle_dvfs_off;                     // sim: that run's DVFS off
 };
 
 // A zeroed platform with ops and board type set. NULL with err on -ENOMEM.

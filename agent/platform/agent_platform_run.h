@@ -18,7 +18,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define AGENT_PLATFORM_TRAINER_ARGS_MAX 32             // a trainer's platform arguments
+#define AGENT_PLATFORM_TRAINER_ARGS_MAX 64             // a trainer's platform arguments (and a
+                                                       // container command around them)
 #define AGENT_PLATFORM_TRAINER_BUF_MAX  (3 * PATH_MAX) // their text, program included
 #define AGENT_PLATFORM_DETAIL_MAX       255            // agent_platform_prepared_t.detail
 

@@ -9,11 +9,35 @@
 #include "agent_platform_internal.h"
 
 #include "jf_board_clocks.h"
+#include "sim_idle.h"
 #include "jf_units.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+
+// The idle model's rails (sim_idle.h) at op, without sampling, written into the tree: an idle
+// baseline run's board draws them from the moment its mode is set, so that the sampler's first
+// sample, before the trainer starts, already reads them (docs/baseline.md).
+static int s_write_idle(agent_platform_t *self, const sim_op_t *op, jf_err_t *err)
+{
+    sim_idle_in_t in = {
+        .board_type = self->board_type, .op = *op, .dvfs_off = self->sim_idle_dvfs_off};
+    sim_model_board_factors(self->sim_model, self->board_type, self->sim.seed, self->sim.board,
+                            &in.factors);
+    sim_epoch_out_t out = {0};
+    int rc = sim_idle_rails(self->sim_model, &in, &out, err);
+    json_t *mw = rc ? NULL : json_object();
+    bool bad = rc == 0 && !mw;
+    for (size_t i = 0; mw && i < out.n_rails; i++) {
+        bad |= json_object_set_new(mw, out.rails[i].name, json_integer(out.rails[i].power_mw)) != 0;
+    }
+    rc = rc    ? rc
+         : bad ? jf_err_set(err, -ENOMEM, "sim: out of memory for the idle rails")
+               : agent_platform_sim_set_power(self, mw, err);
+    json_decref(mw);
+    return rc;
+}
 
 static int s_set_op(agent_platform_t *self, const sim_op_t *op, jf_err_t *err)
 {
@@ -21,7 +45,7 @@ static int s_set_op(agent_platform_t *self, const sim_op_t *op, jf_err_t *err)
     if (rc == 0) {
         self->sim_op = *op;
     }
-    return rc;
+    return rc == 0 && self->sim_idle_run ? s_write_idle(self, op, err) : rc;
 }
 
 static int s_set_mode(agent_platform_t *self, int mode_id, jf_err_t *err)

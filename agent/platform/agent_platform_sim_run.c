@@ -56,6 +56,15 @@ static int s_trainer(const agent_platform_t *self, const agent_platform_run_t *r
                                              (long long) c->cpu_hz, (long long) c->gpu_hz,
                                              (long long) c->emc_hz);
     }
+    // An idle baseline (docs/baseline.md): the idle model needs DVFS and the sampler's rate.
+    if (rc == 0 && s->idle_s > 0) {
+        rc = agent_platform_trainer_add(t, err, "--sim-telemetry-hz");
+        rc = rc ? rc
+                : agent_platform_trainer_add(t, err, "%d", s->telemetry_off ? 0 : s->telemetry_hz);
+    }
+    if (rc == 0 && s->idle_s > 0 && s->dvfs_off) {
+        rc = agent_platform_trainer_add(t, err, "--sim-dvfs-off");
+    }
     return rc;
 }
 
@@ -74,6 +83,8 @@ static bool s_prepare_run(agent_platform_t *self, const jf_run_spec_t *spec,
                           agent_platform_prepared_t *ret)
 {
     ret->drop = spec->drop_caches ? JF_MEASURE_DROP_SIMULATED : JF_MEASURE_DROP_NONE;
+    self->sim_idle_run = spec->idle_s > 0;
+    self->sim_idle_dvfs_off = spec->dvfs_off;
     if (spec->drop_caches) {
         agent_sim_cache_drop(&self->sim_cache);
     }
@@ -236,6 +247,7 @@ static int s_tick(agent_platform_t *self, int64_t now_us, jf_err_t *err)
 static int s_run_end(agent_platform_t *self, jf_err_t *err)
 {
     // The simulated board is idle again: rails and load.
+    self->sim_idle_run = false;
     int rc = agent_platform_sim_set_power(self, NULL, err);
     int64_t model_us = agent_platform_sim_model_us(self, jf_clock_mono_us());
     return rc ? rc : agent_sim_tree_set_load(self->sim_tree, NULL, model_us, err);

@@ -438,6 +438,10 @@ agent_session_t *agent_session_new(const agent_session_opts_t *opts, jf_err_t *e
     (void) snprintf(self->name, sizeof self->name, "%s", opts->name);
     (void) snprintf(self->endpoint, sizeof self->endpoint, "%s", opts->endpoint);
     (void) snprintf(self->train_bin, sizeof self->train_bin, "%s", opts->train_bin);
+    if (agent_container_parse(opts->container_command, &self->container, err) != 0) {
+        free(self);
+        return NULL;
+    }
     self->n_storage = opts->n_storage;
     memcpy(self->storage, opts->storage, opts->n_storage * sizeof *opts->storage);
     self->platform = opts->platform;

@@ -38,6 +38,8 @@ typedef struct agent_session_opts {
                                          // with insecure_loopback
     const char *coordinator_key_path;    // the pinned coordinator public key; likewise
     bool insecure_loopback;              // plaintext (a loopback endpoint, agent_options.c)
+    const char *container_command;       // --container (agent_container.h); NULL or "": no
+                                         // container engine; copied
 } agent_session_opts_t;
 
 // Caller owns the result; release with agent_session_destroy. NULL with err on bad options.

@@ -3,6 +3,7 @@
 #define AGENT_SESSION_INTERNAL_H
 
 #include "agent_measure.h"
+#include "agent_container.h"
 #include "agent_runner.h"
 #include "agent_sampler.h"
 #include "agent_session.h"
@@ -78,6 +79,7 @@ struct agent_session {
     zcert_t *cert;               // owned: this board's keypair; NULL when plaintext
     zcert_t *coordinator_cert;   // owned: the pinned coordinator public key; NULL when plaintext
     char train_bin[4096];
+    agent_container_t container; // --container: runs with runtime container (docs/containers.md)
     size_t n_storage;
     jf_hello_storage_t storage[JF_HELLO_STORAGE_MAX];
     char storage_mount[JF_HELLO_STORAGE_MAX][PATH_MAX]; // configured mounts; "" if unknown

@@ -87,6 +87,11 @@ static int s_check_run(const agent_session_t *self, const jf_run_spec_t *s, char
         (void) snprintf(why, why_size, "%s", self->power_error);
         return JF_FAIL_INFEASIBLE;
     }
+    if (jf_run_runtime_is_container(s->runtime) && self->container.n_words == 0) {
+        (void) snprintf(why, why_size, "the run asks for a container and this agent has no "
+                                       "container engine configured (--container)");
+        return JF_FAIL_INFEASIBLE;
+    }
     return agent_session_check_power(self, s, why, why_size);
 }
 
@@ -155,17 +160,33 @@ static agent_runner_t *s_runner_start(agent_session_t *self, jf_err_t *err)
     if (agent_platform_trainer(self->platform, &run, &trainer, err) != 0) {
         return NULL;
     }
+    // A container run: the engine's command around the trainer's (docs/containers.md).
+    agent_platform_trainer_t *boxed = NULL;
+    if (jf_run_runtime_is_container(r->spec.runtime)) {
+        boxed = malloc(sizeof *boxed);
+        int brc = boxed ? agent_container_wrap(&self->container, r->dataset_dir, &trainer, boxed,
+                                               err)
+                        : jf_err_set(err, -ENOMEM, "out of memory");
+        if (brc != 0) {
+            free(boxed);
+            return NULL;
+        }
+        jf_log_notice("run: %s: the trainer runs in a container: '%.200s %s ... %.200s'",
+                      r->spec.run_id, boxed->program, boxed->args[0],
+                      self->container.words[self->container.n_words - 1]);
+    }
     // With a spool file the trainer writes into a file there and outlives an agent crash.
     int prc = agent_session_trainer_path(self, r->spec.run_id, r->attempt, r->out_path,
                                          sizeof r->out_path);
     if (prc != 0) {
         r->out_path[0] = '\0';
     }
-    agent_runner_opts_t o = {.trainer = &trainer, .spec = &r->spec,
+    agent_runner_opts_t o = {.trainer = boxed ? boxed : &trainer, .spec = &r->spec,
                              .line_fn = s_on_trainer_line, .line_arg = self,
                              .out_path = r->out_path[0] ? r->out_path : NULL};
     r->mark = AGENT_RUNNER_MARK_NONE;
     agent_runner_t *runner = agent_runner_start(&o, err);
+    free(boxed);
     if (runner && r->out_path[0]) {
         r->runner = runner;
         agent_session_trainer_record(self, r->out_path);
@@ -195,8 +216,10 @@ static int s_start(agent_session_t *self, jf_err_t *err)
     r->measure = s_measure_new(self, now_us, &wall_hz, err);
     r->power_mode = s_power_mode(self, r->prepared);
     const char *disk = r->prepared->has_mount ? r->prepared->mount.disk : "";
-    r->sampling = r->measure && r->power_mode &&
-                  agent_sampler_start(self->sampler, wall_hz, disk) == 0;
+    r->sampling =
+        r->measure && r->power_mode &&
+        agent_sampler_start(self->sampler, s->telemetry_off ? AGENT_SAMPLER_ENDS_ONLY : wall_hz,
+                            disk) == 0;
     r->runner = r->sampling ? s_runner_start(self, err) : NULL;
     if (!r->runner) {
         agent_spool_drop(self->spool, s->run_id, r->attempt);
@@ -519,8 +542,10 @@ static int s_resume_measure(agent_session_t *self, jf_err_t *err)
     int wall_hz = 0;
     r->measure = s_measure_new(self, jf_clock_mono_us(), &wall_hz, err);
     bool ended = agent_runner_has_ended(r->runner);
-    r->sampling = !ended && r->measure && r->power_mode &&
-                  agent_sampler_start(self->sampler, wall_hz, "") == 0;
+    r->sampling =
+        !ended && r->measure && r->power_mode &&
+        agent_sampler_start(self->sampler,
+                            r->spec.telemetry_off ? AGENT_SAMPLER_ENDS_ONLY : wall_hz, "") == 0;
     r->records = json_array();
     r->samples = json_array();
     bool ok = r->measure && (ended || r->sampling) && r->records && r->samples;

@@ -6,6 +6,7 @@
 #include "jf_run_spec.h"
 #include "train_alloc.h"
 #include "train_cli.h"
+#include "train_idle.h"
 #include "train_options.h"
 #include "train_run.h"
 
@@ -22,6 +23,9 @@ static int s_execute(const train_run_opts_t *opts, jf_err_t *err)
                           "--infer-model: concurrent training and inference runs only on "
                           "simulated boards (--simulate, jetfleet-train-sim); this trainer does "
                           "not interleave inference minibatches yet");
+    }
+    if (opts->run.idle_s > 0) {
+        return train_idle_exec(opts, stdout, err); // an idle baseline: no torch, no data
     }
     if (!train_alloc_tune()) {
         jf_log_warn("train: glibc refused the allocator settings; running with its defaults");

@@ -38,6 +38,8 @@ enum {
     S_OPT_SIM_SPEED,
     S_OPT_SIM_CACHE_RESIDENT,
     S_OPT_SIM_POINT,
+    S_OPT_SIM_DVFS_OFF,
+    S_OPT_SIM_TELEMETRY_HZ,
     S_OPT_RUN = 512, // the run's own options: S_OPT_RUN + their index in s_parse_t.run_fields
 };
 
@@ -87,6 +89,8 @@ static const struct option s_long_options[] = {
     {"sim-scale", required_argument, NULL, S_OPT_SIM_SCALE},
     {"sim-speed", required_argument, NULL, S_OPT_SIM_SPEED},
     {"sim-cache-resident", required_argument, NULL, S_OPT_SIM_CACHE_RESIDENT},
+    {"sim-dvfs-off", no_argument, NULL, S_OPT_SIM_DVFS_OFF},
+    {"sim-telemetry-hz", required_argument, NULL, S_OPT_SIM_TELEMETRY_HZ},
     {"help", no_argument, NULL, S_OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -100,7 +104,8 @@ static void s_usage_simulate(FILE *out)
         "                      --sim-board NAME --sim-seed N --sim-mode ID|NAME\n"
         "                      --sim-medium MEDIUM\n"
         "                      [--sim-scale F] [--sim-speed X] [--sim-cache-resident F]\n"
-        "                      [--sim-point C,CPU,GPU,EMC]\n"
+        "                      [--sim-point C,CPU,GPU,EMC] [--sim-dvfs-off]\n"
+        "                      [--sim-telemetry-hz N]\n"
         "                      --model M --workers N --batch N\n"
         "                      --epochs N [--prefetch N] [--seed N] [--json-out FILE]\n"
         "                      [--max-batches N]\n"
@@ -126,6 +131,8 @@ static void s_usage_simulate(FILE *out)
         "  --sim-speed X          modelled seconds per wall-clock second, %g..%g (default %g)\n"
         "  --sim-cache-resident F share of the dataset in the page cache at the start, 0..1\n"
         "                         (default 0: cold; the agent passes its board's warm cache)\n"
+        "  --sim-dvfs-off         with --idle-s: the idle board's clocks pinned\n"
+        "  --sim-telemetry-hz N   with --idle-s: the sampler's rate, 0..50 (0: not sampling)\n"
         "  --seed N               also seeds the run's noise and minibatch draws\n"
         "  --max-batches N        at most N minibatches per epoch; the epoch's figures are then\n"
         "                         those of its first N minibatches\n",
@@ -286,6 +293,13 @@ static int s_apply_sim(train_run_sim_opts_t *s, int id, const char *arg, jf_err_
         break;
     case S_OPT_SIM_POINT:
         rc = s_sim_point(s, arg, err);
+        break;
+    case S_OPT_SIM_DVFS_OFF:
+        s->dvfs_off = true;
+        break;
+    case S_OPT_SIM_TELEMETRY_HZ:
+        rc = s_number("sim-telemetry-hz", arg, 0, JF_TELEMETRY_HZ_MAX, &v, err);
+        s->telemetry_hz = (int)v;
         break;
     default:
         rc = jf_err_set(err, -EINVAL, "internal: option %d has no handler", id);

@@ -38,6 +38,8 @@ typedef struct train_run_sim_opts {
     int64_t point_cpu_hz;    // --sim-point: the CPU clock (with point_cores)
     int64_t point_gpu_hz;    // --sim-point: the GPU clock; 0: the mode's
     int64_t point_emc_hz;    // --sim-point: the EMC clock; 0: the mode's
+    bool dvfs_off;           // --sim-dvfs-off: an idle run's clocks pinned (docs/baseline.md)
+    int telemetry_hz;        // --sim-telemetry-hz: an idle run's sampling rate, 0..50; 0: none
 } train_run_sim_opts_t;
 
 typedef struct train_run_opts {

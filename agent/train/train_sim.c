@@ -10,6 +10,7 @@
 #include "jf_run_spec.h"
 #include "jf_units.h"
 #include "sim_concurrent.h"
+#include "sim_idle.h"
 #include "sim_model.h"
 #include "train_records.h"
 
@@ -269,8 +270,22 @@ static int s_epoch_line(train_sim_t *self, int epoch, int64_t e2e_us, int64_t wa
     return rc;
 }
 
+// An idle baseline's epoch (docs/baseline.md): no minibatches, idle_s of modelled time paced
+// like a minibatch, the idle rails' power (s_resolve_idle) throughout.
+static int s_idle_epoch(train_sim_t *self, int epoch, jf_err_t *err)
+{
+    int64_t wall0_us = jf_clock_mono_us();
+    int64_t e2e_us = (int64_t) self->opts.run.idle_s * JF_US_PER_S;
+    train_records_epoch_begin(self->records, epoch);
+    s_pace(self, e2e_us);
+    return s_epoch_line(self, epoch, e2e_us, wall0_us, err);
+}
+
 static int s_run_epoch(train_sim_t *self, int epoch, jf_err_t *err)
 {
+    if (self->opts.run.idle_s > 0) {
+        return s_idle_epoch(self, epoch, err);
+    }
     if (self->now.oom) {
         // The detail reaches reports as the run's failure: say that the board is simulated.
         return jf_err_set(err, -ENOMEM, "%s (simulated %s '%.64s')", self->now.oom_reason,
@@ -392,6 +407,21 @@ uint64_t train_sim_noise_seed(uint64_t seed, const char *board, const struct sim
     return jf_rng_next(&rng);
 }
 
+// An idle baseline (--idle-s): the epoch's rails are the idle model's (sim_idle.h) at the
+// mode's point, with --sim-dvfs-off and --sim-telemetry-hz; the page cache is left as it was.
+static int s_resolve_idle(train_sim_t *self, jf_err_t *err)
+{
+    sim_idle_in_t in = {.board_type = self->board_type,
+                        .op = self->in.op,
+                        .factors = self->in.factors,
+                        .dvfs_off = self->opts.sim.dvfs_off,
+                        .telemetry_hz = self->opts.sim.telemetry_hz};
+    double resident = self->now_resident;
+    int rc = sim_idle_rails(self->model, &in, &self->now, err);
+    self->now.resident_fraction = resident;
+    return rc;
+}
+
 static int s_resolve(train_sim_t *self, jf_err_t *err)
 {
     const train_run_opts_t *o = &self->opts;
@@ -423,8 +453,9 @@ static int s_resolve(train_sim_t *self, jf_err_t *err)
                           o->sim.cache_resident);
     }
     self->now_resident = o->sim.cache_resident;
-    return rc < 0 ? rc
-                  : s_evaluate(self, 0, o->sim.cache_resident, &self->now, &self->conc_now, err);
+    rc = rc < 0 ? rc
+                : s_evaluate(self, 0, o->sim.cache_resident, &self->now, &self->conc_now, err);
+    return rc < 0 || o->run.idle_s == 0 ? rc : s_resolve_idle(self, err);
 }
 
 static int s_open_records(train_sim_t *self, jf_err_t *err)

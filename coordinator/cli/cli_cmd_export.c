@@ -1,5 +1,6 @@
 /* jetfleet export: tidy tables (one observation per row, factors as columns) in CSV or JSON. */
 #include "cli_analysis.h"
+#include "cli_baseline.h"
 #include "cli_cmds.h"
 #include "cli_table.h"
 #include "cli_valid_cols.h"
@@ -24,6 +25,7 @@ static const struct {
 
 typedef struct s_args {
     const char *sweep, *what, *format, *out;
+    bool dynamic; // --dynamic (results, epochs): the idle baseline subtracted (docs/baseline.md)
 } s_args_t;
 
 static int s_parse(int argc, char **argv, s_args_t *a)
@@ -32,6 +34,7 @@ static int s_parse(int argc, char **argv, s_args_t *a)
                                          {"what", required_argument, NULL, 'w'},
                                          {"format", required_argument, NULL, 'f'},
                                          {"output", required_argument, NULL, 'o'},
+                                         {"dynamic", no_argument, NULL, 'd'},
                                          {NULL, 0, NULL, 0}};
     char **nargv = cli_getopt_argv("export", argc, argv);
     bool ok = nargv != NULL;
@@ -44,14 +47,20 @@ static int s_parse(int argc, char **argv, s_args_t *a)
                            : c == 'f' ? &a->format
                            : c == 'o' ? &a->out
                                       : NULL;
-        if (!dst) {
+        a->dynamic |= c == 'd';
+        if (!dst && c != 'd') {
             break;
         }
-        *dst = optarg;
+        if (dst) {
+            *dst = optarg;
+        }
     }
     free(nargv);
     bool fmt_ok = strcmp(a->format, "csv") == 0 || strcmp(a->format, "json") == 0;
-    return ok && c == -1 && optind == argc + 1 && a->sweep && a->what && fmt_ok ? 0 : -1;
+    bool dyn_ok = !a->dynamic || (a->what && (strcmp(a->what, "results") == 0 ||
+                                              strcmp(a->what, "epochs") == 0));
+    return ok && c == -1 && optind == argc + 1 && a->sweep && a->what && fmt_ok && dyn_ok ? 0
+                                                                                          : -1;
 }
 
 int cli_cmd_export(cli_ctx_t *ctx, int argc, char **argv)
@@ -68,7 +77,8 @@ int cli_cmd_export(cli_ctx_t *ctx, int argc, char **argv)
     if (t < 0) {
         return cli_fail(CLI_EXIT_USAGE,
                         "usage: jetfleet export --sweep NAME --what "
-                        "runs|epochs|minibatches|telemetry|results [--format csv|json] [-o FILE]");
+                        "runs|epochs|minibatches|telemetry|results [--format csv|json] [-o FILE] "
+                        "[--dynamic (results, epochs)]");
     }
     jf_err_t err = {0};
     coord_store_t *store = cli_ctx_store(ctx, &err);
@@ -87,7 +97,12 @@ int cli_cmd_export(cli_ctx_t *ctx, int argc, char **argv)
         return cli_fail(CLI_EXIT_ERROR, "%s: %s", a.out, strerror(errno));
     }
     cli_table_t *table = cli_table_new(NULL);
-    cli_valid_cols_t vc = {.valid = vr, .fn = cli_table_add_row, .arg = table};
+    cli_baseline_dyn_t dyn = {.base = a.dynamic ? cli_baseline_new(store) : NULL,
+                              .fn = cli_table_add_row,
+                              .arg = table};
+    cli_valid_cols_t vc = {.valid = vr,
+                           .fn = dyn.base ? cli_baseline_dynamic_row : cli_table_add_row,
+                           .arg = dyn.base ? (void *) &dyn : (void *) table};
     int rc = table ? coord_store_select(store, (coord_table_t) t, a.sweep, NULL,
                                         vr ? cli_valid_cols_row : cli_table_add_row,
                                         vr ? (void *) &vc : (void *) table, &err)
@@ -97,6 +112,11 @@ int cli_cmd_export(cli_ctx_t *ctx, int argc, char **argv)
     } else if (rc != 0 && vc.error[0]) {
         jf_err_set(&err, rc, "%s", vc.error);
     }
+    if (rc == 0 && dyn.base) { // the footer on stderr: stdout may be the CSV or JSON
+        cli_baseline_dynamic_footer(&dyn, stderr);
+        rc = cli_baseline_dynamic_check(&dyn, &err);
+    }
+    cli_baseline_destroy(&dyn.base);
     rc = rc ? rc
             : cli_table_write(
                   table, strcmp(a.format, "json") == 0 ? CLI_FORMAT_JSON : CLI_FORMAT_CSV, out);

@@ -44,7 +44,8 @@ static const char s_usage[] =
     "                                           not\n"
     "  model fit --sweep S --workload W (--board B | --type T) --target time|power|energy\n"
     "         [--kind linear|mlp] [--transfer-from ID] [--name NAME]\n"
-    "                                           fit a model on the sweep's measured modes, store it\n"
+    "                                           fit a model on the sweep's measured modes, store "
+    "it\n"
     "  model list | predict --model ID --cores N --cpu-freq F --gpu-freq F --emc-freq F\n"
     "         [--workers N --batch N] | eval --model ID --sweep S [--board B]\n"
     "  pareto --sweep S --workload W --board B [--predicted TIME_ID,POWER_ID] [--format text|csv]\n"
@@ -52,9 +53,17 @@ static const char s_usage[] =
     "  recommend --workload W --board B --sweep S (--power-budget W | --time-budget S)\n"
     "         --time-model ID --power-model ID  the best mode under a budget\n"
     "  report --sweep S -o FILE.html [--run RUN_ID]\n"
-    "                                           one HTML page of the sweep's figures (docs/report.md)\n"
+    "                                           one HTML page of the sweep's figures "
+    "(docs/report.md)\n"
     "  fleet inventory [-o FILE] [--coordinator-host HOST]\n"
     "                                           Ansible inventory of the boards (docs/deploy.md)\n"
+    "  baseline --board B [--seconds S] [--lowest-mode M] [--timeout SECONDS] [--no-wait]\n"
+    "                                           measure and store B's idle power "
+    "(docs/baseline.md)\n"
+    "  baseline show --board B                  B's stored idle baseline; results --sweep NAME\n"
+    "                                           --dynamic subtracts it from the runs' energy\n"
+    "  containers --sweep NAME                  container overhead: bare against container runs\n"
+    "                                           of one combination (docs/containers.md)\n"
     "The config defaults to $JETFLEET_CONFIG, else ./fleet.yaml. --store FILE reads that store\n"
     "without a config (commands that talk to the coordinator still need the config).\n";
 
@@ -104,7 +113,9 @@ int main(int argc, char **argv)
                 {"pareto", cli_cmd_pareto},
                 {"recommend", cli_cmd_recommend},
                 {"report", cli_cmd_report},
-                {"fleet", cli_cmd_fleet}};
+                {"fleet", cli_cmd_fleet},
+                {"baseline", cli_cmd_baseline},
+                {"containers", cli_cmd_containers}};
     int rc = -1;
     for (size_t c = 0; i < argc && c < sizeof cmds / sizeof cmds[0]; c++) {
         if (strcmp(argv[i], cmds[c].verb) == 0) {

@@ -208,3 +208,23 @@ jf_add_integration_test(concurrent TIMEOUT 60
                         SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/concurrent_test.c
                         LIBS jft_support jf_common m)
 add_dependencies(concurrent_itest ${JF_ITEST_DEPS})
+
+# Idle baselines on a simulated Xavier NX: jetfleet baseline, show and results --dynamic, each
+# phase's idle power against the simulator's idle model (docs/baseline.md).
+jf_add_integration_test(baseline TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/baseline_test.c
+                        LIBS jft_support jf_sim jf_common)
+target_compile_definitions(baseline_itest PRIVATE
+  JF_SIM_PARAMS_SOURCE="${PROJECT_SOURCE_DIR}/agent/share/sim_params.yaml")
+add_dependencies(baseline_itest ${JF_ITEST_DEPS})
+
+# A host board's trainer bare and in a container (podman --rootfs over the host's /usr and /etc,
+# scripts/container-rootfs.sh), and jetfleet containers; skipped (77) where no engine works.
+jf_add_integration_test(containers TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/containers_test.c
+                        LIBS jft_support jf_common)
+target_compile_definitions(containers_itest PRIVATE
+  JF_CONTAINER_ROOTFS_SCRIPT="${PROJECT_SOURCE_DIR}/scripts/container-rootfs.sh"
+  JF_BUILD_DIR="${PROJECT_BINARY_DIR}")
+set_tests_properties(integration.containers PROPERTIES SKIP_RETURN_CODE 77)
+add_dependencies(containers_itest ${JF_ITEST_DEPS})

@@ -93,3 +93,6 @@ add_executable(jft-fake-tegrastats ${PROJECT_SOURCE_DIR}/tests/unit/agent/tegras
 jf_add_unit_test(tegrastats_child
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/tegrastats_child_test.c LIBS jf_agent jft_support)
 add_dependencies(tegrastats_child_test jft-fake-tegrastats)
+# The container command around a trainer's (agent/session/agent_container.c, docs/containers.md).
+jf_add_unit_test(container
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/container_test.c LIBS jf_agent)

@@ -35,3 +35,8 @@ jf_add_unit_test(sim_concurrent
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/sim_concurrent_test.c LIBS jf_sim jf_common)
 target_compile_definitions(sim_concurrent_test PRIVATE
   SIM_PARAMS_PATH="${PROJECT_SOURCE_DIR}/agent/share/sim_params.yaml")
+# The simulated boards' idle power for idle baselines (agent/sim/sim_idle.c, docs/baseline.md).
+jf_add_unit_test(sim_idle
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/sim_idle_test.c LIBS jf_sim jf_common)
+target_compile_definitions(sim_idle_test PRIVATE
+  SIM_PARAMS_PATH="${PROJECT_SOURCE_DIR}/agent/share/sim_params.yaml")

@@ -297,6 +297,53 @@ static void test_settings(void **state)
     jf_sweep_destroy(&s);
 }
 
+// An idle baseline sweep (docs/baseline.md): each combination gives two one-epoch idle runs,
+// telemetry on and off, with their own ids; idle_s out of range is refused with its position.
+static void test_idle_sweep(void **state)
+{
+    t_fleets_t *f = *state;
+    jf_err_t err = {0};
+    jf_sweep_t *s =
+        t_parse(T_NANO01 "storage: [usb-hdd]\npower_modes: [MAXN, 5W]\ndvfs: [on, off]\n"
+                         "idle_s: 30\n",
+                f->lab, &err);
+    assert_non_null(s);
+    assert_int_equal(s->n_runs, 8);
+    for (size_t i = 0; i < s->n_runs; i++) {
+        assert_int_equal(s->runs[i].idle_s, 30);
+        assert_int_equal(s->runs[i].epochs, 1);
+        assert_int_equal(s->runs[i].telemetry_off, (int) (i % 2));
+        assert_string_not_equal(s->runs[i].run_id, s->runs[i ^ 1].run_id);
+    }
+    jf_sweep_destroy(&s);
+    assert_null(t_parse(T_NANO01 "storage: [usb-hdd]\nidle_s: 3601\n", f->lab, &err));
+    assert_int_equal(err.code, -EINVAL);
+    assert_non_null(strstr(err.msg, "t.yaml:5:9: 'idle_s': 3601 is out of range [1, 3600]"));
+}
+
+// runtime: [bare, container] (docs/containers.md): two runs per combination; the bare one keeps
+// the id of a sweep without the key; a value outside the vocabulary names its position.
+static void test_runtime_sweep(void **state)
+{
+    t_fleets_t *f = *state;
+    jf_err_t err = {0};
+    jf_sweep_t *plain = t_parse(T_NANO01 "storage: [usb-hdd]\npower_modes: MAXN\n", f->lab, &err);
+    jf_sweep_t *s = t_parse(T_NANO01 "storage: [usb-hdd]\npower_modes: MAXN\n"
+                                     "runtime: [bare, container, bare]\n",
+                            f->lab, &err);
+    assert_non_null(plain);
+    assert_non_null(s);
+    assert_int_equal(s->n_runs, 2);
+    assert_string_equal(s->runs[0].runtime, "");
+    assert_string_equal(s->runs[0].run_id, plain->runs[0].run_id);
+    assert_string_equal(s->runs[1].runtime, "container");
+    assert_string_not_equal(s->runs[1].run_id, plain->runs[0].run_id);
+    jf_sweep_destroy(&s);
+    jf_sweep_destroy(&plain);
+    assert_null(t_parse(T_NANO01 "storage: [usb-hdd]\nruntime: [vm]\n", f->lab, &err));
+    assert_non_null(strstr(err.msg, "t.yaml:5:11: unknown runtime 'vm'"));
+}
+
 static void test_targets_and_mode_ids(void **state)
 {
     t_fleets_t *f = *state;
@@ -634,6 +681,8 @@ int main(void)
         cmocka_unit_test(test_rules),
         cmocka_unit_test(test_defaults_and_stable_ids),
         cmocka_unit_test(test_settings),
+        cmocka_unit_test(test_idle_sweep),
+        cmocka_unit_test(test_runtime_sweep),
         cmocka_unit_test(test_targets_and_mode_ids),
         cmocka_unit_test(test_include_is_never_excluded),
         cmocka_unit_test(test_workload_pairs),

@@ -1,0 +1,91 @@
+/* Container commands for a run's trainer (agent_container.h, docs/containers.md). */
+#include "agent_container.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+int agent_container_parse(const char *text, agent_container_t *ret, jf_err_t *err)
+{
+    *ret = (agent_container_t){0};
+    if (!text || !text[0]) {
+        return 0;
+    }
+    if (strlen(text) >= sizeof ret->buf) {
+        return jf_err_set(err, -EINVAL, "--container: the command is too long");
+    }
+    memcpy(ret->buf, text, strlen(text) + 1);
+    for (char *p = ret->buf + strspn(ret->buf, " "); *p; p += strspn(p, " ")) {
+        if (ret->n_words == AGENT_CONTAINER_WORDS_MAX) {
+            *ret = (agent_container_t){0};
+            return jf_err_set(err, -EINVAL, "--container: more than %d words",
+                              AGENT_CONTAINER_WORDS_MAX);
+        }
+        ret->words[ret->n_words++] = p;
+        p += strcspn(p, " ");
+        if (*p) {
+            *p++ = '\0';
+        }
+    }
+    bool ok = ret->n_words >= 3 && ret->words[0][0] == '/' && strcmp(ret->words[1], "run") == 0;
+    if (!ok) {
+        *ret = (agent_container_t){0};
+        return jf_err_set(err, -EINVAL,
+                          "--container '%.200s': expected ENGINE run [OPTIONS] IMAGE, the engine "
+                          "an absolute path (docs/containers.md)",
+                          text);
+    }
+    return 0;
+}
+
+__attribute__((format(printf, 3, 4))) static int s_add(agent_platform_trainer_t *t, jf_err_t *err,
+                                                       const char *fmt, ...)
+{
+    size_t left = sizeof t->buf - t->used;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(t->buf + t->used, left, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t) n >= left || t->n_args == AGENT_PLATFORM_TRAINER_ARGS_MAX) {
+        return jf_err_set(err, -ENOSPC, "container: the trainer's command does not fit");
+    }
+    const char *word = t->buf + t->used;
+    t->used += (size_t) n + 1;
+    if (!t->program) {
+        t->program = word;
+    } else {
+        t->args[t->n_args++] = word;
+    }
+    return 0;
+}
+
+int agent_container_wrap(const agent_container_t *self, const char *dataset_dir,
+                         const agent_platform_trainer_t *in, agent_platform_trainer_t *ret_out,
+                         jf_err_t *err)
+{
+    if (self->n_words == 0) {
+        return jf_err_set(err, -ENOENT,
+                          "the run asks for a container and this agent has no "
+                          "container engine configured (--container)");
+    }
+    agent_platform_trainer_t *t = ret_out;
+    t->program = NULL;
+    t->n_args = 0;
+    t->used = 0;
+    int rc = s_add(t, err, "%s", self->words[0]);
+    rc = rc ? rc : s_add(t, err, "%s", self->words[1]);
+    if (rc == 0 && dataset_dir && dataset_dir[0]) {
+        rc = s_add(t, err, "-v");
+        rc = rc ? rc : s_add(t, err, "%s:%s:ro", dataset_dir, dataset_dir);
+    }
+    for (size_t i = 2; rc == 0 && i < self->n_words; i++) {
+        rc = s_add(t, err, "%s", self->words[i]);
+    }
+    rc = rc ? rc : s_add(t, err, "%s", in->program);
+    for (size_t i = 0; rc == 0 && i < in->n_args; i++) {
+        rc = s_add(t, err, "%s", in->args[i]);
+    }
+    return rc;
+}

@@ -1,0 +1,209 @@
+/* Integration: a run's trainer in a container (docs/containers.md). A coordinator (agents on an
+ * ipc endpoint in the test's directory) and one host agent with --container (podman, the
+ * skeleton root filesystem of scripts/container-rootfs.sh, the host's /usr and /etc read-only):
+ * a sweep of LeNet-5 with runtime [bare, container] trains for real on this machine, both runs
+ * are done with the same records (epochs, minibatches), the container run really ran in a
+ * container (the agent's log names the engine), and `jetfleet containers` compares the two. A
+ * second host agent without --container refuses a container run as infeasible, saying why.
+ * Skipped (exit 77) with the reason where no container engine works. Prints name=value lines. */
+#include "jft_check.h"
+#include "jft_fleet.h"
+#include "jft_fs.h"
+#include "jft_proc.h"
+
+#include "jf_parse.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#define S_SKIP     77 // SKIP_RETURN_CODE in integration.cmake
+#define S_ENGINE   "/usr/bin/podman"
+#define S_PROBE_MS 60000
+#define S_CMD_MAX  2048
+
+#define S_REPEATS_MAX 20 // JF_CONTAINER_REPEATS (bench/container-overhead.sh), default 1
+
+// The sweep, repeats times each combination (%d).
+static const char s_sweep_fmt[] = "name: ctr\n"
+                                  "target:\n  boards: [host-1]\n"
+                                  "workloads:\n  - {model: lenet5, dataset: mnist, epochs: 2}\n"
+                                  "storage: [local]\nworkers: [0]\nbatch_sizes: [64]\n"
+                                  "runtime: [bare, container]\nrepeats: %d\n";
+
+static const char s_sweep_none[] = "name: ctr-none\n"
+                                   "target:\n  boards: [host-2]\n"
+                                   "workloads:\n  - {model: lenet5, dataset: mnist, epochs: 1}\n"
+                                   "storage: [local]\nruntime: container\n";
+
+typedef struct s_ctx {
+    jft_fleet_t fleet;
+    char cmd[S_CMD_MAX]; // the agent's --container
+} s_ctx_t;
+
+// The container command for this host (scripts/container-rootfs.sh) plus the build tree, where
+// the trainer is, read-only. 0, or -1 when the script fails.
+static int s_container_cmd(s_ctx_t *c)
+{
+    char rootfs[PATH_MAX], out[PATH_MAX];
+    (void) snprintf(rootfs, sizeof rootfs, "%s/rootfs", c->fleet.dir);
+    (void) snprintf(out, sizeof out, "%s/rootfs.out", c->fleet.dir);
+    char *argv[] = {"/bin/bash", JF_CONTAINER_ROOTFS_SCRIPT, rootfs, S_ENGINE, NULL};
+    if (jft_run(argv, out, 30000, NULL) != 0) {
+        return -1;
+    }
+    FILE *f = fopen(out, "r");
+    char line[S_CMD_MAX] = "";
+    bool ok = f && fgets(line, sizeof line, f);
+    if (f) {
+        (void) fclose(f);
+    }
+    line[strcspn(line, "\n")] = '\0';
+    // The build tree (trainer and agent) must be visible at the same path inside.
+    char build[PATH_MAX];
+    (void) snprintf(build, sizeof build, "%s", JF_BUILD_DIR);
+    char *rootfs_opt = strstr(line, " --rootfs ");
+    if (!ok || !rootfs_opt) {
+        return -1;
+    }
+    *rootfs_opt = '\0';
+    int n =
+        snprintf(c->cmd, sizeof c->cmd, "%s -v %s:%s:ro --rootfs %s", line, build, build, rootfs);
+    return n > 0 && (size_t) n < sizeof c->cmd ? 0 : -1;
+}
+
+// Runs the container command with /bin/true: whether an engine works here.
+static bool s_engine_works(s_ctx_t *c, char *why, size_t size)
+{
+    if (access(S_ENGINE, X_OK) != 0) {
+        (void) snprintf(why, size, "%s is not installed", S_ENGINE);
+        return false;
+    }
+    char words[S_CMD_MAX], out[PATH_MAX];
+    (void) snprintf(words, sizeof words, "%s", c->cmd);
+    char *argv[64];
+    size_t n = 0;
+    for (char *w = words + strspn(words, " "); *w && n < 62; w += strspn(w, " ")) {
+        argv[n++] = w;
+        w += strcspn(w, " ");
+        if (*w) {
+            *w++ = '\0';
+        }
+    }
+    argv[n++] = "/bin/true";
+    argv[n] = NULL;
+    (void) snprintf(out, sizeof out, "%s/probe.out", c->fleet.dir);
+    int rc = jft_run(argv, out, S_PROBE_MS, NULL);
+    if (rc != 0) {
+        (void) snprintf(why, size, "'%s /bin/true' exited %d (see %s)", c->cmd, rc, out);
+    }
+    return rc == 0;
+}
+
+static int s_setup(void **state)
+{
+    s_ctx_t *c = calloc(1, sizeof *c);
+    *state = c;
+    char agents[PATH_MAX];
+    if (!c || jft_fleet_setup(&c->fleet, 2) != 0) {
+        return -1;
+    }
+    (void) snprintf(agents, sizeof agents, "ipc://%s/agents.sock", c->fleet.dir);
+    return jft_fleet_set_coord(&c->fleet, agents, NULL) == 0 && s_container_cmd(c) == 0 ? 0 : -1;
+}
+
+static int s_teardown(void **state)
+{
+    s_ctx_t *c = *state;
+    int rc = jft_fleet_teardown(&c->fleet);
+    free(c);
+    return rc;
+}
+
+// A container run on an agent without --container is refused as infeasible, saying why.
+static void s_check_no_engine(jft_fleet_t *f)
+{
+    assert_int_equal(jft_fleet_start_agent(f, 1, NULL), 0);
+    assert_true(jft_fleet_wait_online(f, 1, 60000));
+    char sweep[PATH_MAX];
+    assert_int_equal(jft_fleet_write(f, "ctr-none.yaml", s_sweep_none, sweep), 0);
+    free(jft_cli_expect(f, 1, 60000,
+                        (const char *const[]){"sweep", "submit", sweep, "--wait", NULL}));
+    assert_int_equal(jft_fleet_sql_int(f, "SELECT count(*) FROM runs WHERE board = 'host-2' AND "
+                                          "state = 'failed' AND fail_reason = 'infeasible' AND "
+                                          "fail_detail LIKE '%no container engine configured "
+                                          "(--container)%'"),
+                     1);
+}
+
+static void test_containers(void **state)
+{
+    s_ctx_t *c = *state;
+    jft_fleet_t *f = &c->fleet;
+    assert_int_equal(jft_fleet_start_coordinator(f), 0);
+    s_check_no_engine(f);
+    char why[S_CMD_MAX + 256];
+    if (!s_engine_works(c, why, sizeof why)) {
+        printf("SKIP: no working container engine: %s\n", why);
+        (void) jft_fleet_teardown(f);
+        exit(S_SKIP);
+    }
+    printf("container_engine=%s\n", S_ENGINE);
+    const char *args[] = {"--container", c->cmd, NULL};
+    assert_int_equal(jft_fleet_start_agent_named(f, 0, "host-1", args), 0);
+    assert_true(jft_fleet_wait_online(f, 2, 60000));
+    const char *env = getenv("JF_CONTAINER_REPEATS");
+    int64_t r64 = 1;
+    assert_int_equal(env ? jf_parse_i64(env, 1, S_REPEATS_MAX, &r64, NULL) : 0, 0);
+    int repeats = (int) r64;
+    char sweep[PATH_MAX], yaml[sizeof s_sweep_fmt + 16];
+    (void) snprintf(yaml, sizeof yaml, s_sweep_fmt, repeats);
+    assert_int_equal(jft_fleet_write(f, "ctr.yaml", yaml, sweep), 0);
+    free(jft_cli_expect(f, 0, 200000 * repeats,
+                        (const char *const[]){"sweep", "submit", sweep, "--wait", NULL}));
+    // All done, with the same records: two epochs and the same minibatches each.
+    assert_int_equal(jft_fleet_sql_int(f, "SELECT count(*) FROM runs WHERE state = 'done' AND "
+                                          "board = 'host-1'"),
+                     2 * repeats);
+    assert_int_equal(jft_fleet_sql_int(f, "SELECT count(*) FROM runs WHERE runtime = 'container' "
+                                          "AND board = 'host-1'"),
+                     repeats);
+    assert_int_equal(jft_fleet_sql_int(f, "SELECT count(DISTINCT n) FROM (SELECT count(*) AS n "
+                                          "FROM minibatches GROUP BY run)"),
+                     1);
+    assert_int_equal(jft_fleet_sql_int(f, "SELECT count(*) FROM epochs e JOIN runs r ON r.id = "
+                                          "e.run WHERE r.board = 'host-1'"),
+                     4 * repeats);
+    // The container run went through the engine: the agent logged its command.
+    char log[PATH_MAX];
+    (void) snprintf(log, sizeof log, "%s/agent-host-1.log", f->dir);
+    char *text = jft_read_file(log, NULL);
+    assert_non_null(text);
+    assert_non_null(strstr(text, S_ENGINE " run"));
+    free(text);
+    char *out =
+        jft_cli_expect(f, 0, 30000, (const char *const[]){"containers", "--sweep", "ctr", NULL});
+    printf("%s", out);
+    char pairs[32];
+    (void) snprintf(pairs, sizeof pairs, "pairs=%d\n", repeats);
+    assert_non_null(strstr(out, pairs));
+    assert_non_null(strstr(out, "time_overhead_pct="));
+    assert_non_null(strstr(out, "run_time_overhead_pct="));
+    assert_non_null(strstr(out, "cpu_load_delta_pct="));
+    assert_non_null(strstr(out, "ram_used_delta_mib="));
+    free(out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_containers, s_setup, s_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
