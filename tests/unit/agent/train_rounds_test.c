@@ -1,9 +1,9 @@
-/* The trainers' local-round mode (issue 14) end to end, through the programs in $JF_BIN_DIR: LeNet-5
- * on a small generated MNIST for two local rounds chained through weight files (round 2 starts
- * from round 1's --out-weights): the loss of round 2's first minibatches is lower than round 1's
- * on the same samples, the weights change, and --minibatches N gives exactly N minibatch records
- * per epoch; jetfleet-train-sim with the weights options trains for real (losses not null, the
- * start line says so) while its times stay modelled; bad weights files and a missing --data are
+/* The trainers' local-round mode (issue 14) end to end, through the programs in $JF_BIN_DIR:
+ * LeNet-5 on a small generated MNIST for two local rounds chained through weight files (round 2
+ * starts from round 1's --out-weights): the loss of round 2's first minibatches is lower than round
+ * 1's on the same samples, the weights change, and --minibatches N gives exactly N minibatch
+ * records per epoch; jetfleet-train-sim with the weights options trains for real (losses not null,
+ * the start line says so) while its times stay modelled; bad weights files and a missing --data are
  * refused with exit 2. Figures are printed as name=value lines. */
 #include "jf_torch.h"
 
@@ -57,21 +57,21 @@ static void t_run(char *const argv[], t_child_t *child)
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
-        (void)dup2(fds[1], STDOUT_FILENO);
-        (void)close(fds[0]);
-        (void)close(fds[1]);
-        (void)unsetenv("JF_TRAIN_FAULT");
+        (void) dup2(fds[1], STDOUT_FILENO);
+        (void) close(fds[0]);
+        (void) close(fds[1]);
+        (void) unsetenv("JF_TRAIN_FAULT");
         execv(path, argv);
         _exit(127);
     }
-    (void)close(fds[1]);
+    (void) close(fds[1]);
     size_t len = 0;
     ssize_t n = 0;
     while ((n = read(fds[0], child->out + len, T_OUT_MAX - 1 - len)) > 0) {
-        len += (size_t)n;
+        len += (size_t) n;
     }
     child->out[len] = '\0';
-    (void)close(fds[0]);
+    (void) close(fds[0]);
     assert_int_equal(waitpid(pid, &child->status, 0), pid);
 }
 
@@ -129,8 +129,7 @@ static int t_check_epochs(const t_lines_t *l, int want)
             in_epoch++;
         } else if (strcmp(t_kind(line), "epoch") == 0) {
             assert_int_equal(in_epoch, want);
-            assert_int_equal(json_integer_value(json_object_get(line, "samples")),
-                             want * T_BATCH);
+            assert_int_equal(json_integer_value(json_object_get(line, "samples")), want * T_BATCH);
             assert_true(json_is_real(json_object_get(line, "loss")));
             in_epoch = 0;
             epochs++;
@@ -189,14 +188,27 @@ static void t_real_round(const char *init, const char *out, t_lines_t *ret)
 {
     char data[T_PATH_MAX];
     t_join(data, "mnist");
-    char *argv[24] = {"jetfleet-train", "--model", "lenet5",  "--data",        data,
-                      "--workers",      "0",       "--batch", "16",            "--epochs",
-                      "2",              "--seed",  "1",       "--minibatches", T_MINIBATCHES,
-                      "--out-weights",  (char *)out};
+    char *argv[24] = {"jetfleet-train",
+                      "--model",
+                      "lenet5",
+                      "--data",
+                      data,
+                      "--workers",
+                      "0",
+                      "--batch",
+                      "16",
+                      "--epochs",
+                      "2",
+                      "--seed",
+                      "1",
+                      "--minibatches",
+                      T_MINIBATCHES,
+                      "--out-weights",
+                      (char *) out};
     size_t n = 17;
     if (init) {
         argv[n++] = "--init-weights";
-        argv[n++] = (char *)init;
+        argv[n++] = (char *) init;
     }
     static t_child_t child;
     t_run(argv, &child);
@@ -208,7 +220,7 @@ static void t_real_round(const char *init, const char *out, t_lines_t *ret)
 
 static void test_real_rounds_chain(void **state)
 {
-    (void)state;
+    (void) state;
     char w1[T_PATH_MAX], w2[T_PATH_MAX];
     t_join(w1, "round1.weights");
     t_join(w2, "round2.weights");
@@ -229,18 +241,44 @@ static void test_real_rounds_chain(void **state)
 
 static void t_sim_argv(char **argv, size_t *n, char *params, char *data)
 {
-    char *fixed[] = {"jetfleet-train-sim", "--sim-params", params, "--sim-board-type", "nano",
-                     "--sim-board", "flw-rounds-nano", "--sim-seed", "1", "--sim-mode", "0",
-                     "--sim-medium", "nvme", "--sim-speed", "100000", "--sim-scale", "0.01",
-                     "--model", "lenet5", "--workers", "1", "--batch", "16", "--epochs", "2",
-                     "--seed", "1", "--minibatches", "5", "--data", data};
+    char *fixed[] = {"jetfleet-train-sim",
+                     "--sim-params",
+                     params,
+                     "--sim-board-type",
+                     "nano",
+                     "--sim-board",
+                     "flw-rounds-nano",
+                     "--sim-seed",
+                     "1",
+                     "--sim-mode",
+                     "0",
+                     "--sim-medium",
+                     "nvme",
+                     "--sim-speed",
+                     "100000",
+                     "--sim-scale",
+                     "0.01",
+                     "--model",
+                     "lenet5",
+                     "--workers",
+                     "1",
+                     "--batch",
+                     "16",
+                     "--epochs",
+                     "2",
+                     "--seed",
+                     "1",
+                     "--minibatches",
+                     "5",
+                     "--data",
+                     data};
     *n = sizeof fixed / sizeof fixed[0];
     memcpy(argv, fixed, sizeof fixed);
 }
 
 static void test_sim_round_trains_for_real(void **state)
 {
-    (void)state;
+    (void) state;
     char w1[T_PATH_MAX], w3[T_PATH_MAX], data[T_PATH_MAX];
     t_join(w1, "round1.weights");
     t_join(w3, "sim.weights");
@@ -297,7 +335,7 @@ static void t_write(const char *path, const void *bytes, size_t len)
 
 static void test_bad_weights_refused(void **state)
 {
-    (void)state;
+    (void) state;
     char data[T_PATH_MAX], other[T_PATH_MAX], junk[T_PATH_MAX], out[T_PATH_MAX];
     t_join(data, "mnist");
     t_join(other, "resnet18.weights");
@@ -313,9 +351,24 @@ static void test_bad_weights_refused(void **state)
     t_write(junk, bytes, len / 2); // truncated
     free(bytes);
     jf_torch_session_destroy(&s);
-    char *argv[] = {"jetfleet-train", "--model", "lenet5", "--data", data, "--workers", "0",
-                    "--batch", "16", "--epochs", "1", "--minibatches", "2", "--init-weights",
-                    other, "--out-weights", out, NULL};
+    char *argv[] = {"jetfleet-train",
+                    "--model",
+                    "lenet5",
+                    "--data",
+                    data,
+                    "--workers",
+                    "0",
+                    "--batch",
+                    "16",
+                    "--epochs",
+                    "1",
+                    "--minibatches",
+                    "2",
+                    "--init-weights",
+                    other,
+                    "--out-weights",
+                    out,
+                    NULL};
     t_expect_invalid(argv, "--init-weights");
     t_expect_invalid(argv, "expected 'conv1.weight'");
     argv[14] = junk;
@@ -331,7 +384,7 @@ static void test_bad_weights_refused(void **state)
 
 static int t_setup(void **state)
 {
-    (void)state;
+    (void) state;
     assert_int_equal(jft_tmpdir_new(s_dir), 0);
     char data[T_PATH_MAX];
     t_join(data, "mnist");
@@ -345,7 +398,7 @@ static int t_setup(void **state)
 
 static int t_teardown(void **state)
 {
-    (void)state;
+    (void) state;
     jft_tmpdir_remove(s_dir);
     return 0;
 }
