@@ -23,7 +23,7 @@ struct train_learn {
 static int s_fetch(void *ctx, size_t index, float *ret_x, int64_t *ret_y, jf_err_t *err)
 {
     const train_learn_t *self = ctx;
-    train_dataset_req_t req = {.index = index,
+    train_dataset_req_t req = {.index = train_shard_global(&self->opts.shard, index),
                                .aug_seed = train_loader_sample_seed(self->loader, index)};
     return train_dataset_fetch(self->dataset, &req, ret_x, ret_y, err);
 }
@@ -50,8 +50,14 @@ static int s_check_shape(const train_learn_t *self, jf_torch_model_kind_t model,
 
 static int s_open_loader(train_learn_t *self, jf_err_t *err)
 {
+    size_t total = train_dataset_size(self->dataset);
+    size_t samples = train_shard_size(&self->opts.shard, total);
+    if (samples == 0) {
+        return jf_err_set(err, -EINVAL, "--shard %d/%d: the dataset's %zu samples leave it empty",
+                          self->opts.shard.index, self->opts.shard.count, total);
+    }
     train_loader_opts_t lo = {
-        .samples = train_dataset_size(self->dataset),
+        .samples = samples,
         .sample_floats = train_dataset_sample_floats(self->dataset),
         .batch = self->opts.batch,
         .drop_last = true, // every real step can take as many samples as the model's minibatch

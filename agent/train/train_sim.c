@@ -369,7 +369,9 @@ static int s_resolve(train_sim_t *self, jf_err_t *err)
                                 .workers = o->workers,
                                 .prefetch = o->prefetch,
                                 .batch_size = (int) o->batch,
-                                .dataset_scale = o->sim.scale,
+                                // A shard is modelled as a dataset 1/N the size (--shard K/N).
+                                .dataset_scale =
+                                    o->sim.scale / (o->shard.count > 0 ? o->shard.count : 1),
                                 .run_seed = o->seed,
                                 .noise = true};
     if (o->epochs < 1 || o->batch > JF_BATCH_MAX) {

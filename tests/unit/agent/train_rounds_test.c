@@ -350,6 +350,36 @@ static void test_sim_round_trains_for_real(void **state)
     t_free(&l);
 }
 
+// --shard K/N: a run trains on its part of the data, 200 of the 600 generated samples for 1/3.
+static void test_shard_trains_its_part(void **state)
+{
+    (void) state;
+    char data[T_PATH_MAX];
+    t_join(data, "mnist");
+    char *argv[] = {
+        "jetfleet-train", "--model", "lenet5",   "--data", data,      "--workers", "0",
+        "--batch",        "16",      "--epochs", "1",      "--shard", "1/3",       NULL};
+    static t_child_t child;
+    t_run(argv, &child);
+    assert_int_equal(t_exit_code(&child), 0);
+    t_lines_t l = {0};
+    t_parse(child.out, &l);
+    json_int_t start = json_integer_value(json_object_get(l.line[0], "samples"));
+    json_int_t trained = 0, minibatches = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        if (strcmp(t_kind(l.line[i]), "epoch") == 0) {
+            trained = json_integer_value(json_object_get(l.line[i], "samples"));
+        }
+        minibatches += strcmp(t_kind(l.line[i]), "minibatch") == 0;
+    }
+    printf("shard_1_of_3_samples=%lld\nshard_1_of_3_minibatches=%lld\n", (long long) trained,
+           (long long) minibatches);
+    assert_int_equal(start, 200);
+    assert_int_equal(trained, 200);
+    assert_int_equal(minibatches, 13); // 12 of 16 and one of 8
+    t_free(&l);
+}
+
 // Runs argv and expects exit 2 with an error line whose detail holds fragment.
 static void t_expect_invalid(char **argv, const char *fragment)
 {
@@ -445,6 +475,7 @@ int main(void)
         cmocka_unit_test(test_real_rounds_chain),
         cmocka_unit_test(test_sim_round_trains_for_real),
         cmocka_unit_test(test_bad_weights_refused),
+        cmocka_unit_test(test_shard_trains_its_part),
     };
     return cmocka_run_group_tests(tests, t_setup, t_teardown);
 }
