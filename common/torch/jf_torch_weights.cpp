@@ -6,10 +6,14 @@
 #include "jf_torch.h"
 #include "jf_torch_internal.h"
 
+#include <caffe2/serialize/inline_container.h>
+#include <caffe2/serialize/read_adapter_interface.h>
+#include <torch/csrc/jit/serialization/import_read.h>
 #include <torch/serialize.h>
 #include <torch/torch.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -156,6 +160,46 @@ int s_from_ivalue(const c10::IValue &value, const char *what, named_tensors *ret
     return 0;
 }
 
+// A read adapter over the payload that never reads past its end: libtorch 1.13's own
+// (torch::pickle_load's vector reader, caffe2's MemoryReadAdapter) copy whatever the zip
+// directory asks for, and a crafted payload with a correct CRC overflowed the heap under ASan.
+// A short read makes miniz and the stream reader fail with an exception.
+class s_bounded_reader final : public caffe2::serialize::ReadAdapterInterface
+{
+  public:
+    s_bounded_reader(const char *data, size_t size) : data_(data), size_(size)
+    {
+    }
+
+    size_t size() const override
+    {
+        return size_;
+    }
+
+    size_t read(uint64_t pos, void *buf, size_t n, const char *what) const override
+    {
+        (void) what;
+        if (pos >= size_) {
+            return 0;
+        }
+        size_t take = std::min(n, static_cast<size_t>(size_ - pos));
+        memcpy(buf, data_ + pos, take);
+        return take;
+    }
+
+  private:
+    const char *data_; // borrowed; the blob's payload
+    size_t size_;
+};
+
+// torch::pickle_load's body over the bounded reader.
+c10::IValue s_pickle_load(const char *payload, size_t len)
+{
+    caffe2::serialize::PyTorchStreamReader reader(std::make_shared<s_bounded_reader>(payload, len));
+    return torch::jit::readArchiveAndTensors("data", "", "", c10::nullopt, c10::nullopt,
+                                             c10::nullopt, reader);
+}
+
 // Decodes a blob into its named tensors; every failure is -EINVAL (the blob is bad input).
 int s_decode(const void *bytes, size_t len, const char *what, named_tensors *ret, jf_err_t *err)
 {
@@ -166,7 +210,7 @@ int s_decode(const void *bytes, size_t len, const char *what, named_tensors *ret
     const char *payload = static_cast<const char *>(bytes) + S_HEADER_BYTES;
     c10::IValue value;
     try {
-        value = torch::pickle_load(std::vector<char>(payload, payload + (len - S_HEADER_BYTES)));
+        value = s_pickle_load(payload, len - S_HEADER_BYTES);
     } catch (const std::bad_alloc &) {
         return jf_err_set(err, -ENOMEM, "torch: %s: out of memory while decoding", what);
     } catch (const std::exception &e) {
