@@ -2,7 +2,7 @@
  * with libtorch's pickle format (torch::pickle_save of a Dict name -> CPU tensor) inside a small
  * envelope that catches truncation and corruption before libtorch parses anything; loading with
  * strict name/shape/dtype checks, FedAvg and flattening, behind jf_torch.h. Not for moving or
- * storing blobs: that is the agent's and the coordinator's job (docs/simulator.md "Weights"). */
+ * storing blobs: that is the agent's and the coordinator's job (docs/workloads.md "Weights"). */
 #include "jf_torch.h"
 #include "jf_torch_internal.h"
 
