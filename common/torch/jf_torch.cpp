@@ -4,7 +4,7 @@
  * returns a negative errno plus a message; out-of-memory becomes -ENOMEM "out of memory" so the
  * trainer can report reason "oom". */
 #include "jf_torch.h"
-#include "jf_torch_internal.h"
+#include "jf_torch_session_internal.h"
 
 #include <ATen/Parallel.h>
 #include <ATen/Version.h>

@@ -4,7 +4,7 @@
  * strict name/shape/dtype checks, FedAvg and flattening, behind jf_torch.h. Not for moving or
  * storing blobs: that is the agent's and the coordinator's job (docs/workloads.md "Weights"). */
 #include "jf_torch.h"
-#include "jf_torch_internal.h"
+#include "jf_torch_session_internal.h"
 
 #include <caffe2/serialize/inline_container.h>
 #include <caffe2/serialize/read_adapter_interface.h>

@@ -1,8 +1,8 @@
-/* The shim's private C++ types (STYLE.md §8): the network base class and the session's body,
- * shared by jf_torch.cpp (models, steps) and jf_torch_weights.cpp (weight sets). Only the shim's
- * .cpp files include this; C code sees jf_torch.h alone. */
-#ifndef JF_TORCH_INTERNAL_H
-#define JF_TORCH_INTERNAL_H
+/* The shim's private C++ session types (STYLE.md §8): the network base class and the session's
+ * body, shared by jf_torch.cpp (models, steps) and jf_torch_weights.cpp (weight sets). Only the
+ * shim's .cpp files include this; C code sees jf_torch.h alone. */
+#ifndef JF_TORCH_SESSION_INTERNAL_H
+#define JF_TORCH_SESSION_INTERNAL_H
 
 #include "jf_torch.h"
 
