@@ -2,6 +2,7 @@
  * tables of bad command lines (real and simulated) and JF_TRAIN_FAULT values with the message
  * each must give. */
 #include "train_options.h"
+#include "train_shard.h"
 
 #include <errno.h>
 #include <setjmp.h>
@@ -195,6 +196,75 @@ static void test_bad_simulate_command_lines(void **state)
     }
 }
 
+// The local-round options (issue 14): weights files and --minibatches, real and simulated.
+static void test_weights_options(void **state)
+{
+    (void)state;
+    train_run_opts_t o = {0};
+    bool help = false;
+    jf_err_t err = {0};
+    assert_int_equal(t_parse(T_REQUIRED, &o, &help, &err), 0);
+    assert_null(o.init_weights);
+    assert_null(o.out_weights);
+    assert_int_equal(o.max_batches, 0);
+    assert_int_equal(t_parse(T_REQUIRED " --init-weights /a --out-weights /b --minibatches 7", &o,
+                             &help, &err),
+                     0);
+    assert_string_equal(o.init_weights, "/a");
+    assert_string_equal(o.out_weights, "/b");
+    assert_int_equal(o.max_batches, 7);
+    // A simulated run with a weights option trains for real: --data is then required.
+    assert_int_equal(t_parse(T_SIM " --out-weights /b --data /d --minibatches 3", &o, &help, &err),
+                     0);
+    assert_true(o.simulate);
+    assert_string_equal(o.data_dir, "/d");
+    assert_int_equal(o.max_batches, 3);
+    assert_int_equal(o.shard.count, 0); // no --shard: the whole dataset
+    assert_int_equal(t_parse(T_SIM " --shard 2/5", &o, &help, &err), 0);
+    assert_int_equal(o.shard.index * 10 + o.shard.count, 25);
+    const struct {
+        const char *line;
+        const char *fragment;
+    } rows[] = {
+        {T_SIM " --out-weights /b", "missing required option --data for --simulate with --out-"},
+        {T_SIM " --init-weights /a", "missing required option --data for --simulate with --init-"},
+        {"--loader-only --data /d --workers 0 --batch 16 --epochs 2 --out-weights /b",
+         "--out-weights needs a model"},
+        {T_REQUIRED " --minibatches -1", "--minibatches"},
+        {T_REQUIRED " --minibatches 1000000001", "--minibatches"},
+        {T_REQUIRED " --init-weights", "missing value for '--init-weights'"},
+        {T_REQUIRED " --shard 3/3", "--shard: K (0..N-1): 3 is out of range [0, 2]"},
+        {T_REQUIRED " --shard 0/0", "--shard: N"},
+        {T_REQUIRED " --shard 1", "--shard: expected K/N, got '1'"},
+        {T_REQUIRED " --shard /2", "--shard: expected K/N"},
+        {T_REQUIRED " --shard a/2", "--shard: K"},
+        {T_REQUIRED " --shard 0/4097", "--shard: N"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        err = (jf_err_t){0};
+        assert_int_equal(t_parse(rows[i].line, &o, &help, &err), -EINVAL);
+        print_message("row %zu: %s\n", i, err.msg);
+        assert_non_null(strstr(err.msg, rows[i].fragment));
+    }
+}
+
+// Shard K of N: the samples i with i mod N = K.
+static void test_shard_samples(void **state)
+{
+    (void)state;
+    train_shard_t all = {0}, s13 = {.index = 1, .count = 3}, s03 = {.index = 0, .count = 3};
+    train_shard_t s23 = {.index = 2, .count = 3};
+    assert_int_equal(train_shard_size(&all, 601), 601);
+    assert_int_equal(train_shard_global(&all, 7), 7);
+    assert_int_equal(train_shard_size(&s03, 601), 201); // 0, 3, ..., 600
+    assert_int_equal(train_shard_size(&s13, 601), 200); // 1, 4, ..., 598
+    assert_int_equal(train_shard_size(&s23, 601), 200); // 2, 5, ..., 599
+    assert_int_equal(train_shard_size(&s23, 2), 0);
+    assert_int_equal(train_shard_global(&s13, 0), 1);
+    assert_int_equal(train_shard_global(&s13, 199), 598);
+    assert_int_equal(train_shard_global(&s23, 5), 17);
+}
+
 static void test_fault_hook(void **state)
 {
     (void)state;
@@ -272,6 +342,8 @@ int main(void)
         cmocka_unit_test(test_loader_only),
         cmocka_unit_test(test_simulate_options),
         cmocka_unit_test(test_bad_simulate_command_lines),
+        cmocka_unit_test(test_weights_options),
+        cmocka_unit_test(test_shard_samples),
         cmocka_unit_test(test_fault_hook),
         cmocka_unit_test(test_bad_command_lines),
         cmocka_unit_test(test_usage_documents_the_test_hook),
