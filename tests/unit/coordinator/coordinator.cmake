@@ -101,3 +101,8 @@ set_tests_properties(unit.vendor_charts PROPERTIES LABELS "unit;ecosystem" TIMEO
 jf_add_unit_test(influx_line
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/influx_line_test.c LIBS jf_export)
 set_property(TEST unit.influx_line APPEND PROPERTY LABELS ecosystem)
+
+# The rounds planner (issue #14, docs/rounds.md "Planning"): brute-forced synthetic tables and
+# the real AGX Orin modes.
+jf_add_unit_test(rounds_plan
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/rounds_plan_test.c LIBS jf_rounds)
