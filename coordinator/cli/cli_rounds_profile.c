@@ -20,9 +20,11 @@
 #define S_DIR_TEMPLATE "/tmp/jetfleet-rounds-XXXXXX"
 
 // Fractions of each table the grid takes (index round(f * (steps - 1))): a low, a middle and the
-// top value, so the models see the range a plan chooses from.
+// top value, so the models see the range a plan chooses from. The EMC stops below the top: the
+// Xavier NX uses the AGX Xavier's EMC list (jf_board_clocks.c), whose 2133 MHz is above the NX's
+// 1866 MHz cap, and a point above a board's cap is refused.
 static const double s_frac[S_AXIS_N] = {0.25, 0.6, 1.0};
-static const double s_emc_frac[S_EMC_N] = {0.5, 1.0};
+static const double s_emc_frac[S_EMC_N] = {0.5, 0.85};
 
 static int64_t s_step(const int64_t *steps, size_t n, double f)
 {
@@ -86,6 +88,27 @@ static int s_write(const char *path, const char *text)
     return fclose(f) == 0 ? rc : -EIO;
 }
 
+// The adaptive loop, again with more points while the fit fails (the loop resumes from the
+// runs the store has, so only the new points run).
+static int s_adaptive(cli_ctx_t *ctx, const char *path, const jf_board_spec_t *board,
+                      const cli_rounds_profile_opts_t *opts)
+{
+    cli_adaptive_opts_t ao = {.n = opts->n,
+                              .batch = CLI_ROUNDS_PROFILE_BATCH,
+                              .seed = CLI_ROUNDS_PROFILE_SEED,
+                              .timeout_us = opts->timeout_us};
+    int code = cli_adaptive_submit(ctx, path, &ao);
+    for (int t = 1; t < CLI_ROUNDS_PROFILE_TRIES && code == CLI_EXIT_ERROR; t++) {
+        ao.n += CLI_ROUNDS_PROFILE_BATCH;
+        printf("profiling: board '%s': no models yet (see above); profiling %d more points, %zu "
+               "in all\n",
+               board->name, CLI_ROUNDS_PROFILE_BATCH, ao.n);
+        fflush(stdout);
+        code = cli_adaptive_submit(ctx, path, &ao);
+    }
+    return code;
+}
+
 int cli_rounds_profile(cli_ctx_t *ctx, const jf_rounds_t *cfg, const jf_board_spec_t *board,
                        const cli_rounds_profile_opts_t *opts)
 {
@@ -120,11 +143,7 @@ int cli_rounds_profile(cli_ctx_t *ctx, const jf_rounds_t *cfg, const jf_board_sp
                "custom points (adaptive sweep '%s')\n",
                board->name, cfg->workload, opts->n, name);
         fflush(stdout);
-        cli_adaptive_opts_t ao = {.n = opts->n,
-                                  .batch = CLI_ROUNDS_PROFILE_BATCH,
-                                  .seed = CLI_ROUNDS_PROFILE_SEED,
-                                  .timeout_us = opts->timeout_us};
-        code = cli_adaptive_submit(ctx, path, &ao);
+        code = s_adaptive(ctx, path, board, opts);
     }
     (void) unlink(path); // best effort: a leftover file in /tmp harms nothing
     (void) rmdir(dir);

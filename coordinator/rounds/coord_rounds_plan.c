@@ -295,6 +295,7 @@ void coord_rounds_summarise(const coord_rounds_choice_t *choices, size_t n,
         first_s = fmin(first_s, choices[i].pred_s);
         s.energy_j += choices[i].pred_j;
         s.n_missed += choices[i].meets ? 0 : 1;
+        s.minibatches += choices[i].minibatches;
     }
     s.spread_s = n ? s.round_s - first_s : 0.0;
     s.spread_pct = s.round_s > 0.0 ? 100.0 * s.spread_s / s.round_s : 0.0;

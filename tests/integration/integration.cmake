@@ -202,3 +202,10 @@ jf_add_integration_test(influx TIMEOUT 120
 add_dependencies(influx_itest ${JF_ITEST_DEPS})
 target_compile_definitions(influx_itest PRIVATE JF_DASHBOARDS_DIR="${PROJECT_SOURCE_DIR}/dashboards")
 set_property(TEST integration.influx APPEND PROPERTY LABELS ecosystem reliability)
+
+# Issue #14: `jetfleet rounds plan` on two simulated boards without models: each profiled first
+# (adaptive sweeps), then an equal-finish plan with a smaller predicted spread than maxn's.
+jf_add_integration_test(rounds_plan TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/rounds_plan_test.c
+                        LIBS jft_support jf_common)
+add_dependencies(rounds_plan_itest ${JF_ITEST_DEPS})
