@@ -106,3 +106,6 @@ set_property(TEST unit.influx_line APPEND PROPERTY LABELS ecosystem)
 # the real AGX Orin modes.
 jf_add_unit_test(rounds_plan
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/rounds_plan_test.c LIBS jf_rounds)
+jf_add_unit_test(rounds_boards
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/rounds_boards_test.c
+  ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_rounds)
