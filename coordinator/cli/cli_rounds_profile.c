@@ -15,15 +15,16 @@
 
 #define S_TEXT_MAX     (64 * 1024)
 #define S_EPOCHS       2 // the first epoch is the warm-up the models leave out
-#define S_AXIS_N       3 // cores, CPU and GPU values of the grid
+#define S_AXIS_N       4 // cores, CPU and GPU values of the grid
 #define S_EMC_N        2 // EMC values of the grid
 #define S_DIR_TEMPLATE "/tmp/jetfleet-rounds-XXXXXX"
 
-// Fractions of each table the grid takes (index round(f * (steps - 1))): a low, a middle and the
-// top value, so the models see the range a plan chooses from. The EMC stops below the top: the
-// Xavier NX uses the AGX Xavier's EMC list (jf_board_clocks.c), whose 2133 MHz is above the NX's
-// 1866 MHz cap, and a point above a board's cap is refused.
-static const double s_frac[S_AXIS_N] = {0.25, 0.6, 1.0};
+// Fractions of each table the grid takes (index round(f * (steps - 1))): from near the bottom
+// to the top, so the models see the range a plan chooses from, including points slow enough for
+// a fast board to finish with a slow one. The EMC stops below the top: the Xavier NX uses the AGX
+// Xavier's EMC list (jf_board_clocks.c), whose 2133 MHz is above the NX's 1866 MHz cap, and a
+// point above a board's cap is refused.
+static const double s_frac[S_AXIS_N] = {0.1, 0.4, 0.7, 1.0};
 static const double s_emc_frac[S_EMC_N] = {0.5, 0.85};
 
 static int64_t s_step(const int64_t *steps, size_t n, double f)
