@@ -207,7 +207,8 @@ int cli_rounds_plan(cli_ctx_t *ctx, int argc, char **argv)
         return cli_fail(CLI_EXIT_ERROR, "%s", err.msg);
     }
     p.cfg = jf_rounds_load(a.file, &err);
-    int rc = p.cfg ? jf_rounds_resolve(p.cfg, fleet, &p.specs, &p.n, &err) : -EINVAL;
+    int rc = p.cfg ? jf_rounds_resolve(p.cfg, fleet, &p.specs, &p.n, &err)
+                   : (err.code ? err.code : -EINVAL);
     if (rc != 0) {
         s_plan_fini(&p);
         return cli_fail(rc == -EINVAL ? CLI_EXIT_USAGE : CLI_EXIT_ERROR, "%s", err.msg);
