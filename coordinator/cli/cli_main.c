@@ -64,6 +64,10 @@ static const char s_usage[] =
     "                                           --dynamic subtracts it from the runs' energy\n"
     "  containers --sweep NAME                  container overhead: bare against container runs\n"
     "                                           of one combination (docs/containers.md)\n"
+    "  rounds plan FILE [--no-profile] [--profile-modes N] [--timeout SECONDS]\n"
+    "                                           each board's mode and minibatches for one round of\n"
+    "                                           a rounds file, predicted (docs/rounds.md); boards\n"
+    "                                           without fitted models are profiled first\n"
     "The config defaults to $JETFLEET_CONFIG, else ./fleet.yaml. --store FILE reads that store\n"
     "without a config (commands that talk to the coordinator still need the config).\n";
 
@@ -115,7 +119,8 @@ int main(int argc, char **argv)
                 {"report", cli_cmd_report},
                 {"fleet", cli_cmd_fleet},
                 {"baseline", cli_cmd_baseline},
-                {"containers", cli_cmd_containers}};
+                {"containers", cli_cmd_containers},
+                {"rounds", cli_cmd_rounds}};
     int rc = -1;
     for (size_t c = 0; i < argc && c < sizeof cmds / sizeof cmds[0]; c++) {
         if (strcmp(argv[i], cmds[c].verb) == 0) {

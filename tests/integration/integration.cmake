@@ -228,3 +228,10 @@ target_compile_definitions(containers_itest PRIVATE
   JF_BUILD_DIR="${PROJECT_BINARY_DIR}")
 set_tests_properties(integration.containers PROPERTIES SKIP_RETURN_CODE 77)
 add_dependencies(containers_itest ${JF_ITEST_DEPS})
+
+# Issue #14: `jetfleet rounds plan` on two simulated boards without models: each profiled first
+# (adaptive sweeps), then an equal-finish plan with a smaller predicted spread than maxn's.
+jf_add_integration_test(rounds_plan TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/rounds_plan_test.c
+                        LIBS jft_support jf_common)
+add_dependencies(rounds_plan_itest ${JF_ITEST_DEPS})

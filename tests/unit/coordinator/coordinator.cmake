@@ -104,3 +104,12 @@ set_property(TEST unit.influx_line APPEND PROPERTY LABELS ecosystem)
 # The concurrent training and inference searches on synthetic landscapes (issue #15).
 jf_add_unit_test(csearch
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/csearch_test.c LIBS jf_csearch)
+
+
+# The rounds planner (issue #14, docs/rounds.md "Planning"): brute-forced synthetic tables and
+# the real AGX Orin modes.
+jf_add_unit_test(rounds_plan
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/rounds_plan_test.c LIBS jf_rounds)
+jf_add_unit_test(rounds_boards
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/rounds_boards_test.c
+  ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_rounds)
