@@ -202,3 +202,11 @@ jf_add_integration_test(influx TIMEOUT 120
 add_dependencies(influx_itest ${JF_ITEST_DEPS})
 target_compile_definitions(influx_itest PRIVATE JF_DASHBOARDS_DIR="${PROJECT_SOURCE_DIR}/dashboards")
 set_property(TEST integration.influx APPEND PROPERTY LABELS ecosystem reliability)
+
+# The agent's trainer handling: a clean stop keeps unread records, a crash before the trainer's
+# spool row leaves no untracked trainer, a re-attached run keeps its deadline (protocol.md §4.4.1).
+jf_add_integration_test(agent_trainer TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/agent_trainer_test.c
+                        LIBS jft_support jf_common)
+set_property(TEST integration.agent_trainer APPEND PROPERTY LABELS reliability)
+add_dependencies(agent_trainer_itest ${JF_ITEST_DEPS})
