@@ -202,7 +202,6 @@ static agent_runner_t *s_runner_start(agent_session_t *self, jf_err_t *err)
     if (rc != 0) {
         r->runner = NULL;
         agent_runner_destroy(&runner); // closes the gate: the held child exits unrun
-        jf_err_prefix(err, "the trainer is not started");
     }
     return runner;
 }
