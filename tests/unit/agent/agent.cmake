@@ -93,3 +93,6 @@ add_executable(jft-fake-tegrastats ${PROJECT_SOURCE_DIR}/tests/unit/agent/tegras
 jf_add_unit_test(tegrastats_child
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/tegrastats_child_test.c LIBS jf_agent jft_support)
 add_dependencies(tegrastats_child_test jft-fake-tegrastats)
+# The trainer's start gate: a held child runs only once released (docs/protocol.md §4.4.1).
+jf_add_unit_test(runner
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/runner_test.c LIBS jf_agent jft_support)
