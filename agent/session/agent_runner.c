@@ -12,19 +12,24 @@
 #include <fcntl.h>
 #include <math.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define S_ARGV_MAX (1 + AGENT_PLATFORM_TRAINER_ARGS_MAX + JF_SCHEMA_ARGV_MAX + 1) // with NULL
 #define S_ENV_KEEP_MAX 8
+#define S_CHILD_EXIT_SETUP 126 // the child could not set up its stdin or stdout
+#define S_CHILD_EXIT_NO_GO 125 // the gate closed without a go-ahead: the trainer never ran
+#define S_CHILD_EXIT_EXEC  127 // exec failed (after the check before the fork)
 
 struct agent_runner {
     pid_t pid;               // trainer (and its process group); 0 once reaped
+    int gate_fd;             // the agent's end of the start gate; -1 once released (or none)
     int64_t start_ticks;     // its start time (field 22 of /proc/PID/stat); 0 if unknown
     bool file_mode;          // stdout goes to a file: EOF is not the end until it has ended
     int wake_fd;             // file mode: inotify on the file, to poll for new lines; -1: none
@@ -64,6 +69,33 @@ static void s_env_keep(char **env, size_t *n, char bufs[][512], const char *name
     }
 }
 
+// The child between fork and exec runs only async-signal-safe calls (the agent has threads): its
+// own process group, stdout to out_fd, stdin from /dev/null, then it waits on the gate. The
+// agent sends one byte once the spool names the trainer; the gate's end-of-file (the agent died
+// before that, or gave up on the start) makes it exit without ever running the trainer.
+static void s_child(int gate_fd, int gate_peer, int out_fd, char *const argv[], char *const env[])
+{
+    sigset_t none;
+    (void) sigemptyset(&none);
+    (void) sigprocmask(SIG_SETMASK, &none, NULL);
+    (void) setpgid(0, 0); // own group: a stop reaches its whole tree
+    (void) close(gate_peer);
+    int null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (null_fd < 0 || dup2(null_fd, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0) {
+        _exit(S_CHILD_EXIT_SETUP);
+    }
+    char go = 0;
+    ssize_t n = 0;
+    do {
+        n = read(gate_fd, &go, 1);
+    } while (n < 0 && errno == EINTR);
+    if (n != 1) {
+        _exit(S_CHILD_EXIT_NO_GO);
+    }
+    (void) execve(argv[0], argv, env);
+    _exit(S_CHILD_EXIT_EXEC);
+}
+
 static int s_spawn(agent_runner_t *self, char *const argv[], int out_fd, jf_err_t *err)
 {
     // A cleared environment with a fixed allow-list (reliability-security.md §2.3).
@@ -75,21 +107,44 @@ static int s_spawn(agent_runner_t *self, char *const argv[], int out_fd, jf_err_
     for (size_t i = 0; i < sizeof keep / sizeof keep[0]; i++) {
         s_env_keep(env, &n, bufs, keep[i]);
     }
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t attr;
-    (void) posix_spawn_file_actions_init(&fa);
-    (void) posix_spawnattr_init(&attr);
-    (void) posix_spawn_file_actions_adddup2(&fa, out_fd, STDOUT_FILENO);
-    (void) posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    (void) posix_spawnattr_setpgroup(&attr, 0); // own group: a stop reaches its whole tree
-    (void) posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-    int rc = posix_spawn(&self->pid, argv[0], &fa, &attr, argv, env);
-    posix_spawn_file_actions_destroy(&fa);
-    posix_spawnattr_destroy(&attr);
-    if (rc != 0) {
-        return jf_err_set(err, -rc, "cannot start '%s': %s", argv[0], strerror(rc));
+    // exec fails in the child, after the fork: what can be checked before is checked here, so
+    // that a missing program is a failed start, not an attempt that crashes.
+    if (access(argv[0], X_OK) != 0) {
+        return jf_err_set(err, -errno, "cannot start '%s': %s", argv[0], strerror(errno));
     }
+    // A socket pair, not a pipe: the go-ahead is sent with MSG_NOSIGNAL, so a child killed
+    // meanwhile cannot raise SIGPIPE in the agent.
+    int gate[2] = {-1, -1};
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, gate) != 0) {
+        return jf_err_set(err, -errno, "runner: cannot create the start gate: %s", strerror(errno));
+    }
+    pid_t pid = fork();
+    if (pid == 0) {
+        s_child(gate[1], gate[0], out_fd, argv, env);
+    }
+    int fork_errno = errno;
+    close(gate[1]);
+    if (pid < 0) {
+        close(gate[0]);
+        return jf_err_set(err, -fork_errno, "cannot start '%s': fork: %s", argv[0],
+                          strerror(fork_errno));
+    }
+    (void) setpgid(pid, pid); // as the child does: whichever runs first, the group exists
+    self->pid = pid;
+    self->gate_fd = gate[0];
     return 0;
+}
+
+int agent_runner_release(agent_runner_t *self)
+{
+    if (self->gate_fd < 0) {
+        return 0;
+    }
+    char go = 'g';
+    ssize_t n = send(self->gate_fd, &go, 1, MSG_NOSIGNAL);
+    close(self->gate_fd);
+    self->gate_fd = -1;
+    return n == 1 ? 0 : -EIO;
 }
 
 // Copies n arguments to argv from index at on, keeping the NULL at the end; returns the next index.
@@ -218,6 +273,7 @@ agent_runner_t *agent_runner_start(const agent_runner_opts_t *opts, jf_err_t *er
     }
     self->fd = -1;
     self->wake_fd = -1;
+    self->gate_fd = -1;
     self->mark = AGENT_RUNNER_MARK_NONE;
     int child_fd = -1;
     if (!(self->line = malloc(AGENT_RUNNER_LINE_MAX))) {
@@ -237,15 +293,36 @@ agent_runner_t *agent_runner_start(const agent_runner_opts_t *opts, jf_err_t *er
     if (rc != 0) {
         goto fail_destroy;
     }
-    // Read now, while the child cannot have been reaped: its identity for a later re-attach.
+    // Read now, while the child waits at the gate (it cannot have ended): its identity for a
+    // later re-attach. exec keeps the start time.
     if (agent_runner_proc_start_ticks(self->pid, &self->start_ticks) != 0) {
         self->start_ticks = 0;
     }
     self->deadline_us = jf_clock_mono_us() + opts->spec->timeout_us;
+    if (!opts->hold && agent_runner_release(self) != 0) {
+        jf_err_set(err, -EIO, "runner: the trainer ended before it could start");
+        goto fail_destroy;
+    }
     return self;
 fail_destroy:
     agent_runner_destroy(&self);
     return NULL;
+}
+
+// The run timeout of a trainer that started start_ticks clock ticks after boot (/proc counts on
+// the boot clock, which goes on through suspend), on this process's monotonic clock: a
+// re-attached run keeps its original deadline. Without the boot clock, from now.
+static int64_t s_deadline_since_start(int64_t start_ticks, int64_t timeout_us)
+{
+    int64_t now_us = jf_clock_mono_us();
+    long hz = sysconf(_SC_CLK_TCK);
+    struct timespec ts;
+    if (hz <= 0 || start_ticks <= 0 || clock_gettime(CLOCK_BOOTTIME, &ts) != 0) {
+        return now_us + timeout_us;
+    }
+    int64_t boot_us = (int64_t) ts.tv_sec * JF_US_PER_S + ts.tv_nsec / 1000;
+    int64_t elapsed_us = boot_us - start_ticks * JF_US_PER_S / hz;
+    return now_us - (elapsed_us > 0 ? elapsed_us : 0) + timeout_us;
 }
 
 agent_runner_t *agent_runner_attach(const agent_runner_attach_t *a, jf_err_t *err)
@@ -257,6 +334,7 @@ agent_runner_t *agent_runner_attach(const agent_runner_attach_t *a, jf_err_t *er
         return NULL;
     }
     self->wake_fd = -1;
+    self->gate_fd = -1;
     self->pid = (pid_t) a->pid;
     self->start_ticks = a->start_ticks;
     self->attached = true;
@@ -265,7 +343,7 @@ agent_runner_t *agent_runner_attach(const agent_runner_attach_t *a, jf_err_t *er
     self->epochs = a->mark.epochs;
     self->line_fn = a->line_fn;
     self->line_arg = a->line_arg;
-    self->deadline_us = jf_clock_mono_us() + a->timeout_us;
+    self->deadline_us = s_deadline_since_start(a->start_ticks, a->timeout_us);
     self->fd = open(a->out_path, O_RDONLY | O_CLOEXEC);
     off_t at = self->fd >= 0 ? lseek(self->fd, (off_t) a->mark.offset, SEEK_SET) : -1;
     if (at < 0 || a->pid <= 0) {
@@ -285,6 +363,11 @@ void agent_runner_identity(const agent_runner_t *self, int64_t *ret_pid, int64_t
 {
     *ret_pid = self->pid;
     *ret_start_ticks = self->start_ticks;
+}
+
+int64_t agent_runner_deadline_us(const agent_runner_t *self)
+{
+    return self->deadline_us;
 }
 
 int64_t agent_runner_offset(const agent_runner_t *self)
@@ -613,6 +696,9 @@ void agent_runner_destroy(agent_runner_t **self_p)
         return;
     }
     agent_runner_t *self = *self_p;
+    if (self->gate_fd >= 0) {
+        close(self->gate_fd); // a trainer held at the gate exits without running
+    }
     if (self->attached && self->pid > 0) {
         s_signal(self, SIGKILL); // not ours to wait for: its new parent reaps it
     } else if (self->pid > 0 && !self->reaped) {

@@ -53,6 +53,8 @@ typedef struct agent_runner_opts {
     void *line_arg;             // passed to line_fn
     const char *out_path;       // borrowed; the trainer's stdout goes to this new file (it then
                                 // survives the agent); NULL: a pipe (it dies with the agent)
+    bool hold;                  // the child waits at its start gate until agent_runner_release
+                                // (the caller records it first); false: released at once
 } agent_runner_opts_t;
 
 // A trainer started by an earlier agent process (docs/protocol.md §4.4).
@@ -61,7 +63,8 @@ typedef struct agent_runner_attach {
     int64_t start_ticks;        // its start time as recorded: another process on the pid is not it
     const char *out_path;       // borrowed: the file its stdout goes to
     agent_runner_mark_t mark;   // what the spool has of it
-    int64_t timeout_us;         // the run timeout, counted again from now
+    int64_t timeout_us;         // the run timeout, counted from the trainer's start (start_ticks):
+                                // the deadline is the one the first agent set
     agent_runner_line_fn line_fn; // may be NULL
     void *line_arg;
 } agent_runner_attach_t;
@@ -77,9 +80,19 @@ typedef struct agent_runner_outcome {
 // takes it over). Returns 0, or non-zero to stop reading for now.
 typedef int (*agent_runner_record_fn)(json_t *rec, void *arg);
 
-// Starts the child. Caller owns the result; release with agent_runner_destroy. NULL with err if
-// it could not be started.
+// Starts the child (fork): it sets up its output and process group, then waits at a start gate
+// and runs the trainer (exec) only on agent_runner_release; if the gate closes first (the agent
+// died, or destroyed the runner) it exits (code 125) without running it. With opts->hold false
+// the gate opens at once. Caller owns the result; release with agent_runner_destroy. NULL with
+// err if it could not be started.
 agent_runner_t *agent_runner_start(const agent_runner_opts_t *opts, jf_err_t *err);
+
+// Opens the start gate of a held child (a no-op once open): 0, or -EIO when the child has gone.
+int agent_runner_release(agent_runner_t *self);
+
+// The run's deadline on the monotonic clock: the start plus the run timeout (for a re-attached
+// trainer, its start as /proc records it).
+int64_t agent_runner_deadline_us(const agent_runner_t *self);
 
 // Re-attaches to a trainer an earlier agent started: reads its output file from the mark on,
 // skipping records the mark says are spooled, and sees it end through /proc (it is not this

@@ -29,6 +29,7 @@
 #define AGENT_CLOCK_SHIFT_ENV      "JF_TEST_CLOCK_SHIFT_US" // test hook, see s_test_clock_shift_us
 #define AGENT_CLOCK_SHIFT_MAX_US   (INT64_C(3600) * 1000000)
 #define AGENT_TRAINER_OUT_FMT      "trainer-%s-%lld.jsonl" // in --state-dir: run id, attempt
+#define AGENT_TEST_CRASH_ENV       "JF_TEST_AGENT_CRASH" // test builds only, see s_test_crash_point
 #define AGENT_CLOCK_REFUSED        "unknown member 'echo_t_us'" // an older coordinator's detail
 
 // Where the run is. Preparing: the worker checks storage, sets the power mode, drops caches;
@@ -133,8 +134,9 @@ void agent_session_run_fini(agent_session_t *self);
 // memory-only spool: the trainer writes into a pipe), -ENAMETOOLONG.
 int agent_session_trainer_path(const agent_session_t *self, const char *run, int64_t attempt,
                                char *buf, size_t size);
-// Records the run's new trainer in the spool (logs a warning when it cannot).
-void agent_session_trainer_record(agent_session_t *self, const char *out_path);
+// Records the run's new trainer (held at its start gate) in the spool: 0, or -EIO / -ENOMEM with
+// err (the caller then does not start it).
+int agent_session_trainer_record(agent_session_t *self, const char *out_path, jf_err_t *err);
 // The read mark of a trainer row: 0 or -EIO with err.
 int agent_session_mark_parse(const char *text, agent_runner_mark_t *ret_mark, jf_err_t *err);
 // Moves the run's read mark over records (samples) about to be spooled in one progress

@@ -150,7 +150,31 @@ static agent_measure_t *s_measure_new(const agent_session_t *self, int64_t now_u
     return agent_measure_new(&mo, err);
 }
 
-// The trainer: the platform's program and arguments, the run's own added by the runner.
+// Test builds only (JF_AGENT_TEST_HOOKS): JF_TEST_AGENT_CRASH=<point> kills the agent with SIGKILL
+// at that point of a run's start, so that a test can crash it where nothing else could
+// (tests/integration/reattach_test.c). Points: "trainer-spawned" (the trainer is spawned, its
+// spool row not yet stored).
+#if JF_AGENT_TEST_HOOKS
+static void s_test_crash_point(const char *point)
+{
+    const char *want = getenv(AGENT_TEST_CRASH_ENV);
+    if (want && strcmp(want, point) == 0) {
+        jf_log_warn("run: %s=%s: the agent kills itself here (test only)", AGENT_TEST_CRASH_ENV,
+                    point);
+        (void) raise(SIGKILL);
+    }
+}
+#else
+static void s_test_crash_point(const char *point)
+{
+    (void) point;
+}
+#endif
+
+// The trainer: the platform's program and arguments, the run's own added by the runner. With a
+// spool file it writes into a file there and outlives an agent crash; it is held at its start
+// gate until the spool names it, so that an agent that dies in between leaves no trainer that
+// nobody tracks (the held child exits when the gate closes; docs/protocol.md §4.4.1).
 static agent_runner_t *s_runner_start(agent_session_t *self, jf_err_t *err)
 {
     agent_run_t *r = &self->run;
@@ -175,21 +199,30 @@ static agent_runner_t *s_runner_start(agent_session_t *self, jf_err_t *err)
                       r->spec.run_id, boxed->program, boxed->args[0],
                       self->container.words[self->container.n_words - 1]);
     }
-    // With a spool file the trainer writes into a file there and outlives an agent crash.
     int prc = agent_session_trainer_path(self, r->spec.run_id, r->attempt, r->out_path,
                                          sizeof r->out_path);
     if (prc != 0) {
         r->out_path[0] = '\0';
     }
-    agent_runner_opts_t o = {.trainer = boxed ? boxed : &trainer, .spec = &r->spec,
-                             .line_fn = s_on_trainer_line, .line_arg = self,
-                             .out_path = r->out_path[0] ? r->out_path : NULL};
+    agent_runner_opts_t o = {.trainer = boxed ? boxed : &trainer,
+                             .spec = &r->spec,
+                             .line_fn = s_on_trainer_line,
+                             .line_arg = self,
+                             .out_path = r->out_path[0] ? r->out_path : NULL,
+                             .hold = r->out_path[0] != '\0'};
     r->mark = AGENT_RUNNER_MARK_NONE;
     agent_runner_t *runner = agent_runner_start(&o, err);
     free(boxed);
-    if (runner && r->out_path[0]) {
-        r->runner = runner;
-        agent_session_trainer_record(self, r->out_path);
+    if (!runner || !o.hold) {
+        return runner;
+    }
+    r->runner = runner;
+    s_test_crash_point("trainer-spawned");
+    int rc = agent_session_trainer_record(self, r->out_path, err);
+    rc = rc ? rc : agent_runner_release(runner);
+    if (rc != 0) {
+        r->runner = NULL;
+        agent_runner_destroy(&runner); // closes the gate: the held child exits unrun
     }
     return runner;
 }
@@ -511,6 +544,25 @@ void agent_session_drop_run(agent_session_t *self, const char *run, int64_t atte
     agent_spool_drop(self->spool, run, attempt);
 }
 
+// The trainer's output file stays while the spool names its trainer and its stream lacks its
+// final message: records in it may not be spooled yet (read but buffered, or not read at all),
+// and the next agent start reads them from the mark (docs/protocol.md §4.4.1). Otherwise it goes.
+static void s_output_fini(agent_session_t *self)
+{
+    agent_run_t *r = &self->run;
+    if (!r->out_path[0]) {
+        return;
+    }
+    if (r->trainer_recorded && agent_spool_is_open(self->spool, r->spec.run_id, r->attempt)) {
+        jf_log_notice("run: %s attempt %lld is not over: the trainer's output '%s' and its spool "
+                      "row stay; the next agent start delivers what the spool lacks from them",
+                      r->spec.run_id, (long long) r->attempt, r->out_path);
+    } else if (unlink(r->out_path) != 0 && errno != ENOENT) {
+        jf_log_warn("run: cannot remove the trainer's output '%s': %s; it stays", r->out_path,
+                    strerror(errno));
+    }
+}
+
 void agent_session_run_fini(agent_session_t *self)
 {
     agent_run_t *r = &self->run;
@@ -522,10 +574,7 @@ void agent_session_run_fini(agent_session_t *self)
         self->sampler_stops++; // its answer is dropped when it comes
     }
     agent_runner_destroy(&r->runner);
-    if (r->out_path[0] && unlink(r->out_path) != 0) {
-        jf_log_warn("run: cannot remove the trainer's output '%s': %s; it stays", r->out_path,
-                    strerror(errno));
-    }
+    s_output_fini(self);
     agent_measure_destroy(&r->measure);
     json_decref(r->records);
     json_decref(r->samples);
@@ -614,12 +663,12 @@ int agent_session_run_reattach(agent_session_t *self)
                         inv[i].run, (long long) inv[i].attempt, err.msg);
         } else {
             agent_spool_keep(self->spool, inv[i].run, inv[i].attempt);
+            int64_t left_us = agent_runner_deadline_us(self->run.runner) - jf_clock_mono_us();
             jf_log_notice("run: re-attached to %s attempt %lld: trainer pid %lld %s, reading its "
-                          "output from byte %lld",
+                          "output from byte %lld; its timeout (from its start) falls in %lld ms",
                           inv[i].run, (long long) inv[i].attempt, (long long) t.pid,
-                          agent_runner_has_ended(self->run.runner) ? "has ended"
-                                                                         : "still runs",
-                          (long long) self->run.mark.offset);
+                          agent_runner_has_ended(self->run.runner) ? "has ended" : "still runs",
+                          (long long) self->run.mark.offset, (long long) (left_us / 1000));
         }
         agent_spool_db_trainer_fini(&t);
     }

@@ -58,7 +58,7 @@ int agent_session_mark_parse(const char *text, agent_runner_mark_t *ret_mark, jf
     return 0;
 }
 
-void agent_session_trainer_record(agent_session_t *self, const char *out_path)
+int agent_session_trainer_record(agent_session_t *self, const char *out_path, jf_err_t *err)
 {
     agent_run_t *r = &self->run;
     agent_spool_db_trainer_t t = {.out_path = (char *) out_path};
@@ -68,21 +68,24 @@ void agent_session_trainer_record(agent_session_t *self, const char *out_path)
     json_decref(spec);
     t.power = r->power_mode ? json_dumps(r->power_mode, JSON_COMPACT) : NULL;
     t.mark = s_mark_text(&r->mark);
-    jf_err_t err = {0};
-    int rc = t.spec && t.mark && t.start_ticks > 0
-                 ? agent_spool_set_trainer(self->spool, r->spec.run_id, r->attempt, &t, &err)
-                 : jf_err_set(&err, -ENOMEM, "out of memory");
+    int rc = 0;
+    if (t.start_ticks <= 0) {
+        // Held at its gate, the child cannot have ended: /proc did not say when it started.
+        rc = jf_err_set(err, -EIO, "cannot read the start time of trainer pid %lld from /proc",
+                        (long long) t.pid);
+    } else if (!t.spec || !t.mark) {
+        rc = jf_err_set(err, -ENOMEM, "out of memory");
+    } else {
+        rc = agent_spool_set_trainer(self->spool, r->spec.run_id, r->attempt, &t, err);
+    }
     r->trainer_recorded = rc == 0;
-    if (rc != 0 && t.start_ticks == 0) {
-        jf_log_info("run: %s: its trainer ended at once; nothing to re-attach to", r->spec.run_id);
-    } else if (rc != 0) {
-        jf_log_warn("run: %s: cannot record its trainer for a re-attach: %s; an agent restart "
-                    "during this run will report it crashed",
-                    r->spec.run_id, err.msg);
+    if (rc != 0) {
+        jf_err_prefix(err, "cannot record its trainer in the spool");
     }
     free(t.spec);
     free(t.power);
     free(t.mark);
+    return rc;
 }
 
 // Moves the mark over the records of one progress message.

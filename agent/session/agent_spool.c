@@ -241,6 +241,12 @@ bool agent_spool_has(const agent_spool_t *self, const char *run, int64_t attempt
     return s_find(self, run, attempt) != NULL;
 }
 
+bool agent_spool_is_open(const agent_spool_t *self, const char *run, int64_t attempt)
+{
+    const s_stream_t *s = s_find(self, run, attempt);
+    return s && !s->final_appended;
+}
+
 size_t agent_spool_bytes(const agent_spool_t *self)
 {
     return self->bytes;

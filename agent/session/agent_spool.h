@@ -119,6 +119,9 @@ size_t agent_spool_inventory(const agent_spool_t *self, jf_hello_run_t *out, siz
 // True if the stream of (run, attempt) is open.
 bool agent_spool_has(const agent_spool_t *self, const char *run, int64_t attempt);
 
+// True if the stream of (run, attempt) is open and its final message not yet appended.
+bool agent_spool_is_open(const agent_spool_t *self, const char *run, int64_t attempt);
+
 // Bytes currently held, for logs and limits.
 size_t agent_spool_bytes(const agent_spool_t *self);
 

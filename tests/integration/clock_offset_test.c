@@ -249,7 +249,7 @@ static json_t *s_ping(zsock_t *router, int64_t id, int64_t t1_us, int window_ms)
 static void test_agent_drops_clock_members_for_older_coordinator(void **state)
 {
     jft_fleet_t *f = *state;
-    zsock_t *router = jft_router_new();
+    zsock_t *router = jft_router_new_in(f->dir);
     assert_non_null(router);
     assert_int_equal(jft_fleet_start_agent_at(f, 0, zsock_endpoint(router), NULL), 0);
     json_t *hello = jft_recv_type(router, "hello", S_WAIT_MS * jft_timeout_scale(), NULL);

@@ -72,7 +72,23 @@ static int s_setup(void **state)
     jft_fleet_t *f = calloc(1, sizeof *f);
     const char *types[S_SIMS] = {"xavier-nx", "xavier-nx", "xavier-nx"};
     *state = f;
-    return f && jft_fleet_setup_sims(f, 0, types, S_SIMS) == 0 ? 0 : -1;
+    // TCP: the test floods the agent port with plain TCP connections. Its boards then carry the
+    // fleet's prefix (jft_fleet_board), so that no other test's agent is one of them.
+    return f && jft_fleet_setup_sims(f, 0, types, S_SIMS) == 0 &&
+                   jft_fleet_set_coord(f, "tcp://127.0.0.1:*", NULL) == 0
+               ? 0
+               : -1;
+}
+
+// Runs in one of states (an SQL list) on boards other than sim-3 (which registers after the
+// flood).
+static long long s_runs_not_sim3(jft_fleet_t *f, const char *states)
+{
+    char sql[512];
+    (void) snprintf(sql, sizeof sql,
+                    "SELECT count(*) FROM runs WHERE board != '%s' AND state IN (%s)",
+                    jft_fleet_board(f, "sim-3"), states);
+    return jft_fleet_sql_int(f, sql);
 }
 
 static int s_teardown(void **state)
@@ -282,8 +298,7 @@ static long long s_start_sweep(jft_fleet_t *f)
     assert_int_equal(jft_fleet_write(f, "fdflood.yaml", s_sweep, sweep), 0);
     free(jft_cli_expect(f, 0, 60000, (const char *const[]) {"sweep", "submit", sweep, NULL}));
     assert_true(jft_wait_until(s_some_running, f, 60000));
-    return s_sql(f, "SELECT count(*) FROM runs WHERE board != 'sim-3' AND state IN ('pending', "
-                    "'assigned', 'running')");
+    return s_runs_not_sim3(f, "'pending', 'assigned', 'running'");
 }
 
 static void s_flood(jft_fleet_t *f, s_flood_t *r)
@@ -320,12 +335,10 @@ static void test_flood_at_limit(void **state)
     s_restart(f, S_LIMIT, S_LIMIT);
     int64_t t_submit = s_now_ms();
     long long active = s_start_sweep(f);
-    static const char done_sql[] =
-        "SELECT count(*) FROM runs WHERE board != 'sim-3' AND state = 'done'";
-    long long done_before = s_sql(f, done_sql);
+    long long done_before = s_runs_not_sim3(f, "'done'");
     s_flood_t r = {0};
     s_flood(f, &r);
-    long long done_in_hold = s_sql(f, done_sql) - done_before;
+    long long done_in_hold = s_runs_not_sim3(f, "'done'") - done_before;
     // Afterwards a board that was never connected registers, and the sweep ends.
     assert_int_equal(jft_fleet_start_sim_agent(f, S_SIMS - 1, s_agent_args), 0);
     bool registered = jft_fleet_wait_online(f, S_SIMS, 60000);

@@ -873,7 +873,7 @@ static void test_agent_answers_hostile_messages(void **state)
     s_fx_t *fx = *state;
     jft_fleet_t *f = &fx->fleet;
     s_peer_t *p = &fx->board;
-    s_peer_init(p, jft_router_new(), "agent host-1", &f->agents[0], &fx->summary->agent);
+    s_peer_init(p, jft_router_new_in(f->dir), "agent host-1", &f->agents[0], &fx->summary->agent);
     p->to = "host-1";
     p->keepalive_us = S_KEEPALIVE_US;
     // A fresh agent: what the coordinator test left in host-1's on-disk spool would be resent

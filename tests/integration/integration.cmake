@@ -235,3 +235,11 @@ jf_add_integration_test(rounds_plan TIMEOUT 120
                         SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/rounds_plan_test.c
                         LIBS jft_support jf_common)
 add_dependencies(rounds_plan_itest ${JF_ITEST_DEPS})
+
+# The agent's trainer handling: a clean stop keeps unread records, a crash before the trainer's
+# spool row leaves no untracked trainer, a re-attached run keeps its deadline (protocol.md §4.4.1).
+jf_add_integration_test(agent_trainer TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/agent_trainer_test.c
+                        LIBS jft_support jf_common)
+set_property(TEST integration.agent_trainer APPEND PROPERTY LABELS reliability)
+add_dependencies(agent_trainer_itest ${JF_ITEST_DEPS})

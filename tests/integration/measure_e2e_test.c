@@ -132,11 +132,12 @@ static void t_write_fleet(jft_fleet_t *f)
     char *yaml = malloc(16384);
     assert_non_null(yaml);
     int n = snprintf(yaml, 16384,
-                     "coordinator:\n  agent_endpoint: tcp://127.0.0.1:*\n  data_dir: state\n"
+                     // ipc in the test's directory, as jft_fleet's own (jft_fleet.h).
+                     "coordinator:\n  agent_endpoint: %s\n  data_dir: state\n"
                      "  heartbeat_interval: 500ms\n  heartbeat_timeout: 3s\n  run_timeout: 5m\n"
                      "boards:\n  - name: host-1\n    type: host\n    storage:\n"
                      "      - {medium: local, mount: /, dataset_root: %s}\n",
-                     data);
+                     f->agent_endpoint, data);
     for (int i = 1; i <= S_NX; i++) {
         // nx-2's medium is configured on a mount the dataset is not on.
         n += snprintf(yaml + n, 16384 - (size_t) n,

@@ -68,7 +68,10 @@ static int s_setup(void **state)
     jft_fleet_t *f = calloc(1, sizeof *f);
     const char *types[] = {"xavier-nx"};
     *state = f;
-    if (!f || jft_fleet_setup_sims(f, 0, types, 1) != 0) {
+    // TCP, for the proxy. The board's name then carries the fleet's prefix (jft_fleet_board):
+    // an agent of another test that reaches this coordinator on a reused port is not its board.
+    if (!f || jft_fleet_setup_sims(f, 0, types, 1) != 0 ||
+        jft_fleet_set_coord(f, "tcp://127.0.0.1:*", NULL) != 0) {
         return -1;
     }
     return jft_fleet_set_heartbeat(f, interval, timeout);
@@ -100,7 +103,7 @@ static bool s_agent_done(void *arg)
 {
     jft_fleet_t *f = arg;
     char path[PATH_MAX + 32];
-    (void) snprintf(path, sizeof path, "%s/agent-sim-1.log", f->dir);
+    (void) snprintf(path, sizeof path, "%s/agent-%s.log", f->dir, jft_fleet_board(f, "sim-1"));
     char *text = jft_read_file(path, NULL);
     bool done = text && strstr(text, "attempt 1 done");
     free(text);
@@ -124,11 +127,11 @@ static void s_submit(jft_fleet_t *f, long long cut_s)
     char text[512], path[PATH_MAX];
     // Long enough that the run outlives the cut and the reconnection on a loaded machine.
     (void) snprintf(text, sizeof text,
-                    "name: partition\ntarget:\n  boards: [sim-1]\n"
+                    "name: partition\ntarget:\n  boards: [%s]\n"
                     "workloads:\n  - {model: lenet5, dataset: mnist, epochs: %lld}\n"
                     "power_modes: [MODE_20W_6CORE]\nstorage: [nvme]\nworkers: [1]\n"
                     "batch_sizes: [64]\ntelemetry_hz: %d\n",
-                    cut_s / S_EPOCH_S + 5, S_RATE_HZ);
+                    jft_fleet_board(f, "sim-1"), cut_s / S_EPOCH_S + 5, S_RATE_HZ);
     assert_int_equal(jft_fleet_write(f, "partition.yaml", text, path), 0);
     free(jft_cli_expect(f, 0, S_CLI_MS, (const char *const[]){"sweep", "submit", path, NULL}));
 }

@@ -13,12 +13,12 @@
 #include "jft_check.h"
 #include "jft_fleet.h"
 #include "jft_fs.h"
+#include "jft_trainer.h"
 
 #include <errno.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
-#include <sqlite3.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -51,34 +51,9 @@ typedef struct s_ctx {
     char spool[PATH_MAX + 64];
 } s_ctx_t;
 
-// Field 22 of /proc/PID/stat, or 0 if there is no such live process.
-static long long s_start_ticks(long long pid)
-{
-    char path[64], text[1024] = {0};
-    (void) snprintf(path, sizeof path, "/proc/%lld/stat", pid);
-    FILE *f = fopen(path, "r");
-    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
-    if (f) {
-        fclose(f);
-    }
-    text[n] = '\0';
-    char *p = strrchr(text, ')');
-    char state = 0;
-    unsigned long long ticks = 0;
-    if (!p ||
-        sscanf(p + 1,
-               " %c %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s "
-               "%*s %*s %llu",
-               &state, &ticks) != 2 ||
-        state == 'Z') {
-        return 0;
-    }
-    return (long long) ticks;
-}
-
 static bool s_trainer_alive(const s_ctx_t *c)
 {
-    return c->trainer_pid > 0 && s_start_ticks(c->trainer_pid) == c->trainer_ticks;
+    return c->trainer_pid > 0 && jft_trainer_start_ticks(c->trainer_pid) == c->trainer_ticks;
 }
 
 static bool s_trainer_gone(void *arg)
@@ -105,15 +80,10 @@ static int s_setup(void **state)
     if (!c || jft_fleet_setup_sims(&c->fleet, 0, types, 1) != 0) {
         return -1;
     }
-    // An ipc endpoint in the test's own directory: while this test's coordinator is down (most
-    // of the test), its agent must not reach another test's coordinator that took the freed TCP
-    // port (both name their board sim-1 and hold the same run id). CI saw that: this test's agent
-    // lost its run to it, and the other test stored this test's records.
-    char agents[JFT_FLEET_DIR_MAX + 32];
-    (void) snprintf(agents, sizeof agents, "ipc://%s/agents.sock", c->fleet.dir);
-    if (jft_fleet_set_coord(&c->fleet, agents, NULL) != 0) {
-        return -1;
-    }
+    // jft_fleet's coordinator listens on an ipc endpoint in the test's own directory: while this
+    // test's coordinator is down (most of the test), its agent cannot reach another test's
+    // coordinator, as it could on a freed TCP port (CI saw that: this test's agent lost its run
+    // to sim_energy's coordinator, which stored this test's records).
     (void) snprintf(c->spool, sizeof c->spool, JFT_FLEET_AGENT_STATE_FMT "/spool.db", c->fleet.dir,
                     "sim-1");
     return 0;
@@ -136,18 +106,7 @@ static long long s_sql(s_ctx_t *c, const char *sql)
 // One integer from the (unlocked) spool file of the dead or stopped agent; -1 on error.
 static long long s_spool_int(const s_ctx_t *c, const char *sql)
 {
-    sqlite3 *db = NULL;
-    sqlite3_stmt *st = NULL;
-    long long v = -1;
-    if (sqlite3_open_v2(c->spool, &db, SQLITE_OPEN_READWRITE, NULL) == SQLITE_OK &&
-        sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
-        v = sqlite3_column_int64(st, 0);
-    } else {
-        fprintf(stderr, "spool '%s': %s: %s\n", c->spool, sql, db ? sqlite3_errmsg(db) : "");
-    }
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    return v;
+    return jft_trainer_sqlite_int(c->spool, sql);
 }
 
 static bool s_epoch_stored(void *arg)

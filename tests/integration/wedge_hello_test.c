@@ -107,7 +107,7 @@ static int s_log_count(const char *path, const char *what)
 static void test_agent_one_hello_per_lost_session(void **state)
 {
     jft_fleet_t *f = *state;
-    zsock_t *router = jft_router_new();
+    zsock_t *router = jft_router_new_in(f->dir);
     assert_non_null(router);
     assert_int_equal(jft_fleet_start_agent_at(f, 0, zsock_endpoint(router), NULL), 0);
     json_t *hello = jft_recv_type(router, "hello", S_START_MS * jft_timeout_scale(), NULL);

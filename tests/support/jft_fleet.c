@@ -33,8 +33,59 @@ static const char *s_hb_timeout(const jft_fleet_t *f)
     return f->n_sims > 0 ? JFT_FLEET_SIM_HEARTBEAT_TIMEOUT : "3s";
 }
 
+static bool s_on_tcp(const jft_fleet_t *f)
+{
+    return strncmp(f->agent_endpoint, "tcp://", 6) == 0;
+}
+
+// The default endpoint: ipc in the fleet's directory, which no other test's agent can reach;
+// TCP when the path would not fit a socket address.
+static void s_default_endpoint(jft_fleet_t *f)
+{
+    if (f->agent_endpoint[0]) {
+        return;
+    }
+    size_t n = strlen(f->dir) + sizeof "/" JFT_FLEET_IPC_NAME;
+    if (n < JFT_FLEET_IPC_PATH_MAX) {
+        (void) snprintf(f->agent_endpoint, sizeof f->agent_endpoint, "ipc://%.*s/%s",
+                        JFT_FLEET_IPC_PATH_MAX, f->dir, JFT_FLEET_IPC_NAME);
+    } else {
+        (void) snprintf(f->agent_endpoint, sizeof f->agent_endpoint, "tcp://127.0.0.1:*");
+    }
+}
+
+// Board names by slot: on TCP each carries the fleet's tag, so that an agent of this fleet that
+// reaches another test's coordinator (which took a port this one freed) is not one of its boards.
+static void s_name_boards(jft_fleet_t *f)
+{
+    const char *prefix = s_on_tcp(f) ? f->tag : "";
+    const char *dash = s_on_tcp(f) ? "-" : "";
+    for (size_t i = 0; i < f->n_boards + f->n_sims; i++) {
+        bool host = i < f->n_boards;
+        (void) snprintf(f->names[i], sizeof f->names[i], "%s%s%s-%zu", prefix, dash,
+                        host ? "host" : "sim", host ? i + 1 : i - f->n_boards + 1);
+    }
+}
+
+const char *jft_fleet_board(const jft_fleet_t *f, const char *base)
+{
+    size_t k = 0;
+    char rest = 0;
+    bool host = sscanf(base, "host-%zu%c", &k, &rest) == 1;
+    bool sim = !host && sscanf(base, "sim-%zu%c", &k, &rest) == 1;
+    if (host && k >= 1 && k <= f->n_boards) {
+        return f->names[k - 1];
+    }
+    if (sim && k >= 1 && k <= f->n_sims) {
+        return f->names[f->n_boards + k - 1];
+    }
+    return base;
+}
+
 static int s_write_config(jft_fleet_t *f)
 {
+    s_default_endpoint(f);
+    s_name_boards(f);
     size_t cap = 4096 + (f->n_boards + f->n_sims) * 512;
     char *yaml = malloc(cap);
     if (!yaml) {
@@ -46,20 +97,19 @@ static int s_write_config(jft_fleet_t *f)
                      "coordinator:\n  agent_endpoint: %s\n  data_dir: state\n"
                      "  heartbeat_interval: %s\n  heartbeat_timeout: %s\n  run_timeout: 5m\n"
                      "%sboards:\n",
-                     f->agent_endpoint[0] ? f->agent_endpoint : "tcp://127.0.0.1:*",
-                     f->hb_interval[0] ? f->hb_interval : "500ms", s_hb_timeout(f),
-                     f->coord_extra);
+                     f->agent_endpoint, f->hb_interval[0] ? f->hb_interval : "500ms",
+                     s_hb_timeout(f), f->coord_extra);
     for (size_t i = 0; i < f->n_boards && n > 0 && (size_t) n < cap; i++) {
         n += snprintf(yaml + n, cap - (size_t) n,
-                      "  - name: host-%zu\n    type: host\n    storage:\n      - medium: local\n"
+                      "  - name: %s\n    type: host\n    storage:\n      - medium: local\n"
                       "        mount: /\n        dataset_root: %s/data\n",
-                      i + 1, f->dir);
+                      f->names[i], f->dir);
     }
     for (size_t i = 0; i < f->n_sims && n > 0 && (size_t) n < cap; i++) {
         n += snprintf(yaml + n, cap - (size_t) n,
-                      "  - name: sim-%zu\n    type: sim\n    simulates: %s\n    storage:\n"
+                      "  - name: %s\n    type: sim\n    simulates: %s\n    storage:\n"
                       "      - medium: nvme\n        mount: /\n        dataset_root: %s/data\n",
-                      i + 1, f->sim_types[i], f->dir);
+                      f->names[f->n_boards + i], f->sim_types[i], f->dir);
     }
     int rc = jft_write_file(f->config, yaml);
     free(yaml);
@@ -83,6 +133,8 @@ int jft_fleet_setup_sims(jft_fleet_t *f, size_t n_boards, const char *const *sim
     for (size_t i = 0; i < n_sims; i++) {
         f->sim_types[i] = sim_types[i];
     }
+    static unsigned s_fleets; // fleets this test process made: with the pid, unique on the machine
+    (void) snprintf(f->tag, sizeof f->tag, "t%ldx%u", (long) getpid(), s_fleets++);
     int rc = jft_tmpdir_new_sized(f->dir, sizeof f->dir);
     if (rc != 0) {
         return rc;
@@ -96,7 +148,7 @@ int jft_fleet_setup_sims(jft_fleet_t *f, size_t n_boards, const char *const *sim
 int jft_fleet_set_coord(jft_fleet_t *f, const char *agent_endpoint, const char *extra_lines)
 {
     (void) snprintf(f->agent_endpoint, sizeof f->agent_endpoint, "%s",
-                    agent_endpoint ? agent_endpoint : "");
+                    agent_endpoint ? agent_endpoint : ""); // "": the default again
     (void) snprintf(f->coord_extra, sizeof f->coord_extra, "%s", extra_lines ? extra_lines : "");
     return s_write_config(f);
 }
@@ -185,15 +237,19 @@ int jft_fleet_start_agent_at(jft_fleet_t *f, size_t i, const char *endpoint,
     if (i >= JFT_FLEET_AGENTS_MAX) {
         return -EINVAL;
     }
-    char bin[PATH_MAX], log[PATH_MAX + 64], name[32], state[PATH_MAX + 64];
+    char bin[PATH_MAX], log[PATH_MAX + 64], name[JFT_FLEET_NAME_MAX], state[PATH_MAX + 64];
     jft_bin("jetfleet-agent", bin);
-    (void) snprintf(name, sizeof name, "host-%zu", i + 1);
+    (void) snprintf(name, sizeof name, "%s",
+                    i < f->n_boards ? f->names[i] : ""); // a slot past the hosts: host-<i+1>
+    if (!name[0]) {
+        (void) snprintf(name, sizeof name, "host-%zu", i + 1);
+    }
     (void) snprintf(log, sizeof log, "%s/agent-%s.log", f->dir, name);
     (void) snprintf(state, sizeof state, JFT_FLEET_AGENT_STATE_FMT, f->dir, name);
     char *argv[] = {bin,         "--coordinator", (char *) endpoint, "--name", name, "--config",
                     f->config,   "--log-level",   "info",            "--state-dir", state, NULL, NULL, NULL};
     s_security_args(f, argv + 11);
-    return jft_proc_start(&f->agents[i], log, argv, env_extra);
+    return jft_proc_start(&f->agents[i], log, argv, env_extra ? env_extra : f->agent_env);
 }
 
 int jft_fleet_start_agent_named(jft_fleet_t *f, size_t i, const char *name,
@@ -214,7 +270,7 @@ int jft_fleet_start_agent_named(jft_fleet_t *f, size_t i, const char *name,
         argv[n++] = (char *) extra_args[k];
     }
     argv[n] = NULL;
-    return jft_proc_start(&f->agents[i], log, argv, NULL);
+    return jft_proc_start(&f->agents[i], log, argv, f->agent_env);
 }
 
 int jft_fleet_start_sim_agent(jft_fleet_t *f, size_t i, const char *const *extra_args)
@@ -222,8 +278,7 @@ int jft_fleet_start_sim_agent(jft_fleet_t *f, size_t i, const char *const *extra
     if (i >= f->n_sims) {
         return -EINVAL;
     }
-    char name[32], platform[64];
-    (void) snprintf(name, sizeof name, "sim-%zu", i + 1);
+    char platform[64];
     (void) snprintf(platform, sizeof platform, "sim:%s", f->sim_types[i]);
     const char *args[32] = {"--platform", platform};
     size_t n = 2;
@@ -231,7 +286,7 @@ int jft_fleet_start_sim_agent(jft_fleet_t *f, size_t i, const char *const *extra
         args[n++] = extra_args[k];
     }
     args[n] = NULL;
-    return jft_fleet_start_agent_named(f, f->n_boards + i, name, args);
+    return jft_fleet_start_agent_named(f, f->n_boards + i, f->names[f->n_boards + i], args);
 }
 
 static sqlite3_stmt *s_sql_row(jft_fleet_t *f, const char *sql, sqlite3 **ret_db)

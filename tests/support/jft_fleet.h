@@ -1,6 +1,10 @@
-/* Test support: a whole fleet on 127.0.0.1 — a temporary directory with a tiny generated MNIST
- * dataset, a fleet.yaml of host boards and simulated boards, a coordinator on an ephemeral port, agents, the CLI —
- * and a teardown that stops every process and removes the directory even after a failure. */
+/* Test support: a whole fleet on one machine — a temporary directory with a tiny generated MNIST
+ * dataset, a fleet.yaml of host boards and simulated boards, a coordinator on an ipc endpoint in
+ * that directory (or, when the test asks, an ephemeral 127.0.0.1 port), agents, the CLI — and a
+ * teardown that stops every process and removes the directory even after a failure.
+ * Fleets of concurrent tests never talk to each other: an ipc endpoint is in the test's own
+ * directory, and a fleet on TCP names its boards with a prefix unique to it (jft_fleet_board), so
+ * an agent that reaches another test's coordinator on a reused port is refused there. */
 #ifndef JFT_FLEET_H
 #define JFT_FLEET_H
 
@@ -13,23 +17,33 @@
 #define JFT_FLEET_SIM_HEARTBEAT_TIMEOUT "30s" // fleets with sim boards (many trainers at once)
 #define JFT_FLEET_DIR_MAX    1024 // short enough that every path built inside it fits PATH_MAX
 #define JFT_FLEET_AGENT_STATE_FMT "%s/agent-state-%s" // each agent's --state-dir: dir, name
+// The default agent endpoint is ipc://<dir>/agents.sock; a longer path than this does not fit a
+// socket address (sun_path), and such a fleet uses TCP.
+#define JFT_FLEET_IPC_NAME     "agents.sock"
+#define JFT_FLEET_IPC_PATH_MAX 100
+#define JFT_FLEET_NAME_MAX     48 // a board name, with the prefix of a TCP fleet
 
 typedef struct jft_fleet {
     char dir[JFT_FLEET_DIR_MAX]; // temporary directory (removed at teardown)
     char config[PATH_MAX];    // <dir>/fleet.yaml
     char data_dir[PATH_MAX];  // <dir>/state: the coordinator's data directory
     char endpoint[256];       // the coordinator's bound agent endpoint
-    size_t n_boards;          // host-1 .. host-N in fleet.yaml
+    size_t n_boards;          // host-1 .. host-N in fleet.yaml (jft_fleet_board: their names)
     size_t n_sims;            // then sim-1 .. sim-M (type sim, medium nvme)
+    char tag[24];             // unique to this fleet on the machine (pid and a counter)
+    char names[JFT_FLEET_AGENTS_MAX][JFT_FLEET_NAME_MAX]; // board names by slot: hosts, sims
     const char *sim_types[JFT_FLEET_AGENTS_MAX]; // what each simulates ("xavier-nx"); borrowed
     char hb_interval[16];     // heartbeat_interval in fleet.yaml if set ("": the default)
     char hb_timeout[16];      // heartbeat_timeout in fleet.yaml if set ("": the default)
-    char agent_endpoint[128]; // coordinator.agent_endpoint if set ("": tcp://127.0.0.1:*)
+    char agent_endpoint[128]; // coordinator.agent_endpoint if set ("": ipc://<dir>/agents.sock,
+                              // or tcp://127.0.0.1:* when that path is too long)
     char coord_extra[512];    // more lines of the coordinator section ("  key: value\n"...)
     bool curve;               // set before starting: the coordinator without --insecure-loopback,
                               // agents with --coordinator-key <data_dir>/keys/coordinator and
                               // their key in their state directory (the test makes the keys)
     char curve_arg[PATH_MAX]; // internal: the coordinator key path passed to agents
+    char *const *agent_env;   // extra environment of the agents started from now on (NULL:
+                              // none); borrowed, it must outlive those starts
     jft_proc_t coord;
     jft_proc_t agents[JFT_FLEET_AGENTS_MAX];
 } jft_fleet_t;
@@ -46,14 +60,20 @@ int jft_fleet_setup_sims(jft_fleet_t *f, size_t n_boards, const char *const *sim
 // arguments (NULL-terminated, may be NULL: --sim-speed and the like). 0 or -errno.
 int jft_fleet_start_sim_agent(jft_fleet_t *f, size_t i, const char *const *extra_args);
 
-// Sets the coordinator's agent endpoint (NULL: an ephemeral loopback port) and extra lines of
-// its section (NULL: none), and rewrites fleet.yaml. An ipc:// endpoint keeps its path across a
-// coordinator restart, so the agents reconnect by themselves. 0 or -errno.
+// Sets the coordinator's agent endpoint (NULL: the default, ipc://<dir>/agents.sock) and extra
+// lines of its section (NULL: none), and rewrites fleet.yaml. An ipc:// endpoint keeps its path
+// across a coordinator restart, so the agents reconnect by themselves. A tcp:// endpoint gives the
+// boards names prefixed with the fleet's tag (jft_fleet_board). 0 or -errno.
 int jft_fleet_set_coord(jft_fleet_t *f, const char *agent_endpoint, const char *extra_lines);
 
 // Rewrites fleet.yaml with the given heartbeat_interval and heartbeat_timeout (fleet.yaml
 // durations such as "500ms", "3s"), before the coordinator starts. 0 or -errno.
 int jft_fleet_set_heartbeat(jft_fleet_t *f, const char *interval, const char *timeout);
+
+// The name of board base ("host-1", "sim-2") in this fleet: base itself on an ipc endpoint, the
+// fleet's tag, '-' and base on TCP. Borrowed from the fleet (valid until its next rewrite of
+// fleet.yaml); base itself when the fleet has no such board.
+const char *jft_fleet_board(const jft_fleet_t *f, const char *base);
 
 // Starts the coordinator and waits for its endpoint file. 0 or -errno.
 int jft_fleet_start_coordinator(jft_fleet_t *f);
@@ -62,7 +82,8 @@ int jft_fleet_start_coordinator(jft_fleet_t *f);
 // open-file limit. 0 or -errno (-ENOENT without /usr/bin/prlimit).
 int jft_fleet_start_coordinator_nofile(jft_fleet_t *f, long soft, long hard);
 
-// Starts the agent of board host-<i+1> with extra environment (may be NULL). 0 or -errno.
+// Starts the agent of board host-<i+1> (jft_fleet_board) with extra environment (may be NULL).
+// 0 or -errno.
 int jft_fleet_start_agent(jft_fleet_t *f, size_t i, char *const env_extra[]);
 
 // The same, connecting to endpoint instead of the fleet's coordinator (for a test posing as the

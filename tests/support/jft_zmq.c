@@ -41,12 +41,12 @@ zsock_t *jft_curve_dealer_new(const char *endpoint, const char *identity, zcert_
     return s;
 }
 
-zsock_t *jft_router_new(void)
+zsock_t *jft_router_new_in(const char *dir)
 {
     zsock_t *s = zsock_new(ZMQ_ROUTER);
     if (s) {
         zsock_set_linger(s, 0);
-        if (zsock_bind(s, "tcp://127.0.0.1:*") < 0) {
+        if (zsock_bind(s, "ipc://%s/router.sock", dir) < 0) {
             zsock_destroy(&s);
         }
     }

@@ -18,8 +18,11 @@ zsock_t *jft_dealer_new_raw(const char *endpoint, const void *identity, size_t l
 zsock_t *jft_curve_dealer_new(const char *endpoint, const char *identity, zcert_t *cert,
                               const char *server_key);
 
-// A ROUTER bound to tcp://127.0.0.1:* (endpoint readable with zsock_endpoint). Caller destroys.
-zsock_t *jft_router_new(void);
+// A ROUTER bound to ipc://<dir>/router.sock, a path in the test's own directory, for a test that
+// poses as the coordinator of its agents: an agent that retries after the test closed it cannot
+// reach another test's coordinator, as it could on a freed TCP port. NULL if it cannot bind
+// (the path too long for a socket address among the reasons). Caller destroys.
+zsock_t *jft_router_new_in(const char *dir);
 
 // Sends len bytes as one frame (DEALER) or [identity][bytes] (ROUTER when identity != NULL).
 int jft_send_raw(zsock_t *sock, const char *identity, const void *data, size_t len);

@@ -96,3 +96,7 @@ add_dependencies(tegrastats_child_test jft-fake-tegrastats)
 # The container command around a trainer's (agent/session/agent_container.c, docs/containers.md).
 jf_add_unit_test(container
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/container_test.c LIBS jf_agent)
+
+# The trainer's start gate: a held child runs only once released (docs/protocol.md §4.4.1).
+jf_add_unit_test(runner
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/runner_test.c LIBS jf_agent jft_support)
