@@ -17,3 +17,8 @@ set_target_properties(torch_header_test PROPERTIES
   C_STANDARD 11 C_STANDARD_REQUIRED ON C_EXTENSIONS OFF
   CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF)
 target_compile_options(torch_header_test PRIVATE -Werror -Wall -Wextra -Wpedantic -Wshadow)
+
+# Work counting (jf_torch_flops.h): layers against the formulas, LeNet-5 against its layers.
+jf_add_unit_test(torch_flops
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/torch_flops_test.c
+  LIBS jf_torch jf_common)
