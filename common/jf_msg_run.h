@@ -40,6 +40,8 @@ typedef enum jf_fail_reason {
     JF_FAIL_REASON_COUNT,
 } jf_fail_reason_t;
 
+#define JF_EPOCH_BENCH_MAX 31 // longest roofline benchmark name, without the NUL
+
 typedef struct jf_epoch_rec {
     int epoch;              // 0-based; epoch 0 is the warm-up
     bool warmup;
@@ -55,6 +57,11 @@ typedef struct jf_epoch_rec {
     double avg_power_mw;    // mean power over the covered part of that interval, mW
     bool has_peak;          // peak_power_mw was measured (needs a sample inside the interval)
     double peak_power_mw;   // highest sampled power inside it, mW
+    char bench[JF_EPOCH_BENCH_MAX + 1]; // roofline run: its microbenchmark ("matmul-cpu", ...;
+                                        // docs/roofline.md); "" for a training epoch
+    bool has_work;                      // work_flop and work_bytes are given (roofline run)
+    double work_flop;                   // FLOPs the epoch's benchmark did
+    double work_bytes;                  // bytes it moved (read plus written)
 } jf_epoch_rec_t;
 
 typedef struct jf_minibatch_rec {

@@ -24,6 +24,7 @@
 #define JF_RUN_TIMEOUT_MAX_US (INT64_C(7) * 24 * 3600 * 1000000) // one week
 #define JF_RUN_CORES_MAX      64                                   // custom cores online
 #define JF_RUN_CLOCK_MAX_HZ   INT64_C(10000000000)                 // 10 GHz: a sanity bound
+#define JF_RUN_ROOFLINE_EPOCHS 5 // a roofline run: warm-up, matmul and copy on the CPU and CUDA
 #define JF_RUN_POWER_LABEL_MAX 127 // longest jf_run_spec_power_label text, without the NUL
 
 // A custom power-mode point (jetson-platforms.md §6), applied on top of the run's nvpmodel mode
@@ -57,6 +58,8 @@ typedef struct jf_run_spec {
     jf_run_custom_t custom;               // custom point on top of the mode; n_cores 0: none
     bool dvfs_off;                        // DVFS off (jetson_clocks-like pinning at the caps in
                                           // force) after the mode and the custom point
+    bool roofline;                        // a roofline run: the microbenchmarks of
+                                          // docs/roofline.md instead of training
 #ifdef JF_SCHEMA_TEST_FIELD
     int test_knob; // test-only optional field (schema_field_test): 0..1000, 0 = absent
 #endif

@@ -95,6 +95,9 @@ static const jf_schema_field_t s_fields[] = {
     {.name = "dvfs_off", S_BOOL(dvfs_off), .optional = true, .omit_zero = true,
      .column = "dvfs_off", .header = "dvfs_off",
      .doc = "DVFS off after the mode and the custom point"},
+    {.name = "roofline", S_BOOL(roofline), .optional = true, .omit_zero = true,
+     .column = "roofline", .header = "roofline", .flag = "--roofline", .id_append = true,
+     .doc = "roofline microbenchmarks instead of training (docs/roofline.md)"},
 #ifdef JF_SCHEMA_TEST_FIELD
     // Test-only (tests/unit/common/schema_field_test.c): a field added in this one place.
     {.name = "test_knob", S_INT(test_knob, 0, 1000), .optional = true, .omit_zero = true,

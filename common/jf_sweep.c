@@ -29,7 +29,8 @@
 static const char *const s_top_keys[] = {
     "name",        "description",  "target",  "workloads", "power_modes", "storage",
     "workers",     "batch_sizes",  "repeats", "prefetch",  "threads",     "seed",
-    "drop_caches", "telemetry_hz", "timeout", "exclude",   "include",     "dvfs"};
+    "drop_caches", "telemetry_hz", "timeout", "exclude",   "include",     "dvfs",
+    "roofline"};
 static const char *const s_target_keys[] = {"device_types", "boards", "labels"};
 
 // Rule keys, in the order that lets a plan filter boards (first three) and workloads (next three)
@@ -597,7 +598,8 @@ static void s_fill_run(const s_ctx_t *ctx, const s_combo_t *c, jf_run_spec_t *s)
     (void) snprintf(s->storage, sizeof s->storage, "%s", c->storage);
     s->custom = c->custom ? c->custom->point : (jf_run_custom_t){0};
     s->dvfs_off = c->dvfs_off;
-    s->epochs = c->workload->epochs;
+    // A roofline run's epochs are its microbenchmarks (docs/roofline.md), not the workload's.
+    s->epochs = s->roofline ? JF_RUN_ROOFLINE_EPOCHS : c->workload->epochs;
     s->power_mode_id = c->mode->id;
     s->workers = c->workers;
     s->batch_size = c->batch_size;

@@ -120,6 +120,12 @@ static const char *const s_migrations[] = {
     " coord_telemetry_json(l.base, l.t_us, s.t0_us + t.t_rel_us, t.vals) AS sample"
     " FROM telemetry_sample t JOIN telemetry_series s ON s.id = t.series"
     " JOIN telemetry_layout l ON l.series = t.series AND l.n = t.layout;",
+    // Roofline (docs/roofline.md): an epoch of a roofline run names its microbenchmark and the
+    // work it did; NULL for training epochs. (The runs' roofline column comes from the run
+    // spec's table, added on open.)
+    "ALTER TABLE epochs ADD COLUMN bench TEXT;"
+    "ALTER TABLE epochs ADD COLUMN work_flop REAL;"
+    "ALTER TABLE epochs ADD COLUMN work_bytes REAL;",
 };
 
 // C steps run after a migration's SQL, in its transaction (NULL: none).

@@ -6,13 +6,17 @@
 #include "train_alloc.h"
 #include "train_cli.h"
 #include "train_options.h"
+#include "train_roofline.h"
 #include "train_run.h"
 
 // Runs the training, or its simulation, to the end. Returns 0 or the failure, reported in err.
 static int s_execute(const train_run_opts_t *opts, jf_err_t *err)
 {
     if (opts->simulate) {
-        return train_cli_exec_sim(opts, err);
+        return train_cli_exec_sim(opts, err); // a roofline run too (train_sim.c)
+    }
+    if (opts->run.roofline) {
+        return train_roofline_exec(opts, stdout, err);
     }
     if (!train_alloc_tune()) {
         jf_log_warn("train: glibc refused the allocator settings; running with its defaults");
