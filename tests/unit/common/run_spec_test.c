@@ -185,6 +185,7 @@ static void test_id_is_deterministic(void **state)
     b.timeout_us = base.timeout_us;
     b.custom = base.custom;
     b.dvfs_off = base.dvfs_off;
+    b.roofline = base.roofline;
     jf_run_spec_compute_id(&b);
     assert_string_equal(a.run_id, b.run_id);
     jf_run_spec_compute_id(&a); // recomputing over an existing id gives the same id

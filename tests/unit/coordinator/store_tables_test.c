@@ -68,6 +68,7 @@ static void test_select_runs_table(void **state)
         "custom_gpu_hz",
         "custom_emc_hz",
         "dvfs_off",
+        "roofline",
         "state",
         "attempt",
         "fail_reason",
