@@ -55,6 +55,9 @@ static const char s_usage[] =
     "                                           one HTML page of the sweep's figures (docs/report.md)\n"
     "  fleet inventory [-o FILE] [--coordinator-host HOST]\n"
     "                                           Ansible inventory of the boards (docs/deploy.md)\n"
+    "  roofline --board B [--mode M] [--batch N]\n"
+    "                                           time and energy rooflines, workloads on them\n"
+    "                                           (docs/roofline.md)\n"
     "The config defaults to $JETFLEET_CONFIG, else ./fleet.yaml. --store FILE reads that store\n"
     "without a config (commands that talk to the coordinator still need the config).\n";
 
@@ -104,7 +107,8 @@ int main(int argc, char **argv)
                 {"pareto", cli_cmd_pareto},
                 {"recommend", cli_cmd_recommend},
                 {"report", cli_cmd_report},
-                {"fleet", cli_cmd_fleet}};
+                {"fleet", cli_cmd_fleet},
+                {"roofline", cli_cmd_roofline}};
     int rc = -1;
     for (size_t c = 0; i < argc && c < sizeof cmds / sizeof cmds[0]; c++) {
         if (strcmp(argv[i], cmds[c].verb) == 0) {

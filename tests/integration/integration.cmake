@@ -202,3 +202,10 @@ jf_add_integration_test(influx TIMEOUT 120
 add_dependencies(influx_itest ${JF_ITEST_DEPS})
 target_compile_definitions(influx_itest PRIVATE JF_DASHBOARDS_DIR="${PROJECT_SOURCE_DIR}/dashboards")
 set_property(TEST integration.influx APPEND PROPERTY LABELS ecosystem reliability)
+
+# Rooflines end to end (docs/roofline.md): the microbenchmarks for real on this host's CPU and
+# modelled on a sim board, stored, and `jetfleet roofline` over them.
+jf_add_integration_test(roofline TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/roofline_test.c
+                        LIBS jft_support jf_common)
+add_dependencies(roofline_itest ${JF_ITEST_DEPS})
