@@ -24,7 +24,8 @@
 #define JF_RUN_TIMEOUT_MAX_US (INT64_C(7) * 24 * 3600 * 1000000) // one week
 #define JF_RUN_CORES_MAX      64                                   // custom cores online
 #define JF_RUN_CLOCK_MAX_HZ   INT64_C(10000000000)                 // 10 GHz: a sanity bound
-#define JF_RUN_ROOFLINE_EPOCHS 5 // a roofline run: warm-up, matmul and copy on the CPU and CUDA
+#define JF_RUN_ROOFLINE_EPOCHS     5 // a roofline run: warm-up, matmul and copy on CPU and CUDA
+#define JF_RUN_ROOFLINE_EPOCHS_MIN 3 // and the fewest it reports: warm-up, one device's two
 #define JF_RUN_POWER_LABEL_MAX 127 // longest jf_run_spec_power_label text, without the NUL
 
 // A custom power-mode point (jetson-platforms.md §6), applied on top of the run's nvpmodel mode
