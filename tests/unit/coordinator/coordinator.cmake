@@ -101,3 +101,7 @@ set_tests_properties(unit.vendor_charts PROPERTIES LABELS "unit;ecosystem" TIMEO
 jf_add_unit_test(influx_line
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/influx_line_test.c LIBS jf_export)
 set_property(TEST unit.influx_line APPEND PROPERTY LABELS ecosystem)
+
+# The roofline maths (coord_roofline.h, docs/roofline.md).
+jf_add_unit_test(roofline
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/roofline_test.c LIBS jf_fit)
