@@ -51,6 +51,8 @@ static const char s_usage[] =
     "                                           time-energy Pareto front of a board's modes\n"
     "  recommend --workload W --board B --sweep S (--power-budget W | --time-budget S)\n"
     "         --time-model ID --power-model ID  the best mode under a budget\n"
+    "  recommend --board B --model M [--batch N] (--power-budget W | --time-budget S)\n"
+    "                                           the same from the board's rooflines, no models\n"
     "  report --sweep S -o FILE.html [--run RUN_ID]\n"
     "                                           one HTML page of the sweep's figures (docs/report.md)\n"
     "  fleet inventory [-o FILE] [--coordinator-host HOST]\n"

@@ -5,7 +5,8 @@
  * and `jetfleet roofline` must print both boards' rooflines (the sim one labelled simulated),
  * every workload on them, and the sim board's measured LeNet-5 against its prediction. The
  * board names are this test's own. Prints host_peak_gflop_s, host_peak_gb_s, sim_peak_gflop_s,
- * sim_peak_gb_s, lenet5_time_err_pct as name=value lines. */
+ * sim_peak_gb_s, lenet5_time_err_pct as name=value lines. `jetfleet recommend` without fitted
+ * models must choose from the rooflines and say so, and refuse a budget no setting meets. */
 #include "jft_check.h"
 #include "jft_fleet.h"
 #include "jft_fs.h"
@@ -178,6 +179,19 @@ static void test_roofline_end_to_end(void **state)
     printf("lenet5_pred_ms=%s\nlenet5_meas_ms=%s\nlenet5_time_err_pct=%s\n"
            "lenet5_energy_err_pct=%s\n", fl[8], fl[10], fl[12], fl[13]);
     printf("%s", out);
+    free(out);
+
+    // recommend without fitted models: from the rooflines, and it says so.
+    out = jft_cli_expect(f, 0, 60000,
+                         (const char *const[]){"recommend", "--board", S_SIM, "--model",
+                                               "resnet18", "--power-budget", "1000", NULL});
+    assert_non_null(strstr(out, "source=roofline"));
+    assert_non_null(strstr(out, "power=" S_MODE));
+    free(out);
+    out = jft_cli_expect(f, 1, 60000,
+                         (const char *const[]){"recommend", "--board", S_SIM, "--model",
+                                               "resnet18", "--power-budget", "0.001", NULL});
+    assert_non_null(strstr(out, "no setting meets a power budget"));
     free(out);
 }
 
