@@ -59,15 +59,11 @@ static int s_roofs(cli_roofline_set_t *set, const s_benches_t *b)
 {
     size_t cap = 0;
     for (size_t i = 0; i < b->n;) {
-        size_t j = i;
-        bool cuda = false;
-        while (j < b->n && strcmp(b->rows[j].power, b->rows[i].power) == 0) {
-            cuda = cuda || strstr(b->rows[j].bench, "-cuda") != NULL;
-            j++;
-        }
+        const char *device = "cpu";
+        size_t j = coord_roofline_group(b->rows, b->n, i, &device);
         coord_roofline_t r;
         jf_err_t err = {0};
-        if (coord_roofline_from_benches(&b->rows[i], j - i, cuda ? "cuda" : "cpu", &r, &err) != 0) {
+        if (coord_roofline_from_benches(&b->rows[i], j - i, device, &r, &err) != 0) {
             (void) fprintf(stderr, "jetfleet: roofline: skipping '%s': %s\n", b->rows[i].power,
                            err.msg);
         } else {

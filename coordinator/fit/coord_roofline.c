@@ -47,6 +47,19 @@ int coord_roofline_from_benches(const coord_roofline_bench_t *b, size_t n, const
     return 0;
 }
 
+size_t coord_roofline_group(const coord_roofline_bench_t *b, size_t n, size_t i,
+                            const char **ret_device)
+{
+    size_t j = i;
+    bool cuda = false;
+    while (j < n && strcmp(b[j].power, b[i].power) == 0) {
+        cuda = cuda || strstr(b[j].bench, "-cuda") != NULL;
+        j++;
+    }
+    *ret_device = cuda ? "cuda" : "cpu";
+    return j;
+}
+
 void coord_roofline_predict(const coord_roofline_t *roof, double flop, double bytes,
                             coord_roofline_pred_t *ret_pred)
 {

@@ -42,6 +42,11 @@ typedef struct coord_roofline_pred {
 int coord_roofline_from_benches(const coord_roofline_bench_t *b, size_t n, const char *device,
                                 coord_roofline_t *ret_roof, jf_err_t *err);
 
+// The benchmarks b[i..] of one power label (as coord_store_roofline_benches orders them) end at
+// the returned index; *ret_device is "cuda" when they include a CUDA benchmark, else "cpu".
+size_t coord_roofline_group(const coord_roofline_bench_t *b, size_t n, size_t i,
+                            const char **ret_device);
+
 // Predicts a minibatch of flop FLOPs and bytes bytes (both >= 0) on roof.
 void coord_roofline_predict(const coord_roofline_t *roof, double flop, double bytes,
                             coord_roofline_pred_t *ret_pred);

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include <cmocka.h>
+#include <jansson.h>
 
 #define S_HOST "roofline-itest-host"
 #define S_SIM  "roofline-itest-sim"
@@ -180,6 +181,38 @@ static void test_roofline_end_to_end(void **state)
            "lenet5_energy_err_pct=%s\n", fl[8], fl[10], fl[12], fl[13]);
     printf("%s", out);
     free(out);
+
+    // The report of the training sweep has the board's roofline figure, drawn (not no-data).
+    char html[PATH_MAX + 32];
+    (void) snprintf(html, sizeof html, "%s/report.html", f->dir);
+    free(jft_cli_expect(f, 0, 60000, (const char *const[]){"report", "--sweep", "roofline-train",
+                                                           "-o", html, NULL}));
+    char *page = jft_read_file(html, NULL);
+    assert_non_null(page);
+    const char *open = strstr(page, "id=\"jf-data\">");
+    assert_non_null(open);
+    open += strlen("id=\"jf-data\">");
+    json_error_t jerr;
+    json_t *data = json_loadb(open, (size_t) (strstr(open, "</script>") - open), 0, &jerr);
+    assert_non_null(data);
+    size_t i;
+    json_t *fig, *roof = NULL;
+    json_array_foreach(json_object_get(data, "figures"), i, fig)
+    {
+        if (strcmp(json_string_value(json_object_get(fig, "id")), "roofline") == 0) {
+            roof = fig;
+        }
+    }
+    assert_non_null(roof);
+    assert_null(json_object_get(roof, "no_data"));
+    assert_true(json_is_true(json_object_get(roof, "simulated")));
+    // The measured LeNet-5 steps and the mode's line of 7 points.
+    json_t *ds = json_object_get(roof, "datasets");
+    assert_int_equal(json_array_size(ds), 2);
+    assert_int_equal(json_array_size(json_object_get(json_array_get(ds, 0), "data")), 1);
+    assert_int_equal(json_array_size(json_object_get(json_array_get(ds, 1), "data")), 7);
+    json_decref(data);
+    free(page);
 
     // recommend without fitted models: from the rooflines, and it says so.
     out = jft_cli_expect(f, 0, 60000,
