@@ -17,12 +17,12 @@ typedef struct coord_roofline_bench {
     char power[COORD_ROOFLINE_NAME_MAX + 1];    // the runs' power label ("MODE_15W_6CORE", ...)
     char bench[COORD_ROOFLINE_NAME_MAX + 1];    // "matmul-cpu", "copy-cuda", ...
     char platform[COORD_ROOFLINE_NAME_MAX + 1]; // the board's platform: "sim" is simulated
-    int epochs;           // epochs summed
-    double flop;          // FLOPs done
-    double bytes;         // bytes moved
-    int64_t time_us;      // time they took (e2e_us)
-    bool has_energy;      // every epoch has its energy
-    double energy_mj;     // their energy, board total
+    int epochs;                                 // epochs summed
+    double flop;                                // FLOPs done
+    double bytes;                               // bytes moved
+    int64_t time_us;                            // time they took (e2e_us)
+    bool has_energy;                            // every epoch has its energy
+    double energy_mj;                           // their energy, board total
 } coord_roofline_bench_t;
 
 // A board's training runs of one model, batch size and power setting: done, not roofline, last
@@ -30,11 +30,11 @@ typedef struct coord_roofline_bench {
 typedef struct coord_roofline_measured {
     char power[COORD_ROOFLINE_NAME_MAX + 1]; // power label
     char model[COORD_ROOFLINE_NAME_MAX + 1]; // model name (jf_torch_model_parse's)
-    int batch_size;       // samples per minibatch
-    int epochs;           // epochs summed
-    int64_t minibatches;  // minibatches in them (ceil(samples / batch) per epoch)
-    int64_t compute_us;   // time in training steps
-    bool has_energy;      // every epoch has its energy
+    int batch_size;                          // samples per minibatch
+    int epochs;                              // epochs summed
+    int64_t minibatches;      // minibatches in them (ceil(samples / batch) per epoch)
+    int64_t compute_us;       // time in training steps
+    bool has_energy;          // every epoch has its energy
     double compute_energy_mj; // energy of the steps: each epoch's energy x compute_us / e2e_us
 } coord_roofline_measured_t;
 

@@ -346,7 +346,9 @@ int sim_model_epoch(const sim_model_t *self, const sim_epoch_in_t *in, sim_epoch
 static void s_roofline_load(const sim_ctx_t *ctx, double gpu_powered, double dram_bytes_per_s,
                             sim_epoch_out_t *out)
 {
-    sim_totals_t t = {.compute_s = 1.0, .gpu_busy_s = 1.0, .gpu_powered_s = gpu_powered,
+    sim_totals_t t = {.compute_s = 1.0,
+                      .gpu_busy_s = 1.0,
+                      .gpu_powered_s = gpu_powered,
                       .dram_bytes = dram_bytes_per_s};
     s_fill_load(ctx, &t, out);
     sim_power_rails(ctx, &t, 1.0, out);

@@ -55,8 +55,8 @@ static int s_epoch(train_records_t *rec, const s_plan_t *plan, int epoch, int th
         int64_t t0_us = s_now_us();
         rc = jf_torch_bench_step(bench, err);
         end_us = s_now_us();
-        train_minibatch_rec_t m = {.index = reps++, .samples = 1, .compute_us = end_us - t0_us,
-                                   .loss = NAN};
+        train_minibatch_rec_t m = {
+            .index = reps++, .samples = 1, .compute_us = end_us - t0_us, .loss = NAN};
         rc = rc != 0 ? rc : train_records_minibatch(rec, &m, err);
     }
     jf_torch_bench_work_t w = jf_torch_bench_work_of(bench);
@@ -75,12 +75,13 @@ static int s_threads(const train_run_opts_t *opts)
         return opts->threads;
     }
     long online = sysconf(_SC_NPROCESSORS_ONLN);
-    return online < 1 ? 1 : online > TRAIN_ROOFLINE_THREADS_MAX ? TRAIN_ROOFLINE_THREADS_MAX
-                                                                : (int) online;
+    return online < 1                            ? 1
+           : online > TRAIN_ROOFLINE_THREADS_MAX ? TRAIN_ROOFLINE_THREADS_MAX
+                                                 : (int) online;
 }
 
-static train_records_t *s_records(const train_run_opts_t *opts, bool cuda, int threads,
-                                  FILE *out, jf_err_t *err)
+static train_records_t *s_records(const train_run_opts_t *opts, bool cuda, int threads, FILE *out,
+                                  jf_err_t *err)
 {
     jf_torch_info_t info = {0};
     if (jf_torch_info_read(&info, err) != 0) {

@@ -12,10 +12,11 @@
 
 #include <stdio.h>
 
-#define TRAIN_ROOFLINE_WARMUP_US  (1 * JF_US_PER_S) // epoch 0: the CPU matrix product, unused
-#define TRAIN_ROOFLINE_BENCH_US   (3 * JF_US_PER_S) // each later epoch runs at least this long
-#define TRAIN_ROOFLINE_THREADS_MAX 64 // threads when the run leaves them to the trainer: the
-                                      // online CPUs, at most this many
+#define TRAIN_ROOFLINE_WARMUP_US (1 * JF_US_PER_S) // epoch 0: the CPU matrix product, unused
+#define TRAIN_ROOFLINE_BENCH_US  (3 * JF_US_PER_S) // each later epoch runs at least this long
+#define TRAIN_ROOFLINE_THREADS_MAX                                                                 \
+    64 // threads when the run leaves them to the trainer: the
+       // online CPUs, at most this many
 
 // Runs the microbenchmarks on this machine through libtorch: epoch 0 the warm-up (the CPU
 // matrix product), then matmul-cpu, copy-cpu and, with a usable CUDA device, matmul-cuda and

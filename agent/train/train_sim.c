@@ -231,8 +231,10 @@ static int s_roofline_epoch(train_sim_t *self, int epoch, jf_err_t *err)
     train_records_epoch_begin(self->records, epoch);
     int rc = 0;
     for (int64_t i = 0; rc == 0 && i < steps; i++) {
-        train_minibatch_rec_t m = {.index = (size_t) i, .samples = 1,
-                                   .compute_us = TRAIN_ROOFLINE_SIM_STEP_US, .loss = NAN};
+        train_minibatch_rec_t m = {.index = (size_t) i,
+                                   .samples = 1,
+                                   .compute_us = TRAIN_ROOFLINE_SIM_STEP_US,
+                                   .loss = NAN};
         s_pace(self, m.compute_us);
         rc = train_records_minibatch(self->records, &m, err);
     }
@@ -407,8 +409,8 @@ static int s_resolve(train_sim_t *self, jf_err_t *err)
     self->now_resident = o->sim.cache_resident;
     if (rc == 0 && o->run.roofline) {
         // The model's GPU benchmarks only: at most TRAIN_ROOFLINE_SIM_EPOCHS epochs.
-        self->opts.epochs = o->epochs < TRAIN_ROOFLINE_SIM_EPOCHS ? o->epochs
-                                                                  : TRAIN_ROOFLINE_SIM_EPOCHS;
+        self->opts.epochs =
+            o->epochs < TRAIN_ROOFLINE_SIM_EPOCHS ? o->epochs : TRAIN_ROOFLINE_SIM_EPOCHS;
         rc = sim_model_roofline(self->model, self->board_type, &self->in.op, &self->in.factors,
                                 &self->roof, err);
     }

@@ -91,7 +91,7 @@ extern "C" jf_torch_bench_t *jf_torch_bench_new(jf_torch_bench_kind_t kind,
         s_alloc(self);
         return self;
     } catch (...) {
-        (void)jf_torch_internal_fail(err, "benchmark");
+        (void) jf_torch_internal_fail(err, "benchmark");
         delete self;
         return nullptr;
     }

@@ -133,8 +133,9 @@ double s_node_flop(const s_rule *r, const s_node_io &io)
                          bias
                    : -1;
     case s_cls::MATMUL: // weight out x in
-        return io.weight.defined() ? 2 * io.out_elems * static_cast<double>(io.weight.size(1)) + bias
-                                   : -1;
+        return io.weight.defined()
+                   ? 2 * io.out_elems * static_cast<double>(io.weight.size(1)) + bias
+                   : -1;
     case s_cls::NORM:
     case s_cls::ELEMENT:
         return r->flop_per_elem * io.out_elems;

@@ -17,9 +17,10 @@ extern "C" {
 #include "jf_torch.h"
 
 #define JF_TORCH_FLOPS_ELEM_BYTES 4 // FP32: every tensor element moved counts 4 bytes
-#define JF_TORCH_FLOPS_BATCH      2 // samples of the forward pass counted (training-mode BatchNorm
-                                    // needs more than one value per channel)
-#define JF_TORCH_LAYER_SIDE_MAX   1024 // largest input side or channel count of a single layer
+#define JF_TORCH_FLOPS_BATCH                                                                       \
+    2                                // samples of the forward pass counted (training-mode BatchNorm
+                                     // needs more than one value per channel)
+#define JF_TORCH_LAYER_SIDE_MAX 1024 // largest input side or channel count of a single layer
 
 // The work of a model, split into what scales with the batch and what does not.
 typedef struct jf_torch_cost {

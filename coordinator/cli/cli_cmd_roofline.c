@@ -25,7 +25,7 @@ typedef struct s_args {
 } s_args_t;
 
 static const char *const s_models[CLI_ROOFLINE_MODELS] = {"lenet5", "resnet18", "vgg11",
-                                                           "mobilenetv3"};
+                                                          "mobilenetv3"};
 
 static int s_parse(int argc, char **argv, s_args_t *a)
 {
@@ -60,8 +60,9 @@ static void s_pct(char *cell, double v)
 
 static int s_roof_row(cli_table_t *t, const coord_roofline_t *r)
 {
-    static const char *const cols[] = {"power", "device", "source", "peak_gflop_s", "peak_gb_s",
-                                       "ridge_flop_per_byte", "pj_per_flop", "pj_per_byte"};
+    static const char *const cols[] = {"power",        "device",     "source",
+                                       "peak_gflop_s", "peak_gb_s",  "ridge_flop_per_byte",
+                                       "pj_per_flop",  "pj_per_byte"};
     char c[5][S_CELL] = {{0}};
     s_num(c[0], r->peak_flop_per_s / 1e9, 2);
     s_num(c[1], r->peak_bytes_per_s / 1e9, 2);
@@ -70,9 +71,8 @@ static int s_roof_row(cli_table_t *t, const coord_roofline_t *r)
         s_num(c[3], r->j_per_flop * 1e12, 2);
         s_num(c[4], r->j_per_byte * 1e12, 2);
     }
-    const char *vals[] = {r->power, r->device, r->simulated ? "simulated" : "measured",
-                          c[0],     c[1],      c[2],
-                          c[3],     c[4]};
+    const char *vals[] = {
+        r->power, r->device, r->simulated ? "simulated" : "measured", c[0], c[1], c[2], c[3], c[4]};
     return cli_table_add_text(t, 8, cols, vals);
 }
 
@@ -81,9 +81,9 @@ static int s_work_row(cli_table_t *t, const coord_roofline_t *r, const char *mod
                       const jf_torch_work_t *w, const coord_roofline_measured_t *m)
 {
     static const char *const cols[S_WORK_COLS] = {
-        "power",         "model",          "batch",         "gflop",        "mbytes",
-        "flop_per_byte", "bound",          "attain_gflop_s", "pred_ms",     "pred_mj",
-        "meas_ms",       "meas_mj",        "time_err_pct",  "energy_err_pct"};
+        "power",         "model",   "batch",          "gflop",         "mbytes",
+        "flop_per_byte", "bound",   "attain_gflop_s", "pred_ms",       "pred_mj",
+        "meas_ms",       "meas_mj", "time_err_pct",   "energy_err_pct"};
     coord_roofline_pred_t p;
     coord_roofline_predict(r, w->flop, w->bytes, &p);
     char c[S_WORK_COLS][S_CELL] = {{0}};
@@ -170,7 +170,8 @@ int cli_cmd_roofline(cli_ctx_t *ctx, int argc, char **argv)
     int rc = st && roofs && work ? s_run(st, &a, roofs, work, &sim, &err) : -EIO;
     if (rc == 0) {
         (void) printf("rooflines of '%s' (peaks from its roofline runs; energy is the board's "
-                      "total, idle included):\n", a.board);
+                      "total, idle included):\n",
+                      a.board);
         (void) cli_table_write(roofs, CLI_FORMAT_TEXT, stdout);
         (void) printf("\nworkloads (work per minibatch counted from the model's layers; "
                       "measured: the board's done training runs, steps only):\n");

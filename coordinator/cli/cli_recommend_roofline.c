@@ -45,9 +45,11 @@ static int s_choose(const cli_roofline_set_t *set, const jf_torch_work_t *w, boo
         return jf_err_set(err, -ENOENT, "no roofline of the board has energy measured");
     }
     if (!ret->roof) {
-        return jf_err_set(err, -ENOENT, "no setting meets a %s budget of %g %s (the lowest "
-                          "predicted is %.4g)", power ? "power" : "time", budget,
-                          power ? "W" : "s per minibatch", lowest);
+        return jf_err_set(err, -ENOENT,
+                          "no setting meets a %s budget of %g %s (the lowest "
+                          "predicted is %.4g)",
+                          power ? "power" : "time", budget, power ? "W" : "s per minibatch",
+                          lowest);
     }
     return 0;
 }
@@ -63,7 +65,8 @@ static int s_run(coord_store_t *st, const cli_recommend_roofline_args_t *a, bool
     rc = rc == 0 ? s_choose(&set, &w, power, budget, &pick, err) : rc;
     if (rc == 0) {
         printf("source=roofline (no fitted model given: predictions from the board's rooflines "
-               "and the work counted from %s's layers, docs/roofline.md)\n", a->model);
+               "and the work counted from %s's layers, docs/roofline.md)\n",
+               a->model);
         printf("mode power=%s device=%s%s\ncandidates=%zu\n", pick.roof->power, pick.roof->device,
                pick.roof->simulated ? " (simulated)" : "", pick.candidates);
         printf("predicted_minibatch_time_s=%.6f predicted_power_w=%.3f "
@@ -86,7 +89,8 @@ int cli_recommend_roofline(cli_ctx_t *ctx, const cli_recommend_roofline_args_t *
                                         "N] (--power-budget WATTS | --time-budget SECONDS)");
     }
     if (jf_parse_double(power ? a->power_budget : a->time_budget, 0.0, S_BUDGET_MAX, &budget,
-                        &err) != 0 || !(budget > 0.0)) {
+                        &err) != 0 ||
+        !(budget > 0.0)) {
         return cli_fail(CLI_EXIT_ERROR, "recommend: --%s: expected a positive number, got '%s'",
                         power ? "power-budget" : "time-budget",
                         power ? a->power_budget : a->time_budget);

@@ -45,8 +45,8 @@ typedef struct s_measured {
 static int s_add_measured(const coord_roofline_measured_t *m, void *arg)
 {
     s_measured_t *s = arg;
-    coord_roofline_measured_t *slot = s_grow((void **) &s->set->measured, &s->set->n_measured,
-                                             &s->cap, sizeof *slot);
+    coord_roofline_measured_t *slot =
+        s_grow((void **) &s->set->measured, &s->set->n_measured, &s->cap, sizeof *slot);
     if (!slot) {
         return -ENOMEM;
     }

@@ -13,7 +13,7 @@
 #define CLI_ROOFLINE_MODELS 4 // lenet5, resnet18, vgg11, mobilenetv3 (jf_torch_model_kind_t)
 
 typedef struct cli_roofline_set {
-    coord_roofline_t *roofs;             // owned; one per power setting with both benchmarks
+    coord_roofline_t *roofs; // owned; one per power setting with both benchmarks
     size_t n_roofs;
     coord_roofline_measured_t *measured; // owned; the board's training runs per setting
     size_t n_measured;

@@ -15,14 +15,14 @@
 
 // One roofline (plain value record).
 typedef struct coord_roofline {
-    char power[COORD_ROOFLINE_NAME_MAX + 1];     // power label
-    char device[COORD_ROOFLINE_DEVICE_MAX + 1];  // "cuda" or "cpu": which benchmarks
-    bool simulated;                              // from a sim board's model, not measured
-    double peak_flop_per_s;                      // matmul-<device>: FLOPs / time
-    double peak_bytes_per_s;                     // copy-<device>: bytes / time
-    bool has_energy;                             // both benchmarks have their energy
-    double j_per_flop;                           // matmul's energy / its FLOPs (board total)
-    double j_per_byte;                           // copy's energy / its bytes (board total)
+    char power[COORD_ROOFLINE_NAME_MAX + 1];    // power label
+    char device[COORD_ROOFLINE_DEVICE_MAX + 1]; // "cuda" or "cpu": which benchmarks
+    bool simulated;                             // from a sim board's model, not measured
+    double peak_flop_per_s;                     // matmul-<device>: FLOPs / time
+    double peak_bytes_per_s;                    // copy-<device>: bytes / time
+    bool has_energy;                            // both benchmarks have their energy
+    double j_per_flop;                          // matmul's energy / its FLOPs (board total)
+    double j_per_byte;                          // copy's energy / its bytes (board total)
 } coord_roofline_t;
 
 // Where a minibatch of known work sits on a roofline (plain value record).

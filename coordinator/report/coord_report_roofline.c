@@ -127,8 +127,10 @@ int coord_report_roofline(const coord_report_ctx_t *ctx, json_t *figs, jf_err_t 
     bool sim = false;
     int filled = rc == 0 ? s_fill(fig, rows, &sim) : rc;
     if (filled == 1) {
-        coord_report_fig_no_data(fig, "board '%s' has no roofline run in the store "
-                                      "(docs/roofline.md)", board);
+        coord_report_fig_no_data(fig,
+                                 "board '%s' has no roofline run in the store "
+                                 "(docs/roofline.md)",
+                                 board);
     } else if (filled < 0) {
         rc = rc ? rc : jf_err_set(err, -ENOMEM, "report: out of memory");
     }

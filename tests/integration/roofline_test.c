@@ -26,8 +26,8 @@
 #define S_SIM  "roofline-itest-sim"
 #define S_MODE "MODE_20W_6CORE"
 
-static const char *const s_sim_args[] = {"--platform", "sim:xavier-nx", "--sim-speed", "50",
-                                         "--sim-scale", "0.05", NULL};
+static const char *const s_sim_args[] = {"--platform",  "sim:xavier-nx", "--sim-speed", "50",
+                                         "--sim-scale", "0.05",          NULL};
 
 static const char s_sweeps[][400] = {
     "name: roofline-host\ntarget:\n  boards: [" S_HOST "]\n"
@@ -154,10 +154,11 @@ static void test_roofline_end_to_end(void **state)
     double sim_gb = s_peak(f, S_SIM, "copy-cuda", "work_bytes");
     assert_true(host_gflop > 0 && host_gb > 0 && sim_gflop > 0 && sim_gb > 0);
     printf("host_peak_gflop_s=%.3f\nhost_peak_gb_s=%.3f\nsim_peak_gflop_s=%.3f\n"
-           "sim_peak_gb_s=%.3f\n", host_gflop, host_gb, sim_gflop, sim_gb);
+           "sim_peak_gb_s=%.3f\n",
+           host_gflop, host_gb, sim_gflop, sim_gb);
 
-    char *out = jft_cli_expect(f, 0, 60000,
-                               (const char *const[]){"roofline", "--board", S_HOST, NULL});
+    char *out =
+        jft_cli_expect(f, 0, 60000, (const char *const[]){"roofline", "--board", S_HOST, NULL});
     char fl[16][64];
     // power device source peak_gflop_s peak_gb_s ...: the store's figures, measured.
     assert_true(s_row_fields(out, (const char *const[]){"cpu", "measured", NULL}, fl) >= 5);
@@ -169,8 +170,8 @@ static void test_roofline_end_to_end(void **state)
     }
     free(out);
 
-    out = jft_cli_expect(f, 0, 60000, (const char *const[]){"roofline", "--board", S_SIM,
-                                                            "--mode", S_MODE, NULL});
+    out = jft_cli_expect(
+        f, 0, 60000, (const char *const[]){"roofline", "--board", S_SIM, "--mode", S_MODE, NULL});
     assert_non_null(strstr(out, "rows marked simulated"));
     assert_true(s_row_fields(out, (const char *const[]){"cuda", "simulated", NULL}, fl) >= 5);
     assert_true(strtod(fl[3], NULL) > 0.99 * sim_gflop && strtod(fl[3], NULL) < 1.01 * sim_gflop);
@@ -178,15 +179,17 @@ static void test_roofline_end_to_end(void **state)
     int n = s_row_fields(out, (const char *const[]){"lenet5", " 64 ", NULL}, fl);
     assert_int_equal(n, 14);
     printf("lenet5_pred_ms=%s\nlenet5_meas_ms=%s\nlenet5_time_err_pct=%s\n"
-           "lenet5_energy_err_pct=%s\n", fl[8], fl[10], fl[12], fl[13]);
+           "lenet5_energy_err_pct=%s\n",
+           fl[8], fl[10], fl[12], fl[13]);
     printf("%s", out);
     free(out);
 
     // The report of the training sweep has the board's roofline figure, drawn (not no-data).
     char html[PATH_MAX + 32];
     (void) snprintf(html, sizeof html, "%s/report.html", f->dir);
-    free(jft_cli_expect(f, 0, 60000, (const char *const[]){"report", "--sweep", "roofline-train",
-                                                           "-o", html, NULL}));
+    free(jft_cli_expect(
+        f, 0, 60000,
+        (const char *const[]){"report", "--sweep", "roofline-train", "-o", html, NULL}));
     char *page = jft_read_file(html, NULL);
     assert_non_null(page);
     const char *open = strstr(page, "id=\"jf-data\">");
@@ -216,14 +219,14 @@ static void test_roofline_end_to_end(void **state)
 
     // recommend without fitted models: from the rooflines, and it says so.
     out = jft_cli_expect(f, 0, 60000,
-                         (const char *const[]){"recommend", "--board", S_SIM, "--model",
-                                               "resnet18", "--power-budget", "1000", NULL});
+                         (const char *const[]){"recommend", "--board", S_SIM, "--model", "resnet18",
+                                               "--power-budget", "1000", NULL});
     assert_non_null(strstr(out, "source=roofline"));
     assert_non_null(strstr(out, "power=" S_MODE));
     free(out);
     out = jft_cli_expect(f, 1, 60000,
-                         (const char *const[]){"recommend", "--board", S_SIM, "--model",
-                                               "resnet18", "--power-budget", "0.001", NULL});
+                         (const char *const[]){"recommend", "--board", S_SIM, "--model", "resnet18",
+                                               "--power-budget", "0.001", NULL});
     assert_non_null(strstr(out, "no setting meets a power budget"));
     free(out);
 }

@@ -27,16 +27,16 @@ static int t_conv(int in, int out, int k, int stride, int pad, int side, bool in
                   t_layer_t *l)
 {
     int o = (side + 2 * pad - k) / stride + 1;
-    double outs = (double)out * o * o;
+    double outs = (double) out * o * o;
     l->flop = 2.0 * outs * in * k * k + outs;
-    l->elems = outs + (input_has_grad ? (double)in * side * side : 0);
+    l->elems = outs + (input_has_grad ? (double) in * side * side : 0);
     return o;
 }
 
 static void t_linear(int in, int out, t_layer_t *l)
 {
     l->flop = 2.0 * in * out + out;
-    l->elems = (double)in + out;
+    l->elems = (double) in + out;
 }
 
 static void t_relu(double n, t_layer_t *l)
@@ -53,14 +53,21 @@ static void t_maxpool(double in, double out, t_layer_t *l)
 
 static void test_conv_layer_by_formula(void **state)
 {
-    (void)state;
-    jf_torch_layer_t layer = {.kind = JF_TORCH_LAYER_CONV2D, .in = 3, .out = 8, .kernel = 3,
-                              .stride = 2, .padding = 1, .height = 16, .width = 16, .bias = true};
+    (void) state;
+    jf_torch_layer_t layer = {.kind = JF_TORCH_LAYER_CONV2D,
+                              .in = 3,
+                              .out = 8,
+                              .kernel = 3,
+                              .stride = 2,
+                              .padding = 1,
+                              .height = 16,
+                              .width = 16,
+                              .bias = true};
     jf_torch_cost_t c = {0};
     jf_err_t err = {0};
     assert_int_equal(jf_torch_layer_cost(&layer, &c, &err), 0);
     t_layer_t want;
-    (void)t_conv(3, 8, 3, 2, 1, 16, false, &want); // output 8 x 8 x 8
+    (void) t_conv(3, 8, 3, 2, 1, 16, false, &want); // output 8 x 8 x 8
     assert_true(want.flop == 2.0 * 512 * 27 + 512);
     assert_true(c.fwd_flop_per_sample == want.flop);
     assert_true(c.bwd_flop_per_sample == 2 * want.flop);
@@ -72,7 +79,7 @@ static void test_conv_layer_by_formula(void **state)
 
 static void test_linear_layer_by_formula(void **state)
 {
-    (void)state;
+    (void) state;
     jf_torch_layer_t layer = {.kind = JF_TORCH_LAYER_LINEAR, .in = 100, .out = 30, .bias = true};
     jf_torch_cost_t c = {0};
     jf_err_t err = {0};
@@ -90,7 +97,7 @@ static void test_linear_layer_by_formula(void **state)
 // 400->120, relu, 120->84, relu, 84->10.
 static void test_lenet5_total_by_layers(void **state)
 {
-    (void)state;
+    (void) state;
     t_layer_t l[11];
     int side = t_conv(1, 6, 5, 1, 2, 28, false, &l[0]);
     t_relu(6.0 * side * side, &l[1]);
@@ -117,14 +124,15 @@ static void test_lenet5_total_by_layers(void **state)
     assert_true(c.fwd_bytes_per_sample == elems * T_B);
     assert_int_equal(c.params, 156 + 2416 + 48120 + 10164 + 850);
     assert_int_equal(c.ops_unknown, 0);
-    printf("lenet5_fwd_flop_per_sample=%.0f\nlenet5_fwd_bytes_per_sample=%.0f\n", flop, elems * T_B);
+    printf("lenet5_fwd_flop_per_sample=%.0f\nlenet5_fwd_bytes_per_sample=%.0f\n", flop,
+           elems * T_B);
 }
 
 // Every operation of every model has a rule (none falls back to the 1-FLOP guess), and the
 // totals are plausible: FLOPs grow from LeNet-5 to MobileNetV3 as the literature has it.
 static void test_every_model_covered(void **state)
 {
-    (void)state;
+    (void) state;
     const jf_torch_model_kind_t kinds[] = {JF_TORCH_MODEL_LENET5, JF_TORCH_MODEL_RESNET18,
                                            JF_TORCH_MODEL_VGG11, JF_TORCH_MODEL_MOBILENETV3};
     for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
@@ -134,15 +142,17 @@ static void test_every_model_covered(void **state)
         assert_int_equal(c.ops_unknown, 0);
         assert_true(c.fwd_flop_per_sample > 0 && c.bwd_flop_per_sample > c.fwd_flop_per_sample);
         printf("%s_fwd_flop_per_sample=%.4g\n%s_params=%lld\n", jf_torch_model_name(kinds[i]),
-               c.fwd_flop_per_sample, jf_torch_model_name(kinds[i]), (long long)c.params);
+               c.fwd_flop_per_sample, jf_torch_model_name(kinds[i]), (long long) c.params);
     }
 }
 
 static void test_minibatch_totals(void **state)
 {
-    (void)state;
-    jf_torch_cost_t c = {.fwd_flop_per_sample = 10, .bwd_flop_per_sample = 20,
-                         .fwd_bytes_per_sample = 100, .bwd_bytes_per_sample = 200,
+    (void) state;
+    jf_torch_cost_t c = {.fwd_flop_per_sample = 10,
+                         .bwd_flop_per_sample = 20,
+                         .fwd_bytes_per_sample = 100,
+                         .bwd_bytes_per_sample = 200,
                          .param_bytes = 1000};
     jf_torch_work_t w;
     jf_torch_cost_minibatch(&c, 8, &w);
@@ -153,14 +163,25 @@ static void test_minibatch_totals(void **state)
 
 static void test_bad_layers_refused(void **state)
 {
-    (void)state;
+    (void) state;
     const jf_torch_layer_t bad[] = {
         {.kind = JF_TORCH_LAYER_LINEAR, .in = 0, .out = 3},
-        {.kind = JF_TORCH_LAYER_CONV2D, .in = 3, .out = 3, .kernel = 5, .stride = 1, .height = 4,
+        {.kind = JF_TORCH_LAYER_CONV2D,
+         .in = 3,
+         .out = 3,
+         .kernel = 5,
+         .stride = 1,
+         .height = 4,
          .width = 4},
-        {.kind = JF_TORCH_LAYER_CONV2D, .in = 3, .out = 3, .kernel = 3, .stride = 1, .padding = 3,
-         .height = 8, .width = 8},
-        {.kind = (jf_torch_layer_kind_t)7, .in = 1, .out = 1},
+        {.kind = JF_TORCH_LAYER_CONV2D,
+         .in = 3,
+         .out = 3,
+         .kernel = 3,
+         .stride = 1,
+         .padding = 3,
+         .height = 8,
+         .width = 8},
+        {.kind = (jf_torch_layer_kind_t) 7, .in = 1, .out = 1},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         jf_torch_cost_t c = {0};
@@ -170,7 +191,7 @@ static void test_bad_layers_refused(void **state)
     }
     jf_torch_cost_t c = {0};
     jf_err_t err = {0};
-    assert_int_equal(jf_torch_model_cost((jf_torch_model_kind_t)9, &c, &err), -EINVAL);
+    assert_int_equal(jf_torch_model_cost((jf_torch_model_kind_t) 9, &c, &err), -EINVAL);
 }
 
 int main(void)

@@ -17,14 +17,42 @@
 // 100 GFLOP in 2 s (50 GFLOP/s, 20 J: 0.2 nJ/FLOP); 40 GB in 4 s (10 GB/s, 16 J: 0.4 nJ/byte);
 // and CPU benchmarks that a CUDA roofline must not use.
 static const coord_roofline_bench_t s_benches[] = {
-    {.power = "M", .bench = "copy-cpu", .platform = "host", .epochs = 1, .flop = 0,
-     .bytes = 1e9, .time_us = 1000000, .has_energy = true, .energy_mj = 1000},
-    {.power = "M", .bench = "copy-cuda", .platform = "jetson", .epochs = 1, .flop = 0,
-     .bytes = 40e9, .time_us = 4000000, .has_energy = true, .energy_mj = 16000},
-    {.power = "M", .bench = "matmul-cpu", .platform = "host", .epochs = 1, .flop = 1e9,
-     .bytes = 1e6, .time_us = 1000000, .has_energy = true, .energy_mj = 1000},
-    {.power = "M", .bench = "matmul-cuda", .platform = "jetson", .epochs = 1, .flop = 100e9,
-     .bytes = 1e6, .time_us = 2000000, .has_energy = true, .energy_mj = 20000},
+    {.power = "M",
+     .bench = "copy-cpu",
+     .platform = "host",
+     .epochs = 1,
+     .flop = 0,
+     .bytes = 1e9,
+     .time_us = 1000000,
+     .has_energy = true,
+     .energy_mj = 1000},
+    {.power = "M",
+     .bench = "copy-cuda",
+     .platform = "jetson",
+     .epochs = 1,
+     .flop = 0,
+     .bytes = 40e9,
+     .time_us = 4000000,
+     .has_energy = true,
+     .energy_mj = 16000},
+    {.power = "M",
+     .bench = "matmul-cpu",
+     .platform = "host",
+     .epochs = 1,
+     .flop = 1e9,
+     .bytes = 1e6,
+     .time_us = 1000000,
+     .has_energy = true,
+     .energy_mj = 1000},
+    {.power = "M",
+     .bench = "matmul-cuda",
+     .platform = "jetson",
+     .epochs = 1,
+     .flop = 100e9,
+     .bytes = 1e6,
+     .time_us = 2000000,
+     .has_energy = true,
+     .energy_mj = 20000},
 };
 #define S_N (sizeof s_benches / sizeof s_benches[0])
 
@@ -109,10 +137,8 @@ static void test_error_pct(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_peaks_and_energy),
-        cmocka_unit_test(test_predictions_by_hand),
-        cmocka_unit_test(test_energy_absent),
-        cmocka_unit_test(test_missing_benchmark_refused),
+        cmocka_unit_test(test_peaks_and_energy), cmocka_unit_test(test_predictions_by_hand),
+        cmocka_unit_test(test_energy_absent),    cmocka_unit_test(test_missing_benchmark_refused),
         cmocka_unit_test(test_error_pct),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
