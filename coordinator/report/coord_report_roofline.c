@@ -44,7 +44,7 @@ static int s_keep_meas(const coord_roofline_measured_t *m, void *arg)
 static int s_curve(json_t *fig, const coord_roofline_t *r)
 {
     char label[2 * COORD_ROOFLINE_NAME_MAX];
-    (void) snprintf(label, sizeof label, "%s (%s)", r->power, r->device);
+    (void) snprintf(label, sizeof label, "%.127s (%.7s)", r->power, r->device);
     json_t *data = coord_report_fig_dataset(fig, label, "y");
     double ridge = r->peak_flop_per_s / r->peak_bytes_per_s, x = ridge * S_CURVE_FIRST;
     int rc = data ? 0 : -ENOMEM;
@@ -115,7 +115,7 @@ int coord_report_roofline(const coord_report_ctx_t *ctx, json_t *figs, jf_err_t 
 {
     const char *board = ctx->n_obs ? ctx->obs[0].board : "";
     char title[COORD_OBS_NAME_MAX + 64];
-    (void) snprintf(title, sizeof title, "Roofline of %s", board);
+    (void) snprintf(title, sizeof title, "Roofline of %.127s", board);
     json_t *fig = coord_report_fig_new("roofline", title, "scatter",
                                        "arithmetic intensity (FLOP/byte)", "GFLOP/s");
     s_rows_t *rows = calloc(1, sizeof *rows);
