@@ -17,9 +17,8 @@
 
 #define S_USAGE                                                                                    \
     "usage: jetfleet recommend --workload W --board B --sweep S (--power-budget WATTS | "          \
-    "--time-budget SECONDS) --time-model ID --power-model ID [--margin PERCENT]\n"                 \
-    "   or: jetfleet recommend --board B --model M [--batch N] (--power-budget WATTS | "           \
-    "--time-budget SECONDS)   (from the board's rooflines, without fitted models)"
+    "--time-budget SECONDS) --time-model ID --power-model ID [--margin PERCENT]; without models: " \
+    "--board B --model M [--batch N] and a budget (the board's rooflines)"
 #define S_BUDGET_MAX 1e9   // W or s: far above anything a board does
 #define S_MARGIN_MAX 100.0 // percent
 // The margin of a model stored without its held-out underestimates: this many times its MAPE.

@@ -398,8 +398,8 @@ static void t_check_exports(jft_fleet_t *f)
     char *out =
         t_cli(f, 0,
               (const char *const[]){"export", "--sweep", "measured", "--what", "epochs", NULL});
-    assert_non_null(strstr(out, ",energy_mj,avg_power_mw,peak_power_mw,cache_resident_before,"
-                                "cache_resident_after"));
+    assert_non_null(strstr(out, ",energy_mj,avg_power_mw,peak_power_mw,bench,work_flop,"
+                                "work_bytes,cache_resident_before,cache_resident_after"));
     assert_int_equal(t_lines(out), 1 + 3 * 2); // three done runs of two epochs
     free(out);
     out = t_cli(f, 0,
