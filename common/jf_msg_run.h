@@ -52,6 +52,7 @@ typedef struct jf_epoch_concurrent {
     int64_t latency_max_us; // largest
     double within_budget;   // share of the requests within the run's budget, 0..1
 } jf_epoch_concurrent_t;
+#define JF_EPOCH_BENCH_MAX 31 // longest roofline benchmark name, without the NUL
 
 typedef struct jf_epoch_rec {
     int epoch;              // 0-based; epoch 0 is the warm-up
@@ -70,6 +71,11 @@ typedef struct jf_epoch_rec {
     double peak_power_mw;   // highest sampled power inside it, mW
     bool has_concurrent;    // a concurrent run's epoch: concurrent is set
     jf_epoch_concurrent_t concurrent; // inference beside training (has_concurrent)
+    char bench[JF_EPOCH_BENCH_MAX + 1]; // roofline run: its microbenchmark ("matmul-cpu", ...;
+                                        // docs/roofline.md); "" for a training epoch
+    bool has_work;                      // work_flop and work_bytes are given (roofline run)
+    double work_flop;                   // FLOPs the epoch's benchmark did
+    double work_bytes;                  // bytes it moved (read plus written)
 } jf_epoch_rec_t;
 
 typedef struct jf_minibatch_rec {

@@ -93,6 +93,18 @@ static const jf_schema_field_t s_epoch_fields[] = {
      .size = sizeof(jf_epoch_concurrent_t), .optional = true, .has_flag = true,
      .has_offset = offsetof(jf_epoch_rec_t, has_concurrent), .sub = &s_concurrent_schema,
      .column = "concurrent", .doc = "a concurrent run's inference during the epoch"},
+    {.name = "bench", .type = JF_SCHEMA_STR, .offset = offsetof(jf_epoch_rec_t, bench),
+     .size = sizeof(((jf_epoch_rec_t *) 0)->bench), .optional = true, .omit_zero = true,
+     .is_valid = jf_parse_is_ident, .must = "is not a valid name", .column = "bench",
+     .header = "bench", .doc = "roofline run: the epoch's microbenchmark"},
+    {.name = "work_flop", .type = JF_SCHEMA_NUM, .offset = offsetof(jf_epoch_rec_t, work_flop),
+     .size = sizeof(double), .lo_num = 0, .hi_num = 1e21, .optional = true, .has_flag = true,
+     .has_offset = offsetof(jf_epoch_rec_t, has_work), .column = "work_flop",
+     .header = "work_flop", .doc = "roofline run: FLOPs the benchmark did"},
+    {.name = "work_bytes", .type = JF_SCHEMA_NUM, .offset = offsetof(jf_epoch_rec_t, work_bytes),
+     .size = sizeof(double), .lo_num = 0, .hi_num = 1e21, .optional = true, .has_flag = true,
+     .has_offset = offsetof(jf_epoch_rec_t, has_work), .column = "work_bytes",
+     .header = "work_bytes", .doc = "roofline run: bytes the benchmark moved"},
 };
 
 static const jf_schema_field_t s_minibatch_fields[] = {

@@ -26,6 +26,8 @@
 #define JF_RUN_CORES_MAX      64                                   // custom cores online
 #define JF_RUN_CLOCK_MAX_HZ   INT64_C(10000000000)                 // 10 GHz: a sanity bound
 #define JF_IDLE_S_MAX          3600 // longest idle baseline phase, s (docs/baseline.md)
+#define JF_RUN_ROOFLINE_EPOCHS     5 // a roofline run: warm-up, matmul and copy on CPU and CUDA
+#define JF_RUN_ROOFLINE_EPOCHS_MIN 3 // and the fewest it reports: warm-up, one device's two
 #define JF_RUN_POWER_LABEL_MAX 127 // longest jf_run_spec_power_label text, without the NUL
 
 // A custom power-mode point (jetson-platforms.md §6), applied on top of the run's nvpmodel mode
@@ -79,6 +81,8 @@ typedef struct jf_run_spec {
                         // telemetry_hz (the cost of measuring, docs/baseline.md)
     char runtime[JF_RUN_RUNTIME_MAX + 1]; // where the trainer runs: "bare" or "container"
                                           // (docs/containers.md); "" = bare
+    bool roofline;                        // a roofline run: the microbenchmarks of
+                                          // docs/roofline.md instead of training
 #ifdef JF_SCHEMA_TEST_FIELD
     int test_knob; // test-only optional field (schema_field_test): 0..1000, 0 = absent
 #endif

@@ -140,6 +140,9 @@ static const jf_schema_field_t s_fields[] = {
      .is_valid = jf_run_runtime_is_valid, .must = "must be one of bare, container",
      .column = "runtime", .header = "runtime", .id_append = true,
      .doc = "where the trainer runs: bare (default) or container"},
+    {.name = "roofline", S_BOOL(roofline), .optional = true, .omit_zero = true,
+     .column = "roofline", .header = "roofline", .flag = "--roofline", .id_append = true,
+     .doc = "roofline microbenchmarks instead of training (docs/roofline.md)"},
 #ifdef JF_SCHEMA_TEST_FIELD
     // Test-only (tests/unit/common/schema_field_test.c): a field added in this one place.
     {.name = "test_knob", S_INT(test_knob, 0, 1000), .optional = true, .omit_zero = true,

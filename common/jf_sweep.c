@@ -30,7 +30,7 @@ static const char *const s_top_keys[] = {
     "name",        "description",  "target",  "workloads", "power_modes", "storage",
     "workers",     "batch_sizes",  "repeats", "prefetch",  "threads",     "seed",
     "drop_caches", "telemetry_hz", "timeout", "exclude",   "include",     "dvfs",
-    "idle_s",      "runtime"};
+    "idle_s",      "runtime",      "roofline"};
 static const char *const s_target_keys[] = {"device_types", "boards", "labels"};
 
 // Rule keys, in the order that lets a plan filter boards (first three) and workloads (next three)
@@ -600,7 +600,7 @@ static void s_fill_run(const s_ctx_t *ctx, const s_combo_t *c, jf_run_spec_t *s)
     (void) snprintf(s->storage, sizeof s->storage, "%s", c->storage);
     s->custom = c->custom ? c->custom->point : (jf_run_custom_t){0};
     s->dvfs_off = c->dvfs_off;
-    s->epochs = c->workload->epochs;
+    s->epochs = s->roofline ? JF_RUN_ROOFLINE_EPOCHS : c->workload->epochs;
     s->concurrent = c->workload->concurrent;
     s->power_mode_id = c->mode->id;
     s->workers = c->workers;

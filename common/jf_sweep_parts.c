@@ -181,6 +181,11 @@ int jf_sweep_settings_parse(const jf_yaml_node_t *root, const jf_fleet_config_t 
     if (rc == 0 && v) {
         rc = jf_yaml_node_to_bool(v, &b->drop_caches, err);
     }
+    v = jf_yaml_node_get(root, "roofline");
+    b->roofline = false;
+    if (rc == 0 && v) {
+        rc = jf_yaml_node_to_bool(v, &b->roofline, err);
+    }
     v = jf_yaml_node_get(root, "timeout");
     if (rc == 0 && v) {
         rc =

@@ -131,6 +131,12 @@ static const char *const s_migrations[] = {
     "ALTER TABLE epochs ADD COLUMN concurrent_latency_p99_us INTEGER;"
     "ALTER TABLE epochs ADD COLUMN concurrent_latency_max_us INTEGER;"
     "ALTER TABLE epochs ADD COLUMN concurrent_within_budget REAL;",
+    // Roofline (docs/roofline.md): an epoch of a roofline run names its microbenchmark and the
+    // work it did; NULL for training epochs. (The runs' roofline column comes from the run
+    // spec's table, added on open.)
+    "ALTER TABLE epochs ADD COLUMN bench TEXT;"
+    "ALTER TABLE epochs ADD COLUMN work_flop REAL;"
+    "ALTER TABLE epochs ADD COLUMN work_bytes REAL;",
 };
 
 // C steps run after a migration's SQL, in its transaction (NULL: none).

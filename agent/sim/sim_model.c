@@ -349,3 +349,43 @@ int sim_model_epoch(const sim_model_t *self, const sim_epoch_in_t *in, sim_epoch
     *ret_out = out;
     return 0;
 }
+
+// The roofline's two loads (docs/simulator.md "Roofline"): the GPU computing at its peak with no
+// DRAM traffic to speak of, and streaming DRAM at the bandwidth with the GPU's kernels waiting on
+// memory; the training process's cores busy in both.
+static void s_roofline_load(const sim_ctx_t *ctx, double gpu_powered, double dram_bytes_per_s,
+                            sim_epoch_out_t *out)
+{
+    sim_totals_t t = {.compute_s = 1.0,
+                      .gpu_busy_s = 1.0,
+                      .gpu_powered_s = gpu_powered,
+                      .dram_bytes = dram_bytes_per_s};
+    s_fill_load(ctx, &t, out);
+    sim_power_rails(ctx, &t, 1.0, out);
+}
+
+int sim_model_roofline(const sim_model_t *self, jf_board_type_t type, const sim_op_t *op,
+                       const sim_board_factors_t *factors, sim_roofline_t *ret_roof, jf_err_t *err)
+{
+    assert(self && op && factors && ret_roof);
+    sim_epoch_in_t in = {.board_type = type, .op = *op, .factors = *factors};
+    sim_ctx_t ctx = {.g = &self->params.model, .in = &in, .board = s_board(self, type)};
+    if (!ctx.board) {
+        return s_no_board(type, err);
+    }
+    int rc = s_check_op(ctx.board, op, err);
+    if (rc != 0) {
+        return rc;
+    }
+    // The rates of s_rates, without the workload's part.
+    const sim_board_params_t *b = ctx.board;
+    double gpu_cores = op->gpu_cores > 0 ? op->gpu_cores : b->gpu_cuda_cores;
+    sim_roofline_t r = {0};
+    r.gpu_flop_per_s = gpu_cores * b->gpu_flops_per_core_cycle * op->gpu_hz * factors->compute;
+    r.dram_bytes_per_s =
+        b->dram_bytes_per_s * b->dram_efficiency * op->emc_hz / b->emc_max_hz * factors->compute;
+    s_roofline_load(&ctx, 1.0, 0.0, &r.compute);
+    s_roofline_load(&ctx, b->gpu_memory_stall_power, r.dram_bytes_per_s, &r.memory);
+    *ret_roof = r;
+    return 0;
+}

@@ -135,4 +135,18 @@ void sim_model_board_factors(const sim_model_t *self, jf_board_type_t type, uint
 int sim_model_epoch(const sim_model_t *self, const sim_epoch_in_t *in, sim_epoch_out_t *ret_out,
                     jf_err_t *err);
 
+// The roofline of an operating point (docs/simulator.md "Roofline"; plain value record).
+typedef struct sim_roofline {
+    double gpu_flop_per_s;   // peak FP32 rate: ungated cores x FLOPs/core/cycle x f_gpu x F_c
+    double dram_bytes_per_s; // bandwidth achieved: dram x efficiency x f_emc / emc_max x F_c
+    sim_epoch_out_t compute; // load and rail powers while the GPU computes at its peak
+    sim_epoch_out_t memory;  // the same while it streams DRAM at that bandwidth
+} sim_roofline_t;
+
+// The modelled peak compute and bandwidth of a board type at operating point op with a board's
+// factors, and the rails' power in each of the two loads, into *ret_roof. Returns 0, or -EINVAL
+// with err naming a board type without parameters or an operating point beyond the board.
+int sim_model_roofline(const sim_model_t *self, jf_board_type_t type, const sim_op_t *op,
+                       const sim_board_factors_t *factors, sim_roofline_t *ret_roof, jf_err_t *err);
+
 #endif

@@ -9,6 +9,7 @@
 #include "train_idle.h"
 #include "train_learn.h"
 #include "train_options.h"
+#include "train_roofline.h"
 #include "train_run.h"
 
 #include <errno.h>
@@ -20,7 +21,10 @@ static int s_execute(const train_run_opts_t *opts, jf_err_t *err)
         return train_learn_exec_sim(opts, stdout, err); // the model also trains, for real
     }
     if (opts->simulate) {
-        return train_cli_exec_sim(opts, err);
+        return train_cli_exec_sim(opts, err); // a roofline run too (train_sim.c)
+    }
+    if (opts->run.roofline) {
+        return train_roofline_exec(opts, stdout, err);
     }
     if (opts->run.concurrent.infer_model[0] != '\0') {
         return jf_err_set(err, -EINVAL,

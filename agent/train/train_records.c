@@ -29,6 +29,8 @@ struct train_records {
     size_t samples;         // current epoch: samples seen
     double loss_sum;        // current epoch: sum of loss * samples
     json_t *mark;           // owned; a simulated run's {"platform", "sim_speed"}, else NULL
+    jf_epoch_rec_t work;    // current epoch: a roofline run's bench and work (train_records_
+                            // epoch_work); bench "" and has_work false otherwise
 };
 
 static int s_emit(FILE *out, const json_t *line, jf_err_t *err)
@@ -200,7 +202,16 @@ void train_records_epoch_begin(train_records_t *self, int epoch)
     self->compute_sum_us = 0;
     self->samples = 0;
     self->loss_sum = 0.0;
+    self->work = (jf_epoch_rec_t){0};
     json_array_clear(self->minibatches);
+}
+
+void train_records_epoch_work(train_records_t *self, const char *bench, double flop, double bytes)
+{
+    (void) snprintf(self->work.bench, sizeof self->work.bench, "%s", bench); // names are short
+    self->work.has_work = true;
+    self->work.work_flop = flop;
+    self->work.work_bytes = bytes;
 }
 
 int train_records_minibatch(train_records_t *self, const train_minibatch_rec_t *rec, jf_err_t *err)
@@ -232,7 +243,11 @@ static json_t *s_pack_epoch(const train_records_t *self, int64_t e2e_us)
                         .compute_us = self->compute_sum_us,
                         .samples = (int64_t) self->samples,
                         .has_loss = isfinite(loss),
-                        .loss = isfinite(loss) ? loss : 0.0};
+                        .loss = isfinite(loss) ? loss : 0.0,
+                        .has_work = self->work.has_work,
+                        .work_flop = self->work.work_flop,
+                        .work_bytes = self->work.work_bytes};
+    (void) snprintf(e.bench, sizeof e.bench, "%s", self->work.bench); // same size
     json_t *line = jf_record_epoch_to_json(&e);
     double rate = (double) self->samples * (double) JF_US_PER_S / (double) e2e_us;
     json_t *jrate = e2e_us > 0 ? json_real(rate) : json_null();

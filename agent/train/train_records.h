@@ -145,6 +145,11 @@ int train_records_epoch_end(train_records_t *self, int64_t e2e_us, jf_err_t *err
 int train_records_epoch_end_sim(train_records_t *self, int64_t e2e_us,
                                 const train_records_epoch_sim_t *sim, jf_err_t *err);
 
+// Marks the current epoch as a roofline run's microbenchmark (docs/roofline.md): its epoch line
+// will carry bench (a name, at most JF_EPOCH_BENCH_MAX bytes), work_flop and work_bytes. Reset
+// by train_records_epoch_begin.
+void train_records_epoch_work(train_records_t *self, const char *bench, double flop, double bytes);
+
 // Writes the done line with the number of epochs completed. Returns 0 or -EIO.
 int train_records_done(train_records_t *self, jf_err_t *err);
 

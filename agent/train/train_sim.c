@@ -12,6 +12,7 @@
 #include "sim_concurrent.h"
 #include "sim_idle.h"
 #include "sim_model.h"
+#include "train_roofline.h"
 #include "train_records.h"
 
 #include <errno.h>
@@ -45,6 +46,7 @@ struct train_sim {
     int64_t start_us;              // monotonic: when the run's start line went out
     int64_t modelled_us;           // modelled time of every minibatch written since then
     train_sim_learner_t learner;   // real training beside the model; step NULL: none
+    sim_roofline_t roof;           // a roofline run's model (opts.run.roofline)
 };
 
 // Spreads a total over parts in proportion to weights that add up to weight_sum, by cumulative
@@ -288,10 +290,50 @@ static int s_idle_epoch(train_sim_t *self, int epoch, jf_err_t *err)
     return s_epoch_line(self, epoch, e2e_us, wall0_us, err);
 }
 
+// A roofline run's epoch (docs/roofline.md): 0 the warm-up and 1 the GPU at its peak
+// (matmul-cuda), 2 DRAM at its bandwidth (copy-cuda); one minibatch line per modelled step.
+static int s_roofline_epoch(train_sim_t *self, int epoch, jf_err_t *err)
+{
+    bool copy = epoch == TRAIN_ROOFLINE_SIM_EPOCHS - 1;
+    int64_t steps = (epoch == 0 ? TRAIN_ROOFLINE_WARMUP_US : TRAIN_ROOFLINE_BENCH_US) /
+                    TRAIN_ROOFLINE_SIM_STEP_US;
+    int64_t wall0_us = jf_clock_mono_us();
+    train_records_epoch_begin(self->records, epoch);
+    int rc = 0;
+    for (int64_t i = 0; rc == 0 && i < steps; i++) {
+        train_minibatch_rec_t m = {.index = (size_t) i,
+                                   .samples = 1,
+                                   .compute_us = TRAIN_ROOFLINE_SIM_STEP_US,
+                                   .loss = NAN};
+        s_pace(self, m.compute_us);
+        rc = train_records_minibatch(self->records, &m, err);
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    int64_t e2e_us = steps * TRAIN_ROOFLINE_SIM_STEP_US;
+    double secs = (double) e2e_us / JF_US_PER_S;
+    train_records_epoch_work(self->records, copy ? "copy-cuda" : "matmul-cuda",
+                             copy ? 0.0 : self->roof.gpu_flop_per_s * secs,
+                             copy ? self->roof.dram_bytes_per_s * secs : 0.0);
+    bool last = epoch + 1 >= self->opts.epochs;
+    train_records_power_t power = {0}, next_power = {0};
+    s_power(copy ? &self->roof.memory : &self->roof.compute, &power);
+    s_power(epoch + 1 == TRAIN_ROOFLINE_SIM_EPOCHS - 1 ? &self->roof.memory : &self->roof.compute,
+            &next_power);
+    train_records_epoch_sim_t sim = {.wall_us = jf_clock_mono_us() - wall0_us,
+                                     .power = &power,
+                                     .next_power = last ? NULL : &next_power};
+    return train_records_epoch_end_sim(self->records, e2e_us, &sim, err);
+}
+
 static int s_run_epoch(train_sim_t *self, int epoch, jf_err_t *err)
 {
     if (self->opts.run.idle_s > 0) {
         return s_idle_epoch(self, epoch, err);
+    }
+    if (self->opts.run.roofline) {
+        return s_roofline_epoch(self, epoch, err);
     }
     if (self->now.oom) {
         // The detail reaches reports as the run's failure: say that the board is simulated.
@@ -482,6 +524,13 @@ static int s_resolve(train_sim_t *self, jf_err_t *err)
                           o->sim.cache_resident);
     }
     self->now_resident = o->sim.cache_resident;
+    if (rc == 0 && o->run.roofline) {
+        // The model's GPU benchmarks only: at most TRAIN_ROOFLINE_SIM_EPOCHS epochs.
+        self->opts.epochs =
+            o->epochs < TRAIN_ROOFLINE_SIM_EPOCHS ? o->epochs : TRAIN_ROOFLINE_SIM_EPOCHS;
+        rc = sim_model_roofline(self->model, self->board_type, &self->in.op, &self->in.factors,
+                                &self->roof, err);
+    }
     rc = rc < 0 ? rc
                 : s_evaluate(self, 0, o->sim.cache_resident, &self->now, &self->conc_now, err);
     return rc < 0 || o->run.idle_s == 0 ? rc : s_resolve_idle(self, err);
@@ -503,7 +552,7 @@ static int s_open_records(train_sim_t *self, jf_err_t *err)
                                .scale = o->sim.scale,
                                .cache_resident = o->sim.cache_resident,
                                .trains = o->init_weights || o->out_weights};
-    s_power(&self->now, &sim.power);
+    s_power(o->run.roofline ? &self->roof.compute : &self->now, &sim.power);
     train_records_params_t p = {
         .model = o->run.model,
         .dataset = self->in.dataset,

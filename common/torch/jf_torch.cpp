@@ -701,3 +701,20 @@ extern "C" int jf_torch_info_read(jf_torch_info_t *ret_info, jf_err_t *err)
         return s_fail(err, "info");
     }
 }
+
+// For the shim's other files (jf_torch_internal.h): one forward pass of a freshly built model.
+torch::Tensor jf_torch_internal_forward(jf_torch_model_kind_t model, const torch::Tensor &x)
+{
+    jf_torch_shape_t shape = {};
+    if (jf_torch_model_shape(model, &shape, nullptr) != 0) {
+        throw std::invalid_argument("unknown model kind");
+    }
+    std::shared_ptr<jf_net> net = s_build_net(model, shape.classes);
+    net->train();
+    return net->forward(x);
+}
+
+int jf_torch_internal_fail(jf_err_t *err, const char *where)
+{
+    return s_fail(err, where);
+}

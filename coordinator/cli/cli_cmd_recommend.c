@@ -4,6 +4,7 @@
  * fronts and recommendations"). Read-only. */
 #include "cli_cmds.h"
 #include "cli_models.h"
+#include "cli_recommend_roofline.h"
 
 #include "jf_parse.h"
 #include "jf_units.h"
@@ -16,7 +17,8 @@
 
 #define S_USAGE                                                                                    \
     "usage: jetfleet recommend --workload W --board B --sweep S (--power-budget WATTS | "          \
-    "--time-budget SECONDS) --time-model ID --power-model ID [--margin PERCENT]"
+    "--time-budget SECONDS) --time-model ID --power-model ID [--margin PERCENT]; without models: " \
+    "--board B --model M [--batch N] and a budget (the board's rooflines)"
 #define S_BUDGET_MAX 1e9   // W or s: far above anything a board does
 #define S_MARGIN_MAX 100.0 // percent
 // The margin of a model stored without its held-out underestimates: this many times its MAPE.
@@ -157,12 +159,18 @@ static int s_run(const cli_ctx_t *ctx, coord_store_t *st, const s_args_t *a, jf_
 
 int cli_cmd_recommend(cli_ctx_t *ctx, int argc, char **argv)
 {
-    static const char *const names[] = {"workload",     "board",       "sweep",
-                                        "power-budget", "time-budget", "time-model",
-                                        "power-model",  "margin",      NULL};
+    static const char *const names[] = {"workload",    "board",      "sweep",       "power-budget",
+                                        "time-budget", "time-model", "power-model", "margin",
+                                        "model",       "batch",      NULL};
     const char *v[CLI_MODELS_OPTS_MAX] = {0};
     if (cli_models_opts("recommend", argc, argv, names, v) != 0) {
         return cli_fail(CLI_EXIT_USAGE, S_USAGE);
+    }
+    if (!v[5] && !v[6] && v[8]) {
+        // No fitted model given but a model name: the rooflines' predictions (docs/roofline.md).
+        cli_recommend_roofline_args_t r = {
+            .board = v[1], .model = v[8], .batch = v[9], .power_budget = v[3], .time_budget = v[4]};
+        return cli_recommend_roofline(ctx, &r);
     }
     s_args_t a = {v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]};
     if (!a.workload || !a.board || !a.sweep || !a.power == !a.time || !a.time_model ||

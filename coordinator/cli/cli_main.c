@@ -52,6 +52,8 @@ static const char s_usage[] =
     "                                           time-energy Pareto front of a board's modes\n"
     "  recommend --workload W --board B --sweep S (--power-budget W | --time-budget S)\n"
     "         --time-model ID --power-model ID  the best mode under a budget\n"
+    "  recommend --board B --model M [--batch N] (--power-budget W | --time-budget S)\n"
+    "                                           the same from the board's rooflines, no models\n"
     "  report --sweep S -o FILE.html [--run RUN_ID]\n"
     "                                           one HTML page of the sweep's figures "
     "(docs/report.md)\n"
@@ -68,6 +70,9 @@ static const char s_usage[] =
     "                                           each board's mode and minibatches for one round of\n"
     "                                           a rounds file, predicted (docs/rounds.md); boards\n"
     "                                           without fitted models are profiled first\n"
+    "  roofline --board B [--mode M] [--batch N]\n"
+    "                                           time and energy rooflines, workloads on them\n"
+    "                                           (docs/roofline.md)\n"
     "The config defaults to $JETFLEET_CONFIG, else ./fleet.yaml. --store FILE reads that store\n"
     "without a config (commands that talk to the coordinator still need the config).\n";
 
@@ -120,7 +125,8 @@ int main(int argc, char **argv)
                 {"fleet", cli_cmd_fleet},
                 {"baseline", cli_cmd_baseline},
                 {"containers", cli_cmd_containers},
-                {"rounds", cli_cmd_rounds}};
+                {"rounds", cli_cmd_rounds},
+                {"roofline", cli_cmd_roofline}};
     int rc = -1;
     for (size_t c = 0; i < argc && c < sizeof cmds / sizeof cmds[0]; c++) {
         if (strcmp(argv[i], cmds[c].verb) == 0) {

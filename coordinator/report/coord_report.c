@@ -399,7 +399,8 @@ static int s_figures(coord_report_ctx_t *ctx, json_t *figs, jf_err_t *err)
     rc = rc == 0 ? coord_report_pareto(ctx, figs, err) : rc;
     rc = rc == 0 ? coord_report_variability(ctx, figs, err) : rc;
     rc = rc == 0 ? s_fig_run(ctx, figs, err) : rc;
-    return rc == 0 ? coord_report_models(ctx, figs, err) : rc;
+    rc = rc == 0 ? coord_report_models(ctx, figs, err) : rc;
+    return rc == 0 ? coord_report_roofline(ctx, figs, err) : rc;
 }
 
 json_t *coord_report_data(coord_store_t *store, const coord_report_opts_t *opts, jf_err_t *err)

@@ -50,4 +50,8 @@ int coord_report_pareto(const coord_report_ctx_t *ctx, json_t *figs, jf_err_t *e
 int coord_report_variability(const coord_report_ctx_t *ctx, json_t *figs, jf_err_t *err);
 int coord_report_models(const coord_report_ctx_t *ctx, json_t *figs, jf_err_t *err);
 
+// The roofline figure of the sweep's first board (coord_report_roofline.c). 0 or a negative
+// errno with err.
+int coord_report_roofline(const coord_report_ctx_t *ctx, json_t *figs, jf_err_t *err);
+
 #endif

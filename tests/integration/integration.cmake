@@ -243,3 +243,10 @@ jf_add_integration_test(agent_trainer TIMEOUT 120
                         LIBS jft_support jf_common)
 set_property(TEST integration.agent_trainer APPEND PROPERTY LABELS reliability)
 add_dependencies(agent_trainer_itest ${JF_ITEST_DEPS})
+
+# Rooflines end to end (docs/roofline.md): the microbenchmarks for real on this host's CPU and
+# modelled on a sim board, stored, and `jetfleet roofline` over them.
+jf_add_integration_test(roofline TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/roofline_test.c
+                        LIBS jft_support jf_common)
+add_dependencies(roofline_itest ${JF_ITEST_DEPS})

@@ -400,9 +400,10 @@ static void t_check_exports(jft_fleet_t *f)
         t_cli(f, 0,
               (const char *const[]){"export", "--sweep", "measured", "--what", "epochs", NULL});
     // The epoch schema's columns (a concurrent run's inference members after the energy ones,
-    // empty here), then the store's page-cache columns.
+    // then a roofline run's benchmark members, empty here), then the store's page-cache columns.
     assert_non_null(strstr(out, ",energy_mj,avg_power_mw,peak_power_mw,infer_requests,"));
-    assert_non_null(strstr(out, ",within_budget,cache_resident_before,cache_resident_after"));
+    assert_non_null(strstr(out, ",within_budget,bench,work_flop,work_bytes,"
+                                "cache_resident_before,cache_resident_after"));
     assert_int_equal(t_lines(out), 1 + 3 * 2); // three done runs of two epochs
     free(out);
     out = t_cli(f, 0,

@@ -735,9 +735,52 @@ static void test_params_load(void **state)
     free(text);
 }
 
+// The roofline of a mode (docs/simulator.md "Roofline"): the peaks worked by hand from the
+// parameter file, a slower board's factor scaling both, the memory load drawing DRAM power the
+// compute load does not, and an operating point beyond the board refused.
+static void test_roofline_peaks(void **state)
+{
+    (void) state;
+    sim_model_t *model = t_model();
+    const sim_board_params_t *b = &sim_model_params(model)->boards[JF_BOARD_XAVIER_NX];
+    sim_op_t op;
+    jf_err_t err = {0};
+    assert_int_equal(sim_model_mode_op_named(model, JF_BOARD_XAVIER_NX, "MODE_20W_6CORE", &op,
+                                             &err),
+                     0);
+    sim_board_factors_t f = SIM_BOARD_FACTORS_NEUTRAL;
+    sim_roofline_t r;
+    assert_int_equal(sim_model_roofline(model, JF_BOARD_XAVIER_NX, &op, &f, &r, &err), 0);
+    double cores = op.gpu_cores > 0 ? op.gpu_cores : b->gpu_cuda_cores;
+    double want_flop = cores * b->gpu_flops_per_core_cycle * (double) op.gpu_hz;
+    double want_bytes =
+        b->dram_bytes_per_s * b->dram_efficiency * (double) op.emc_hz / b->emc_max_hz;
+    assert_true(fabs(r.gpu_flop_per_s - want_flop) <= 1e-9 * want_flop);
+    assert_true(fabs(r.dram_bytes_per_s - want_bytes) <= 1e-9 * want_bytes);
+    int64_t compute_mw = 0, memory_mw = 0;
+    for (size_t i = 0; i < r.compute.n_rails; i++) {
+        compute_mw += r.compute.rails[i].power_mw;
+        memory_mw += r.memory.rails[i].power_mw;
+    }
+    assert_true(r.compute.n_rails > 0 && r.compute.n_rails == r.memory.n_rails);
+    assert_true(memory_mw > compute_mw); // the same GPU power (stall power 1 here) plus DRAM's
+    printf("nx_20w_peak_gflop_s=%.1f\nnx_20w_peak_gb_s=%.2f\n", r.gpu_flop_per_s / 1e9,
+           r.dram_bytes_per_s / 1e9);
+    f.compute = 0.5;
+    sim_roofline_t slow;
+    assert_int_equal(sim_model_roofline(model, JF_BOARD_XAVIER_NX, &op, &f, &slow, &err), 0);
+    assert_true(fabs(slow.gpu_flop_per_s - 0.5 * want_flop) <= 1e-9 * want_flop);
+    assert_true(fabs(slow.dram_bytes_per_s - 0.5 * want_bytes) <= 1e-9 * want_bytes);
+    op.gpu_hz = (int64_t) (2 * b->gpu_max_hz);
+    assert_int_equal(sim_model_roofline(model, JF_BOARD_XAVIER_NX, &op, &f, &r, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "op clocks"));
+    sim_model_destroy(&model);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_roofline_peaks),
         cmocka_unit_test(test_calibration_against_study),
         cmocka_unit_test(test_one_worker_cuts_the_stall),
         cmocka_unit_test(test_parallel_fetch_helps_slow_media_only),

@@ -189,6 +189,7 @@ static void test_id_is_deterministic(void **state)
     b.idle_s = base.idle_s;
     b.telemetry_off = base.telemetry_off;
     memcpy(b.runtime, base.runtime, strlen(base.runtime) + 1);
+    b.roofline = base.roofline;
     jf_run_spec_compute_id(&b);
     assert_string_equal(a.run_id, b.run_id);
     jf_run_spec_compute_id(&a); // recomputing over an existing id gives the same id

@@ -672,6 +672,29 @@ static void test_files_and_limits(void **state)
     jft_tmpdir_remove(dir);
 }
 
+// roofline: true makes every run a roofline run of JF_RUN_ROOFLINE_EPOCHS epochs, whatever the
+// workload says, with an id of its own; a non-boolean is refused.
+static void test_roofline_key(void **state)
+{
+    t_fleets_t *f = *state;
+    jf_err_t err = {0};
+    jf_sweep_t *plain = t_parse(T_NANO01 "storage: [usb-hdd]\npower_modes: MAXN\n", f->lab, &err);
+    jf_sweep_t *s =
+        t_parse(T_NANO01 "storage: [usb-hdd]\npower_modes: MAXN\nroofline: true\n", f->lab, &err);
+    assert_non_null(plain);
+    assert_non_null(s);
+    assert_int_equal(s->n_runs, 1);
+    assert_true(s->runs[0].roofline);
+    assert_false(plain->runs[0].roofline);
+    assert_int_equal(s->runs[0].epochs, JF_RUN_ROOFLINE_EPOCHS);
+    assert_string_not_equal(s->runs[0].run_id, plain->runs[0].run_id);
+    jf_sweep_destroy(&s);
+    jf_sweep_destroy(&plain);
+    s = t_parse(T_NANO01 "storage: [usb-hdd]\nroofline: maybe\n", f->lab, &err);
+    assert_null(s);
+    assert_int_equal(err.code, -EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -683,6 +706,7 @@ int main(void)
         cmocka_unit_test(test_settings),
         cmocka_unit_test(test_idle_sweep),
         cmocka_unit_test(test_runtime_sweep),
+        cmocka_unit_test(test_roofline_key),
         cmocka_unit_test(test_targets_and_mode_ids),
         cmocka_unit_test(test_include_is_never_excluded),
         cmocka_unit_test(test_workload_pairs),

@@ -30,3 +30,8 @@ target_compile_options(torch_weights_test PRIVATE
 set_target_properties(torch_weights_test PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
 math(EXPR jf_torch_weights_timeout "90 * ${JF_TEST_TIMEOUT_SCALE}")
 set_tests_properties(unit.torch_weights PROPERTIES TIMEOUT ${jf_torch_weights_timeout})
+
+# Work counting (jf_torch_flops.h): layers against the formulas, LeNet-5 against its layers.
+jf_add_unit_test(torch_flops
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/torch_flops_test.c
+  LIBS jf_torch jf_common)

@@ -2,6 +2,8 @@
  * reports the header's layout as the C++ compiler sees it. */
 #include "jf_torch.h"     // first and alone: the header must compile as C++ by itself
 #include "jf_torch_fit.h" // the regression half of the shim, in C++17 too
+#include "jf_torch_bench.h" // the roofline's microbenchmarks and work counting, in C++17 too
+#include "jf_torch_flops.h"
 
 extern "C" size_t t_cxx_layout(size_t which);
 

@@ -3,6 +3,8 @@
  * header's structs and the values of its enums (STYLE.md §8). Links no libtorch. */
 #include "jf_torch.h"     // first, so it must compile on its own
 #include "jf_torch_fit.h" // after jf_torch.h, but it includes nothing of it
+#include "jf_torch_bench.h" // the roofline's microbenchmarks and work counting, in C11 too
+#include "jf_torch_flops.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

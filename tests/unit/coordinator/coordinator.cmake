@@ -113,3 +113,8 @@ jf_add_unit_test(rounds_plan
 jf_add_unit_test(rounds_boards
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/rounds_boards_test.c
   ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_rounds)
+
+
+# The roofline maths (coord_roofline.h, docs/roofline.md).
+jf_add_unit_test(roofline
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/roofline_test.c LIBS jf_fit)

@@ -75,6 +75,7 @@ static void test_select_runs_table(void **state)
         "idle_s",
         "telemetry_off",
         "runtime",
+        "roofline",
         "state",
         "attempt",
         "fail_reason",

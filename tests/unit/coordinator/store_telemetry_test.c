@@ -413,7 +413,9 @@ static void test_cache_rollback_and_other_writer(void **state)
 
 // A version-8 store (one JSON text row per sample) migrates to the typed tables unchanged.
 static const char s_to_v8[] =
-    "DROP VIEW telemetry_json; DROP VIEW telemetry; DROP TABLE telemetry_sample;"
+    "ALTER TABLE epochs DROP COLUMN bench; ALTER TABLE epochs DROP COLUMN work_flop;" // roofline
+    " ALTER TABLE epochs DROP COLUMN work_bytes;"
+    " DROP VIEW telemetry_json; DROP VIEW telemetry; DROP TABLE telemetry_sample;"
     " DROP TABLE telemetry_layout; DROP TABLE telemetry_series;"
     " CREATE TABLE telemetry(run TEXT NOT NULL REFERENCES runs(id), attempt INTEGER NOT NULL,"
     " seq INTEGER NOT NULL, idx INTEGER NOT NULL, t_us INTEGER NOT NULL, sample TEXT NOT NULL,"

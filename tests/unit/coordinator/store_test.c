@@ -394,6 +394,8 @@ static void test_migrates_version_1(void **state)
                                   "ALTER TABLE epochs DROP COLUMN concurrent_latency_max_us; "
                                   "ALTER TABLE epochs DROP COLUMN concurrent_within_budget; "
                                   "DROP TABLE models; "
+                                  "ALTER TABLE epochs DROP COLUMN bench; ALTER TABLE epochs DROP COLUMN work_flop; "
+                                  "ALTER TABLE epochs DROP COLUMN work_bytes; " // roofline
                                   // Migration 8 -> 9's typed telemetry, back to version 8's.
                                   "DROP VIEW telemetry_json; DROP VIEW telemetry; "
                                   "DROP TABLE telemetry_sample; DROP TABLE telemetry_layout; "
