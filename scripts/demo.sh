@@ -10,7 +10,9 @@
 # second sweep at 54 custom power points of one simulated AGX Xavier (sweeps/demo-modes.yaml) and
 # fits time and power models on it, with their errors, its Pareto front and a recommended mode
 # under a power budget, profiles 12 of those points adaptively (sweep submit --adaptive) and checks
-# that model against all 54, writes an HTML report per sweep (jetfleet report), checks the store
+# that model against all 54, measures rooflines on the host's CPU and one simulated AGX Xavier
+# (sweeps/demo-roofline.yaml, jetfleet roofline) and the idle baseline of one simulated Xavier NX
+# (jetfleet baseline), writes an HTML report per sweep (jetfleet report), checks the store
 # and takes an online backup of it (jetfleet store check, jetfleet store backup) and prints the
 # wall time. Everything it makes stays in ./demo-run; the processes are stopped when
 # it ends, whatever happens.
@@ -176,6 +178,24 @@ if "$bin/jetfleet" sweep submit --adaptive 12 --wait "$run/demo-adaptive.yaml" \
   fi
 else
   echo "demo: adaptive profiling failed (see $run/demo-adaptive.log and the message above)"
+fi
+echo
+echo "== rooflines (docs/roofline.md): peak compute and bandwidth, measured on host-1's CPU and"
+echo "   modelled for sim-agx-01 at MAXN, with each workload's place on them"
+if "$bin/jetfleet" sweep submit "$top/sweeps/demo-roofline.yaml" --wait > "$run/demo-roofline.log"; then
+  for b in host-1 sim-agx-01; do
+    "$bin/jetfleet" roofline --board "$b" || echo "demo: the roofline of $b failed (message above)"
+  done
+else
+  echo "demo: the roofline sweep failed (see $run/demo-roofline.log)"
+fi
+echo
+echo "== idle baseline (docs/baseline.md): sim-nx-01's idle power with DVFS on and off, telemetry on"
+echo "   and off, and in its lowest-power mode (simulated)"
+if "$bin/jetfleet" baseline --board sim-nx-01 --seconds 30 > "$run/demo-baseline.log"; then
+  "$bin/jetfleet" baseline show --board sim-nx-01
+else
+  echo "demo: the idle baseline failed (see $run/demo-baseline.log)"
 fi
 echo
 echo "== reports (docs/report.md): one self-contained HTML page per sweep"
