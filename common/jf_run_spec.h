@@ -4,6 +4,7 @@
 #ifndef JF_RUN_SPEC_H
 #define JF_RUN_SPEC_H
 
+#include "jf_blob.h"
 #include "jf_board.h"
 #include "jf_err.h"
 #include "jf_parse.h"
@@ -25,6 +26,7 @@
 #define JF_RUN_CORES_MAX      64                                   // custom cores online
 #define JF_RUN_CLOCK_MAX_HZ   INT64_C(10000000000)                 // 10 GHz: a sanity bound
 #define JF_RUN_POWER_LABEL_MAX 127 // longest jf_run_spec_power_label text, without the NUL
+#define JF_RUN_MINIBATCHES_MAX 1000000 // local minibatches per epoch of a federated round
 
 // A custom power-mode point (jetson-platforms.md §6), applied on top of the run's nvpmodel mode
 // (power_mode_id), which sets everything the point leaves alone. A plain value record.
@@ -57,6 +59,14 @@ typedef struct jf_run_spec {
     jf_run_custom_t custom;               // custom point on top of the mode; n_cores 0: none
     bool dvfs_off;                        // DVFS off (jetson_clocks-like pinning at the caps in
                                           // force) after the mode and the custom point
+    // Federated rounds (docs/rounds.md "Execution"; issue 14). All optional: zero/"" = unused.
+    int minibatches;                      // minibatches per epoch, 0..JF_RUN_MINIBATCHES_MAX;
+                                          // 0: the whole dataset
+    char init_weights[JF_BLOB_SHA256_HEX_LEN + 1]; // blob (sha256 hex) the trainer starts from,
+                                                  // fetched by the agent (blob.get); "": seeded
+    bool return_weights;                  // send the final weights back (run.weights)
+    char fl_round[JF_IDENT_MAX + 1];      // the round this run belongs to, "<rounds>.<n>";
+                                          // "": none (keeps runs of two rounds apart)
 #ifdef JF_SCHEMA_TEST_FIELD
     int test_knob; // test-only optional field (schema_field_test): 0..1000, 0 = absent
 #endif

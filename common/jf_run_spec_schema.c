@@ -95,6 +95,22 @@ static const jf_schema_field_t s_fields[] = {
     {.name = "dvfs_off", S_BOOL(dvfs_off), .optional = true, .omit_zero = true,
      .column = "dvfs_off", .header = "dvfs_off",
      .doc = "DVFS off after the mode and the custom point"},
+    // Federated rounds (issue 14). No trainer flag: the agent passes --minibatches and the
+    // weight files itself (the blob must be fetched first; agent_session_trainer.c).
+    {.name = "minibatches", S_INT(minibatches, 0, JF_RUN_MINIBATCHES_MAX), .optional = true,
+     .omit_zero = true, .column = "minibatches", .header = "minibatches", .id_append = true,
+     .doc = "minibatches per epoch (a federated round's local work); 0: the whole dataset"},
+    {.name = "init_weights", S_STR(init_weights), .optional = true, .omit_zero = true,
+     .is_valid = jf_blob_is_sha256, .must = "must be 64 lowercase hex digits (sha256)",
+     .column = "init_weights", .header = "init_weights", .id_append = true,
+     .doc = "sha256 of the weight blob to start from (blob.get); absent: seeded init"},
+    {.name = "return_weights", S_BOOL(return_weights), .optional = true, .omit_zero = true,
+     .column = "return_weights", .header = "return_weights", .id_append = true,
+     .doc = "send the final weights back in the result stream (run.weights)"},
+    {.name = "fl_round", S_STR(fl_round), .optional = true, .omit_zero = true,
+     .is_valid = jf_parse_is_ident, .must = "is not a valid name", .column = "fl_round",
+     .header = "fl_round", .id_append = true,
+     .doc = "federated round the run belongs to, <rounds-id>.<round>"},
 #ifdef JF_SCHEMA_TEST_FIELD
     // Test-only (tests/unit/common/schema_field_test.c): a field added in this one place.
     {.name = "test_knob", S_INT(test_knob, 0, 1000), .optional = true, .omit_zero = true,
