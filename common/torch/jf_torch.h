@@ -107,6 +107,40 @@ jf_torch_model_kind_t jf_torch_session_model(const jf_torch_session_t *self);
 // count. Returns 0, or -EIO if libtorch fails.
 int jf_torch_info_read(jf_torch_info_t *ret_info, jf_err_t *err);
 
+// Federated-learning weights (issue 14). A weight set is the model's state_dict (every parameter
+// and buffer, by name, in the model's order) serialised with libtorch's pickle format; it is
+// device-independent (tensors are saved from the CPU) and says which model it holds only through
+// its names and shapes. Blobs are untrusted input: a truncated or corrupted blob gives -EINVAL.
+
+// The session's weights, serialised. *ret_bytes (malloc'ed; caller frees it with free()) and
+// *ret_len are written only on success. Returns 0, -EINVAL (NULL arguments), -ENOMEM ("out of
+// memory") or -EIO (any other libtorch failure).
+int jf_torch_session_weights_save(jf_torch_session_t *self, void **ret_bytes, size_t *ret_len,
+                                  jf_err_t *err);
+
+// Replaces the session's weights by serialised ones of the same model: every name, shape and
+// dtype must match the session's model, else -EINVAL naming the first mismatch; a blob that does
+// not decode is -EINVAL too. On success the optimiser's momentum is reset; on failure the
+// session's weights are unchanged. bytes is borrowed.
+int jf_torch_session_weights_load(jf_torch_session_t *self, const void *bytes, size_t len,
+                                  jf_err_t *err);
+
+// FedAvg: the weighted mean (w[i] >= 0, sum > 0; callers pass sample counts) of n >= 1
+// serialised weight sets of one model, element-wise for floating tensors; integer buffers
+// (BatchNorm's num_batches_tracked) take the maximum. Returns 0, or -EINVAL (bad weights, a blob
+// that does not decode, or names/shapes/dtypes that differ between blobs, naming the first
+// difference), -ENOMEM or -EIO. The blobs are borrowed; *ret_bytes is malloc'ed, caller frees it
+// with free().
+int jf_torch_weights_average(const void *const *blobs, const size_t *lens, const double *w,
+                             size_t n, void **ret_bytes, size_t *ret_len, jf_err_t *err);
+
+// Every floating value of a serialised weight set, tensor by tensor in state_dict order and in
+// each tensor's row-major order, as doubles (for checks and tests). *ret_values is malloc'ed
+// (NULL when *ret_n is 0); caller frees it with free(). Returns 0, -EINVAL (blob that does not
+// decode), -ENOMEM or -EIO.
+int jf_torch_weights_flatten(const void *bytes, size_t len, double **ret_values, size_t *ret_n,
+                             jf_err_t *err);
+
 #ifdef __cplusplus
 }
 #endif

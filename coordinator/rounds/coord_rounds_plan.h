@@ -1,0 +1,97 @@
+/* The rounds planner (issue #14, docs/rounds.md "Planning"): for each board of a federated
+ * round, the operating point and local minibatch count that the policy (maxn, equal-finish,
+ * deadline) asks for, from the board's fitted time and power models (docs/analysis.md
+ * "Models"). coord_rounds_plan is a pure computation over mode tables; coord_rounds_boards_load
+ * builds those tables from the store. Not execution (w-flexec) nor profiling (the CLI). */
+#ifndef COORD_ROUNDS_PLAN_H
+#define COORD_ROUNDS_PLAN_H
+
+#include "coord_features.h"
+#include "coord_store.h"
+#include "jf_board.h"
+#include "jf_err.h"
+#include "jf_fleet_config.h"
+#include "jf_rounds.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define COORD_ROUNDS_MODES_MAX 4096 // most candidate modes per board
+
+// One candidate mode of one board, as its fitted models predict it (plain value record).
+// Extension of the agreed interface: op and custom, because the candidates the models can
+// predict are the operating points measured on the board (custom points of its profiling, or
+// presets read back), and a custom point must be sent as one (docs/protocol.md §5.2.1 `custom`).
+typedef struct coord_rounds_mode {
+    int mode_id;                          // nvpmodel id: the mode itself, or a custom point's base
+    char mode[JF_POWER_MODE_NAME_MAX + 1];// its name
+    bool custom;                          // op is a custom point set on top of mode_id
+    coord_op_t op;                        // cores and clocks (workers, batch of the rounds)
+    double minibatch_s;                   // predicted seconds per local minibatch, > 0
+    double power_w;                       // predicted mean power while training, W, > 0
+} coord_rounds_mode_t;
+
+typedef struct coord_rounds_board {
+    char name[JF_IDENT_MAX + 1];       // board name
+    jf_board_type_t type;              // its type (a sim board's simulated type)
+    coord_rounds_mode_t *modes;        // owned (malloc); NULL when n_modes is 0
+    size_t n_modes;                    // 0 = no fitted model for this board
+    int maxn_mode_id;                  // the board's fastest preset (the base of custom points)
+    double idle_w;                     // predicted power while waiting at the barrier, W
+                                       // (0 if unknown: the plan output says so)
+    double budget_w;                   // power budget, W, 0 = none
+    int64_t minibatches_per_epoch;     // of the rounds' dataset at its batch size; 0 = unknown
+                                       // (extension: for local work given in epochs)
+    int64_t time_model, power_model;   // the store's model ids used, 0 when none
+} coord_rounds_board_t;
+
+typedef struct coord_rounds_choice {
+    size_t mode;                          // index into the board's modes
+    int mode_id;                          // what the board runs this round: the mode (or base)
+    char mode_name[JF_POWER_MODE_NAME_MAX + 1];
+    bool custom;                          // (extension) op is a custom point on mode_id
+    coord_op_t op;                        // (extension) its operating point
+    int64_t minibatches;                  // local minibatches this round
+    double pred_s;                        // predicted local training time, s
+    double pred_j;                        // predicted energy: training, plus idle_w over the
+                                          // wait until the round's predicted end, J
+    double wait_s;                        // (extension) predicted wait at the barrier, s
+    bool meets;                           // (extension) false: the board cannot meet the
+                                          // policy's target (deadline, equal-finish window);
+                                          // the choice is then its fastest allowed mode
+} coord_rounds_choice_t;
+
+// Summary of one round's plan (plain value record).
+typedef struct coord_rounds_summary {
+    double round_s;   // predicted round time: the latest finish, s
+    double spread_s;  // latest minus earliest finish, s
+    double spread_pct;// 100 * spread_s / round_s
+    double energy_j;  // sum of the boards' pred_j
+    size_t n_missed;  // boards whose choice does not meet the target
+} coord_rounds_summary_t;
+
+// Builds the boards (n, in the order given) from the store's newest fitted time and power models
+// of cfg's workload for each board (scope board, else its type): the candidate modes are the
+// distinct operating points measured in the models' sweep on that board (else its type), at
+// cfg's workers and batch size, with budget and idle power from cfg. A board without both models
+// gets n_modes 0 (not an error). *ret is malloc'ed: release with coord_rounds_boards_free.
+// 0, -EIO (store), -EINVAL (a stored model that does not load) with err, -ENOMEM.
+int coord_rounds_boards_load(coord_store_t *store, const jf_rounds_t *cfg,
+                             const jf_board_spec_t *const *boards, size_t n,
+                             coord_rounds_board_t **ret, size_t *ret_n, jf_err_t *err);
+
+// Frees each board's modes and the array, sets *boards to NULL. Accepts NULL.
+void coord_rounds_boards_free(coord_rounds_board_t **boards, size_t n);
+
+// One round's plan: ret_choices has n entries, in the boards' order. 0, or -EINVAL with err
+// naming the board: no modes (no fitted model), no mode within its power budget, local work in
+// epochs without minibatches_per_epoch, a deadline policy without a deadline.
+int coord_rounds_plan(const jf_rounds_t *cfg, const coord_rounds_board_t *boards, size_t n,
+                      coord_rounds_choice_t *ret_choices, jf_err_t *err);
+
+// The round time, spread and total energy of n choices.
+void coord_rounds_summarise(const coord_rounds_choice_t *choices, size_t n,
+                            coord_rounds_summary_t *ret);
+
+#endif
