@@ -101,3 +101,7 @@ set_tests_properties(unit.vendor_charts PROPERTIES LABELS "unit;ecosystem" TIMEO
 jf_add_unit_test(influx_line
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/influx_line_test.c LIBS jf_export)
 set_property(TEST unit.influx_line APPEND PROPERTY LABELS ecosystem)
+# Weight blobs of federated rounds (issue 14).
+jf_add_unit_test(store_blobs
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_blobs_test.c
+  ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_coord)
