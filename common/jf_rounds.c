@@ -14,10 +14,10 @@
 #define S_COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
 static const char *const s_top_keys[] = {
-    "name",      "description", "boards",   "workload",  "batch_size",   "workers",
-    "storage",   "rounds",      "local",    "policy",    "deadline",     "spread",
-    "timeout",   "straggler",   "power_budget", "idle_power", "seed"};
-static const char *const s_required[] = {"name",  "boards", "workload", "batch_size",
+    "name",    "description", "boards",       "workload",   "batch_size", "workers",
+    "storage", "rounds",      "local",        "policy",     "deadline",   "spread",
+    "timeout", "straggler",   "power_budget", "idle_power", "seed"};
+static const char *const s_required[] = {"name",   "boards", "workload", "batch_size",
                                          "rounds", "local",  "policy"};
 static const char *const s_select_keys[] = {"name", "type", "label"};
 static const char *const s_power_keys[] = {"name", "type", "watts"};
@@ -45,7 +45,8 @@ static int s_enum(const jf_yaml_node_t *v, const char *const *names, size_t n, c
     }
     const char *near = jf_yaml_suggest(t, names, n);
     return jf_yaml_error(err, -EINVAL, v, "unknown %s '%.64s', expected %s%s%s%s", what, t,
-                         expected, near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+                         expected, near ? "; did you mean '" : "", near ? near : "",
+                         near ? "'?" : "");
 }
 
 static int s_name(jf_rounds_t *r, const jf_yaml_node_t *v, jf_err_t *err)
@@ -165,7 +166,8 @@ static int s_workload(jf_rounds_t *r, const jf_yaml_node_t *v, jf_err_t *err)
     const jf_yaml_node_t *m = NULL;
     const jf_yaml_node_t *d = NULL;
     int rc = jf_yaml_node_expect(v, JF_YAML_MAPPING, err);
-    rc = rc ? rc : jf_yaml_check_keys(v, s_workload_keys, S_COUNT(s_workload_keys), "workload", err);
+    rc =
+        rc ? rc : jf_yaml_check_keys(v, s_workload_keys, S_COUNT(s_workload_keys), "workload", err);
     rc = rc ? rc : jf_yaml_node_require(v, "model", "workload", &m, err);
     rc = rc ? rc : jf_yaml_node_require(v, "dataset", "workload", &d, err);
     rc = rc ? rc : jf_yaml_node_to_ident(m, r->model, sizeof r->model, err);
@@ -214,8 +216,8 @@ static int s_local(jf_rounds_t *r, const jf_yaml_node_t *v, jf_err_t *err)
                              jf_yaml_node_size(v));
     }
     const jf_yaml_node_t *k = jf_yaml_node_key(v, 0);
-    r->local_unit = strcmp(jf_yaml_node_text(k), "epochs") == 0 ? JF_ROUNDS_EPOCHS
-                                                                 : JF_ROUNDS_MINIBATCHES;
+    r->local_unit =
+        strcmp(jf_yaml_node_text(k), "epochs") == 0 ? JF_ROUNDS_EPOCHS : JF_ROUNDS_MINIBATCHES;
     return jf_yaml_node_to_i64(jf_yaml_node_value(v, 0), 1, JF_ROUNDS_LOCAL_MAX, &r->local_count,
                                err);
 }
@@ -232,8 +234,8 @@ static int s_policy(jf_rounds_t *r, const jf_yaml_node_t *v, jf_err_t *err)
 static int s_straggler(jf_rounds_t *r, const jf_yaml_node_t *v, jf_err_t *err)
 {
     int i = 0;
-    int rc = s_enum(v, s_stragglers, S_COUNT(s_stragglers), "straggler policy", "drop or wait",
-                    &i, err);
+    int rc =
+        s_enum(v, s_stragglers, S_COUNT(s_stragglers), "straggler policy", "drop or wait", &i, err);
     r->straggler = (jf_rounds_straggler_t) i;
     return rc;
 }
@@ -279,10 +281,10 @@ static int s_seed(jf_rounds_t *r, const jf_yaml_node_t *v, jf_err_t *err)
 }
 
 // In the order of s_top_keys.
-static const s_key_fn s_key_fns[] = {s_name,    s_description, s_boards, s_workload, s_batch,
-                                     s_workers, s_storage,     s_rounds, s_local,    s_policy,
-                                     s_deadline, s_spread,     s_timeout, s_straggler, s_budget,
-                                     s_idle,    s_seed};
+static const s_key_fn s_key_fns[] = {s_name,     s_description, s_boards,  s_workload,  s_batch,
+                                     s_workers,  s_storage,     s_rounds,  s_local,     s_policy,
+                                     s_deadline, s_spread,      s_timeout, s_straggler, s_budget,
+                                     s_idle,     s_seed};
 
 // The rules between keys: the deadline belongs to the deadline policy, the spread to
 // equal-finish.
@@ -295,12 +297,16 @@ static int s_cross_checks(jf_rounds_t *r, const jf_yaml_node_t *root, jf_err_t *
         return jf_yaml_error(err, -EINVAL, pol, "policy deadline needs a 'deadline' (e.g. 30s)");
     }
     if (r->policy != JF_ROUNDS_DEADLINE && dl) {
-        return jf_yaml_error(err, -EINVAL, dl, "'deadline' is used only by policy deadline, the "
-                                               "policy is %s", jf_rounds_policy_name(r->policy));
+        return jf_yaml_error(err, -EINVAL, dl,
+                             "'deadline' is used only by policy deadline, the "
+                             "policy is %s",
+                             jf_rounds_policy_name(r->policy));
     }
     if (r->policy != JF_ROUNDS_EQUAL_FINISH && sp) {
-        return jf_yaml_error(err, -EINVAL, sp, "'spread' is used only by policy equal-finish, "
-                                               "the policy is %s", jf_rounds_policy_name(r->policy));
+        return jf_yaml_error(err, -EINVAL, sp,
+                             "'spread' is used only by policy equal-finish, "
+                             "the policy is %s",
+                             jf_rounds_policy_name(r->policy));
     }
     return 0;
 }
@@ -355,8 +361,7 @@ static jf_rounds_t *s_from_doc(jf_yaml_t *doc, const char *source, jf_err_t *err
 jf_rounds_t *jf_rounds_parse(const char *text, size_t len, const char *source_name, jf_err_t *err)
 {
     const char *source = source_name ? source_name : "<input>";
-    return s_from_doc(jf_yaml_parse(text, len, source, JF_ROUNDS_FILE_MAX_BYTES, err), source,
-                      err);
+    return s_from_doc(jf_yaml_parse(text, len, source, JF_ROUNDS_FILE_MAX_BYTES, err), source, err);
 }
 
 jf_rounds_t *jf_rounds_load(const char *path, jf_err_t *err)

@@ -17,24 +17,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define JF_ROUNDS_FILE_MAX_BYTES (256 * 1024)
-#define JF_ROUNDS_SELECT_MAX     64        // entries under `boards`
-#define JF_ROUNDS_POWER_MAX      64        // entries under `power_budget` and under `idle_power`
-#define JF_ROUNDS_MAX            100000    // most rounds
-#define JF_ROUNDS_LOCAL_MAX      INT64_C(1000000000) // most local minibatches or epochs per round
-#define JF_ROUNDS_WATTS_MAX      1000.0    // a budget or idle power above this is a typo
-#define JF_ROUNDS_BATCH_MAX      65536     // largest batch size
-#define JF_ROUNDS_WORKERS_MAX    64        // most loader workers
-#define JF_ROUNDS_DURATION_MAX_US (INT64_C(7) * 24 * 3600 * 1000000) // one week
-#define JF_ROUNDS_DEFAULT_WORKERS    1     // loader workers when the file leaves them out
+#define JF_ROUNDS_FILE_MAX_BYTES     (256 * 1024)
+#define JF_ROUNDS_SELECT_MAX         64     // entries under `boards`
+#define JF_ROUNDS_POWER_MAX          64     // entries under `power_budget` and under `idle_power`
+#define JF_ROUNDS_MAX                100000 // most rounds
+#define JF_ROUNDS_LOCAL_MAX          INT64_C(1000000000) // most local minibatches or epochs per round
+#define JF_ROUNDS_WATTS_MAX          1000.0 // a budget or idle power above this is a typo
+#define JF_ROUNDS_BATCH_MAX          65536  // largest batch size
+#define JF_ROUNDS_WORKERS_MAX        64     // most loader workers
+#define JF_ROUNDS_DURATION_MAX_US    (INT64_C(7) * 24 * 3600 * 1000000) // one week
+#define JF_ROUNDS_DEFAULT_WORKERS    1 // loader workers when the file leaves them out
 #define JF_ROUNDS_DEFAULT_TIMEOUT_US (INT64_C(600) * 1000000) // round timeout by default: 10 min
-#define JF_ROUNDS_DEFAULT_SPREAD_PCT 5.0   // equal-finish: finish-time window, % of the round
+#define JF_ROUNDS_DEFAULT_SPREAD_PCT 5.0 // equal-finish: finish-time window, % of the round
 #define JF_ROUNDS_SPREAD_PCT_MAX     50.0
 
 typedef enum jf_rounds_policy {
-    JF_ROUNDS_MAXN = 0,         // every board in its fastest mode, all the local work
-    JF_ROUNDS_EQUAL_FINISH,     // all finish together at the slowest board's pace, least energy
-    JF_ROUNDS_DEADLINE,         // every board within deadline_us, least energy
+    JF_ROUNDS_MAXN = 0,     // every board in its fastest mode, all the local work
+    JF_ROUNDS_EQUAL_FINISH, // all finish together at the slowest board's pace, least energy
+    JF_ROUNDS_DEADLINE,     // every board within deadline_us, least energy
 } jf_rounds_policy_t;
 
 typedef enum jf_rounds_straggler {
@@ -69,32 +69,32 @@ typedef struct jf_rounds_power {
 } jf_rounds_power_t;
 
 typedef struct jf_rounds {
-    char source[PATH_MAX];                // file name used in error messages
-    char name[JF_IDENT_MAX + 1];          // the rounds' name
-    char description[256];                // free text, may be empty
+    char source[PATH_MAX];       // file name used in error messages
+    char name[JF_IDENT_MAX + 1]; // the rounds' name
+    char description[256];       // free text, may be empty
     size_t n_select;
     jf_rounds_select_t select[JF_ROUNDS_SELECT_MAX]; // union of these, in fleet.yaml order
-    char workload[JF_IDENT_MAX * 2 + 2];  // "<model>-<dataset>" (jf_workload.h)
-    char model[JF_IDENT_MAX + 1];         // model name
-    char dataset[JF_IDENT_MAX + 1];       // dataset name
-    int batch_size;                       // samples per minibatch, 1..JF_ROUNDS_BATCH_MAX
-    int workers;                          // loader workers
-    char storage[JF_IDENT_MAX + 1];       // storage medium, "" = each board's first one
-    int64_t rounds;                       // R, 1..JF_ROUNDS_MAX
-    jf_rounds_local_unit_t local_unit;    // local work per round in minibatches or epochs
-    int64_t local_count;                  // how many of them, >= 1
+    char workload[JF_IDENT_MAX * 2 + 2];             // "<model>-<dataset>" (jf_workload.h)
+    char model[JF_IDENT_MAX + 1];                    // model name
+    char dataset[JF_IDENT_MAX + 1];                  // dataset name
+    int batch_size;                    // samples per minibatch, 1..JF_ROUNDS_BATCH_MAX
+    int workers;                       // loader workers
+    char storage[JF_IDENT_MAX + 1];    // storage medium, "" = each board's first one
+    int64_t rounds;                    // R, 1..JF_ROUNDS_MAX
+    jf_rounds_local_unit_t local_unit; // local work per round in minibatches or epochs
+    int64_t local_count;               // how many of them, >= 1
     jf_rounds_policy_t policy;
-    int64_t deadline_us;                  // per-round deadline; > 0 iff policy is deadline
-    double spread_pct;                    // equal-finish window (JF_ROUNDS_DEFAULT_SPREAD_PCT)
-    int64_t timeout_us;                   // round timeout
+    int64_t deadline_us; // per-round deadline; > 0 iff policy is deadline
+    double spread_pct;   // equal-finish window (JF_ROUNDS_DEFAULT_SPREAD_PCT)
+    int64_t timeout_us;  // round timeout
     jf_rounds_straggler_t straggler;
     size_t n_budget;
     jf_rounds_power_t budget[JF_ROUNDS_POWER_MAX]; // power_budget: most W per board while
                                                    // training; a name entry beats a type one
     size_t n_idle;
-    jf_rounds_power_t idle[JF_ROUNDS_POWER_MAX];   // idle_power: W a board draws while waiting
-                                                   // at the barrier (measured by the user)
-    uint64_t seed;                        // model initialisation and data order
+    jf_rounds_power_t idle[JF_ROUNDS_POWER_MAX]; // idle_power: W a board draws while waiting
+                                                 // at the barrier (measured by the user)
+    uint64_t seed;                               // model initialisation and data order
 } jf_rounds_t;
 
 // Loads and validates a rounds file. Caller owns the result; release with jf_rounds_destroy.

@@ -36,6 +36,7 @@ typedef struct coord_obs {
     bool has_energy;          // energy_mj and avg_power_mw are measured
     double energy_mj;         // energy of the epoch
     double avg_power_mw;      // mean power during the epoch
+    int64_t samples;          // samples trained in the epoch
 } coord_obs_t;
 
 #endif

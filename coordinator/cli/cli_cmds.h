@@ -23,6 +23,7 @@ int cli_cmd_recommend(cli_ctx_t *ctx, int argc, char **argv);
 int cli_cmd_report(cli_ctx_t *ctx, int argc, char **argv);
 
 int cli_cmd_fleet(cli_ctx_t *ctx, int argc, char **argv);
+int cli_cmd_rounds(cli_ctx_t *ctx, int argc, char **argv);
 
 // Prints "jetfleet: <what>" to stderr and returns code.
 int cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -55,6 +55,10 @@ static const char s_usage[] =
     "                                           one HTML page of the sweep's figures (docs/report.md)\n"
     "  fleet inventory [-o FILE] [--coordinator-host HOST]\n"
     "                                           Ansible inventory of the boards (docs/deploy.md)\n"
+    "  rounds plan FILE [--no-profile] [--profile-modes N] [--timeout SECONDS]\n"
+    "                                           each board's mode and minibatches for one round of\n"
+    "                                           a rounds file, predicted (docs/rounds.md); boards\n"
+    "                                           without fitted models are profiled first\n"
     "The config defaults to $JETFLEET_CONFIG, else ./fleet.yaml. --store FILE reads that store\n"
     "without a config (commands that talk to the coordinator still need the config).\n";
 
@@ -104,7 +108,8 @@ int main(int argc, char **argv)
                 {"pareto", cli_cmd_pareto},
                 {"recommend", cli_cmd_recommend},
                 {"report", cli_cmd_report},
-                {"fleet", cli_cmd_fleet}};
+                {"fleet", cli_cmd_fleet},
+                {"rounds", cli_cmd_rounds}};
     int rc = -1;
     for (size_t c = 0; i < argc && c < sizeof cmds / sizeof cmds[0]; c++) {
         if (strcmp(argv[i], cmds[c].verb) == 0) {

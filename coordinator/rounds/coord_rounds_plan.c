@@ -1,48 +1,302 @@
-/* The rounds planner (coord_rounds_plan.h; docs/rounds.md "Planning"). */
+/* The rounds planner's policies over mode tables (coord_rounds_plan.h; docs/rounds.md
+ * "Planning"): maxn, equal-finish and deadline, each with the power budgets. A pure computation;
+ * the tables come from coord_rounds_boards.c. */
 #include "coord_rounds_plan.h"
 
 #include <errno.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-int coord_rounds_boards_load(coord_store_t *store, const jf_rounds_t *cfg,
-                             const jf_board_spec_t *const *boards, size_t n,
-                             coord_rounds_board_t **ret, size_t *ret_n, jf_err_t *err)
+// A candidate: a mode and a minibatch count, with its finish time (s).
+typedef struct s_cand {
+    size_t mode;
+    int64_t m;
+    double finish_s;
+} s_cand_t;
+
+static bool s_allowed(const coord_rounds_board_t *b, const coord_rounds_mode_t *mode)
 {
-    (void) store;
-    (void) cfg;
-    (void) boards;
-    (void) n;
-    (void) ret;
-    (void) ret_n;
-    return jf_err_set(err, -ENOSYS, "rounds: not implemented yet");
+    return b->budget_w <= 0.0 || mode->power_w <= b->budget_w;
 }
 
-void coord_rounds_boards_free(coord_rounds_board_t **boards, size_t n)
+// The board's local minibatches per round.
+static int s_local_m(const jf_rounds_t *cfg, const coord_rounds_board_t *b, int64_t *ret_m,
+                     jf_err_t *err)
 {
-    if (!boards || !*boards) {
-        return;
+    if (cfg->local_unit == JF_ROUNDS_MINIBATCHES) {
+        *ret_m = cfg->local_count;
+        return 0;
+    }
+    if (b->minibatches_per_epoch <= 0) {
+        return jf_err_set(err, -EINVAL,
+                          "board '%s': local work is given in epochs, but the minibatches per "
+                          "epoch of %s at batch size %d are not known from its measured runs",
+                          b->name, cfg->workload, cfg->batch_size);
+    }
+    *ret_m = cfg->local_count * b->minibatches_per_epoch;
+    return 0;
+}
+
+// The board's fastest allowed mode (ties: the lower power), or an error naming the board.
+static int s_fastest(const coord_rounds_board_t *b, size_t *ret_k, jf_err_t *err)
+{
+    if (b->n_modes == 0) {
+        return jf_err_set(err, -EINVAL,
+                          "board '%s' has no fitted time and power models for the "
+                          "workload (profile it first)",
+                          b->name);
+    }
+    bool found = false;
+    double lowest_w = INFINITY;
+    for (size_t k = 0; k < b->n_modes; k++) {
+        const coord_rounds_mode_t *md = &b->modes[k];
+        lowest_w = fmin(lowest_w, md->power_w);
+        if (!s_allowed(b, md)) {
+            continue;
+        }
+        const coord_rounds_mode_t *best = found ? &b->modes[*ret_k] : NULL;
+        if (!best || md->minibatch_s < best->minibatch_s ||
+            (md->minibatch_s == best->minibatch_s && md->power_w < best->power_w)) {
+            *ret_k = k;
+            found = true;
+        }
+    }
+    if (!found) {
+        return jf_err_set(err, -EINVAL,
+                          "board '%s': no mode within its power budget of %.3g W (the lowest "
+                          "predicted power is %.3g W)",
+                          b->name, b->budget_w, lowest_w);
+    }
+    return 0;
+}
+
+// Energy of a candidate when the round ends at end_s: training plus idle until the end.
+static double s_energy(const coord_rounds_board_t *b, const s_cand_t *c, double end_s)
+{
+    const coord_rounds_mode_t *md = &b->modes[c->mode];
+    double wait = end_s > c->finish_s ? end_s - c->finish_s : 0.0;
+    return c->finish_s * md->power_w + b->idle_w * wait;
+}
+
+static s_cand_t s_cand(const coord_rounds_board_t *b, size_t k, int64_t m)
+{
+    return (s_cand_t){.mode = k, .m = m, .finish_s = (double) m * b->modes[k].minibatch_s};
+}
+
+// The least-energy allowed candidate with m minibatches (or, when m_for_lo, the fewest that
+// reach lo_s) finishing within [lo_s, hi_s], energy counted to end_s. false when none.
+static bool s_best_in(const coord_rounds_board_t *b, int64_t m, bool m_for_lo, double lo_s,
+                      double hi_s, double end_s, s_cand_t *ret)
+{
+    bool found = false;
+    double best_j = INFINITY;
+    for (size_t k = 0; k < b->n_modes; k++) {
+        if (!s_allowed(b, &b->modes[k])) {
+            continue;
+        }
+        int64_t mk = m;
+        if (m_for_lo && (double) m * b->modes[k].minibatch_s < lo_s) {
+            mk = (int64_t) ceil(lo_s / b->modes[k].minibatch_s);
+        }
+        s_cand_t c = s_cand(b, k, mk);
+        double j = s_energy(b, &c, end_s);
+        if (c.finish_s >= lo_s && c.finish_s <= hi_s && j < best_j) {
+            *ret = c;
+            best_j = j;
+            found = true;
+        }
+    }
+    return found;
+}
+
+static void s_fill_choice(const coord_rounds_board_t *b, const s_cand_t *c, bool meets,
+                          coord_rounds_choice_t *ret)
+{
+    const coord_rounds_mode_t *md = &b->modes[c->mode];
+    *ret = (coord_rounds_choice_t){
+        .mode = c->mode,
+        .mode_id = md->mode_id,
+        .custom = md->custom,
+        .op = md->op,
+        .minibatches = c->m,
+        .pred_s = c->finish_s,
+        .meets = meets,
+    };
+    snprintf(ret->mode_name, sizeof ret->mode_name, "%s", md->mode);
+}
+
+// Once every board has its candidate: the waits and energies to the round's end (the latest
+// finish).
+static void s_settle(const coord_rounds_board_t *boards, const s_cand_t *cands, size_t n,
+                     coord_rounds_choice_t *choices)
+{
+    double end_s = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        end_s = fmax(end_s, cands[i].finish_s);
     }
     for (size_t i = 0; i < n; i++) {
-        free((*boards)[i].modes);
+        choices[i].wait_s = end_s - cands[i].finish_s;
+        choices[i].pred_j = s_energy(&boards[i], &cands[i], end_s);
     }
-    free(*boards);
-    *boards = NULL;
+}
+
+// Equal-finish for one board: the round ends at t_s (the slowest board's fastest time); the
+// window is [t_s (1 - spread), t_s]. First the configured m in the window; else more minibatches
+// to reach it; else (a minibatch longer than the window) the latest finish not after t_s.
+static bool s_equal_one(const coord_rounds_board_t *b, int64_t m, size_t fastest, double t_s,
+                        double spread_pct, s_cand_t *ret)
+{
+    double lo_s = t_s * (1.0 - spread_pct / 100.0);
+    if (s_best_in(b, m, false, lo_s, t_s, t_s, ret) || s_best_in(b, m, true, lo_s, t_s, t_s, ret)) {
+        return true;
+    }
+    *ret = s_cand(b, fastest, m);
+    for (size_t k = 0; k < b->n_modes; k++) {
+        if (!s_allowed(b, &b->modes[k])) {
+            continue;
+        }
+        int64_t mk = (int64_t) floor(t_s / b->modes[k].minibatch_s);
+        s_cand_t c = s_cand(b, k, mk > m ? mk : m);
+        if (c.finish_s <= t_s && c.finish_s > ret->finish_s) {
+            *ret = c;
+        }
+    }
+    return false;
+}
+
+// Deadline: each board that meets the deadline takes its least-energy mode finishing by r_s;
+// the others keep their fastest (cands). The total energy to the latest finish, INFINITY when a
+// board has no mode finishing by r_s.
+static double s_deadline_trial(const coord_rounds_board_t *boards, size_t n, const int64_t *m,
+                               const s_cand_t *cands, const bool *meets, double r_s,
+                               s_cand_t *trial)
+{
+    double end_s = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        trial[i] = cands[i];
+        if (meets[i] && !s_best_in(&boards[i], m[i], false, 0.0, r_s, r_s, &trial[i])) {
+            return INFINITY;
+        }
+        end_s = fmax(end_s, trial[i].finish_s);
+    }
+    double j = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        j += s_energy(&boards[i], &trial[i], end_s);
+    }
+    return j;
+}
+
+// Deadline, exact: the round ends at the latest finish R <= deadline (or at the latest fastest
+// finish of the boards that cannot meet it). For each candidate R (every finish time a board can
+// have), each board takes its least-energy mode finishing by R; the cheapest R wins. Boards'
+// energies are evaluated to the end their choices give (never later than R).
+static int s_deadline(const jf_rounds_t *cfg, const coord_rounds_board_t *boards, size_t n,
+                      const int64_t *m, const size_t *fastest, s_cand_t *cands, bool *meets)
+{
+    double dl_s = (double) cfg->deadline_us / 1e6;
+    double floor_s = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        cands[i] = s_cand(&boards[i], fastest[i], m[i]);
+        meets[i] = cands[i].finish_s <= dl_s;
+        floor_s = meets[i] ? floor_s : fmax(floor_s, cands[i].finish_s);
+    }
+    s_cand_t *trial = calloc(n ? n : 1, sizeof *trial);
+    if (!trial) {
+        return -ENOMEM;
+    }
+    double best_j = INFINITY;
+    for (size_t bi = 0; bi < n; bi++) {
+        for (size_t k = 0; k < boards[bi].n_modes; k++) {
+            double r_s = (double) m[bi] * boards[bi].modes[k].minibatch_s;
+            bool in = r_s >= floor_s && r_s <= fmax(dl_s, floor_s);
+            if (!in || !s_allowed(&boards[bi], &boards[bi].modes[k])) {
+                continue;
+            }
+            double j = s_deadline_trial(boards, n, m, cands, meets, r_s, trial);
+            if (j < best_j) {
+                best_j = j;
+                memcpy(cands, trial, n * sizeof *trial);
+            }
+        }
+    }
+    free(trial);
+    return 0;
+}
+
+// Each board's minibatch count and fastest allowed mode.
+static int s_prepare(const jf_rounds_t *cfg, const coord_rounds_board_t *boards, size_t n,
+                     int64_t *m, size_t *fastest, jf_err_t *err)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (s_local_m(cfg, &boards[i], &m[i], err) != 0 ||
+            s_fastest(&boards[i], &fastest[i], err) != 0) {
+            return -EINVAL;
+        }
+    }
+    return 0;
+}
+
+static void s_policy_cands(const jf_rounds_t *cfg, const coord_rounds_board_t *boards, size_t n,
+                           const int64_t *m, const size_t *fastest, s_cand_t *cands, bool *meets)
+{
+    double t_s = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        cands[i] = s_cand(&boards[i], fastest[i], m[i]);
+        meets[i] = true;
+        t_s = fmax(t_s, cands[i].finish_s);
+    }
+    if (cfg->policy == JF_ROUNDS_EQUAL_FINISH) {
+        for (size_t i = 0; i < n; i++) {
+            meets[i] = s_equal_one(&boards[i], m[i], fastest[i], t_s, cfg->spread_pct, &cands[i]);
+        }
+    }
 }
 
 int coord_rounds_plan(const jf_rounds_t *cfg, const coord_rounds_board_t *boards, size_t n,
                       coord_rounds_choice_t *ret_choices, jf_err_t *err)
 {
-    (void) cfg;
-    (void) boards;
-    (void) n;
-    (void) ret_choices;
-    return jf_err_set(err, -ENOSYS, "rounds: not implemented yet");
+    if (cfg->policy == JF_ROUNDS_DEADLINE && cfg->deadline_us <= 0) {
+        return jf_err_set(err, -EINVAL, "%s: policy deadline without a deadline", cfg->source);
+    }
+    int64_t *m = calloc(n ? n : 1, sizeof *m);
+    size_t *fastest = calloc(n ? n : 1, sizeof *fastest);
+    s_cand_t *cands = calloc(n ? n : 1, sizeof *cands);
+    bool *meets = calloc(n ? n : 1, sizeof *meets);
+    int rc = m && fastest && cands && meets ? 0 : jf_err_set(err, -ENOMEM, "plan: out of memory");
+    rc = rc ? rc : s_prepare(cfg, boards, n, m, fastest, err);
+    if (rc == 0 && cfg->policy == JF_ROUNDS_DEADLINE) {
+        rc = s_deadline(cfg, boards, n, m, fastest, cands, meets);
+        rc = rc ? jf_err_set(err, rc, "plan: out of memory") : 0;
+    } else if (rc == 0) {
+        s_policy_cands(cfg, boards, n, m, fastest, cands, meets);
+    }
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        s_fill_choice(&boards[i], &cands[i], meets[i], &ret_choices[i]);
+    }
+    if (rc == 0) {
+        s_settle(boards, cands, n, ret_choices);
+    }
+    free(meets);
+    free(cands);
+    free(fastest);
+    free(m);
+    return rc;
 }
 
 void coord_rounds_summarise(const coord_rounds_choice_t *choices, size_t n,
                             coord_rounds_summary_t *ret)
 {
-    (void) choices;
-    (void) n;
-    *ret = (coord_rounds_summary_t){0};
+    coord_rounds_summary_t s = {0};
+    double first_s = INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        s.round_s = fmax(s.round_s, choices[i].pred_s);
+        first_s = fmin(first_s, choices[i].pred_s);
+        s.energy_j += choices[i].pred_j;
+        s.n_missed += choices[i].meets ? 0 : 1;
+    }
+    s.spread_s = n ? s.round_s - first_s : 0.0;
+    s.spread_pct = s.round_s > 0.0 ? 100.0 * s.spread_s / s.round_s : 0.0;
+    *ret = s;
 }

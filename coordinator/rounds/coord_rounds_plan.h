@@ -24,51 +24,51 @@
 // predict are the operating points measured on the board (custom points of its profiling, or
 // presets read back), and a custom point must be sent as one (docs/protocol.md §5.2.1 `custom`).
 typedef struct coord_rounds_mode {
-    int mode_id;                          // nvpmodel id: the mode itself, or a custom point's base
-    char mode[JF_POWER_MODE_NAME_MAX + 1];// its name
-    bool custom;                          // op is a custom point set on top of mode_id
-    coord_op_t op;                        // cores and clocks (workers, batch of the rounds)
-    double minibatch_s;                   // predicted seconds per local minibatch, > 0
-    double power_w;                       // predicted mean power while training, W, > 0
+    int mode_id;                           // nvpmodel id: the mode itself, or a custom point's base
+    char mode[JF_POWER_MODE_NAME_MAX + 1]; // its name
+    bool custom;                           // op is a custom point set on top of mode_id
+    coord_op_t op;                         // cores and clocks (workers, batch of the rounds)
+    double minibatch_s;                    // predicted seconds per local minibatch, > 0
+    double power_w;                        // predicted mean power while training, W, > 0
 } coord_rounds_mode_t;
 
 typedef struct coord_rounds_board {
-    char name[JF_IDENT_MAX + 1];       // board name
-    jf_board_type_t type;              // its type (a sim board's simulated type)
-    coord_rounds_mode_t *modes;        // owned (malloc); NULL when n_modes is 0
-    size_t n_modes;                    // 0 = no fitted model for this board
-    int maxn_mode_id;                  // the board's fastest preset (the base of custom points)
-    double idle_w;                     // predicted power while waiting at the barrier, W
-                                       // (0 if unknown: the plan output says so)
-    double budget_w;                   // power budget, W, 0 = none
-    int64_t minibatches_per_epoch;     // of the rounds' dataset at its batch size; 0 = unknown
-                                       // (extension: for local work given in epochs)
-    int64_t time_model, power_model;   // the store's model ids used, 0 when none
+    char name[JF_IDENT_MAX + 1];     // board name
+    jf_board_type_t type;            // its type (a sim board's simulated type)
+    coord_rounds_mode_t *modes;      // owned (malloc); NULL when n_modes is 0
+    size_t n_modes;                  // 0 = no fitted model for this board
+    int maxn_mode_id;                // the board's fastest preset (the base of custom points)
+    double idle_w;                   // predicted power while waiting at the barrier, W
+                                     // (0 if unknown: the plan output says so)
+    double budget_w;                 // power budget, W, 0 = none
+    int64_t minibatches_per_epoch;   // of the rounds' dataset at its batch size; 0 = unknown
+                                     // (extension: for local work given in epochs)
+    int64_t time_model, power_model; // the store's model ids used, 0 when none
 } coord_rounds_board_t;
 
 typedef struct coord_rounds_choice {
-    size_t mode;                          // index into the board's modes
-    int mode_id;                          // what the board runs this round: the mode (or base)
+    size_t mode; // index into the board's modes
+    int mode_id; // what the board runs this round: the mode (or base)
     char mode_name[JF_POWER_MODE_NAME_MAX + 1];
-    bool custom;                          // (extension) op is a custom point on mode_id
-    coord_op_t op;                        // (extension) its operating point
-    int64_t minibatches;                  // local minibatches this round
-    double pred_s;                        // predicted local training time, s
-    double pred_j;                        // predicted energy: training, plus idle_w over the
-                                          // wait until the round's predicted end, J
-    double wait_s;                        // (extension) predicted wait at the barrier, s
-    bool meets;                           // (extension) false: the board cannot meet the
-                                          // policy's target (deadline, equal-finish window);
-                                          // the choice is then its fastest allowed mode
+    bool custom;         // (extension) op is a custom point on mode_id
+    coord_op_t op;       // (extension) its operating point
+    int64_t minibatches; // local minibatches this round
+    double pred_s;       // predicted local training time, s
+    double pred_j;       // predicted energy: training, plus idle_w over the
+                         // wait until the round's predicted end, J
+    double wait_s;       // (extension) predicted wait at the barrier, s
+    bool meets;          // (extension) false: the board cannot meet the
+                         // policy's target (deadline, equal-finish window);
+                         // the choice is then its fastest allowed mode
 } coord_rounds_choice_t;
 
 // Summary of one round's plan (plain value record).
 typedef struct coord_rounds_summary {
-    double round_s;   // predicted round time: the latest finish, s
-    double spread_s;  // latest minus earliest finish, s
-    double spread_pct;// 100 * spread_s / round_s
-    double energy_j;  // sum of the boards' pred_j
-    size_t n_missed;  // boards whose choice does not meet the target
+    double round_s;    // predicted round time: the latest finish, s
+    double spread_s;   // latest minus earliest finish, s
+    double spread_pct; // 100 * spread_s / round_s
+    double energy_j;   // sum of the boards' pred_j
+    size_t n_missed;   // boards whose choice does not meet the target
 } coord_rounds_summary_t;
 
 // Builds the boards (n, in the order given) from the store's newest fitted time and power models

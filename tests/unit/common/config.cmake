@@ -9,3 +9,5 @@ jf_add_unit_test(sweep_power
 jf_add_unit_test(influx_config
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/influx_config_test.c LIBS jf_common)
 set_property(TEST unit.influx_config APPEND PROPERTY LABELS ecosystem)
+# Rounds files (issue #14, docs/rounds.md "Rounds file").
+jf_add_unit_test(rounds SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/rounds_test.c LIBS jf_common jft_support)

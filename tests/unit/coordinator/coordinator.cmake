@@ -105,3 +105,8 @@ set_property(TEST unit.influx_line APPEND PROPERTY LABELS ecosystem)
 jf_add_unit_test(store_blobs
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_blobs_test.c
   ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_coord)
+
+# The rounds planner (issue #14, docs/rounds.md "Planning"): brute-forced synthetic tables and
+# the real AGX Orin modes.
+jf_add_unit_test(rounds_plan
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/rounds_plan_test.c LIBS jf_rounds)

@@ -1,0 +1,132 @@
+/* Profiling a board that has no fitted model before a rounds plan (cli_rounds.h; docs/rounds.md
+ * "Planning"): an adaptive sweep of custom points of the board's type, written to a temporary
+ * file and run through cli_adaptive_submit (docs/sweeps.md "Adaptive sweeps"). */
+#include "cli_adaptive.h"
+#include "cli_rounds.h"
+
+#include "jf_board_clocks.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define S_TEXT_MAX     (64 * 1024)
+#define S_EPOCHS       2 // the first epoch is the warm-up the models leave out
+#define S_AXIS_N       3 // cores, CPU and GPU values of the grid
+#define S_EMC_N        2 // EMC values of the grid
+#define S_DIR_TEMPLATE "/tmp/jetfleet-rounds-XXXXXX"
+
+// Fractions of each table the grid takes (index round(f * (steps - 1))): a low, a middle and the
+// top value, so the models see the range a plan chooses from.
+static const double s_frac[S_AXIS_N] = {0.25, 0.6, 1.0};
+static const double s_emc_frac[S_EMC_N] = {0.5, 1.0};
+
+static int64_t s_step(const int64_t *steps, size_t n, double f)
+{
+    return steps[(size_t) (f * (double) (n - 1) + 0.5)];
+}
+
+// The grid's distinct values of one axis into out; returns how many.
+static size_t s_axis(const int64_t *steps, size_t n, const double *frac, size_t nf, int64_t *out)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < nf && n > 0; i++) {
+        int64_t v = s_step(steps, n, frac[i]);
+        if (k == 0 || out[k - 1] != v) {
+            out[k++] = v;
+        }
+    }
+    return k;
+}
+
+// The sweep text: one board, the rounds' workload and loader settings, the grid's custom points.
+static int s_sweep_text(const jf_rounds_t *cfg, const jf_board_spec_t *b, const char *medium,
+                        const jf_board_clocks_t *c, char *text, char *ret_name)
+{
+    int64_t cores[S_AXIS_N], cpu[S_AXIS_N], gpu[S_AXIS_N], emc[S_EMC_N],
+        core_steps[JF_BOARD_CORES_MAX];
+    for (int i = 0; i < c->n_cpus; i++) {
+        core_steps[i] = i + 1;
+    }
+    size_t n_cores = s_axis(core_steps, (size_t) c->n_cpus, s_frac, S_AXIS_N, cores);
+    size_t n_cpu = s_axis(c->cpu_steps_hz, c->n_cpu_steps, s_frac, S_AXIS_N, cpu);
+    size_t n_gpu = s_axis(c->gpu_steps_hz, c->n_gpu_steps, s_frac, S_AXIS_N, gpu);
+    size_t n_emc = s_axis(c->emc_steps_hz, c->n_emc_steps, s_emc_frac, S_EMC_N, emc);
+    (void) snprintf(ret_name, JF_IDENT_MAX + 1, "rounds-%.20s-%.30s", cfg->name, b->name);
+    int len = snprintf(text, S_TEXT_MAX,
+                       "name: %s\ndescription: \"profiling for rounds '%s'\"\n"
+                       "target:\n  boards: [%s]\nworkloads:\n"
+                       "  - {model: %s, dataset: %s, epochs: %d}\n"
+                       "storage: [%s]\nworkers: [%d]\nbatch_sizes: [%d]\nseed: %llu\n"
+                       "power_modes:\n",
+                       ret_name, cfg->name, b->name, cfg->model, cfg->dataset, S_EPOCHS, medium,
+                       cfg->workers, cfg->batch_size, (unsigned long long) cfg->seed);
+    for (size_t i = 0; i < n_cores * n_cpu * n_gpu * n_emc && len > 0 && len < S_TEXT_MAX; i++) {
+        len += snprintf(text + len, (size_t) (S_TEXT_MAX - len),
+                        "  - custom: {cores: %lld, cpu_freq: %lld, gpu_freq: %lld, emc_freq: "
+                        "%lld}\n",
+                        (long long) cores[i % n_cores], (long long) cpu[i / n_cores % n_cpu],
+                        (long long) gpu[i / n_cores / n_cpu % n_gpu],
+                        (long long) emc[i / n_cores / n_cpu / n_gpu]);
+    }
+    return len > 0 && len < S_TEXT_MAX ? 0 : -E2BIG;
+}
+
+static int s_write(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        return -errno;
+    }
+    size_t len = strlen(text);
+    int rc = fwrite(text, 1, len, f) == len ? 0 : -EIO;
+    return fclose(f) == 0 ? rc : -EIO;
+}
+
+int cli_rounds_profile(cli_ctx_t *ctx, const jf_rounds_t *cfg, const jf_board_spec_t *board,
+                       const cli_rounds_profile_opts_t *opts)
+{
+    jf_board_type_t type = board->type == JF_BOARD_SIM ? board->simulates : board->type;
+    const jf_board_clocks_t *clocks = jf_board_clocks(type);
+    const char *medium = cfg->storage[0]    ? cfg->storage
+                         : board->n_storage ? board->storage[0].medium
+                                            : NULL;
+    if (!clocks || !medium) {
+        return cli_fail(CLI_EXIT_USAGE,
+                        "board '%s' has no fitted model for %s and cannot be profiled: %s",
+                        board->name, cfg->workload,
+                        !clocks ? "its type has no custom power modes" : "it has no storage");
+    }
+    static char text[S_TEXT_MAX];
+    char name[JF_IDENT_MAX + 1] = "";
+    if (s_sweep_text(cfg, board, medium, clocks, text, name) != 0) {
+        return cli_fail(CLI_EXIT_ERROR, "board '%s': the profiling sweep is too large",
+                        board->name);
+    }
+    char dir[] = S_DIR_TEMPLATE;
+    char path[PATH_MAX] = "";
+    if (!mkdtemp(dir)) {
+        return cli_fail(CLI_EXIT_ERROR, "cannot create a temporary directory: %s", strerror(errno));
+    }
+    (void) snprintf(path, sizeof path, "%s/%s.yaml", dir, name);
+    int rc = s_write(path, text);
+    int code =
+        rc ? cli_fail(CLI_EXIT_ERROR, "%s: cannot write: %s", path, strerror(-rc)) : CLI_EXIT_OK;
+    if (code == CLI_EXIT_OK) {
+        printf("profiling: board '%s' has no fitted time and power models for %s; profiling %zu "
+               "custom points (adaptive sweep '%s')\n",
+               board->name, cfg->workload, opts->n, name);
+        fflush(stdout);
+        cli_adaptive_opts_t ao = {.n = opts->n,
+                                  .batch = CLI_ROUNDS_PROFILE_BATCH,
+                                  .seed = CLI_ROUNDS_PROFILE_SEED,
+                                  .timeout_us = opts->timeout_us};
+        code = cli_adaptive_submit(ctx, path, &ao);
+    }
+    (void) unlink(path); // best effort: a leftover file in /tmp harms nothing
+    (void) rmdir(dir);
+    return code;
+}

@@ -1,0 +1,311 @@
+/* The planner's mode tables from the store (coord_rounds_boards_load, coord_rounds_plan.h): each
+ * board's newest fitted time and power models of the rounds' workload, and the candidate
+ * operating points those models are asked about (the grid of what was measured on the board).
+ * docs/rounds.md "Planning". Not the policies (coord_rounds_plan.c). */
+#include "coord_rounds_plan.h"
+
+#include "coord_model.h"
+#include "coord_obs.h"
+#include "jf_units.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define S_AXIS_MAX 64 // distinct values per clock or core count kept for the grid
+
+// The newest models of one board: at board scope, else at its type's.
+typedef struct s_pick {
+    const char *workload, *board, *type; // borrowed
+    int64_t board_id[2], type_id[2];     // [0] time, [1] power; 0 = none
+} s_pick_t;
+
+static int s_pick_fn(const coord_model_row_t *row, void *arg)
+{
+    s_pick_t *p = arg;
+    int t = strcmp(row->target, "time") == 0 ? 0 : strcmp(row->target, "power") == 0 ? 1 : -1;
+    if (t < 0 || strcmp(row->workload, p->workload) != 0) {
+        return 0;
+    }
+    if (strcmp(row->scope, "board") == 0 && strcmp(row->scope_value, p->board) == 0) {
+        p->board_id[t] = row->id > p->board_id[t] ? row->id : p->board_id[t];
+    } else if (strcmp(row->scope, "type") == 0 && strcmp(row->scope_value, p->type) == 0) {
+        p->type_id[t] = row->id > p->type_id[t] ? row->id : p->type_id[t];
+    }
+    return 0;
+}
+
+// One model from the store, with the loader configuration it was trained on (for heads).
+static coord_model_t *s_model(coord_store_t *store, int64_t id, char *ret_sweep, size_t size,
+                              jf_err_t *err)
+{
+    coord_model_row_t row = {0};
+    if (coord_store_model_get(store, id, &row, err) != 0) {
+        return NULL;
+    }
+    coord_model_kind_t kind = COORD_MODEL_LINEAR;
+    coord_target_t target = COORD_TARGET_TIME;
+    coord_model_t *m = NULL;
+    if (!coord_model_kind_parse(row.kind, &kind) || !coord_target_parse(row.target, &target)) {
+        jf_err_set(err, -EINVAL, "model %lld: unknown kind '%s' or target '%s'", (long long) id,
+                   row.kind, row.target);
+    } else {
+        m = coord_model_load(kind, target, row.params, err);
+    }
+    if (m) {
+        json_t *f = json_loads(row.features, 0, NULL);
+        json_t *w = json_object_get(f, "workers");
+        json_t *b = json_object_get(f, "batch_size");
+        coord_model_set_trained_config(m, json_is_integer(w) ? (int) json_integer_value(w) : -1,
+                                       json_is_integer(b) ? (int) json_integer_value(b) : -1);
+        json_decref(f);
+        snprintf(ret_sweep, size, "%s", row.sweep);
+    } else {
+        jf_err_prefix(err, "model %lld", (long long) id);
+    }
+    coord_model_row_fini(&row);
+    return m;
+}
+
+// The distinct measured values on each axis, the presets seen, and the samples per epoch.
+typedef struct s_seen {
+    const jf_board_spec_t *spec; // borrowed
+    const char *workload;        // borrowed
+    bool by_type;                // match the board's type rather than its name
+    jf_board_type_t type;
+    size_t n[4];
+    int64_t axis[4][S_AXIS_MAX]; // cores, cpu, gpu, emc
+    size_t n_presets;
+    coord_rounds_mode_t presets[JF_POWER_MODES_MAX]; // op and name of read-back presets
+    int64_t samples;                                 // most samples in one epoch
+} s_seen_t;
+
+static void s_axis_add(s_seen_t *s, int a, int64_t v)
+{
+    for (size_t i = 0; i < s->n[a]; i++) {
+        if (s->axis[a][i] == v) {
+            return;
+        }
+    }
+    if (s->n[a] < S_AXIS_MAX) {
+        s->axis[a][s->n[a]++] = v;
+    }
+}
+
+static void s_preset_add(s_seen_t *s, const coord_obs_t *o)
+{
+    const jf_power_mode_t *pm = jf_board_spec_mode(s->spec, o->power_mode);
+    if (!pm || s->n_presets >= JF_POWER_MODES_MAX) {
+        return; // a custom point's label, or a mode this board does not list
+    }
+    for (size_t i = 0; i < s->n_presets; i++) {
+        if (s->presets[i].mode_id == pm->id) {
+            return;
+        }
+    }
+    coord_rounds_mode_t *m = &s->presets[s->n_presets++];
+    *m = (coord_rounds_mode_t){
+        .mode_id = pm->id,
+        .op = {.cores = o->cores, .cpu_hz = o->cpu_hz, .gpu_hz = o->gpu_hz, .emc_hz = o->emc_hz}};
+    snprintf(m->mode, sizeof m->mode, "%s", pm->name);
+}
+
+static int s_seen_fn(const coord_obs_t *o, void *arg)
+{
+    s_seen_t *s = arg;
+    jf_board_type_t t = JF_BOARD_TYPE_COUNT;
+    bool mine = s->by_type ? jf_board_type_parse(o->board_type, &t) && t == s->type
+                           : strcmp(o->board, s->spec->name) == 0;
+    if (!mine || !o->has_op || o->dvfs_off || strcmp(o->workload, s->workload) != 0) {
+        return 0;
+    }
+    int64_t v[4] = {o->cores, o->cpu_hz, o->gpu_hz, o->emc_hz};
+    for (int a = 0; a < 4; a++) {
+        s_axis_add(s, a, v[a]);
+    }
+    s_preset_add(s, o);
+    s->samples = o->samples > s->samples ? o->samples : s->samples;
+    return 0;
+}
+
+// The board's fastest preset: the one named MAXN, else the one with the highest wattage in its
+// name ("MODE_20W_6CORE"), more cores breaking ties; else its family's default.
+static int s_maxn_id(const jf_board_spec_t *spec, jf_board_type_t type)
+{
+    int best = -1;
+    long best_w = -1, best_c = -1;
+    for (size_t i = 0; i < spec->n_modes; i++) {
+        const char *nm = spec->modes[i].name;
+        if (strcmp(nm, "MAXN") == 0) {
+            return spec->modes[i].id;
+        }
+        const char *p = strncmp(nm, "MODE_", 5) == 0 ? nm + 5 : nm;
+        char *end = NULL;
+        long w = strtol(p, &end, 10);
+        long c = end && *end == 'W' && end[1] == '_' ? strtol(end + 2, NULL, 10) : 0;
+        if (end != p && *end == 'W' && (w > best_w || (w == best_w && c > best_c))) {
+            best = spec->modes[i].id;
+            best_w = w;
+            best_c = c;
+        }
+    }
+    const jf_board_family_t *fam = jf_board_family(type);
+    return best >= 0 ? best : fam ? fam->default_mode_id : 0;
+}
+
+// Predicts one candidate; a non-positive prediction leaves the mode out (returns 1).
+static int s_predict(coord_model_t *tm, coord_model_t *pm, int64_t mpe, coord_rounds_mode_t *m,
+                     jf_err_t *err)
+{
+    double t_us = 0.0, p_mw = 0.0;
+    int rc = coord_model_predict(tm, &m->op, &t_us, err);
+    rc = rc ? rc : coord_model_predict(pm, &m->op, &p_mw, err);
+    if (rc != 0) {
+        return rc;
+    }
+    if (!(t_us > 0.0) || !(p_mw > 0.0) || !isfinite(t_us) || !isfinite(p_mw)) {
+        return 1;
+    }
+    m->minibatch_s = t_us / (double) JF_US_PER_S / (double) mpe;
+    m->power_w = p_mw / 1e3;
+    return 0;
+}
+
+// The candidate at grid index g (mixed radix over the four axes), named by a preset when one
+// has exactly this point, else a custom point on the maxn mode.
+static coord_rounds_mode_t s_grid_mode(const s_seen_t *s, size_t g, const jf_rounds_t *cfg,
+                                       const coord_rounds_board_t *b)
+{
+    int64_t v[4];
+    for (int a = 0; a < 4; a++) {
+        v[a] = s->axis[a][g % s->n[a]];
+        g /= s->n[a];
+    }
+    coord_rounds_mode_t m = {.custom = true,
+                             .mode_id = b->maxn_mode_id,
+                             .op = {.cores = (int) v[0],
+                                    .cpu_hz = v[1],
+                                    .gpu_hz = v[2],
+                                    .emc_hz = v[3],
+                                    .workers = cfg->workers,
+                                    .batch_size = cfg->batch_size}};
+    for (size_t i = 0; i < s->n_presets; i++) {
+        const coord_op_t *p = &s->presets[i].op;
+        if (p->cores == v[0] && p->cpu_hz == v[1] && p->gpu_hz == v[2] && p->emc_hz == v[3]) {
+            m.custom = false;
+            m.mode_id = s->presets[i].mode_id;
+        }
+    }
+    const jf_power_mode_t *pm = NULL;
+    for (size_t i = 0; i < s->spec->n_modes && !pm; i++) {
+        pm = s->spec->modes[i].id == m.mode_id ? &s->spec->modes[i] : NULL;
+    }
+    snprintf(m.mode, sizeof m.mode, "%s", pm ? pm->name : "");
+    return m;
+}
+
+static int s_fill_modes(const s_seen_t *s, const jf_rounds_t *cfg, coord_model_t *tm,
+                        coord_model_t *pm, coord_rounds_board_t *b, jf_err_t *err)
+{
+    size_t total = 1;
+    for (int a = 0; a < 4; a++) {
+        total *= s->n[a];
+    }
+    if (total == 0 || s->samples <= 0) {
+        return 0; // nothing measured to predict around: as without a model
+    }
+    if (total > COORD_ROUNDS_MODES_MAX) {
+        return jf_err_set(err, -E2BIG, "board '%s': %zu candidate modes, at most %d", b->name,
+                          total, COORD_ROUNDS_MODES_MAX);
+    }
+    b->minibatches_per_epoch = (s->samples + cfg->batch_size - 1) / cfg->batch_size;
+    b->modes = calloc(total, sizeof *b->modes);
+    if (!b->modes) {
+        return jf_err_set(err, -ENOMEM, "out of memory");
+    }
+    for (size_t g = 0; g < total; g++) {
+        coord_rounds_mode_t m = s_grid_mode(s, g, cfg, b);
+        int rc = s_predict(tm, pm, b->minibatches_per_epoch, &m, err);
+        if (rc < 0) {
+            jf_err_prefix(err, "board '%s'", b->name);
+            return rc;
+        }
+        if (rc == 0) {
+            b->modes[b->n_modes++] = m;
+        }
+    }
+    return 0;
+}
+
+// Models and modes of one board; without both models the board keeps n_modes 0.
+static int s_board(coord_store_t *store, const jf_rounds_t *cfg, const jf_board_spec_t *spec,
+                   coord_rounds_board_t *b, jf_err_t *err)
+{
+    jf_board_type_t type = spec->type == JF_BOARD_SIM ? spec->simulates : spec->type;
+    *b = (coord_rounds_board_t){.type = type,
+                                .budget_w = jf_rounds_budget_w(cfg, spec),
+                                .idle_w = jf_rounds_idle_w(cfg, spec),
+                                .maxn_mode_id = s_maxn_id(spec, type)};
+    snprintf(b->name, sizeof b->name, "%s", spec->name);
+    s_pick_t p = {.workload = cfg->workload, .board = spec->name, .type = jf_board_type_name(type)};
+    int rc = coord_store_models_each(store, s_pick_fn, &p, err);
+    bool by_type = !(p.board_id[0] && p.board_id[1]);
+    int64_t tid = by_type ? p.type_id[0] : p.board_id[0];
+    int64_t pid = by_type ? p.type_id[1] : p.board_id[1];
+    if (rc != 0 || !tid || !pid) {
+        return rc;
+    }
+    char sweep[COORD_MODEL_TEXT_MAX + 1] = "";
+    char unused[COORD_MODEL_TEXT_MAX + 1] = "";
+    coord_model_t *tm = s_model(store, tid, sweep, sizeof sweep, err);
+    coord_model_t *pm = tm ? s_model(store, pid, unused, sizeof unused, err) : NULL;
+    s_seen_t *seen = pm ? calloc(1, sizeof *seen) : NULL;
+    rc = !tm || !pm ? -EINVAL : seen ? 0 : jf_err_set(err, -ENOMEM, "out of memory");
+    if (rc == 0) {
+        *seen =
+            (s_seen_t){.spec = spec, .workload = cfg->workload, .by_type = by_type, .type = type};
+        rc = coord_store_obs_each(store, sweep, s_seen_fn, seen, err);
+        rc = rc ? rc : s_fill_modes(seen, cfg, tm, pm, b, err);
+        b->time_model = rc == 0 && b->n_modes ? tid : 0;
+        b->power_model = rc == 0 && b->n_modes ? pid : 0;
+    }
+    free(seen);
+    coord_model_destroy(&pm);
+    coord_model_destroy(&tm);
+    return rc;
+}
+
+int coord_rounds_boards_load(coord_store_t *store, const jf_rounds_t *cfg,
+                             const jf_board_spec_t *const *boards, size_t n,
+                             coord_rounds_board_t **ret, size_t *ret_n, jf_err_t *err)
+{
+    coord_rounds_board_t *out = calloc(n ? n : 1, sizeof *out);
+    if (!out) {
+        return jf_err_set(err, -ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        int rc = s_board(store, cfg, boards[i], &out[i], err);
+        if (rc != 0) {
+            coord_rounds_boards_free(&out, n);
+            return rc;
+        }
+    }
+    *ret = out;
+    *ret_n = n;
+    return 0;
+}
+
+void coord_rounds_boards_free(coord_rounds_board_t **boards, size_t n)
+{
+    if (!boards || !*boards) {
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        free((*boards)[i].modes);
+    }
+    free(*boards);
+    *boards = NULL;
+}

@@ -1,0 +1,385 @@
+/* Unit tests of the rounds planner (coord_rounds_plan.h): maxn, equal-finish and deadline on
+ * seeded synthetic mode tables whose optimum a brute force over every combination finds, the
+ * power budgets, the errors, and the real AGX Orin measurements of
+ * tests/fixtures/orin_modes/resnet_every110.inc (times in the lab's unit: ratios only). */
+#include "coord_rounds_plan.h"
+
+#include "jf_rng.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define T_BOARDS    3  // boards of a synthetic fleet (brute force: (modes x counts)^boards)
+#define T_MODES     4  // modes per synthetic board
+#define T_M         4  // local minibatches per round
+#define T_M_MAX     40 // brute force tries counts T_M..T_M_MAX (covers every fleet of t_make)
+#define T_SEEDS     20 // synthetic fleets per test
+#define T_REL       1e-9
+#define T_ORIN_ROWS 40
+
+typedef struct t_fleet {
+    coord_rounds_board_t b[T_BOARDS];
+    coord_rounds_mode_t modes[T_BOARDS][T_MODES];
+} t_fleet_t;
+
+// A seeded fleet: board i is about 1 + i / 2 times slower than board 0; modes trade time for power
+// (a faster mode draws more), each within [2, 20] W; idle power below every mode's.
+static void t_make(uint64_t seed, t_fleet_t *f)
+{
+    jf_rng_t rng;
+    jf_rng_seed(&rng, seed, 3);
+    memset(f, 0, sizeof *f);
+    for (int i = 0; i < T_BOARDS; i++) {
+        coord_rounds_board_t *b = &f->b[i];
+        (void) snprintf(b->name, sizeof b->name, "syn-%d", i);
+        b->modes = f->modes[i];
+        b->n_modes = T_MODES;
+        b->idle_w = 0.5 + jf_rng_uniform(&rng);
+        for (int k = 0; k < T_MODES; k++) {
+            coord_rounds_mode_t *m = &f->modes[i][k];
+            double speed = 0.3 + jf_rng_uniform(&rng);
+            m->mode_id = k;
+            (void) snprintf(m->mode, sizeof m->mode, "M%d", k);
+            m->minibatch_s = (1.0 + 0.5 * i) / speed;
+            m->power_w = 2.0 + 18.0 * speed * speed / 1.69 * (0.8 + 0.4 * jf_rng_uniform(&rng));
+        }
+    }
+}
+
+static jf_rounds_t t_cfg(jf_rounds_policy_t policy)
+{
+    return (jf_rounds_t){.source = "test.yaml",
+                         .policy = policy,
+                         .local_count = T_M,
+                         .local_unit = JF_ROUNDS_MINIBATCHES,
+                         .spread_pct = JF_ROUNDS_DEFAULT_SPREAD_PCT,
+                         .batch_size = 16};
+}
+
+static double t_total(const coord_rounds_choice_t *c, size_t n)
+{
+    coord_rounds_summary_t s = {0};
+    coord_rounds_summarise(c, n, &s);
+    return s.energy_j;
+}
+
+// Energy of a combination (mode k[i], count m[i]) with the round ending at the latest finish.
+static double t_energy(const t_fleet_t *f, const int *k, const int *m, double *ret_min,
+                       double *ret_max)
+{
+    double hi = 0.0, lo = INFINITY, j = 0.0;
+    for (int i = 0; i < T_BOARDS; i++) {
+        double fin = m[i] * f->modes[i][k[i]].minibatch_s;
+        hi = fmax(hi, fin);
+        lo = fmin(lo, fin);
+    }
+    for (int i = 0; i < T_BOARDS; i++) {
+        const coord_rounds_mode_t *md = &f->modes[i][k[i]];
+        double fin = m[i] * md->minibatch_s;
+        j += fin * md->power_w + f->b[i].idle_w * (hi - fin);
+    }
+    *ret_min = lo;
+    *ret_max = hi;
+    return j;
+}
+
+// The brute force of equal-finish: over every (mode, count in T_M..T_M_MAX) per board, with
+// every finish within [T (1 - spread), T] (T: the slowest board's fastest time), the fewest
+// boards with a count other than T_M, then the least energy. INFINITY when none is feasible.
+static double t_brute_equal(const t_fleet_t *f, double t_s, double spread_pct)
+{
+    double best = INFINITY;
+    int best_adj = T_BOARDS + 1;
+    int per = T_MODES * (T_M_MAX - T_M + 1);
+    int total = per * per * per;
+    for (int c = 0; c < total; c++) {
+        int k[T_BOARDS], m[T_BOARDS], adj = 0, rest = c;
+        for (int i = 0; i < T_BOARDS; i++) {
+            k[i] = rest % T_MODES;
+            m[i] = T_M + (rest / T_MODES) % (T_M_MAX - T_M + 1);
+            rest /= per;
+            adj += m[i] != T_M;
+        }
+        double lo = 0.0, hi = 0.0;
+        double j = t_energy(f, k, m, &lo, &hi);
+        bool ok = hi <= t_s * (1 + T_REL) && lo >= t_s * (1.0 - spread_pct / 100.0) * (1 - T_REL);
+        if (ok && (adj < best_adj || (adj == best_adj && j < best))) {
+            best = j;
+            best_adj = adj;
+        }
+    }
+    return best;
+}
+
+static void test_equal_finish_brute_force(void **state)
+{
+    (void) state;
+    size_t feasible = 0;
+    for (uint64_t seed = 1; seed <= T_SEEDS; seed++) {
+        t_fleet_t f;
+        t_make(seed, &f);
+        jf_rounds_t cfg = t_cfg(JF_ROUNDS_EQUAL_FINISH);
+        cfg.spread_pct = 5.0 + (double) (seed % 4) * 10.0; // 5..35 %: windows with several modes
+        coord_rounds_choice_t c[T_BOARDS];
+        jf_err_t err = {0};
+        assert_int_equal(coord_rounds_plan(&cfg, f.b, T_BOARDS, c, &err), 0);
+        double t_s = 0.0;
+        for (int i = 0; i < T_BOARDS; i++) {
+            double fastest = INFINITY;
+            for (int k = 0; k < T_MODES; k++) {
+                fastest = fmin(fastest, T_M * f.modes[i][k].minibatch_s);
+            }
+            t_s = fmax(t_s, fastest);
+        }
+        double brute = t_brute_equal(&f, t_s, cfg.spread_pct);
+        coord_rounds_summary_t s = {0};
+        coord_rounds_summarise(c, T_BOARDS, &s);
+        if (isinf(brute)) {
+            assert_true(s.n_missed > 0); // no combination meets the window: the plan says so
+            continue;
+        }
+        feasible++;
+        assert_int_equal(s.n_missed, 0);
+        for (int i = 0; i < T_BOARDS; i++) {
+            assert_true(c[i].minibatches >= T_M && c[i].minibatches <= T_M_MAX);
+        }
+        assert_true(s.spread_pct <= cfg.spread_pct + 1e-9);
+        if (fabs(s.energy_j - brute) > T_REL * brute) {
+            fail_msg("seed %llu: planned %.9g J, brute force %.9g J", (unsigned long long) seed,
+                     s.energy_j, brute);
+        }
+    }
+    assert_true(feasible >= T_SEEDS / 2); // the test compared most fleets, not none
+}
+
+// Deadline: every combination of modes at T_M minibatches within the deadline, least energy.
+static double t_brute_deadline(const t_fleet_t *f, double dl_s)
+{
+    double best = INFINITY;
+    int total = T_MODES * T_MODES * T_MODES;
+    for (int c = 0; c < total; c++) {
+        int k[T_BOARDS] = {c % T_MODES, (c / T_MODES) % T_MODES, c / (T_MODES * T_MODES)};
+        int m[T_BOARDS] = {T_M, T_M, T_M};
+        double lo = 0.0, hi = 0.0;
+        double j = t_energy(f, k, m, &lo, &hi);
+        if (hi <= dl_s && j < best) {
+            best = j;
+        }
+    }
+    return best;
+}
+
+static void test_deadline_brute_force(void **state)
+{
+    (void) state;
+    for (uint64_t seed = 1; seed <= T_SEEDS; seed++) {
+        t_fleet_t f;
+        t_make(seed, &f);
+        double slowest_fast = 0.0, slowest_slow = 0.0;
+        for (int i = 0; i < T_BOARDS; i++) {
+            double fast = INFINITY, slow = 0.0;
+            for (int k = 0; k < T_MODES; k++) {
+                fast = fmin(fast, T_M * f.modes[i][k].minibatch_s);
+                slow = fmax(slow, T_M * f.modes[i][k].minibatch_s);
+            }
+            slowest_fast = fmax(slowest_fast, fast);
+            slowest_slow = fmax(slowest_slow, slow);
+        }
+        jf_rounds_t cfg = t_cfg(JF_ROUNDS_DEADLINE);
+        // A deadline between the tightest feasible and the loosest useful one.
+        double dl_s = slowest_fast + (slowest_slow - slowest_fast) * (double) (seed % 5) / 4.0;
+        cfg.deadline_us = (int64_t) ceil(dl_s * 1e6);
+        coord_rounds_choice_t c[T_BOARDS];
+        jf_err_t err = {0};
+        assert_int_equal(coord_rounds_plan(&cfg, f.b, T_BOARDS, c, &err), 0);
+        double brute = t_brute_deadline(&f, (double) cfg.deadline_us / 1e6);
+        double got = t_total(c, T_BOARDS);
+        for (int i = 0; i < T_BOARDS; i++) {
+            assert_true(c[i].meets);
+            assert_true(c[i].pred_s <= (double) cfg.deadline_us / 1e6);
+            assert_int_equal(c[i].minibatches, T_M);
+        }
+        if (fabs(got - brute) > T_REL * brute) {
+            fail_msg("seed %llu: planned %.9g J, brute force %.9g J", (unsigned long long) seed,
+                     got, brute);
+        }
+    }
+}
+
+// A board that cannot meet the deadline even at its fastest is reported, in its fastest mode.
+static void test_deadline_missed(void **state)
+{
+    (void) state;
+    t_fleet_t f;
+    t_make(3, &f);
+    jf_rounds_t cfg = t_cfg(JF_ROUNDS_DEADLINE);
+    double fast0 = INFINITY;
+    size_t k2 = 0;
+    for (int k = 0; k < T_MODES; k++) {    // board 2 10 x slower: its fastest >= 20 / 1.3 s, board
+        f.modes[2][k].minibatch_s *= 10.0; // 0's <= 1 / 0.3 s
+    }
+    for (int k = 0; k < T_MODES; k++) {
+        fast0 = fmin(fast0, T_M * f.modes[0][k].minibatch_s);
+        k2 = f.modes[2][k].minibatch_s < f.modes[2][k2].minibatch_s ? (size_t) k : k2;
+    }
+    cfg.deadline_us = (int64_t) (fast0 * 1.5e6); // board 0 meets it; board 2 does not
+    coord_rounds_choice_t c[T_BOARDS];
+    jf_err_t err = {0};
+    assert_int_equal(coord_rounds_plan(&cfg, f.b, T_BOARDS, c, &err), 0);
+    assert_true(c[0].meets);
+    assert_false(c[2].meets);
+    assert_int_equal(c[2].mode, k2);
+    coord_rounds_summary_t s = {0};
+    coord_rounds_summarise(c, T_BOARDS, &s);
+    assert_true(s.n_missed >= 1);
+}
+
+static void test_maxn_and_budget(void **state)
+{
+    (void) state;
+    t_fleet_t f;
+    t_make(5, &f);
+    jf_rounds_t cfg = t_cfg(JF_ROUNDS_MAXN);
+    coord_rounds_choice_t c[T_BOARDS];
+    jf_err_t err = {0};
+    assert_int_equal(coord_rounds_plan(&cfg, f.b, T_BOARDS, c, &err), 0);
+    size_t fastest = 0;
+    for (size_t k = 0; k < T_MODES; k++) {
+        fastest = f.modes[1][k].minibatch_s < f.modes[1][fastest].minibatch_s ? k : fastest;
+    }
+    assert_int_equal(c[1].mode, fastest);
+    assert_int_equal(c[1].minibatches, T_M);
+    // A budget just under the fastest mode's power excludes it (and every mode above).
+    f.b[1].budget_w = f.modes[1][fastest].power_w - 1e-6;
+    assert_int_equal(coord_rounds_plan(&cfg, f.b, T_BOARDS, c, &err), 0);
+    assert_int_not_equal(c[1].mode, fastest);
+    assert_true(f.modes[1][c[1].mode].power_w <= f.b[1].budget_w);
+    // No mode within the budget: an error naming the board.
+    f.b[1].budget_w = 0.1;
+    assert_int_equal(coord_rounds_plan(&cfg, f.b, T_BOARDS, c, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "board 'syn-1': no mode within its power budget of 0.1 W"));
+}
+
+static void test_errors(void **state)
+{
+    (void) state;
+    t_fleet_t f;
+    t_make(6, &f);
+    jf_rounds_t cfg = t_cfg(JF_ROUNDS_EQUAL_FINISH);
+    coord_rounds_choice_t c[T_BOARDS];
+    jf_err_t err = {0};
+    f.b[2].n_modes = 0;
+    assert_int_equal(coord_rounds_plan(&cfg, f.b, T_BOARDS, c, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "board 'syn-2' has no fitted time and power models"));
+    f.b[2].n_modes = T_MODES;
+    cfg.local_unit = JF_ROUNDS_EPOCHS;
+    cfg.local_count = 2;
+    assert_int_equal(coord_rounds_plan(&cfg, f.b, T_BOARDS, c, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "board 'syn-0': local work is given in epochs"));
+    for (int i = 0; i < T_BOARDS; i++) {
+        f.b[i].minibatches_per_epoch = 7;
+    }
+    cfg.policy = JF_ROUNDS_MAXN;
+    assert_int_equal(coord_rounds_plan(&cfg, f.b, T_BOARDS, c, &err), 0);
+    assert_int_equal(c[0].minibatches, 14);
+    cfg.policy = JF_ROUNDS_DEADLINE;
+    cfg.deadline_us = 0;
+    assert_int_equal(coord_rounds_plan(&cfg, f.b, T_BOARDS, c, &err), -EINVAL);
+}
+
+// A board whose every mode finishes far ahead of the window gets more minibatches, and the plan
+// still meets the window.
+static void test_equal_finish_more_minibatches(void **state)
+{
+    (void) state;
+    coord_rounds_mode_t fast[2] = {{.mode_id = 0, .minibatch_s = 1.0, .power_w = 10.0},
+                                   {.mode_id = 1, .minibatch_s = 1.5, .power_w = 6.0}};
+    coord_rounds_mode_t slow[1] = {{.mode_id = 0, .minibatch_s = 10.0, .power_w = 5.0}};
+    coord_rounds_board_t b[2] = {{.name = "fast", .modes = fast, .n_modes = 2},
+                                 {.name = "slow", .modes = slow, .n_modes = 1}};
+    jf_rounds_t cfg = t_cfg(JF_ROUNDS_EQUAL_FINISH);
+    cfg.local_count = 10; // slow: 100 s; fast: 10 or 15 s, window [95, 100] s
+    coord_rounds_choice_t c[2];
+    jf_err_t err = {0};
+    assert_int_equal(coord_rounds_plan(&cfg, b, 2, c, &err), 0);
+    // Mode 0: 95 minibatches (95 s, 950 J); mode 1: 64 (96 s, 576 J): mode 1 wins.
+    assert_int_equal(c[0].mode, 1);
+    assert_int_equal(c[0].minibatches, 64);
+    assert_true(c[0].meets);
+    assert_int_equal(c[1].minibatches, 10);
+}
+
+// The real AGX Orin table (40 of its 4,368 measured modes): board "orin-1x" has the measured
+// times, boards "orin-2x" and "orin-4x" the same modes 2 and 4 times slower (a synthetic
+// heterogeneity on real time and power surfaces). Equal-finish must meet the window, spend
+// less than maxn, and give each board the least-energy window mode a scan of the table finds.
+static const double t_orin[T_ORIN_ROWS][6] = {
+#include "../../fixtures/orin_modes/resnet_every110.inc"
+};
+
+static void test_orin_equal_finish(void **state)
+{
+    (void) state;
+    static coord_rounds_mode_t modes[3][T_ORIN_ROWS];
+    coord_rounds_board_t b[3];
+    const double slow[3] = {1.0, 2.0, 4.0};
+    for (int i = 0; i < 3; i++) {
+        b[i] = (coord_rounds_board_t){.modes = modes[i], .n_modes = T_ORIN_ROWS};
+        (void) snprintf(b[i].name, sizeof b[i].name, "orin-%gx", slow[i]);
+        for (int k = 0; k < T_ORIN_ROWS; k++) {
+            modes[i][k] = (coord_rounds_mode_t){
+                .mode_id = k, .minibatch_s = t_orin[k][4] / 1e6 * slow[i], .power_w = t_orin[k][5]};
+        }
+    }
+    jf_rounds_t cfg = t_cfg(JF_ROUNDS_EQUAL_FINISH);
+    cfg.local_count = 50;
+    cfg.spread_pct = 10.0;
+    coord_rounds_choice_t ef[3], mx[3];
+    jf_err_t err = {0};
+    assert_int_equal(coord_rounds_plan(&cfg, b, 3, ef, &err), 0);
+    cfg.policy = JF_ROUNDS_MAXN;
+    assert_int_equal(coord_rounds_plan(&cfg, b, 3, mx, &err), 0);
+    coord_rounds_summary_t se = {0}, sm = {0};
+    coord_rounds_summarise(ef, 3, &se);
+    coord_rounds_summarise(mx, 3, &sm);
+    // Without an idle power (the reference gives none) waiting is free, and on this table the
+    // fastest modes are also the most efficient per unit of work (race to idle): equal-finish
+    // buys its spread with energy here, which the figures show rather than hide.
+    print_message("orin_maxn_spread_pct=%.2f orin_maxn_energy=%.4g orin_equal_finish_spread_pct="
+                  "%.2f orin_equal_finish_energy=%.4g (lab time unit x W, idle 0 W)\n",
+                  sm.spread_pct, sm.energy_j, se.spread_pct, se.energy_j);
+    assert_true(se.spread_pct <= cfg.spread_pct);
+    assert_true(sm.spread_pct > se.spread_pct);
+    for (int i = 0; i < 3; i++) { // each board: the least-energy mode in the window, by scan
+        double lo = se.round_s * 0.9, best = INFINITY;
+        for (int k = 0; k < T_ORIN_ROWS; k++) {
+            double fin = 50 * modes[i][k].minibatch_s;
+            best = fin >= lo && fin <= se.round_s ? fmin(best, fin * modes[i][k].power_w) : best;
+        }
+        if (ef[i].minibatches == 50) {
+            assert_true(fabs(ef[i].pred_j - best) <= T_REL * best);
+        }
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_equal_finish_brute_force),
+        cmocka_unit_test(test_deadline_brute_force),
+        cmocka_unit_test(test_deadline_missed),
+        cmocka_unit_test(test_maxn_and_budget),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_equal_finish_more_minibatches),
+        cmocka_unit_test(test_orin_equal_finish),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
