@@ -7,7 +7,11 @@
 #include "train_records.h"
 #include "train_sim.h"
 
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 train_cli_exit_t train_cli_fail(const jf_err_t *err, const char *reason)
 {
@@ -25,6 +29,37 @@ int train_cli_exec_sim(const train_run_opts_t *opts, jf_err_t *err)
     int rc = sim ? train_sim_exec(sim, err) : err->code;
     train_sim_destroy(&sim);
     return rc;
+}
+
+int train_cli_handoff(int argc, char *argv[], jf_err_t *err)
+{
+    train_run_opts_t opts = {0};
+    bool help = false;
+    jf_err_t parse_err = {0};
+    if (train_options_parse(argc, argv, &opts, &help, &parse_err) < 0 || help ||
+        !(opts.init_weights || opts.out_weights)) {
+        return 0;
+    }
+    char self[PATH_MAX] = "";
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    char *slash = n > 0 ? memchr(self, '/', (size_t) n) : NULL;
+    if (!slash) {
+        return jf_err_set(err, -EIO, "cannot find this program's directory: %s",
+                          n < 0 ? strerror(errno) : "no '/' in /proc/self/exe");
+    }
+    self[n] = '\0';
+    *strrchr(self, '/') = '\0';
+    char trainer[PATH_MAX + sizeof TRAIN_CLI_TRAINER + 1];
+    (void) snprintf(trainer, sizeof trainer, "%s/%s", self, TRAIN_CLI_TRAINER);
+    char *program = argv[0];
+    argv[0] = trainer;
+    (void) fflush(stdout); // nothing written yet; be sure before the image is replaced
+    execv(trainer, argv);
+    argv[0] = program;
+    return jf_err_set(err, -EIO,
+                      "--init-weights/--out-weights: the model trains in %s, which cannot be "
+                      "run: %s",
+                      trainer, strerror(errno));
 }
 
 train_cli_exit_t train_cli_main(const char *program, int argc, char *argv[], train_cli_exec_fn exec,

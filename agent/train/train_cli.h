@@ -31,4 +31,14 @@ train_cli_exit_t train_cli_main(const char *program, int argc, char *argv[], tra
 // The simulated run opts describes (train_sim_new, train_sim_exec), for exec.
 int train_cli_exec_sim(const train_run_opts_t *opts, jf_err_t *err);
 
+#define TRAIN_CLI_TRAINER "jetfleet-train" // the trainer with libtorch, beside jetfleet-train-sim
+
+// jetfleet-train-sim's hand-off of a run that trains for real (--init-weights or --out-weights,
+// docs/simulator.md "Local rounds"): when argv (with --simulate) parses and has either option,
+// replaces the process (execv, same pid and streams) by TRAIN_CLI_TRAINER from the directory
+// of the running executable with the same arguments. Returns 0 without doing anything for any
+// other argv (train_cli_main then runs or refuses it); -EIO with err when the exec fails (it
+// does not return otherwise).
+int train_cli_handoff(int argc, char *argv[], jf_err_t *err);
+
 #endif

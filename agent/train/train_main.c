@@ -5,12 +5,16 @@
 #include "jf_log.h"
 #include "train_alloc.h"
 #include "train_cli.h"
+#include "train_learn.h"
 #include "train_options.h"
 #include "train_run.h"
 
 // Runs the training, or its simulation, to the end. Returns 0 or the failure, reported in err.
 static int s_execute(const train_run_opts_t *opts, jf_err_t *err)
 {
+    if (opts->simulate && (opts->init_weights || opts->out_weights)) {
+        return train_learn_exec_sim(opts, stdout, err); // the model also trains, for real
+    }
     if (opts->simulate) {
         return train_cli_exec_sim(opts, err);
     }

@@ -27,6 +27,9 @@ enum {
     S_OPT_JSON_OUT,
     S_OPT_MAX_BATCHES,
     S_OPT_LOADER_ONLY,
+    S_OPT_INIT_WEIGHTS, // a federated round's local work (issue 14), real or simulated
+    S_OPT_OUT_WEIGHTS,
+    S_OPT_MINIBATCHES,
     S_OPT_SIMULATE, // from here on: the options of a simulated run
     S_OPT_SIM_PARAMS,
     S_OPT_SIM_BOARD_TYPE,
@@ -48,10 +51,11 @@ _Static_assert(TRAIN_LOADER_PREFETCH_MAX == JF_PREFETCH_MAX, "--prefetch range: 
 #define S_RUN_FLAGS_MAX 32 // run spec fields with a trainer flag
 #define S_OPTIONS_MAX   64 // getopt's table: the run's options and the trainer's own
 
-// The options of a real run that mean nothing to a simulated one: the data, torch, and the
-// loader's variants the model does not describe (it keeps the last partial minibatch, as
-// --no-drop-last does, so that one is accepted).
-static const int s_real_only[] = {S_OPT_DATA, S_OPT_DEVICE, S_OPT_DROP_LAST, S_OPT_LOADER_ONLY};
+// The options of a real run that mean nothing to a simulated one: torch, and the loader's
+// variants the model does not describe (it keeps the last partial minibatch, as --no-drop-last
+// does, so that one is accepted). --data is the real run's too, and a simulated run's only with
+// a weights option (it then trains on that data: s_check_data_sim).
+static const int s_real_only[] = {S_OPT_DEVICE, S_OPT_DROP_LAST, S_OPT_LOADER_ONLY};
 // The run's options a simulated run does not take (the model has no thread knob).
 static const char *const s_real_only_run[] = {"--threads", NULL};
 
@@ -62,6 +66,8 @@ typedef struct s_parse {
     int real_only;      // the first real-run-only option (0: none)
     bool has_sim_seed;  // --sim-seed was given
     const jf_schema_field_t *run_fields[S_RUN_FLAGS_MAX]; // borrowed; the table's with a flag
+    jf_schema_leaf_t minibatches_leaf; // the run spec's "--minibatches" leaf, if it has one
+    bool has_minibatches_leaf;         // then it replaces the trainer's own --minibatches
     bool run_given[S_RUN_FLAGS_MAX];                      // each was given
     size_t n_run;                                         // entries of run_fields
     struct option options[S_OPTIONS_MAX + 1];             // getopt's table, {0}-terminated
@@ -76,6 +82,9 @@ static const struct option s_long_options[] = {
     {"json-out", required_argument, NULL, S_OPT_JSON_OUT},
     {"max-batches", required_argument, NULL, S_OPT_MAX_BATCHES},
     {"loader-only", no_argument, NULL, S_OPT_LOADER_ONLY},
+    {"init-weights", required_argument, NULL, S_OPT_INIT_WEIGHTS},
+    {"out-weights", required_argument, NULL, S_OPT_OUT_WEIGHTS},
+    {"minibatches", required_argument, NULL, S_OPT_MINIBATCHES},
     {"simulate", no_argument, NULL, S_OPT_SIMULATE},
     {"sim-params", required_argument, NULL, S_OPT_SIM_PARAMS},
     {"sim-board-type", required_argument, NULL, S_OPT_SIM_BOARD_TYPE},
@@ -103,7 +112,8 @@ static void s_usage_simulate(FILE *out)
         "                      [--sim-point C,CPU,GPU,EMC]\n"
         "                      --model M --workers N --batch N\n"
         "                      --epochs N [--prefetch N] [--seed N] [--json-out FILE]\n"
-        "                      [--max-batches N]\n"
+        "                      [--max-batches N] [--minibatches N]\n"
+        "                      [--init-weights FILE] [--out-weights FILE] [--data DIR]\n"
         "\n"
         "Simulates the run on the performance model of a Jetson board (docs/simulator.md): no\n"
         "dataset and no torch, the same record lines as a real run, marked \"platform\": \"sim\",\n"
@@ -128,7 +138,13 @@ static void s_usage_simulate(FILE *out)
         "                         (default 0: cold; the agent passes its board's warm cache)\n"
         "  --seed N               also seeds the run's noise and minibatch draws\n"
         "  --max-batches N        at most N minibatches per epoch; the epoch's figures are then\n"
-        "                         those of its first N minibatches\n",
+        "                         those of its first N minibatches\n"
+        "  --minibatches N        the same (a federated round's local work; 0: every minibatch)\n"
+        "  --init-weights FILE, --out-weights FILE\n"
+        "                         with either, the model also trains for real, on the CPU with\n"
+        "                         libtorch, on the dataset in --data (required then): losses\n"
+        "                         are real, times and power stay the model's. jetfleet-train-sim\n"
+        "                         hands such a run to jetfleet-train beside it\n",
         jf_run_spec_media(), TRAIN_SIM_SCALE_MIN, TRAIN_SIM_SCALE_MAX, TRAIN_SIM_SCALE_DEFAULT,
         TRAIN_SIM_SPEED_MIN, TRAIN_SIM_SPEED_MAX, TRAIN_SIM_SPEED_DEFAULT);
 }
@@ -140,7 +156,8 @@ void train_options_usage(FILE *out)
         "usage: jetfleet-train --model lenet5|resnet18|vgg11|mobilenetv3 --data DIR --workers N --batch N\n"
         "                      --epochs N [--prefetch N] [--threads N] [--device cpu|cuda|auto]\n"
         "                      [--seed N] [--drop-last|--no-drop-last] [--json-out FILE]\n"
-        "                      [--max-batches N] [--loader-only]\n"
+        "                      [--max-batches N] [--minibatches N] [--loader-only]\n"
+        "                      [--init-weights FILE] [--out-weights FILE]\n"
         "       jetfleet-train --help | --version (--version only as the one argument)\n"
         "\n"
         "Trains a model on the MNIST, CIFAR-10 or GLD-23k training set in DIR (kind recognised\n"
@@ -157,6 +174,9 @@ void train_options_usage(FILE *out)
         "  --drop-last      drop each epoch's last incomplete minibatch (default: keep it)\n"
         "  --json-out FILE  also write the whole run as one JSON document to FILE at the end\n"
         "  --max-batches N  at most N minibatches per epoch (for tests)\n"
+        "  --minibatches N  the same, as a federated round's local work (0: every minibatch)\n"
+        "  --init-weights FILE  start from this weight set instead of the seeded initialisation\n"
+        "  --out-weights FILE   after the last epoch, write the final weights there (atomically)\n"
         "  --loader-only    the data pipeline alone (fetch, decode, preprocess, batch): no model,\n"
         "                   compute 0; samples_per_s is then the loader's images/s\n"
         "\n"
@@ -204,8 +224,16 @@ static int s_apply(train_run_opts_t *o, int id, const char *arg, jf_err_t *err)
         o->drop_last = id == S_OPT_DROP_LAST;
         break;
     case S_OPT_MAX_BATCHES:
-        rc = s_number("max-batches", arg, 0, TRAIN_OPTIONS_MAX_BATCHES_MAX, &v, err);
+    case S_OPT_MINIBATCHES:
+        rc = s_number(id == S_OPT_MINIBATCHES ? "minibatches" : "max-batches", arg, 0,
+                      TRAIN_OPTIONS_MAX_BATCHES_MAX, &v, err);
         o->max_batches = (size_t)v;
+        break;
+    case S_OPT_INIT_WEIGHTS:
+        o->init_weights = arg;
+        break;
+    case S_OPT_OUT_WEIGHTS:
+        o->out_weights = arg;
         break;
     default:
         rc = jf_err_set(err, -EINVAL, "internal: option %d has no handler", id);
@@ -367,12 +395,35 @@ static const char *s_missing_run(const s_parse_t *p, bool need_model)
     return NULL;
 }
 
+// A simulated run reads no data, unless a weights option makes it train for real (on the CPU,
+// with the dataset in --data; docs/simulator.md "Local rounds").
+static int s_check_data_sim(const s_parse_t *p, jf_err_t *err)
+{
+    bool learns = p->o.init_weights || p->o.out_weights;
+    if (p->o.data_dir && !learns) {
+        return jf_err_set(err, -EINVAL,
+                          "--data does not apply to --simulate without --init-weights or "
+                          "--out-weights");
+    }
+    if (!p->o.data_dir && learns) {
+        return jf_err_set(err, -EINVAL,
+                          "missing required option --data for --simulate with --%s: the model "
+                          "trains for real on that dataset",
+                          p->o.init_weights ? "init-weights" : "out-weights");
+    }
+    return 0;
+}
+
 static int s_check_required_sim(const s_parse_t *p, jf_err_t *err)
 {
     const train_run_sim_opts_t *s = &p->o.sim;
     if (p->real_only) {
         return jf_err_set(err, -EINVAL, "--%s does not apply to --simulate",
                           s_option_name(p, p->real_only));
+    }
+    int rc = s_check_data_sim(p, err);
+    if (rc < 0) {
+        return rc;
     }
     const char *missing = s_missing_run(p, true);
     missing = missing            ? missing
@@ -393,6 +444,10 @@ static int s_check_required(const s_parse_t *p, jf_err_t *err)
 {
     if (p->o.simulate) {
         return s_check_required_sim(p, err);
+    }
+    if (p->o.loader_only && (p->o.init_weights || p->o.out_weights)) {
+        return jf_err_set(err, -EINVAL, "--%s needs a model: not with --loader-only",
+                          p->o.init_weights ? "init-weights" : "out-weights");
     }
     if (p->sim_only) {
         return jf_err_set(err, -EINVAL, "--%s needs --simulate", s_option_name(p, p->sim_only));
@@ -418,6 +473,10 @@ static int s_add_run_option(const jf_schema_leaf_t *leaf, void *arg)
     if (p->n_run >= S_RUN_FLAGS_MAX || strncmp(flag, "--", 2) != 0) {
         return -E2BIG; // a broken table: unit.schema checks flags
     }
+    if (strcmp(flag, "--minibatches") == 0) {
+        p->minibatches_leaf = *leaf;
+        p->has_minibatches_leaf = true;
+    }
     p->options[p->n_run] = (struct option){
         flag + 2, leaf->field->type == JF_SCHEMA_BOOL ? no_argument : required_argument, NULL,
         S_OPT_RUN + (int) p->n_run};
@@ -432,13 +491,27 @@ static int s_build_options(s_parse_t *p, jf_err_t *err)
         p->n_run + n_own > S_OPTIONS_MAX + 1) {
         return jf_err_set(err, -EINVAL, "internal: too many run options for the trainer's table");
     }
-    memcpy(&p->options[p->n_run], s_long_options, sizeof s_long_options);
+    size_t at = p->n_run;
+    for (size_t i = 0; i < n_own; i++) {
+        // A run spec field with the same flag takes the option (getopt would match the first).
+        bool taken = p->has_minibatches_leaf && s_long_options[i].val == S_OPT_MINIBATCHES;
+        if (!taken) {
+            p->options[at++] = s_long_options[i];
+        }
+    }
     return 0;
 }
 
-// The trainer's fields from the run's options parsed into o->run.
-static void s_from_run(train_run_opts_t *o)
+// The trainer's fields from the run's options parsed into o->run; a run spec field
+// "minibatches" with the trainer flag --minibatches, when the table has one, is max_batches.
+static void s_from_run(s_parse_t *p)
 {
+    train_run_opts_t *o = &p->o;
+    if (p->has_minibatches_leaf && jf_schema_leaf_is_present(&p->minibatches_leaf, &o->run) &&
+        s_run_given(p, "--minibatches")) {
+        int64_t v = jf_schema_leaf_int(&p->minibatches_leaf, &o->run);
+        o->max_batches = v > 0 ? (size_t)v : 0;
+    }
     o->workers = o->run.workers;
     o->prefetch = o->run.prefetch;
     o->batch = (size_t) o->run.batch_size;
@@ -495,7 +568,7 @@ int train_options_parse(int argc, char *argv[], train_run_opts_t *ret_opts, bool
     rc = rc < 0 ? rc : s_check_required(&p, err);
     rc = rc < 0 ? rc : s_parse_fault(&p.o.fault, err);
     if (rc == 0) {
-        s_from_run(&p.o);
+        s_from_run(&p);
         *ret_opts = p.o;
     }
     return rc;

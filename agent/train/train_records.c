@@ -108,7 +108,13 @@ static json_t *s_pack_start_sim(const train_records_params_t *p, const train_rec
 static json_t *s_pack_start(const train_records_params_t *p)
 {
     if (p->sim) {
-        return s_pack_start_sim(p, p->sim);
+        json_t *start = s_pack_start_sim(p, p->sim);
+        if (start && p->sim->trains &&
+            json_object_set_new(start, "sim_trains", json_string("cpu")) != 0) {
+            json_decref(start);
+            return NULL;
+        }
+        return start;
     }
     return json_pack("{s:s, s:s, s:s, s:s, s:i, s:s, s:s, s:I, s:I, s:i, s:i, s:I, s:i, s:I}",
                      "kind", "start", "model", p->model, "dataset", p->dataset, "device", p->device,

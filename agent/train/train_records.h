@@ -21,7 +21,9 @@
  * {"resident_before", "resident_after" (shares of the dataset at the epoch's start and end),
  * "hit_fraction" (share of reads it served), "cache_bytes" (room it has for the dataset during the
  * run), "dataset_bytes"};
- * - times (fetch_stall_us, compute_us, e2e_us) are the model's, uncompressed, and "loss" is null.
+ * - times (fetch_stall_us, compute_us, e2e_us) are the model's, uncompressed, and "loss" is null,
+ *   unless the run also trains the model for real (--init-weights or --out-weights, train_sim.h's
+ *   learner): then the start line says "sim_trains": "cpu" and every "loss" is the real one.
  * The epoch and minibatch lines are the wire records of docs/schema.md (jf_record_*_to_json), in
  * its units (us), plus "samples_per_s" on the epoch line; the agent keeps the record's members.
  * Rail names are the board's power monitor's (VDD_IN, POM_5V_GPU, ...), powers integer mW. */
@@ -59,6 +61,8 @@ typedef struct train_records_sim {
     double scale;                // dataset size relative to the real one
     train_records_power_t power; // the rails during epoch 0
     double cache_resident;       // share of the dataset in the page cache at the start, 0..1
+    bool trains;                 // the model also trains for real on the CPU (a weights
+                                 // option): the losses are real; start line "sim_trains": "cpu"
 } train_records_sim_t;
 
 // A simulated epoch's page cache, as the model gives it (plain value record).

@@ -8,6 +8,7 @@
 #include "train_dataset.h"
 #include "train_loader.h"
 #include "train_records.h"
+#include "train_weights.h"
 
 #include <errno.h>
 #include <math.h>
@@ -88,7 +89,12 @@ static int s_open_session(train_run_t *self, jf_torch_model_kind_t model, jf_err
         return rc;
     }
     self->session = jf_torch_session_new(&so, err);
-    return self->session ? 0 : s_failed(err, -EIO);
+    if (!self->session) {
+        return s_failed(err, -EIO);
+    }
+    return self->opts.init_weights
+               ? train_weights_load_file(self->session, self->opts.init_weights, err)
+               : 0;
 }
 
 static int s_open_loader(train_run_t *self, jf_err_t *err)
@@ -230,9 +236,18 @@ static int s_epoch_cb(void *ctx, int epoch, jf_err_t *err)
     return s_run_epoch(ctx, epoch, err);
 }
 
+// After the last epoch: the final weights to --out-weights, before the done line says so.
+static int s_finish_cb(void *ctx, jf_err_t *err)
+{
+    const train_run_t *self = ctx;
+    return self->opts.out_weights && self->session
+               ? train_weights_save_file(self->session, self->opts.out_weights, err)
+               : 0;
+}
+
 int train_run_exec(train_run_t *self, jf_err_t *err)
 {
     train_run_driver_t d = {.opts = &self->opts, .out = self->out, .records = self->records,
-                            .epoch = s_epoch_cb, .ctx = self};
+                            .epoch = s_epoch_cb, .ctx = self, .finish = s_finish_cb};
     return train_run_drive(&d, err);
 }

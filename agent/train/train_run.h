@@ -55,7 +55,10 @@ typedef struct train_run_opts {
     int threads;              // torch intra-op threads; 0 = 1
     uint64_t seed;            // model initialisation and shuffle seed, <= INT64_MAX
     bool drop_last;           // drop each epoch's last incomplete minibatch
-    size_t max_batches;       // minibatches per epoch at most; 0 = all (for tests)
+    size_t max_batches;       // minibatches per epoch at most; 0 = all (--max-batches, or
+                              // --minibatches of a federated round's local work)
+    const char *init_weights; // borrowed; weight set to start from (--init-weights), or NULL
+    const char *out_weights;  // borrowed; where the final weights go (--out-weights), or NULL
     bool loader_only;         // data pipeline alone: no model (model may be NULL), compute 0
     train_fault_t fault;      // test hook
     bool simulate;            // run the performance model of a Jetson (sim) instead of torch
@@ -90,10 +93,13 @@ typedef struct train_run_driver {
     train_records_t *records;                           // the run's records
     int (*epoch)(void *ctx, int epoch, jf_err_t *err); // runs one epoch and writes its lines
     void *ctx;                                          // for epoch
+    int (*finish)(void *ctx, jf_err_t *err); // after the last epoch, before the done line (the
+                                             // weights file); NULL: nothing
 } train_run_driver_t;
 
-// Writes the start line, runs every epoch (the fault hook after epoch 0), the done line, and the
-// final document when opts->json_out is set. Returns 0 or the first failure.
+// Writes the start line, runs every epoch (the fault hook after epoch 0), calls finish if set,
+// writes the done line, and the final document when opts->json_out is set. Returns 0 or the
+// first failure.
 int train_run_drive(const train_run_driver_t *driver, jf_err_t *err);
 
 // The error line's reason for a failure code: "oom" for -ENOMEM, "invalid" for bad input

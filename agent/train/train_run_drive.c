@@ -54,6 +54,7 @@ int train_run_drive(const train_run_driver_t *d, jf_err_t *err)
             rc = train_run_fault(d->opts->fault, d->out, err);
         }
     }
+    rc = rc < 0 || !d->finish ? rc : d->finish(d->ctx, err);
     rc = rc < 0 ? rc : train_records_done(d->records, err);
     if (d->opts->json_out) {
         rc = train_records_finish_file(d->records, d->opts->json_out, rc,

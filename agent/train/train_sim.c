@@ -39,6 +39,7 @@ struct train_sim {
     train_records_t *records;      // owned
     int64_t start_us;              // monotonic: when the run's start line went out
     int64_t modelled_us;           // modelled time of every minibatch written since then
+    train_sim_learner_t learner;   // real training beside the model; step NULL: none
 };
 
 // Spreads a total over parts in proportion to weights that add up to weight_sum, by cumulative
@@ -160,6 +161,12 @@ static int s_minibatches(train_sim_t *self, int epoch, int64_t *ret_e2e_us, jf_e
             .index = (size_t)i,
             .samples = (size_t)(i + 1 < o->batches ? batch : o->samples - i * batch),
             .loss = NAN}; // no model is trained: the loss is null
+        if (self->learner.step) { // unless one is, for real: its loss
+            rc = self->learner.step(self->learner.ctx, rec.samples, &rec.loss, err);
+            if (rc < 0) {
+                break;
+            }
+        }
         s_plan_take(&plan, &rng, o, i, &rec);
         e2e_us += rec.fetch_stall_us + rec.compute_us;
         s_pace(self, rec.fetch_stall_us + rec.compute_us);
@@ -237,12 +244,29 @@ static int s_epoch_cb(void *ctx, int epoch, jf_err_t *err)
     return s_run_epoch(ctx, epoch, err);
 }
 
+static int s_finish_cb(void *ctx, jf_err_t *err)
+{
+    const train_sim_t *self = ctx;
+    return self->learner.finish ? self->learner.finish(self->learner.ctx, err) : 0;
+}
+
+void train_sim_set_learner(train_sim_t *self, const train_sim_learner_t *learner)
+{
+    self->learner = *learner;
+}
+
 int train_sim_exec(train_sim_t *self, jf_err_t *err)
 {
+    if ((self->opts.init_weights || self->opts.out_weights) && !self->learner.step) {
+        // The start line would say the model trains: refuse before writing it.
+        return jf_err_set(err, -EINVAL,
+                          "--init-weights/--out-weights: this simulated run has no libtorch "
+                          "to train with (jetfleet-train --simulate has)");
+    }
     self->start_us = jf_clock_mono_us();
     self->modelled_us = 0;
     train_run_driver_t d = {.opts = &self->opts, .out = self->out, .records = self->records,
-                            .epoch = s_epoch_cb, .ctx = self};
+                            .epoch = s_epoch_cb, .ctx = self, .finish = s_finish_cb};
     return train_run_drive(&d, err);
 }
 
@@ -382,7 +406,8 @@ static int s_open_records(train_sim_t *self, jf_err_t *err)
                                .power_mode = self->mode->name,
                                .medium = o->sim.medium,
                                .scale = o->sim.scale,
-                               .cache_resident = o->sim.cache_resident};
+                               .cache_resident = o->sim.cache_resident,
+                               .trains = o->init_weights || o->out_weights};
     s_power(&self->now, &sim.power);
     train_records_params_t p = {
         .model = o->run.model,

@@ -39,6 +39,23 @@ train_sim_t *train_sim_new(const train_run_opts_t *opts, FILE *out, jf_err_t *er
 struct sim_op; // sim_op_t (sim_model.h)
 uint64_t train_sim_noise_seed(uint64_t seed, const char *board, const struct sim_op *op);
 
+// Real training beside the model (docs/simulator.md "Local rounds"): with a learner, each
+// simulated minibatch is also one real training step of the model on as many samples, and its
+// record carries that step's loss; the times and power stay the model's.
+typedef struct train_sim_learner {
+    // Trains one minibatch of samples samples; *ret_loss gets its mean loss. Returns 0 or a
+    // negative errno with err filled.
+    int (*step)(void *ctx, size_t samples, double *ret_loss, jf_err_t *err);
+    // After the last epoch, before the done line (the weights file); NULL: nothing.
+    int (*finish)(void *ctx, jf_err_t *err);
+    void *ctx; // borrowed; passed to both
+} train_sim_learner_t;
+
+// Sets the run's learner (copied; its ctx borrowed until the run is destroyed). Call before
+// train_sim_exec. A run whose options have --init-weights or --out-weights needs one (its start
+// line says "sim_trains": "cpu"): train_sim_exec refuses it with -EINVAL otherwise.
+void train_sim_set_learner(train_sim_t *self, const train_sim_learner_t *learner);
+
 // Frees everything the run owns and sets *self_p to NULL. Accepts NULL and *self_p == NULL.
 void train_sim_destroy(train_sim_t **self_p);
 

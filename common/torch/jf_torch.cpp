@@ -4,6 +4,7 @@
  * returns a negative errno plus a message; out-of-memory becomes -ENOMEM "out of memory" so the
  * trainer can report reason "oom". */
 #include "jf_torch.h"
+#include "jf_torch_internal.h"
 
 #include <ATen/Parallel.h>
 #include <ATen/Version.h>
@@ -43,10 +44,7 @@
 namespace
 {
 
-// Common base so that a session holds any of the models through one pointer.
-struct jf_net : torch::nn::Module {
-    virtual torch::Tensor forward(torch::Tensor x) = 0;
-};
+using jf_torch_internal::jf_net;
 
 // LeNet-5 as commonly written for MNIST: padding 2 keeps the classic 32x32 geometry for 28x28.
 struct lenet5_net : jf_net {
@@ -460,14 +458,10 @@ std::string s_blas_text(const std::string &config)
 
 } // namespace
 
-struct jf_torch_session {
-    jf_torch_model_kind_t model = JF_TORCH_MODEL_LENET5;
-    jf_torch_shape_t shape = {0, 0, 0, 0};
-    torch::Device device{torch::kCPU};
-    std::string device_name = "cpu";
-    std::shared_ptr<jf_net> net;
-    std::unique_ptr<torch::optim::SGD> optimizer;
-};
+int jf_torch_internal::fail(jf_err_t *err, const char *where)
+{
+    return s_fail(err, where);
+}
 
 extern "C" int jf_torch_model_parse(const char *name, jf_torch_model_kind_t *ret_model,
                                     jf_err_t *err)

@@ -107,10 +107,13 @@ jf_torch_model_kind_t jf_torch_session_model(const jf_torch_session_t *self);
 // count. Returns 0, or -EIO if libtorch fails.
 int jf_torch_info_read(jf_torch_info_t *ret_info, jf_err_t *err);
 
-// Federated-learning weights (issue 14). A weight set is the model's state_dict (every parameter
-// and buffer, by name, in the model's order) serialised with libtorch's pickle format; it is
-// device-independent (tensors are saved from the CPU) and says which model it holds only through
-// its names and shapes. Blobs are untrusted input: a truncated or corrupted blob gives -EINVAL.
+// Federated-learning weights (issue 14). A weight set is the model's state_dict (every parameter,
+// then every buffer, by name, each in the model's registration order, as libtorch's torch::save
+// of a module orders them) serialised with libtorch (torch::pickle_save of a Dict name -> CPU
+// tensor) inside a 16-byte envelope: "JFW1", the payload's CRC-32 (zlib) and its length, both
+// little-endian. It is device-independent and says which model it holds only through its names
+// and shapes. Blobs are untrusted input: a truncated or corrupted blob gives -EINVAL (the envelope
+// is checked before libtorch parses the payload).
 
 // The session's weights, serialised. *ret_bytes (malloc'ed; caller frees it with free()) and
 // *ret_len are written only on success. Returns 0, -EINVAL (NULL arguments), -ENOMEM ("out of
