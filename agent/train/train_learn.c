@@ -97,7 +97,7 @@ train_learn_t *train_learn_new(const train_run_opts_t *opts, jf_err_t *err)
 {
     train_learn_t *self = calloc(1, sizeof *self);
     if (!self) {
-        (void)jf_err_set(err, -ENOMEM, "learn: out of memory");
+        (void) jf_err_set(err, -ENOMEM, "learn: out of memory");
         return NULL;
     }
     self->opts = *opts;

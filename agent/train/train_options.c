@@ -66,11 +66,11 @@ typedef struct s_parse {
     int real_only;      // the first real-run-only option (0: none)
     bool has_sim_seed;  // --sim-seed was given
     const jf_schema_field_t *run_fields[S_RUN_FLAGS_MAX]; // borrowed; the table's with a flag
-    jf_schema_leaf_t minibatches_leaf; // the run spec's "--minibatches" leaf, if it has one
-    bool has_minibatches_leaf;         // then it replaces the trainer's own --minibatches
     bool run_given[S_RUN_FLAGS_MAX];                      // each was given
     size_t n_run;                                         // entries of run_fields
     struct option options[S_OPTIONS_MAX + 1];             // getopt's table, {0}-terminated
+    jf_schema_leaf_t minibatches_leaf; // the run spec's "--minibatches" leaf, if it has one
+    bool has_minibatches_leaf;         // then it replaces the trainer's own --minibatches
 } s_parse_t;
 
 // The trainer's own options; the run's come from the schema table (s_add_run_option).

@@ -20,13 +20,16 @@ static int s_read_all(const char *path, void **ret_bytes, size_t *ret_len, jf_er
         return jf_err_set(err, code, "--init-weights '%.200s': %s", path, strerror(errno));
     }
     struct stat st;
-    int rc = fstat(fd, &st) == 0 ? 0 : jf_err_set(err, -EIO, "--init-weights '%.200s': %s", path,
-                                                   strerror(errno));
+    int rc = fstat(fd, &st) == 0
+                 ? 0
+                 : jf_err_set(err, -EIO, "--init-weights '%.200s': %s", path, strerror(errno));
     if (rc == 0 && (!S_ISREG(st.st_mode) || st.st_size > TRAIN_WEIGHTS_FILE_MAX)) {
-        rc = jf_err_set(err, -EINVAL, "--init-weights '%.200s': not a regular file of at most %ld "
-                        "bytes", path, TRAIN_WEIGHTS_FILE_MAX);
+        rc = jf_err_set(err, -EINVAL,
+                        "--init-weights '%.200s': not a regular file of at most %ld "
+                        "bytes",
+                        path, TRAIN_WEIGHTS_FILE_MAX);
     }
-    size_t len = rc == 0 ? (size_t)st.st_size : 0, got = 0;
+    size_t len = rc == 0 ? (size_t) st.st_size : 0, got = 0;
     char *bytes = rc == 0 ? malloc(len ? len : 1) : NULL;
     if (rc == 0 && !bytes) {
         rc = jf_err_set(err, -ENOMEM, "--init-weights '%.200s': out of memory", path);
@@ -37,9 +40,9 @@ static int s_read_all(const char *path, void **ret_bytes, size_t *ret_len, jf_er
             rc = jf_err_set(err, -EIO, "--init-weights '%.200s': short read at %zu of %zu bytes",
                             path, got, len);
         }
-        got += n > 0 ? (size_t)n : 0;
+        got += n > 0 ? (size_t) n : 0;
     }
-    (void)close(fd); // read-only: nothing to lose
+    (void) close(fd); // read-only: nothing to lose
     if (rc < 0) {
         free(bytes);
         return rc;
@@ -73,7 +76,7 @@ static int s_write_all(int fd, const char *bytes, size_t len)
         if (n <= 0) {
             return -1;
         }
-        done += (size_t)n;
+        done += (size_t) n;
     }
     return fsync(fd);
 }
@@ -92,7 +95,7 @@ static int s_write_file(const char *tmp, const char *path, const void *bytes, si
     rc = rc == 0 ? rename(tmp, path) : rc;
     if (rc != 0) {
         saved = saved ? saved : errno;
-        (void)unlink(tmp); // may already be gone after a failed rename; nothing else to do
+        (void) unlink(tmp); // may already be gone after a failed rename; nothing else to do
         return jf_err_set(err, -EIO, "--out-weights '%.200s': %s", path, strerror(saved));
     }
     return 0;
@@ -101,8 +104,8 @@ static int s_write_file(const char *tmp, const char *path, const void *bytes, si
 int train_weights_save_file(jf_torch_session_t *session, const char *path, jf_err_t *err)
 {
     char tmp[S_TMP_PATH_MAX];
-    int n = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    if (n < 0 || (size_t)n >= sizeof tmp) {
+    int n = snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long) getpid());
+    if (n < 0 || (size_t) n >= sizeof tmp) {
         return jf_err_set(err, -EIO, "--out-weights: path too long (%zu bytes)", strlen(path));
     }
     void *bytes = NULL;

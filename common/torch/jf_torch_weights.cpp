@@ -136,19 +136,19 @@ int s_from_ivalue(const c10::IValue &value, const char *what, named_tensors *ret
     }
     c10::impl::GenericDict dict = value.toGenericDict();
     if (dict.size() == 0 || dict.size() > S_TENSORS_MAX) {
-        return jf_err_set(err, -EINVAL, "torch: %s: %zu tensors, expected 1..%d", what,
-                          dict.size(), S_TENSORS_MAX);
+        return jf_err_set(err, -EINVAL, "torch: %s: %zu tensors, expected 1..%d", what, dict.size(),
+                          S_TENSORS_MAX);
     }
     named_tensors out;
     for (const auto &entry : dict) {
         if (!entry.key().isString() || !entry.value().isTensor()) {
-            return jf_err_set(err, -EINVAL, "torch: %s: entry %zu is not a name and a tensor",
-                              what, out.size());
+            return jf_err_set(err, -EINVAL, "torch: %s: entry %zu is not a name and a tensor", what,
+                              out.size());
         }
         const torch::Tensor &t = entry.value().toTensor();
         if (t.layout() != torch::kStrided || !t.device().is_cpu()) {
-            return jf_err_set(err, -EINVAL, "torch: %s: entry %zu is not a dense CPU tensor",
-                              what, out.size());
+            return jf_err_set(err, -EINVAL, "torch: %s: entry %zu is not a dense CPU tensor", what,
+                              out.size());
         }
         out.emplace_back(entry.key().toStringRef(), entry.value().toTensor());
     }
@@ -183,17 +183,16 @@ bool s_same_kind(const torch::Tensor &a, const torch::Tensor &b)
 }
 
 // Checks that have (a blob's tensors) matches want (the reference) name by name, in order.
-int s_match(const named_tensors &want, const named_tensors &have, const char *what,
-            jf_err_t *err)
+int s_match(const named_tensors &want, const named_tensors &have, const char *what, jf_err_t *err)
 {
     size_t n = std::min(want.size(), have.size());
     for (size_t i = 0; i < n; i++) {
         const auto &w = want[i], &h = have[i];
         if (w.first != h.first || !s_same_kind(w.second, h.second)) {
-            return jf_err_set(err, -EINVAL, "torch: %s: tensor %zu is '%.*s' %s, expected '%.*s' %s",
-                              what, i, S_NAME_SHOWN, h.first.c_str(),
-                              s_describe(h.second).c_str(), S_NAME_SHOWN, w.first.c_str(),
-                              s_describe(w.second).c_str());
+            return jf_err_set(err, -EINVAL,
+                              "torch: %s: tensor %zu is '%.*s' %s, expected '%.*s' %s", what, i,
+                              S_NAME_SHOWN, h.first.c_str(), s_describe(h.second).c_str(),
+                              S_NAME_SHOWN, w.first.c_str(), s_describe(w.second).c_str());
         }
     }
     if (want.size() != have.size()) {
@@ -224,7 +223,8 @@ int s_check_average_args(const void *const *blobs, const size_t *lens, const dou
                          jf_err_t *err)
 {
     if (!blobs || !lens || !w || n < 1) {
-        return jf_err_set(err, -EINVAL, "torch: average: blobs, lengths and weights required, n >= 1");
+        return jf_err_set(err, -EINVAL,
+                          "torch: average: blobs, lengths and weights required, n >= 1");
     }
     double sum = 0.0;
     for (size_t i = 0; i < n; i++) {

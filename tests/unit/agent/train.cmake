@@ -42,3 +42,15 @@ if(NOT EXISTS ${jf_workload_sim_params})
 endif()
 target_compile_definitions(workload_sources_test PRIVATE
   SIM_PARAMS_PATH="${jf_workload_sim_params}")
+
+# The trainers' local-round mode (issue 14): weight files chained across two rounds, --minibatches,
+# and jetfleet-train-sim training for real (handed to jetfleet-train). Runs the programs; trains
+# LeNet-5 on the CPU for a few seconds.
+jf_add_unit_test(train_rounds
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/train_rounds_test.c
+  LIBS jf_torch jf_common jft_support PkgConfig::JANSSON m)
+add_dependencies(train_rounds_test jetfleet-train jetfleet-train-sim jetfleet-datagen)
+math(EXPR jf_train_rounds_timeout "90 * ${JF_TEST_TIMEOUT_SCALE}")
+set_tests_properties(unit.train_rounds PROPERTIES TIMEOUT ${jf_train_rounds_timeout})
+set_property(TEST unit.train_rounds APPEND PROPERTY ENVIRONMENT
+  "JF_SIM_PARAMS=${PROJECT_SOURCE_DIR}/agent/share/sim_params.yaml")

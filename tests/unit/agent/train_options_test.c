@@ -195,6 +195,49 @@ static void test_bad_simulate_command_lines(void **state)
     }
 }
 
+// The local-round options (issue 14): weights files and --minibatches, real and simulated.
+static void test_weights_options(void **state)
+{
+    (void)state;
+    train_run_opts_t o = {0};
+    bool help = false;
+    jf_err_t err = {0};
+    assert_int_equal(t_parse(T_REQUIRED, &o, &help, &err), 0);
+    assert_null(o.init_weights);
+    assert_null(o.out_weights);
+    assert_int_equal(o.max_batches, 0);
+    assert_int_equal(t_parse(T_REQUIRED " --init-weights /a --out-weights /b --minibatches 7", &o,
+                             &help, &err),
+                     0);
+    assert_string_equal(o.init_weights, "/a");
+    assert_string_equal(o.out_weights, "/b");
+    assert_int_equal(o.max_batches, 7);
+    // A simulated run with a weights option trains for real: --data is then required.
+    assert_int_equal(t_parse(T_SIM " --out-weights /b --data /d --minibatches 3", &o, &help, &err),
+                     0);
+    assert_true(o.simulate);
+    assert_string_equal(o.data_dir, "/d");
+    assert_int_equal(o.max_batches, 3);
+    const struct {
+        const char *line;
+        const char *fragment;
+    } rows[] = {
+        {T_SIM " --out-weights /b", "missing required option --data for --simulate with --out-"},
+        {T_SIM " --init-weights /a", "missing required option --data for --simulate with --init-"},
+        {"--loader-only --data /d --workers 0 --batch 16 --epochs 2 --out-weights /b",
+         "--out-weights needs a model"},
+        {T_REQUIRED " --minibatches -1", "--minibatches"},
+        {T_REQUIRED " --minibatches 1000000001", "--minibatches"},
+        {T_REQUIRED " --init-weights", "missing value for '--init-weights'"},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        err = (jf_err_t){0};
+        assert_int_equal(t_parse(rows[i].line, &o, &help, &err), -EINVAL);
+        print_message("row %zu: %s\n", i, err.msg);
+        assert_non_null(strstr(err.msg, rows[i].fragment));
+    }
+}
+
 static void test_fault_hook(void **state)
 {
     (void)state;
@@ -272,6 +315,7 @@ int main(void)
         cmocka_unit_test(test_loader_only),
         cmocka_unit_test(test_simulate_options),
         cmocka_unit_test(test_bad_simulate_command_lines),
+        cmocka_unit_test(test_weights_options),
         cmocka_unit_test(test_fault_hook),
         cmocka_unit_test(test_bad_command_lines),
         cmocka_unit_test(test_usage_documents_the_test_hook),

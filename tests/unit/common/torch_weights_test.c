@@ -19,10 +19,10 @@
 
 #include <cmocka.h>
 
-#define T_REL_TOL      1e-6  // relative tolerance of the FedAvg check
-#define T_ABS_FLOOR    1e-9  // below this magnitude the tolerance is absolute
-#define T_FLIPS        300   // single-bit corruptions tried
-#define T_TRUNC_STRIDE 997   // truncation lengths tried past the first T_TRUNC_DENSE
+#define T_REL_TOL      1e-6 // relative tolerance of the FedAvg check
+#define T_ABS_FLOOR    1e-9 // below this magnitude the tolerance is absolute
+#define T_FLIPS        300  // single-bit corruptions tried
+#define T_TRUNC_STRIDE 997  // truncation lengths tried past the first T_TRUNC_DENSE
 #define T_TRUNC_DENSE  64
 #define T_HEADER_BYTES 16 // the envelope (jf_torch.h)
 
@@ -78,12 +78,12 @@ static void t_steps(jf_torch_session_t *s, jf_torch_model_kind_t model, int step
 {
     jf_torch_shape_t shape = {0};
     assert_int_equal(jf_torch_model_shape(model, &shape, NULL), 0);
-    size_t batch = 2, floats = (size_t)(shape.channels * shape.height * shape.width);
+    size_t batch = 2, floats = (size_t) (shape.channels * shape.height * shape.width);
     float *x = calloc(batch * floats, sizeof *x);
     int64_t y[2] = {0, 1};
     assert_non_null(x);
     for (size_t i = 0; i < batch * floats; i++) {
-        x[i] = (float)((i * 7919) % 13) / 13.0f - 0.5f;
+        x[i] = (float) ((i * 7919) % 13) / 13.0f - 0.5f;
     }
     for (int k = 0; k < steps; k++) {
         jf_err_t err = {0};
@@ -95,7 +95,7 @@ static void t_steps(jf_torch_session_t *s, jf_torch_model_kind_t model, int step
 
 static void test_round_trip(void **state)
 {
-    (void)state;
+    (void) state;
     jf_torch_session_t *a = t_session(JF_TORCH_MODEL_LENET5, 1);
     jf_torch_session_t *b = t_session(JF_TORCH_MODEL_LENET5, 2);
     t_steps(a, JF_TORCH_MODEL_LENET5, 2); // momentum in a's optimiser; weights off the seed's
@@ -125,12 +125,12 @@ static void test_round_trip(void **state)
 
 static void test_average_is_weighted_mean(void **state)
 {
-    (void)state;
+    (void) state;
     t_blob_t blobs[3];
     double *v[3];
     size_t n[3];
     for (int i = 0; i < 3; i++) {
-        jf_torch_session_t *s = t_session(JF_TORCH_MODEL_LENET5, 10 + (uint64_t)i);
+        jf_torch_session_t *s = t_session(JF_TORCH_MODEL_LENET5, 10 + (uint64_t) i);
         blobs[i] = t_save(s);
         v[i] = t_flatten(&blobs[i], &n[i]);
         jf_torch_session_destroy(&s);
@@ -163,7 +163,7 @@ static void test_average_is_weighted_mean(void **state)
 
 static void test_other_model_refused(void **state)
 {
-    (void)state;
+    (void) state;
     jf_torch_session_t *l = t_session(JF_TORCH_MODEL_LENET5, 1);
     jf_torch_session_t *r = t_session(JF_TORCH_MODEL_RESNET18, 1);
     t_blob_t wl = t_save(l), wr = t_save(r);
@@ -200,7 +200,7 @@ static void test_other_model_refused(void **state)
 // and 2 steps the average of the three sets holds 2, and its floating values stay the mean.
 static void test_integer_buffers_take_max(void **state)
 {
-    (void)state;
+    (void) state;
     t_blob_t blobs[3];
     for (int i = 0; i < 3; i++) {
         jf_torch_session_t *s = t_session(JF_TORCH_MODEL_VGG11, 5);
@@ -223,7 +223,7 @@ static void test_integer_buffers_take_max(void **state)
     int64_t count = -1;
     assert_int_equal(jft_weights_peek_int(avg.bytes, avg.len, name, &count), 0);
     assert_int_equal(count, 2);
-    printf("vgg11_num_batches_tracked_avg=%lld\n", (long long)count);
+    printf("vgg11_num_batches_tracked_avg=%lld\n", (long long) count);
     for (int i = 0; i < 3; i++) {
         free(blobs[i].bytes);
     }
@@ -231,8 +231,7 @@ static void test_integer_buffers_take_max(void **state)
 }
 
 // Every entry point refuses a bad blob with -EINVAL and leaves the session's weights alone.
-static void t_expect_refused(jf_torch_session_t *s, const void *bytes, size_t len,
-                             const char *what)
+static void t_expect_refused(jf_torch_session_t *s, const void *bytes, size_t len, const char *what)
 {
     jf_err_t err = {0};
     int rc = jf_torch_session_weights_load(s, bytes, len, &err);
@@ -259,13 +258,13 @@ static unsigned char *t_wrap(const unsigned char *payload, size_t len)
 {
     unsigned char *out = malloc(T_HEADER_BYTES + len + 1);
     assert_non_null(out);
-    uint32_t crc = (uint32_t)crc32(crc32(0L, Z_NULL, 0), payload, (uInt)len);
+    uint32_t crc = (uint32_t) crc32(crc32(0L, Z_NULL, 0), payload, (uInt) len);
     memcpy(out, "JFW1", 4);
     for (int i = 0; i < 4; i++) {
-        out[4 + i] = (unsigned char)(crc >> (8 * i));
+        out[4 + i] = (unsigned char) (crc >> (8 * i));
     }
     for (int i = 0; i < 8; i++) {
-        out[8 + i] = (unsigned char)((uint64_t)len >> (8 * i));
+        out[8 + i] = (unsigned char) ((uint64_t) len >> (8 * i));
     }
     memcpy(out + T_HEADER_BYTES, payload, len);
     return out;
@@ -273,7 +272,7 @@ static unsigned char *t_wrap(const unsigned char *payload, size_t len)
 
 static void test_hostile_blobs_refused(void **state)
 {
-    (void)state;
+    (void) state;
     jf_torch_session_t *s = t_session(JF_TORCH_MODEL_LENET5, 3);
     t_blob_t good = t_save(s);
     unsigned char *copy = malloc(good.len);
@@ -289,12 +288,12 @@ static void test_hostile_blobs_refused(void **state)
     for (int i = 0; i < T_FLIPS; i++, tried++) {
         memcpy(copy, good.bytes, good.len);
         rng = rng * 1103515245u + 12345u;
-        size_t at = i < 128 ? (size_t)i / 8 : ((size_t)rng << 8 ^ rng >> 8) % good.len;
-        copy[at] ^= (unsigned char)(1u << (i % 8));
+        size_t at = i < 128 ? (size_t) i / 8 : ((size_t) rng << 8 ^ rng >> 8) % good.len;
+        copy[at] ^= (unsigned char) (1u << (i % 8));
         t_expect_refused(s, copy, good.len, "bit flip");
     }
     // Past the envelope: truncated and garbage payloads with a correct CRC reach libtorch.
-    const unsigned char *payload = (const unsigned char *)good.bytes + T_HEADER_BYTES;
+    const unsigned char *payload = (const unsigned char *) good.bytes + T_HEADER_BYTES;
     size_t payload_len = good.len - T_HEADER_BYTES;
     for (size_t len = 1; len < payload_len; len = len * 3 + 1, tried++) {
         unsigned char *wrapped = t_wrap(payload, len);
@@ -304,7 +303,7 @@ static void test_hostile_blobs_refused(void **state)
     unsigned char garbage[4096];
     for (size_t i = 0; i < sizeof garbage; i++) {
         rng = rng * 1103515245u + 12345u;
-        garbage[i] = (unsigned char)(rng >> 16);
+        garbage[i] = (unsigned char) (rng >> 16);
     }
     unsigned char *wrapped = t_wrap(garbage, sizeof garbage);
     t_expect_refused(s, wrapped, T_HEADER_BYTES + sizeof garbage, "re-wrapped garbage");
