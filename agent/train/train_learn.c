@@ -16,14 +16,14 @@ struct train_learn {
     train_dataset_t *dataset;    // owned
     train_loader_t *loader;      // owned
     jf_torch_session_t *session; // owned
-    uint64_t pass;               // passes over the dataset started so far
+    uint64_t extra_pass;         // loader stream of the next pass beyond an epoch's own
 };
 
 // The loader's fetch over the dataset (as train_run.c's): each sample its augmentation seed.
 static int s_fetch(void *ctx, size_t index, float *ret_x, int64_t *ret_y, jf_err_t *err)
 {
     const train_learn_t *self = ctx;
-    train_dataset_req_t req = {.index = index,
+    train_dataset_req_t req = {.index = train_shard_global(&self->opts.shard, index),
                                .aug_seed = train_loader_sample_seed(self->loader, index)};
     return train_dataset_fetch(self->dataset, &req, ret_x, ret_y, err);
 }
@@ -50,8 +50,14 @@ static int s_check_shape(const train_learn_t *self, jf_torch_model_kind_t model,
 
 static int s_open_loader(train_learn_t *self, jf_err_t *err)
 {
+    size_t total = train_dataset_size(self->dataset);
+    size_t samples = train_shard_size(&self->opts.shard, total);
+    if (samples == 0) {
+        return jf_err_set(err, -EINVAL, "--shard %d/%d: the dataset's %zu samples leave it empty",
+                          self->opts.shard.index, self->opts.shard.count, total);
+    }
     train_loader_opts_t lo = {
-        .samples = train_dataset_size(self->dataset),
+        .samples = samples,
         .sample_floats = train_dataset_sample_floats(self->dataset),
         .batch = self->opts.batch,
         .drop_last = true, // every real step can take as many samples as the model's minibatch
@@ -89,7 +95,6 @@ static int s_open_all(train_learn_t *self, jf_err_t *err)
     rc = self->dataset ? 0 : s_failed(err, -EIO);
     rc = rc < 0 ? rc : s_check_shape(self, model, err);
     rc = rc < 0 ? rc : s_open_loader(self, err);
-    rc = rc < 0 ? rc : train_loader_epoch_start(self->loader, self->pass++, err);
     return rc < 0 ? rc : s_open_session(self, model, err);
 }
 
@@ -101,6 +106,7 @@ train_learn_t *train_learn_new(const train_run_opts_t *opts, jf_err_t *err)
         return NULL;
     }
     self->opts = *opts;
+    self->extra_pass = (uint64_t) (opts->epochs > 0 ? opts->epochs : 1);
     if (s_open_all(self, err) < 0) {
         train_learn_destroy(&self);
     }
@@ -120,6 +126,11 @@ void train_learn_destroy(train_learn_t **self_p)
     *self_p = NULL;
 }
 
+int train_learn_epoch_start(train_learn_t *self, int epoch, jf_err_t *err)
+{
+    return train_loader_epoch_start(self->loader, (uint64_t) epoch, err);
+}
+
 int train_learn_step(train_learn_t *self, size_t samples, double *ret_loss, jf_err_t *err)
 {
     if (samples < 1 || samples > self->opts.batch) {
@@ -129,7 +140,7 @@ int train_learn_step(train_learn_t *self, size_t samples, double *ret_loss, jf_e
     const train_batch_t *batch = NULL;
     int rc = train_loader_next(self->loader, &batch, err);
     if (rc == 0 && !batch) { // the pass is over: a new shuffled one
-        rc = train_loader_epoch_start(self->loader, self->pass++, err);
+        rc = train_loader_epoch_start(self->loader, self->extra_pass++, err);
         rc = rc < 0 ? rc : train_loader_next(self->loader, &batch, err);
     }
     if (rc < 0) {
@@ -153,6 +164,11 @@ static int s_step_cb(void *ctx, size_t samples, double *ret_loss, jf_err_t *err)
     return train_learn_step(ctx, samples, ret_loss, err);
 }
 
+static int s_epoch_cb(void *ctx, int epoch, jf_err_t *err)
+{
+    return train_learn_epoch_start(ctx, epoch, err);
+}
+
 static int s_finish_cb(void *ctx, jf_err_t *err)
 {
     return train_learn_finish(ctx, err);
@@ -164,7 +180,8 @@ int train_learn_exec_sim(const train_run_opts_t *opts, FILE *out, jf_err_t *err)
     train_learn_t *learn = sim ? train_learn_new(opts, err) : NULL;
     int rc = learn ? 0 : err->code;
     if (rc == 0) {
-        train_sim_learner_t learner = {.step = s_step_cb, .finish = s_finish_cb, .ctx = learn};
+        train_sim_learner_t learner = {
+            .step = s_step_cb, .epoch_start = s_epoch_cb, .finish = s_finish_cb, .ctx = learn};
         train_sim_set_learner(sim, &learner);
         rc = train_sim_exec(sim, err);
     }

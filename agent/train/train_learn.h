@@ -25,9 +25,15 @@ train_learn_t *train_learn_new(const train_run_opts_t *opts, jf_err_t *err);
 // Frees everything; sets *self_p to NULL. Accepts NULL and *self_p == NULL.
 void train_learn_destroy(train_learn_t **self_p);
 
-// One SGD step on the first samples samples (1..batch) of the loader's next minibatch, starting a
-// new shuffled pass over the dataset when one ends. *ret_loss gets the step's mean loss. Returns
-// 0, -EINVAL (samples out of range) or the loader's or the shim's error.
+// Starts epoch epoch's pass over the dataset, shuffled as jetfleet-train shuffles that epoch
+// (the loader's stream epoch of the seed). Returns 0 or the loader's error.
+int train_learn_epoch_start(train_learn_t *self, int epoch, jf_err_t *err);
+
+// One SGD step (after train_learn_epoch_start) on the first samples samples (1..batch) of the
+// loader's next minibatch; when the epoch's pass has no minibatch left (the simulated epoch is
+// longer than the real dataset), a further pass with a stream of its own (from opts->epochs on)
+// continues it. *ret_loss gets the step's mean loss. Returns 0, -EINVAL (samples out of range) or
+// the loader's or the shim's error.
 int train_learn_step(train_learn_t *self, size_t samples, double *ret_loss, jf_err_t *err);
 
 // Writes the session's weights to opts->out_weights if set (train_weights_save_file).

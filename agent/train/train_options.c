@@ -30,6 +30,7 @@ enum {
     S_OPT_INIT_WEIGHTS, // a federated round's local work (issue 14), real or simulated
     S_OPT_OUT_WEIGHTS,
     S_OPT_MINIBATCHES,
+    S_OPT_SHARD,
     S_OPT_SIMULATE, // from here on: the options of a simulated run
     S_OPT_SIM_PARAMS,
     S_OPT_SIM_BOARD_TYPE,
@@ -85,6 +86,7 @@ static const struct option s_long_options[] = {
     {"init-weights", required_argument, NULL, S_OPT_INIT_WEIGHTS},
     {"out-weights", required_argument, NULL, S_OPT_OUT_WEIGHTS},
     {"minibatches", required_argument, NULL, S_OPT_MINIBATCHES},
+    {"shard", required_argument, NULL, S_OPT_SHARD},
     {"simulate", no_argument, NULL, S_OPT_SIMULATE},
     {"sim-params", required_argument, NULL, S_OPT_SIM_PARAMS},
     {"sim-board-type", required_argument, NULL, S_OPT_SIM_BOARD_TYPE},
@@ -114,6 +116,7 @@ static void s_usage_simulate(FILE *out)
         "                      --epochs N [--prefetch N] [--seed N] [--json-out FILE]\n"
         "                      [--max-batches N] [--minibatches N]\n"
         "                      [--init-weights FILE] [--out-weights FILE] [--data DIR]\n"
+        "                      [--shard K/N]\n"
         "\n"
         "Simulates the run on the performance model of a Jetson board (docs/simulator.md): no\n"
         "dataset and no torch, the same record lines as a real run, marked \"platform\": \"sim\",\n"
@@ -140,6 +143,8 @@ static void s_usage_simulate(FILE *out)
         "  --max-batches N        at most N minibatches per epoch; the epoch's figures are then\n"
         "                         those of its first N minibatches\n"
         "  --minibatches N        the same (a federated round's local work; 0: every minibatch)\n"
+        "  --shard K/N            train on part K of N of the dataset (samples i with i mod N = K):\n"
+        "                         the modelled dataset is 1/N of the model's, and so is --data's\n"
         "  --init-weights FILE, --out-weights FILE\n"
         "                         with either, the model also trains for real, on the CPU with\n"
         "                         libtorch, on the dataset in --data (required then): losses\n"
@@ -157,7 +162,7 @@ void train_options_usage(FILE *out)
         "                      --epochs N [--prefetch N] [--threads N] [--device cpu|cuda|auto]\n"
         "                      [--seed N] [--drop-last|--no-drop-last] [--json-out FILE]\n"
         "                      [--max-batches N] [--minibatches N] [--loader-only]\n"
-        "                      [--init-weights FILE] [--out-weights FILE]\n"
+        "                      [--init-weights FILE] [--out-weights FILE] [--shard K/N]\n"
         "       jetfleet-train --help | --version (--version only as the one argument)\n"
         "\n"
         "Trains a model on the MNIST, CIFAR-10 or GLD-23k training set in DIR (kind recognised\n"
@@ -177,6 +182,7 @@ void train_options_usage(FILE *out)
         "  --minibatches N  the same, as a federated round's local work (0: every minibatch)\n"
         "  --init-weights FILE  start from this weight set instead of the seeded initialisation\n"
         "  --out-weights FILE   after the last epoch, write the final weights there (atomically)\n"
+        "  --shard K/N      train on part K of N of the dataset: samples i with i mod N = K\n"
         "  --loader-only    the data pipeline alone (fetch, decode, preprocess, batch): no model,\n"
         "                   compute 0; samples_per_s is then the loader's images/s\n"
         "\n"
@@ -234,6 +240,9 @@ static int s_apply(train_run_opts_t *o, int id, const char *arg, jf_err_t *err)
         break;
     case S_OPT_OUT_WEIGHTS:
         o->out_weights = arg;
+        break;
+    case S_OPT_SHARD:
+        rc = train_shard_parse(arg, &o->shard, err);
         break;
     default:
         rc = jf_err_set(err, -EINVAL, "internal: option %d has no handler", id);

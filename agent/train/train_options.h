@@ -19,10 +19,14 @@
 // threads and seed). Required: --model, --data, --workers, --batch, --epochs; with --simulate,
 // --data is not but --sim-params, --sim-board-type, --sim-board, --sim-seed, --sim-mode and
 // --sim-medium are (ret_opts->simulate and ret_opts->sim; --sim-scale and --sim-speed default to
-// 1). Sets *ret_help when --help is given (ret_opts is then not written). Returns 0, or -EINVAL
-// with err naming the option (unknown option, missing value, number out of range, a model not in
-// the catalogue, stray argument, missing required option, a --sim-* option without --simulate, a
-// real run's option with it (--data, --device, --threads, --drop-last, --loader-only), bad hook
+// 1), and --data is required with --init-weights or --out-weights (the model then trains for
+// real) and refused without. --minibatches N sets max_batches as --max-batches does (a run spec
+// field with that trainer flag, if the schema table has one, takes the option); --shard K/N sets
+// ret_opts->shard. Sets *ret_help when --help is given (ret_opts is then not written). Returns 0,
+// or -EINVAL with err naming the option (unknown option, missing value, number out of range, a
+// model not in the catalogue, stray argument, missing required option, a --sim-* option without
+// --simulate, a real run's option with it (--data without a weights option, --device, --threads,
+// --drop-last, --loader-only), a weights option with --loader-only, bad --shard, bad hook
 // value). Uses getopt's global state: call from one thread.
 int train_options_parse(int argc, char *argv[], train_run_opts_t *ret_opts, bool *ret_help,
                         jf_err_t *err);

@@ -35,9 +35,22 @@ static int s_failed(const jf_err_t *err, int fallback)
 static int s_fetch(void *ctx, size_t index, float *ret_x, int64_t *ret_y, jf_err_t *err)
 {
     const train_run_t *self = ctx;
-    train_dataset_req_t req = {.index = index,
+    train_dataset_req_t req = {.index = train_shard_global(&self->opts.shard, index),
                                .aug_seed = train_loader_sample_seed(self->loader, index)};
     return train_dataset_fetch(self->dataset, &req, ret_x, ret_y, err);
+}
+
+// The samples the run trains on: the dataset's, or its shard's (--shard K/N).
+static int s_shard_samples(const train_run_t *self, size_t *ret_samples, jf_err_t *err)
+{
+    size_t total = train_dataset_size(self->dataset);
+    size_t n = train_shard_size(&self->opts.shard, total);
+    if (n == 0) {
+        return jf_err_set(err, -EINVAL, "--shard %d/%d: the dataset's %zu samples leave it empty",
+                          self->opts.shard.index, self->opts.shard.count, total);
+    }
+    *ret_samples = n;
+    return 0;
 }
 
 static bool s_shape_fits(const jf_torch_shape_t *want, const train_dataset_shape_t *have)
@@ -100,8 +113,13 @@ static int s_open_session(train_run_t *self, jf_torch_model_kind_t model, jf_err
 static int s_open_loader(train_run_t *self, jf_err_t *err)
 {
     const train_run_opts_t *o = &self->opts;
+    size_t samples = 0;
+    int rc = s_shard_samples(self, &samples, err);
+    if (rc < 0) {
+        return rc;
+    }
     train_loader_opts_t lo = {
-        .samples = train_dataset_size(self->dataset),
+        .samples = samples,
         .sample_floats = train_dataset_sample_floats(self->dataset),
         .batch = o->batch,
         .workers = o->workers,
@@ -139,7 +157,7 @@ static int s_open_records(train_run_t *self, jf_err_t *err)
         .epochs = o->epochs,
         .seed = o->seed,
         .drop_last = o->drop_last,
-        .samples = train_dataset_size(self->dataset),
+        .samples = train_shard_size(&o->shard, train_dataset_size(self->dataset)),
         .batches_per_epoch = train_loader_batches_per_epoch(self->loader),
     };
     self->records = train_records_new(&p, self->out, err);

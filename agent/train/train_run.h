@@ -8,6 +8,7 @@
 #include "jf_err.h"
 #include "jf_run_spec.h"
 #include "train_records.h"
+#include "train_shard.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -59,6 +60,7 @@ typedef struct train_run_opts {
                               // --minibatches of a federated round's local work)
     const char *init_weights; // borrowed; weight set to start from (--init-weights), or NULL
     const char *out_weights;  // borrowed; where the final weights go (--out-weights), or NULL
+    train_shard_t shard;      // the part of the dataset trained (--shard K/N); count 0: all
     bool loader_only;         // data pipeline alone: no model (model may be NULL), compute 0
     train_fault_t fault;      // test hook
     bool simulate;            // run the performance model of a Jetson (sim) instead of torch

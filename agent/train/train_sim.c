@@ -235,7 +235,10 @@ static int s_run_epoch(train_sim_t *self, int epoch, jf_err_t *err)
     int64_t wall0_us = jf_clock_mono_us();
     train_records_epoch_begin(self->records, epoch);
     int64_t e2e_us = 0;
-    int rc = s_minibatches(self, epoch, &e2e_us, err);
+    int rc = self->learner.epoch_start
+                 ? self->learner.epoch_start(self->learner.ctx, epoch, err)
+                 : 0;
+    rc = rc < 0 ? rc : s_minibatches(self, epoch, &e2e_us, err);
     return rc < 0 ? rc : s_epoch_line(self, epoch, e2e_us, wall0_us, err);
 }
 
@@ -366,7 +369,9 @@ static int s_resolve(train_sim_t *self, jf_err_t *err)
                                 .workers = o->workers,
                                 .prefetch = o->prefetch,
                                 .batch_size = (int) o->batch,
-                                .dataset_scale = o->sim.scale,
+                                // A shard is modelled as a dataset 1/N the size (--shard K/N).
+                                .dataset_scale =
+                                    o->sim.scale / (o->shard.count > 0 ? o->shard.count : 1),
                                 .run_seed = o->seed,
                                 .noise = true};
     if (o->epochs < 1 || o->batch > JF_BATCH_MAX) {

@@ -46,6 +46,8 @@ typedef struct train_sim_learner {
     // Trains one minibatch of samples samples; *ret_loss gets its mean loss. Returns 0 or a
     // negative errno with err filled.
     int (*step)(void *ctx, size_t samples, double *ret_loss, jf_err_t *err);
+    // At the start of each epoch (0-based), before its first step.
+    int (*epoch_start)(void *ctx, int epoch, jf_err_t *err);
     // After the last epoch, before the done line (the weights file); NULL: nothing.
     int (*finish)(void *ctx, jf_err_t *err);
     void *ctx; // borrowed; passed to both

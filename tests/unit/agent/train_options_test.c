@@ -2,6 +2,7 @@
  * tables of bad command lines (real and simulated) and JF_TRAIN_FAULT values with the message
  * each must give. */
 #include "train_options.h"
+#include "train_shard.h"
 
 #include <errno.h>
 #include <setjmp.h>
@@ -218,6 +219,9 @@ static void test_weights_options(void **state)
     assert_true(o.simulate);
     assert_string_equal(o.data_dir, "/d");
     assert_int_equal(o.max_batches, 3);
+    assert_int_equal(o.shard.count, 0); // no --shard: the whole dataset
+    assert_int_equal(t_parse(T_SIM " --shard 2/5", &o, &help, &err), 0);
+    assert_int_equal(o.shard.index * 10 + o.shard.count, 25);
     const struct {
         const char *line;
         const char *fragment;
@@ -229,6 +233,12 @@ static void test_weights_options(void **state)
         {T_REQUIRED " --minibatches -1", "--minibatches"},
         {T_REQUIRED " --minibatches 1000000001", "--minibatches"},
         {T_REQUIRED " --init-weights", "missing value for '--init-weights'"},
+        {T_REQUIRED " --shard 3/3", "--shard: K (0..N-1): 3 is out of range [0, 2]"},
+        {T_REQUIRED " --shard 0/0", "--shard: N"},
+        {T_REQUIRED " --shard 1", "--shard: expected K/N, got '1'"},
+        {T_REQUIRED " --shard /2", "--shard: expected K/N"},
+        {T_REQUIRED " --shard a/2", "--shard: K"},
+        {T_REQUIRED " --shard 0/4097", "--shard: N"},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         err = (jf_err_t){0};
@@ -236,6 +246,23 @@ static void test_weights_options(void **state)
         print_message("row %zu: %s\n", i, err.msg);
         assert_non_null(strstr(err.msg, rows[i].fragment));
     }
+}
+
+// Shard K of N: the samples i with i mod N = K.
+static void test_shard_samples(void **state)
+{
+    (void)state;
+    train_shard_t all = {0}, s13 = {.index = 1, .count = 3}, s03 = {.index = 0, .count = 3};
+    train_shard_t s23 = {.index = 2, .count = 3};
+    assert_int_equal(train_shard_size(&all, 601), 601);
+    assert_int_equal(train_shard_global(&all, 7), 7);
+    assert_int_equal(train_shard_size(&s03, 601), 201); // 0, 3, ..., 600
+    assert_int_equal(train_shard_size(&s13, 601), 200); // 1, 4, ..., 598
+    assert_int_equal(train_shard_size(&s23, 601), 200); // 2, 5, ..., 599
+    assert_int_equal(train_shard_size(&s23, 2), 0);
+    assert_int_equal(train_shard_global(&s13, 0), 1);
+    assert_int_equal(train_shard_global(&s13, 199), 598);
+    assert_int_equal(train_shard_global(&s23, 5), 17);
 }
 
 static void test_fault_hook(void **state)
@@ -316,6 +343,7 @@ int main(void)
         cmocka_unit_test(test_simulate_options),
         cmocka_unit_test(test_bad_simulate_command_lines),
         cmocka_unit_test(test_weights_options),
+        cmocka_unit_test(test_shard_samples),
         cmocka_unit_test(test_fault_hook),
         cmocka_unit_test(test_bad_command_lines),
         cmocka_unit_test(test_usage_documents_the_test_hook),

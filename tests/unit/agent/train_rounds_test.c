@@ -31,6 +31,8 @@
 #define T_MINIBATCHES "12" // local work per epoch in the real rounds
 #define T_N_MB        12
 #define T_SIM_MB      5
+#define T_SIM_MB_TEXT "5"
+#define T_SAME_TOL    1e-6 // the simulated round's real steps against jetfleet-train's
 #define T_BATCH       16
 #define T_FIRST       3 // minibatches whose mean loss is compared across rounds
 
@@ -182,9 +184,32 @@ static double t_weights_change(const char *a, const char *b)
     return worst;
 }
 
-// One real local round: 2 epochs of T_MINIBATCHES minibatches, seed 1 (the same sample order
+// The largest difference between the minibatch losses of two runs, line by line; both must have
+// the same number of minibatch lines.
+static double t_loss_diff(const t_lines_t *a, const t_lines_t *b)
+{
+    double worst = 0.0;
+    size_t i = 0, j = 0;
+    for (;;) {
+        while (i < a->n && strcmp(t_kind(a->line[i]), "minibatch") != 0) {
+            i++;
+        }
+        while (j < b->n && strcmp(t_kind(b->line[j]), "minibatch") != 0) {
+            j++;
+        }
+        if (i == a->n || j == b->n) {
+            assert_true(i == a->n && j == b->n);
+            return worst;
+        }
+        double la = json_real_value(json_object_get(a->line[i++], "loss"));
+        double lb = json_real_value(json_object_get(b->line[j++], "loss"));
+        worst = fmax(worst, fabs(la - lb));
+    }
+}
+
+// One real local round: 2 epochs of minibatches minibatches, seed 1 (the same sample order
 // every round), from init (NULL: the seeded initialisation) to out.
-static void t_real_round(const char *init, const char *out, t_lines_t *ret)
+static void t_real_round(const char *minibatches, const char *init, const char *out, t_lines_t *ret)
 {
     char data[T_PATH_MAX];
     t_join(data, "mnist");
@@ -202,7 +227,7 @@ static void t_real_round(const char *init, const char *out, t_lines_t *ret)
                       "--seed",
                       "1",
                       "--minibatches",
-                      T_MINIBATCHES,
+                      (char *) minibatches,
                       "--out-weights",
                       (char *) out};
     size_t n = 17;
@@ -225,8 +250,8 @@ static void test_real_rounds_chain(void **state)
     t_join(w1, "round1.weights");
     t_join(w2, "round2.weights");
     t_lines_t r1 = {0}, r2 = {0};
-    t_real_round(NULL, w1, &r1);
-    t_real_round(w1, w2, &r2);
+    t_real_round(T_MINIBATCHES, NULL, w1, &r1);
+    t_real_round(T_MINIBATCHES, w1, w2, &r2);
     assert_int_equal(t_check_epochs(&r1, T_N_MB), 2);
     assert_int_equal(t_check_epochs(&r2, T_N_MB), 2);
     double loss1 = t_first_loss(&r1), loss2 = t_first_loss(&r2);
@@ -285,7 +310,7 @@ static void test_sim_round_trains_for_real(void **state)
     t_join(data, "mnist");
     if (access(w1, R_OK) != 0) { // the real rounds' test makes it; alone, make it here
         t_lines_t r1 = {0};
-        t_real_round(NULL, w1, &r1);
+        t_real_round(T_MINIBATCHES, NULL, w1, &r1);
         t_free(&r1);
     }
     char *argv[48] = {0};
@@ -311,6 +336,47 @@ static void test_sim_round_trains_for_real(void **state)
     double change = t_weights_change(w1, w3);
     printf("sim_first_loss=%.6f\nsim_weights_max_change=%.6g\n", t_first_loss(&l), change);
     assert_true(change > 0.0);
+    // The same local round on jetfleet-train takes the same steps: same losses, same weights.
+    char wreal[T_PATH_MAX];
+    t_join(wreal, "real5.weights");
+    t_lines_t real = {0};
+    t_real_round(T_SIM_MB_TEXT, w1, wreal, &real);
+    double loss_diff = t_loss_diff(&l, &real), weights_diff = t_weights_change(w3, wreal);
+    printf("sim_vs_real_max_loss_diff=%.3g\nsim_vs_real_weights_max_diff=%.3g\n", loss_diff,
+           weights_diff);
+    assert_true(loss_diff <= T_SAME_TOL);
+    assert_true(weights_diff <= T_SAME_TOL);
+    t_free(&real);
+    t_free(&l);
+}
+
+// --shard K/N: a run trains on its part of the data, 200 of the 600 generated samples for 1/3.
+static void test_shard_trains_its_part(void **state)
+{
+    (void) state;
+    char data[T_PATH_MAX];
+    t_join(data, "mnist");
+    char *argv[] = {
+        "jetfleet-train", "--model", "lenet5",   "--data", data,      "--workers", "0",
+        "--batch",        "16",      "--epochs", "1",      "--shard", "1/3",       NULL};
+    static t_child_t child;
+    t_run(argv, &child);
+    assert_int_equal(t_exit_code(&child), 0);
+    t_lines_t l = {0};
+    t_parse(child.out, &l);
+    json_int_t start = json_integer_value(json_object_get(l.line[0], "samples"));
+    json_int_t trained = 0, minibatches = 0;
+    for (size_t i = 0; i < l.n; i++) {
+        if (strcmp(t_kind(l.line[i]), "epoch") == 0) {
+            trained = json_integer_value(json_object_get(l.line[i], "samples"));
+        }
+        minibatches += strcmp(t_kind(l.line[i]), "minibatch") == 0;
+    }
+    printf("shard_1_of_3_samples=%lld\nshard_1_of_3_minibatches=%lld\n", (long long) trained,
+           (long long) minibatches);
+    assert_int_equal(start, 200);
+    assert_int_equal(trained, 200);
+    assert_int_equal(minibatches, 13); // 12 of 16 and one of 8
     t_free(&l);
 }
 
@@ -409,6 +475,7 @@ int main(void)
         cmocka_unit_test(test_real_rounds_chain),
         cmocka_unit_test(test_sim_round_trains_for_real),
         cmocka_unit_test(test_bad_weights_refused),
+        cmocka_unit_test(test_shard_trains_its_part),
     };
     return cmocka_run_group_tests(tests, t_setup, t_teardown);
 }
