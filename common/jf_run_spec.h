@@ -27,6 +27,7 @@
 #define JF_RUN_CLOCK_MAX_HZ   INT64_C(10000000000)                 // 10 GHz: a sanity bound
 #define JF_RUN_POWER_LABEL_MAX 127 // longest jf_run_spec_power_label text, without the NUL
 #define JF_RUN_MINIBATCHES_MAX 1000000 // local minibatches per epoch of a federated round
+#define JF_RUN_SHARDS_MAX      1024    // parts a federated round splits the dataset into
 
 // A custom power-mode point (jetson-platforms.md §6), applied on top of the run's nvpmodel mode
 // (power_mode_id), which sets everything the point leaves alone. A plain value record.
@@ -67,6 +68,9 @@ typedef struct jf_run_spec {
     bool return_weights;                  // send the final weights back (run.weights)
     char fl_round[JF_IDENT_MAX + 1];      // the round this run belongs to, "<rounds>.<n>";
                                           // "": none (keeps runs of two rounds apart)
+    int shard;                            // the part of the dataset it trains on, 0..shards-1
+    int shards;                           // parts the dataset is split into (samples i with
+                                          // i mod shards = shard); 0: the whole dataset
 #ifdef JF_SCHEMA_TEST_FIELD
     int test_knob; // test-only optional field (schema_field_test): 0..1000, 0 = absent
 #endif

@@ -136,7 +136,8 @@ static int s_parse_ints(const jf_yaml_node_t *root, const jf_fleet_config_t *fle
 // "Federated rounds"; `jetfleet rounds run` writes such sweeps).
 static int s_parse_fl_round(const jf_yaml_node_t *root, jf_run_spec_t *b, jf_err_t *err)
 {
-    static const char *const keys[] = {"round", "minibatches", "init_weights", "return_weights"};
+    static const char *const keys[] = {"round",          "minibatches", "init_weights",
+                                       "return_weights", "shard",       "shards"};
     const jf_yaml_node_t *m = jf_yaml_node_get(root, "fl_round");
     if (!m) {
         return 0;
@@ -161,6 +162,14 @@ static int s_parse_fl_round(const jf_yaml_node_t *root, jf_run_spec_t *b, jf_err
     v = jf_yaml_node_get(m, "return_weights");
     if (rc == 0 && v) {
         rc = jf_yaml_node_to_bool(v, &b->return_weights, err);
+    }
+    v = jf_yaml_node_get(m, "shards");
+    if (rc == 0 && v) {
+        rc = jf_yaml_node_to_int(v, 1, JF_RUN_SHARDS_MAX, &b->shards, err);
+    }
+    v = jf_yaml_node_get(m, "shard");
+    if (rc == 0 && v) {
+        rc = jf_yaml_node_to_int(v, 0, b->shards > 0 ? b->shards - 1 : 0, &b->shard, err);
     }
     return rc;
 }

@@ -148,9 +148,10 @@ static agent_measure_t *s_measure_new(const agent_session_t *self, int64_t now_u
 // A federated round's trainer options (docs/rounds.md "Execution"): the local minibatches and
 // the weight files, which the agent names (the initial ones fetched by agent_session_blob.c).
 typedef struct s_round_args {
-    const char *args[6];   // borrowed from the strings below
+    const char *args[8];   // borrowed from the strings below
     size_t n;
     char minibatches[24];
+    char shard[32];
     char in[PATH_MAX];
     char out[PATH_MAX];
 } s_round_args_t;
@@ -167,6 +168,11 @@ static int s_round_args(const agent_session_t *self, s_round_args_t *a, jf_err_t
         (void) snprintf(a->minibatches, sizeof a->minibatches, "%d", s->minibatches);
         a->args[a->n++] = "--minibatches";
         a->args[a->n++] = a->minibatches;
+    }
+    if (s->shards > 0) {
+        (void) snprintf(a->shard, sizeof a->shard, "%d/%d", s->shard, s->shards);
+        a->args[a->n++] = "--shard";
+        a->args[a->n++] = a->shard;
     }
     if (s->init_weights[0]) {
         a->args[a->n++] = "--init-weights";

@@ -55,12 +55,12 @@ static char *s_sweep_yaml(const cli_rounds_exec_t *x, size_t i, int64_t round)
                    "power_modes: [%s]\nstorage: [%s]\nworkers: [%d]\nbatch_sizes: [%d]\n"
                    "seed: %llu\n"
                    "fl_round: {round: \"fl%lld.%lld\", minibatches: %lld, return_weights: "
-                   "true%s}\n",
+                   "true, shards: %zu, shard: %zu%s}\n",
                    s->sweep, (long long) round, (long long) x->id, c->name, s->spec->name,
                    s->spec->name, c->model, c->dataset, epochs ? (long long) c->local_count : 1LL,
                    mode, storage, c->workers, c->batch_size, (unsigned long long) c->seed,
                    (long long) x->id, (long long) round, epochs ? 0LL : (long long) ch->minibatches,
-                   init);
+                   x->n, i, init);
     return fclose(f) == 0 ? yaml : (free(yaml), NULL);
 }
 

@@ -72,6 +72,8 @@ static void test_select_runs_table(void **state)
         "init_weights",
         "return_weights",
         "fl_round",
+        "shard",
+        "shards",
         "state",
         "attempt",
         "fail_reason",
