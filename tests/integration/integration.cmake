@@ -202,3 +202,11 @@ jf_add_integration_test(influx TIMEOUT 120
 add_dependencies(influx_itest ${JF_ITEST_DEPS})
 target_compile_definitions(influx_itest PRIVATE JF_DASHBOARDS_DIR="${PROJECT_SOURCE_DIR}/dashboards")
 set_property(TEST integration.influx APPEND PROPERTY LABELS ecosystem reliability)
+
+# Federated rounds executed (issue #14): FedAvg checked against the boards' own weights, and a
+# straggler killed mid-round, dropped and back for the next round.
+jf_add_integration_test(rounds_run TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/rounds_run_test.c
+                        LIBS jft_support jf_common jf_torch PkgConfig::SQLITE)
+add_dependencies(rounds_run_itest ${JF_ITEST_DEPS})
+set_property(TEST integration.rounds_run APPEND PROPERTY LABELS reliability)
