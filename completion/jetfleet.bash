@@ -89,6 +89,10 @@ _jetfleet()
         subs="inventory"
         opts="-o --coordinator-host"
         ;;
+    rounds)
+        subs="plan"
+        opts="--no-profile --profile-modes --timeout"
+        ;;
     esac
     if [[ -n $subs && -z $sub && $cur != -* ]]; then
         COMPREPLY=($(compgen -W "$subs" -- "$cur"))

@@ -12,9 +12,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define CLI_ROUNDS_PROFILE_MODES 10 // custom points profiled per board without a model
-#define CLI_ROUNDS_PROFILE_BATCH 5  // points per adaptive round after the first
-#define CLI_ROUNDS_PROFILE_SEED  1  // the adaptive choice's seed
+// Custom points profiled per board without a model: the fit's 10, and 2 for runs that
+// `jetfleet check` may leave out. While the fit fails, CLI_ROUNDS_PROFILE_BATCH more, in at most
+// CLI_ROUNDS_PROFILE_TRIES adaptive loops per board.
+#define CLI_ROUNDS_PROFILE_MODES 12
+#define CLI_ROUNDS_PROFILE_TRIES 3
+#define CLI_ROUNDS_PROFILE_BATCH 5 // points per adaptive round after the first
+#define CLI_ROUNDS_PROFILE_SEED  1 // the adaptive choice's seed
 
 // How to profile (plain value record).
 typedef struct cli_rounds_profile_opts {
@@ -30,8 +34,10 @@ int cli_rounds_plan(cli_ctx_t *ctx, int argc, char **argv);
 // custom points of its type (cores, CPU, GPU and EMC steps of common/jf_board_clocks.c) at cfg's
 // batch size, workers and storage into a temporary directory and runs it through
 // cli_adaptive_submit (which submits, waits and fits time and power models at board scope),
-// saying so on stdout. The coordinator must run. Returns the exit code; CLI_EXIT_USAGE for a
-// board that has no custom-mode space (a host) or no storage.
+// saying so on stdout. When the fit fails (too few valid runs: `jetfleet check` left some out),
+// it profiles CLI_ROUNDS_PROFILE_BATCH more points, at most CLI_ROUNDS_PROFILE_TRIES loops in
+// all. The coordinator must run. Returns the exit code; CLI_EXIT_USAGE for a board that has no
+// custom-mode space (a host) or no storage.
 int cli_rounds_profile(cli_ctx_t *ctx, const jf_rounds_t *cfg, const jf_board_spec_t *board,
                        const cli_rounds_profile_opts_t *opts);
 

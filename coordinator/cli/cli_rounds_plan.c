@@ -131,9 +131,11 @@ static void s_print_summary(const char *prefix, const coord_rounds_choice_t *c, 
 {
     coord_rounds_summary_t s = {0};
     coord_rounds_summarise(c, n, &s);
-    printf("%s_round_s=%.3f %s_spread_s=%.3f %s_spread_pct=%.2f %s_energy_j=%.3f %s_missed=%zu\n",
+    printf("%s_round_s=%.3f %s_spread_s=%.3f %s_spread_pct=%.2f %s_energy_j=%.3f %s_missed=%zu "
+           "%s_minibatches=%lld %s_j_per_minibatch=%.5f\n",
            prefix, s.round_s, prefix, s.spread_s, prefix, s.spread_pct, prefix, s.energy_j, prefix,
-           s.n_missed);
+           s.n_missed, prefix, (long long) s.minibatches, prefix,
+           s.minibatches ? s.energy_j / (double) s.minibatches : 0.0);
 }
 
 // What the figures rest on, in words.

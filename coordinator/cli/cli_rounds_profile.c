@@ -15,14 +15,17 @@
 
 #define S_TEXT_MAX     (64 * 1024)
 #define S_EPOCHS       2 // the first epoch is the warm-up the models leave out
-#define S_AXIS_N       3 // cores, CPU and GPU values of the grid
+#define S_AXIS_N       4 // cores, CPU and GPU values of the grid
 #define S_EMC_N        2 // EMC values of the grid
-#define S_DIR_TEMPLATE "/tmp/jetfleet-rounds-XXXXXX"
+#define S_DIR_TEMPLATE "jetfleet-rounds-XXXXXX" // in $TMPDIR, else /tmp
 
-// Fractions of each table the grid takes (index round(f * (steps - 1))): a low, a middle and the
-// top value, so the models see the range a plan chooses from.
-static const double s_frac[S_AXIS_N] = {0.25, 0.6, 1.0};
-static const double s_emc_frac[S_EMC_N] = {0.5, 1.0};
+// Fractions of each table the grid takes (index round(f * (steps - 1))): from near the bottom
+// to the top, so the models see the range a plan chooses from, including points slow enough for
+// a fast board to finish with a slow one. The EMC stops below the top: the Xavier NX uses the AGX
+// Xavier's EMC list (jf_board_clocks.c), whose 2133 MHz is above the NX's 1866 MHz cap, and a
+// point above a board's cap is refused.
+static const double s_frac[S_AXIS_N] = {0.1, 0.4, 0.7, 1.0};
+static const double s_emc_frac[S_EMC_N] = {0.5, 0.85};
 
 static int64_t s_step(const int64_t *steps, size_t n, double f)
 {
@@ -86,6 +89,46 @@ static int s_write(const char *path, const char *text)
     return fclose(f) == 0 ? rc : -EIO;
 }
 
+// Writes text to <$TMPDIR or /tmp>/jetfleet-rounds-XXXXXX/<name>.yaml: the directory into dir
+// (PATH_MAX), the file into path. Returns the exit code (a message on failure).
+static int s_write_tmp(const char *name, const char *text, char *dir, char *path)
+{
+    const char *tmp = getenv("TMPDIR");
+    (void) snprintf(dir, PATH_MAX, "%s/" S_DIR_TEMPLATE, tmp && tmp[0] ? tmp : "/tmp");
+    if (!mkdtemp(dir)) {
+        return cli_fail(CLI_EXIT_ERROR, "%s: cannot create a temporary directory: %s", dir,
+                        strerror(errno));
+    }
+    (void) snprintf(path, PATH_MAX + JF_IDENT_MAX + 8, "%s/%s.yaml", dir, name);
+    int rc = s_write(path, text);
+    if (rc != 0) {
+        (void) rmdir(dir);
+        return cli_fail(CLI_EXIT_ERROR, "%s: cannot write: %s", path, strerror(-rc));
+    }
+    return CLI_EXIT_OK;
+}
+
+// The adaptive loop, again with more points while the fit fails (the loop resumes from the
+// runs the store has, so only the new points run).
+static int s_adaptive(cli_ctx_t *ctx, const char *path, const jf_board_spec_t *board,
+                      const cli_rounds_profile_opts_t *opts)
+{
+    cli_adaptive_opts_t ao = {.n = opts->n,
+                              .batch = CLI_ROUNDS_PROFILE_BATCH,
+                              .seed = CLI_ROUNDS_PROFILE_SEED,
+                              .timeout_us = opts->timeout_us};
+    int code = cli_adaptive_submit(ctx, path, &ao);
+    for (int t = 1; t < CLI_ROUNDS_PROFILE_TRIES && code == CLI_EXIT_ERROR; t++) {
+        ao.n += CLI_ROUNDS_PROFILE_BATCH;
+        printf("profiling: board '%s': no models yet (see above); profiling %d more points, %zu "
+               "in all\n",
+               board->name, CLI_ROUNDS_PROFILE_BATCH, ao.n);
+        fflush(stdout);
+        code = cli_adaptive_submit(ctx, path, &ao);
+    }
+    return code;
+}
+
 int cli_rounds_profile(cli_ctx_t *ctx, const jf_rounds_t *cfg, const jf_board_spec_t *board,
                        const cli_rounds_profile_opts_t *opts)
 {
@@ -106,27 +149,19 @@ int cli_rounds_profile(cli_ctx_t *ctx, const jf_rounds_t *cfg, const jf_board_sp
         return cli_fail(CLI_EXIT_ERROR, "board '%s': the profiling sweep is too large",
                         board->name);
     }
-    char dir[] = S_DIR_TEMPLATE;
-    char path[PATH_MAX] = "";
-    if (!mkdtemp(dir)) {
-        return cli_fail(CLI_EXIT_ERROR, "cannot create a temporary directory: %s", strerror(errno));
-    }
-    (void) snprintf(path, sizeof path, "%s/%s.yaml", dir, name);
-    int rc = s_write(path, text);
-    int code =
-        rc ? cli_fail(CLI_EXIT_ERROR, "%s: cannot write: %s", path, strerror(-rc)) : CLI_EXIT_OK;
+    char dir[PATH_MAX] = "";
+    char path[PATH_MAX + JF_IDENT_MAX + 8] = "";
+    int code = s_write_tmp(name, text, dir, path);
     if (code == CLI_EXIT_OK) {
         printf("profiling: board '%s' has no fitted time and power models for %s; profiling %zu "
                "custom points (adaptive sweep '%s')\n",
                board->name, cfg->workload, opts->n, name);
         fflush(stdout);
-        cli_adaptive_opts_t ao = {.n = opts->n,
-                                  .batch = CLI_ROUNDS_PROFILE_BATCH,
-                                  .seed = CLI_ROUNDS_PROFILE_SEED,
-                                  .timeout_us = opts->timeout_us};
-        code = cli_adaptive_submit(ctx, path, &ao);
+        code = s_adaptive(ctx, path, board, opts);
     }
-    (void) unlink(path); // best effort: a leftover file in /tmp harms nothing
-    (void) rmdir(dir);
+    if (path[0]) { // best effort: a leftover file in the temporary directory harms nothing
+        (void) unlink(path);
+        (void) rmdir(dir);
+    }
     return code;
 }

@@ -166,55 +166,68 @@ static bool s_equal_one(const coord_rounds_board_t *b, int64_t m, size_t fastest
     return false;
 }
 
-// Deadline: each board that meets the deadline takes its least-energy mode finishing by r_s;
-// the others keep their fastest (cands). The total energy to the latest finish, INFINITY when a
-// board has no mode finishing by r_s.
-static double s_deadline_trial(const coord_rounds_board_t *boards, size_t n, const int64_t *m,
-                               const s_cand_t *cands, const bool *meets, double r_s,
-                               s_cand_t *trial)
+// The deadline policy's inputs, shared by its trials.
+typedef struct s_dl {
+    const coord_rounds_board_t *boards; // n
+    size_t n;
+    const int64_t *m;     // each board's minibatches
+    const s_cand_t *fast; // each board's fastest allowed candidate
+    const bool *meets;    // the fastest finishes by the deadline
+    double dl_s;          // the deadline
+} s_dl_t;
+
+// One trial round end r_s: each board that meets the deadline takes its least-energy candidate
+// finishing by min(r_s, deadline); the others keep their fastest. The total energy to the latest
+// finish, INFINITY when a board has no candidate finishing in time.
+static double s_deadline_trial(const s_dl_t *d, double r_s, s_cand_t *trial)
 {
     double end_s = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        trial[i] = cands[i];
-        if (meets[i] && !s_best_in(&boards[i], m[i], false, 0.0, r_s, r_s, &trial[i])) {
+    for (size_t i = 0; i < d->n; i++) {
+        trial[i] = d->fast[i];
+        double by_s = fmin(r_s, d->dl_s);
+        if (d->meets[i] && !s_best_in(&d->boards[i], d->m[i], false, 0.0, by_s, r_s, &trial[i])) {
             return INFINITY;
         }
         end_s = fmax(end_s, trial[i].finish_s);
     }
     double j = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        j += s_energy(&boards[i], &trial[i], end_s);
+    for (size_t i = 0; i < d->n; i++) {
+        j += s_energy(&d->boards[i], &trial[i], end_s);
     }
     return j;
 }
 
-// Deadline, exact: the round ends at the latest finish R <= deadline (or at the latest fastest
-// finish of the boards that cannot meet it). For each candidate R (every finish time a board can
-// have), each board takes its least-energy mode finishing by R; the cheapest R wins. Boards'
-// energies are evaluated to the end their choices give (never later than R).
+// Deadline, exact: every board that can finishes by the deadline; the round ends at the latest
+// finish R (at least the latest fastest finish of the boards that cannot meet it). For each
+// candidate R (every finish time a board can have), each board takes its least-energy mode
+// finishing by R (and by the deadline); the cheapest R wins. Boards' energies are evaluated to the
+// end their choices give (never later than R), so the optimum is among the candidates.
 static int s_deadline(const jf_rounds_t *cfg, const coord_rounds_board_t *boards, size_t n,
                       const int64_t *m, const size_t *fastest, s_cand_t *cands, bool *meets)
 {
     double dl_s = (double) cfg->deadline_us / 1e6;
     double floor_s = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        cands[i] = s_cand(&boards[i], fastest[i], m[i]);
-        meets[i] = cands[i].finish_s <= dl_s;
-        floor_s = meets[i] ? floor_s : fmax(floor_s, cands[i].finish_s);
-    }
+    s_cand_t *fast = calloc(n ? n : 1, sizeof *fast);
     s_cand_t *trial = calloc(n ? n : 1, sizeof *trial);
-    if (!trial) {
+    if (!fast || !trial) {
+        free(fast);
+        free(trial);
         return -ENOMEM;
     }
+    for (size_t i = 0; i < n; i++) {
+        fast[i] = cands[i] = s_cand(&boards[i], fastest[i], m[i]);
+        meets[i] = fast[i].finish_s <= dl_s;
+        floor_s = meets[i] ? floor_s : fmax(floor_s, fast[i].finish_s);
+    }
+    s_dl_t d = {.boards = boards, .n = n, .m = m, .fast = fast, .meets = meets, .dl_s = dl_s};
     double best_j = INFINITY;
     for (size_t bi = 0; bi < n; bi++) {
         for (size_t k = 0; k < boards[bi].n_modes; k++) {
             double r_s = (double) m[bi] * boards[bi].modes[k].minibatch_s;
             bool in = r_s >= floor_s && r_s <= fmax(dl_s, floor_s);
-            if (!in || !s_allowed(&boards[bi], &boards[bi].modes[k])) {
-                continue;
-            }
-            double j = s_deadline_trial(boards, n, m, cands, meets, r_s, trial);
+            double j = in && s_allowed(&boards[bi], &boards[bi].modes[k])
+                           ? s_deadline_trial(&d, r_s, trial)
+                           : INFINITY;
             if (j < best_j) {
                 best_j = j;
                 memcpy(cands, trial, n * sizeof *trial);
@@ -222,6 +235,7 @@ static int s_deadline(const jf_rounds_t *cfg, const coord_rounds_board_t *boards
         }
     }
     free(trial);
+    free(fast);
     return 0;
 }
 
@@ -295,6 +309,7 @@ void coord_rounds_summarise(const coord_rounds_choice_t *choices, size_t n,
         first_s = fmin(first_s, choices[i].pred_s);
         s.energy_j += choices[i].pred_j;
         s.n_missed += choices[i].meets ? 0 : 1;
+        s.minibatches += choices[i].minibatches;
     }
     s.spread_s = n ? s.round_s - first_s : 0.0;
     s.spread_pct = s.round_s > 0.0 ? 100.0 * s.spread_s / s.round_s : 0.0;

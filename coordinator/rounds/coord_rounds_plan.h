@@ -64,11 +64,12 @@ typedef struct coord_rounds_choice {
 
 // Summary of one round's plan (plain value record).
 typedef struct coord_rounds_summary {
-    double round_s;    // predicted round time: the latest finish, s
-    double spread_s;   // latest minus earliest finish, s
-    double spread_pct; // 100 * spread_s / round_s
-    double energy_j;   // sum of the boards' pred_j
-    size_t n_missed;   // boards whose choice does not meet the target
+    double round_s;      // predicted round time: the latest finish, s
+    double spread_s;     // latest minus earliest finish, s
+    double spread_pct;   // 100 * spread_s / round_s
+    double energy_j;     // sum of the boards' pred_j
+    size_t n_missed;     // boards whose choice does not meet the target
+    int64_t minibatches; // local minibatches over all boards (equal-finish may raise some)
 } coord_rounds_summary_t;
 
 // Builds the boards (n, in the order given) from the store's newest fitted time and power models

@@ -210,3 +210,9 @@ jf_add_integration_test(rounds_run TIMEOUT 120
                         LIBS jft_support jf_common jf_torch PkgConfig::SQLITE)
 add_dependencies(rounds_run_itest ${JF_ITEST_DEPS})
 set_property(TEST integration.rounds_run APPEND PROPERTY LABELS reliability)
+# Issue #14: `jetfleet rounds plan` on two simulated boards without models: each profiled first
+# (adaptive sweeps), then an equal-finish plan with a smaller predicted spread than maxn's.
+jf_add_integration_test(rounds_plan TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/rounds_plan_test.c
+                        LIBS jft_support jf_common)
+add_dependencies(rounds_plan_itest ${JF_ITEST_DEPS})

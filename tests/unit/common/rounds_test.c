@@ -267,6 +267,34 @@ static void test_resolve_errors(void **state)
     jf_fleet_config_destroy(&lab);
 }
 
+// Every example in rounds/ loads and resolves against fleet.yaml.example.
+static void test_examples(void **state)
+{
+    (void) state;
+    static const char *const files[] = {"equal-finish.yaml", "deadline.yaml", "maxn.yaml"};
+    char fixtures[PATH_MAX] = {0}, path[PATH_MAX + 64] = {0};
+    jft_fixture("", fixtures);
+    (void) snprintf(path, sizeof path, "%s/../../fleet.yaml.example", fixtures);
+    jf_err_t err = {0};
+    jf_fleet_config_t *fleet = jf_fleet_config_load(path, &err);
+    if (!fleet) {
+        fail_msg("%s", err.msg);
+    }
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+        (void) snprintf(path, sizeof path, "%s/../../rounds/%s", fixtures, files[i]);
+        jf_rounds_t *r = jf_rounds_load(path, &err);
+        const jf_board_spec_t **boards = NULL;
+        size_t n = 0;
+        if (!r || jf_rounds_resolve(r, fleet, &boards, &n, &err) != 0) {
+            fail_msg("rounds/%s: %s", files[i], err.msg);
+        }
+        assert_true(n > 0);
+        free(boards);
+        jf_rounds_destroy(&r);
+    }
+    jf_fleet_config_destroy(&fleet);
+}
+
 static void test_names(void **state)
 {
     (void) state;
@@ -289,6 +317,7 @@ int main(void)
         cmocka_unit_test(test_resolve_good),
         cmocka_unit_test(test_resolve_label_and_sim),
         cmocka_unit_test(test_resolve_errors),
+        cmocka_unit_test(test_examples),
         cmocka_unit_test(test_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

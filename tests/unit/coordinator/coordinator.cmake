@@ -110,3 +110,6 @@ jf_add_unit_test(store_blobs
 # the real AGX Orin modes.
 jf_add_unit_test(rounds_plan
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/rounds_plan_test.c LIBS jf_rounds)
+jf_add_unit_test(rounds_boards
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/rounds_boards_test.c
+  ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_rounds)
