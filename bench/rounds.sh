@@ -65,7 +65,7 @@ for t in 0 1 2; do
   done
 done
 for _ in $(seq 300); do
-  [ "$("$bin/jetfleet" status 2>/dev/null | grep -c ' online' || true)" -ge 15 ] && break
+  [ "$("$bin/jetfleet" status 2>/dev/null | grep -c '^rbench-.* yes ' || true)" -ge 15 ] && break
   sleep 0.2
 done
 
