@@ -124,7 +124,14 @@ static void t_run_example(void *rec)
         .telemetry_hz = 1,
         .timeout_us = 2 * 3600 * JF_US_PER_S,
         .custom = {.n_cores = 4, .cpu_hz = 1420800000, .gpu_hz = 803250000, .emc_hz = 1600000000},
-        .dvfs_off = true};
+        .dvfs_off = true,
+        // The federated round's fields; shard 0 of the most shards, so that each of the two is
+        // valid at both its bounds with the other as here.
+        .minibatches = 20,
+        .init_weights = "2f1ad3288c1baa3d369060da18a24b99ececb5852b0dfacfaa1aadb6e275f97a",
+        .return_weights = true,
+        .fl_round = "fl1.2",
+        .shards = JF_RUN_SHARDS_MAX};
     jf_run_spec_compute_id(&s);
     memcpy(rec, &s, sizeof s);
 }
