@@ -177,6 +177,30 @@ static double s_check_round(sqlite3 *db, int r)
     return worst;
 }
 
+// A run whose initial weights the coordinator does not hold is refused by its agent, saying so,
+// and nothing is trained.
+static void s_unknown_blob(jft_fleet_t *f)
+{
+    static const char yaml[] =
+        "name: rrun-noblob\ntarget: {boards: [rrun-agx]}\n"
+        "workloads: [{model: lenet5, dataset: mnist, epochs: 1}]\npower_modes: [MAXN]\n"
+        "storage: [nvme]\nfl_round: {round: noblob, minibatches: 2, return_weights: true, "
+        "init_weights: \"0000000000000000000000000000000000000000000000000000000000000000\"}\n";
+    char file[PATH_MAX];
+    assert_int_equal(jft_fleet_write(f, "noblob.yaml", yaml, file), 0);
+    char *out =
+        jft_cli_expect(f, 1, 60000, (const char *[]){"sweep", "submit", file, "--wait", NULL});
+    free(out);
+    char *why = jft_fleet_sql_text(f, "SELECT r.fail_reason || ': ' || r.fail_detail FROM runs r "
+                                      "JOIN sweep_runs s ON s.run = r.id WHERE s.sweep = "
+                                      "'rrun-noblob'");
+    printf("rounds_unknown_blob='%s'\n", why ? why : "(none)");
+    assert_non_null(why);
+    assert_non_null(strstr(why, "infeasible: initial weights 0000000000000000... cannot be "
+                                "fetched: unknown_blob"));
+    free(why);
+}
+
 static void test_rounds_fedavg(void **state)
 {
     jft_fleet_t *f = *state;
@@ -218,6 +242,7 @@ static void test_rounds_fedavg(void **state)
     out = jft_cli_expect(f, 2, 30000, (const char *[]){"rounds", "show", "7", NULL});
     assert_non_null(strstr(out, "no rounds run 7"));
     free(out);
+    s_unknown_blob(f);
 }
 
 static bool s_round2_running(void *arg)
