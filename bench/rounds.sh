@@ -27,12 +27,13 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM
 
 rounds=${ROUNDS:-3}
-minibatches=${MINIBATCHES:-100}
+minibatches=${MINIBATCHES:-50}
 types=(agx-xavier xavier-nx nano)
 short=(agx nx nano)
 # The full-size synthetic MNIST (60,000 samples): each of the 15 boards trains on its own shard
-# of 4,000, which holds the local work of a round (100 minibatches of 32), so every board trains
-# all the minibatches the plan gives it.
+# of 4,000, which the simulator models at --sim-scale 0.5 as 2,000 samples (62 minibatches of
+# 32): the local work of a round (50 minibatches) fits, so every board trains all the
+# minibatches the plan gives it.
 "$bin/jetfleet-datagen" --kind mnist --scale 1 --seed 1 --out "$run/data/mnist" > /dev/null
 {
   echo "coordinator:"
