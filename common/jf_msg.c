@@ -61,6 +61,14 @@ static const s_type_entry_t s_types[JF_MSG_TYPE_COUNT] = {
     [JF_MSG_CTL_CANCEL] = {"ctl.cancel", JF_MSG_TO_CTL, F("sweep"), jf_msg_check_ctl_cancel, NULL},
     [JF_MSG_CTL_REPLY] = {"ctl.reply", JF_MSG_TO_CLI, F("re", "data"), jf_msg_check_ctl_reply,
                           NULL},
+    [JF_MSG_BLOB_GET] = {"blob.get", JF_MSG_TO_COORD, F("blob", "offset"), jf_msg_check_blob_get,
+                         NULL},
+    [JF_MSG_RUN_WEIGHTS] = {"run.weights", JF_MSG_TO_COORD,
+                            F("run", "attempt", "seq", "blob", "size_bytes", "offset", "data"),
+                            NULL, jf_msg_decode_run_weights},
+    [JF_MSG_BLOB_DATA] = {"blob.data", JF_MSG_TO_AGENT,
+                          F("re", "blob", "size_bytes", "offset", "data"), NULL,
+                          jf_msg_decode_blob_data},
 };
 
 #undef F
@@ -202,6 +210,8 @@ void jf_msg_fini(jf_msg_t *msg)
     msg->progress = NULL;
     jf_msg_telemetry_free(msg->telemetry);
     msg->telemetry = NULL;
+    jf_msg_blob_chunk_free(msg->chunk);
+    msg->chunk = NULL;
 }
 
 json_t *jf_msg_new(jf_msg_type_t type, int64_t id)

@@ -44,6 +44,10 @@ typedef enum jf_msg_type {
     JF_MSG_CTL_SUBMIT,
     JF_MSG_CTL_CANCEL,
     JF_MSG_CTL_REPLY,
+    // weight blobs (docs/protocol.md §5.7), appended so that earlier values stay
+    JF_MSG_BLOB_GET,    // agent -> coordinator
+    JF_MSG_RUN_WEIGHTS, // agent -> coordinator, a result stream message
+    JF_MSG_BLOB_DATA,   // coordinator -> agent
     JF_MSG_TYPE_COUNT,
 } jf_msg_type_t;
 
@@ -59,6 +63,7 @@ typedef enum jf_msg_dir {
 typedef struct jf_msg_run_assign jf_msg_run_assign_t;
 typedef struct jf_msg_run_progress jf_msg_run_progress_t;
 typedef struct jf_msg_telemetry jf_msg_telemetry_t;
+typedef struct jf_msg_blob_chunk jf_msg_blob_chunk_t; // jf_msg_blob.h
 
 // A decoded message. Plain value record; body and the typed payload are owned (jf_msg_fini).
 // At most one payload pointer is set, by type; the receiver takes it and never walks the JSON
@@ -70,6 +75,7 @@ typedef struct jf_msg {
     jf_msg_run_assign_t *assign;     // run.assign: the spec and attempt; owned; else NULL
     jf_msg_run_progress_t *progress; // run.progress: the typed records; owned; else NULL
     jf_msg_telemetry_t *telemetry;   // telemetry: the checked samples' text; owned; else NULL
+    jf_msg_blob_chunk_t *chunk;      // blob.data, run.weights: the decoded chunk; owned; else NULL
 } jf_msg_t;
 
 // Error codes carried in `error` messages (docs/protocol.md §3.4).
@@ -86,6 +92,7 @@ typedef struct jf_msg {
 #define JF_MSG_E_BAD_REQUEST    "bad_request"
 #define JF_MSG_E_RATE_LIMITED   "rate_limited" // over a per-board limit: dropped (protocol §1.9)
 #define JF_MSG_E_QUARANTINED    "quarantined"  // the board is quarantined (protocol §1.9)
+#define JF_MSG_E_UNKNOWN_BLOB   "unknown_blob" // blob.get names a blob the coordinator lacks (§5.7)
 
 // The wire name of a type ("run.assign"); "?" if out of range.
 const char *jf_msg_type_name(jf_msg_type_t type);

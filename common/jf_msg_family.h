@@ -35,6 +35,12 @@ int jf_msg_check_ctl_status(const json_t *body, jf_err_t *err);
 int jf_msg_check_ctl_submit(const json_t *body, jf_err_t *err);
 int jf_msg_check_ctl_cancel(const json_t *body, jf_err_t *err);
 int jf_msg_check_ctl_reply(const json_t *body, jf_err_t *err);
+// Blob family (jf_msg_blob.c): blob.get is checked; blob.data and run.weights set msg->chunk
+// (allocated; jf_msg_fini frees it through jf_msg_blob_chunk_free).
+int jf_msg_check_blob_get(const json_t *body, jf_err_t *err);
+int jf_msg_decode_blob_data(const json_t *body, jf_msg_t *msg, jf_err_t *err);
+int jf_msg_decode_run_weights(const json_t *body, jf_msg_t *msg, jf_err_t *err);
+void jf_msg_blob_chunk_free(jf_msg_blob_chunk_t *chunk);
 
 // Shared field helpers for the checkers and the typed parsers.
 // Copies the string member key (required unless optional) into dst of size bytes; checks length.

@@ -128,7 +128,7 @@ void jf_run_spec_compute_id(jf_run_spec_t *spec)
     // Version 1 of the canonical form. Changing it changes every id: bump the version instead.
     // Later fields are appended only when not at their default, which keeps every earlier id.
     char text[1024] = {0};
-    char extras[256] = {0};
+    char extras[512] = {0}; // the power extras and every appended field, set at once
     s_extras_text(spec, extras, sizeof extras);
     (void) snprintf(text, sizeof text,
                     "jf-run-v1|%s|%s|%s|%s|%d|%d|%s|%s|%d|%d|%d|%d|%d|%" PRIu64 "|%d|%d|%" PRId64

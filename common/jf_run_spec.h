@@ -4,6 +4,7 @@
 #ifndef JF_RUN_SPEC_H
 #define JF_RUN_SPEC_H
 
+#include "jf_blob.h"
 #include "jf_board.h"
 #include "jf_err.h"
 #include "jf_parse.h"
@@ -29,6 +30,8 @@
 #define JF_RUN_ROOFLINE_EPOCHS     5 // a roofline run: warm-up, matmul and copy on CPU and CUDA
 #define JF_RUN_ROOFLINE_EPOCHS_MIN 3 // and the fewest it reports: warm-up, one device's two
 #define JF_RUN_POWER_LABEL_MAX 127 // longest jf_run_spec_power_label text, without the NUL
+#define JF_RUN_MINIBATCHES_MAX 1000000 // local minibatches per epoch of a federated round
+#define JF_RUN_SHARDS_MAX      1024    // parts a federated round splits the dataset into
 
 // A custom power-mode point (jetson-platforms.md §6), applied on top of the run's nvpmodel mode
 // (power_mode_id), which sets everything the point leaves alone. A plain value record.
@@ -83,6 +86,17 @@ typedef struct jf_run_spec {
                                           // (docs/containers.md); "" = bare
     bool roofline;                        // a roofline run: the microbenchmarks of
                                           // docs/roofline.md instead of training
+    // Federated rounds (docs/rounds.md "Execution"; issue 14). All optional: zero/"" = unused.
+    int minibatches;                      // minibatches per epoch, 0..JF_RUN_MINIBATCHES_MAX;
+                                          // 0: the whole dataset
+    char init_weights[JF_BLOB_SHA256_HEX_LEN + 1]; // blob (sha256 hex) the trainer starts from,
+                                                  // fetched by the agent (blob.get); "": seeded
+    bool return_weights;                  // send the final weights back (run.weights)
+    char fl_round[JF_IDENT_MAX + 1];      // the round this run belongs to, "<rounds>.<n>";
+                                          // "": none (keeps runs of two rounds apart)
+    int shard;                            // the part of the dataset it trains on, 0..shards-1
+    int shards;                           // parts the dataset is split into (samples i with
+                                          // i mod shards = shard); 0: the whole dataset
 #ifdef JF_SCHEMA_TEST_FIELD
     int test_knob; // test-only optional field (schema_field_test): 0..1000, 0 = absent
 #endif

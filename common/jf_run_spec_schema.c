@@ -143,6 +143,28 @@ static const jf_schema_field_t s_fields[] = {
     {.name = "roofline", S_BOOL(roofline), .optional = true, .omit_zero = true,
      .column = "roofline", .header = "roofline", .flag = "--roofline", .id_append = true,
      .doc = "roofline microbenchmarks instead of training (docs/roofline.md)"},
+    // Federated rounds (issue 14). No trainer flag: the agent passes --minibatches and the
+    // weight files itself (the blob must be fetched first; agent_session_trainer.c).
+    {.name = "minibatches", S_INT(minibatches, 0, JF_RUN_MINIBATCHES_MAX), .optional = true,
+     .omit_zero = true, .column = "minibatches", .header = "minibatches", .id_append = true,
+     .doc = "minibatches per epoch (a federated round's local work); 0: the whole dataset"},
+    {.name = "init_weights", S_STR(init_weights), .optional = true, .omit_zero = true,
+     .is_valid = jf_blob_is_sha256, .must = "must be 64 lowercase hex digits (sha256)",
+     .column = "init_weights", .header = "init_weights", .id_append = true,
+     .doc = "sha256 of the weight blob to start from (blob.get); absent: seeded init"},
+    {.name = "return_weights", S_BOOL(return_weights), .optional = true, .omit_zero = true,
+     .column = "return_weights", .header = "return_weights", .id_append = true,
+     .doc = "send the final weights back in the result stream (run.weights)"},
+    {.name = "fl_round", S_STR(fl_round), .optional = true, .omit_zero = true,
+     .is_valid = jf_parse_is_ident, .must = "is not a valid name", .column = "fl_round",
+     .header = "fl_round", .id_append = true,
+     .doc = "federated round the run belongs to, <rounds-id>.<round>"},
+    {.name = "shard", S_INT(shard, 0, JF_RUN_SHARDS_MAX - 1), .optional = true, .omit_zero = true,
+     .column = "shard", .header = "shard", .id_append = true,
+     .doc = "the dataset part it trains on (samples i with i mod shards = shard)"},
+    {.name = "shards", S_INT(shards, 0, JF_RUN_SHARDS_MAX), .optional = true, .omit_zero = true,
+     .column = "shards", .header = "shards", .id_append = true,
+     .doc = "parts the dataset is split into; 0: the whole dataset"},
 #ifdef JF_SCHEMA_TEST_FIELD
     // Test-only (tests/unit/common/schema_field_test.c): a field added in this one place.
     {.name = "test_knob", S_INT(test_knob, 0, 1000), .optional = true, .omit_zero = true,
@@ -152,12 +174,17 @@ static const jf_schema_field_t s_fields[] = {
 };
 // clang-format on
 
-// What spans fields: clocks need cores, and cpufreq takes whole kHz.
+// What spans fields: clocks need cores, cpufreq takes whole kHz, a shard lies in the shards.
 static int s_check(const void *rec, jf_err_t *err)
 {
     const jf_run_custom_t *c = &((const jf_run_spec_t *)rec)->custom;
     if (c->n_cores == 0 && (c->cpu_hz != 0 || c->gpu_hz != 0 || c->emc_hz != 0)) {
         return jf_err_set(err, -EINVAL, "'custom' has clocks but no 'cores': give both");
+    }
+    const jf_run_spec_t *s = rec;
+    if (s->shards != 0 ? s->shard >= s->shards : s->shard != 0) {
+        return jf_err_set(err, -EINVAL, "'shard' %d must be below 'shards' %d", s->shard,
+                          s->shards);
     }
     if (c->n_cores != 0 && c->cpu_hz % 1000 != 0) {
         return jf_err_set(err, -EINVAL, "'custom.cpu_hz' must be whole kHz (cpufreq), got %lld",

@@ -30,7 +30,7 @@ static const char *const s_top_keys[] = {
     "name",        "description",  "target",  "workloads", "power_modes", "storage",
     "workers",     "batch_sizes",  "repeats", "prefetch",  "threads",     "seed",
     "drop_caches", "telemetry_hz", "timeout", "exclude",   "include",     "dvfs",
-    "idle_s",      "runtime",      "roofline"};
+    "idle_s",      "runtime",      "roofline",    "fl_round"};
 static const char *const s_target_keys[] = {"device_types", "boards", "labels"};
 
 // Rule keys, in the order that lets a plan filter boards (first three) and workloads (next three)

@@ -165,6 +165,48 @@ static int s_parse_ints(const jf_yaml_node_t *root, const jf_fleet_config_t *fle
     return rc;
 }
 
+// `fl_round`: the federated round's run parameters for every run of the sweep (docs/sweeps.md
+// "Federated rounds"; `jetfleet rounds run` writes such sweeps).
+static int s_parse_fl_round(const jf_yaml_node_t *root, jf_run_spec_t *b, jf_err_t *err)
+{
+    static const char *const keys[] = {"round",          "minibatches", "init_weights",
+                                       "return_weights", "shard",       "shards"};
+    const jf_yaml_node_t *m = jf_yaml_node_get(root, "fl_round");
+    if (!m) {
+        return 0;
+    }
+    int rc = jf_yaml_node_expect(m, JF_YAML_MAPPING, err);
+    rc = rc ? rc : jf_yaml_check_keys(m, keys, sizeof keys / sizeof keys[0], "fl_round", err);
+    const jf_yaml_node_t *round = NULL;
+    rc = rc ? rc : jf_yaml_node_require(m, "round", "fl_round", &round, err);
+    rc = rc ? rc : jf_yaml_node_to_ident(round, b->fl_round, sizeof b->fl_round, err);
+    const jf_yaml_node_t *v = jf_yaml_node_get(m, "minibatches");
+    if (rc == 0 && v) {
+        rc = jf_yaml_node_to_int(v, 0, JF_RUN_MINIBATCHES_MAX, &b->minibatches, err);
+    }
+    v = jf_yaml_node_get(m, "init_weights");
+    if (rc == 0 && v) {
+        rc = jf_yaml_node_to_str(v, b->init_weights, sizeof b->init_weights, err);
+        if (rc == 0 && !jf_blob_is_sha256(b->init_weights)) {
+            rc = jf_yaml_error(err, -EINVAL, v, "'init_weights' must be a sha256 (64 lowercase "
+                                                "hex digits)");
+        }
+    }
+    v = jf_yaml_node_get(m, "return_weights");
+    if (rc == 0 && v) {
+        rc = jf_yaml_node_to_bool(v, &b->return_weights, err);
+    }
+    v = jf_yaml_node_get(m, "shards");
+    if (rc == 0 && v) {
+        rc = jf_yaml_node_to_int(v, 1, JF_RUN_SHARDS_MAX, &b->shards, err);
+    }
+    v = jf_yaml_node_get(m, "shard");
+    if (rc == 0 && v) {
+        rc = jf_yaml_node_to_int(v, 0, b->shards > 0 ? b->shards - 1 : 0, &b->shard, err);
+    }
+    return rc;
+}
+
 int jf_sweep_settings_parse(const jf_yaml_node_t *root, const jf_fleet_config_t *fleet,
                             jf_run_spec_t *b, jf_err_t *err)
 {
@@ -191,7 +233,7 @@ int jf_sweep_settings_parse(const jf_yaml_node_t *root, const jf_fleet_config_t 
         rc =
             jf_yaml_node_to_duration_us(v, JF_US_PER_S, JF_RUN_TIMEOUT_MAX_US, &b->timeout_us, err);
     }
-    return rc;
+    return rc ? rc : s_parse_fl_round(root, b, err);
 }
 
 // One runtime value into its spec form ("" for bare), unless already in the list.

@@ -90,8 +90,8 @@ _jetfleet()
         opts="-o --coordinator-host"
         ;;
     rounds)
-        subs="plan"
-        opts="--no-profile --profile-modes --timeout"
+        subs="plan run show"
+        opts="--no-profile --profile-modes --timeout --boards --format"
         ;;
     esac
     if [[ -n $subs && -z $sub && $cur != -* ]]; then

@@ -51,8 +51,9 @@ static coord_limits_verdict_t s_violation(coord_limits_peer_t *p, coord_limits_v
 
 coord_limits_class_t coord_limits_class_of(jf_msg_type_t type)
 {
-    return type == JF_MSG_RUN_PROGRESS || type == JF_MSG_TELEMETRY ? COORD_LIMITS_STREAM
-                                                                   : COORD_LIMITS_OTHER;
+    return type == JF_MSG_RUN_PROGRESS || type == JF_MSG_TELEMETRY || type == JF_MSG_RUN_WEIGHTS
+               ? COORD_LIMITS_STREAM
+               : COORD_LIMITS_OTHER;
 }
 
 int64_t coord_limits_max_bytes(const jf_limits_t *cfg, coord_limits_class_t cls)

@@ -24,7 +24,8 @@ typedef enum coord_limits_verdict {
     COORD_LIMITS_VERDICT_COUNT
 } coord_limits_verdict_t;
 
-// Messages are capped by class: the stream's bulk (run.progress, telemetry) and the rest.
+// Messages are capped by class: the stream's bulk (run.progress, telemetry, run.weights) and the
+// rest.
 typedef enum coord_limits_class {
     COORD_LIMITS_STREAM = 0,
     COORD_LIMITS_OTHER,

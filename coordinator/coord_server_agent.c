@@ -1,7 +1,9 @@
 /* Coordinator: messages from agents — registration, heartbeats, accept/reject — and the
  * dispatch table by type (docs/protocol.md §4, §5). Stream messages: coord_server_stream.c. */
 #include "coord_server_internal.h"
+#include "coord_store_blobs.h"
 
+#include "jf_msg_blob.h"
 #include "jf_msg_run.h"
 #include "jf_msg_session.h"
 #include "jf_units.h"
@@ -9,6 +11,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
@@ -389,6 +392,41 @@ static int s_on_run_reject(coord_server_t *self, coord_board_t *board, const zfr
     return rc;
 }
 
+// blob.get (docs/protocol.md §5.7.1): one chunk of a stored blob, or an error saying why not.
+static int s_on_blob_get(coord_server_t *self, coord_board_t *board, const zframe_t *identity,
+                         const jf_msg_t *msg, jf_err_t *err)
+{
+    (void) identity;
+    char sha[JF_BLOB_SHA256_HEX_LEN + 1] = {0};
+    int64_t offset = 0;
+    void *data = NULL;
+    size_t len = 0;
+    int64_t size = 0;
+    char detail[160] = {0};
+    int rc = jf_msg_blob_get_parse(msg->body, sha, &offset, err);
+    rc = rc ? rc
+            : coord_store_blob_read(self->store, sha, offset, JF_BLOB_CHUNK_MAX_BYTES, &data,
+                                    &len, &size, err);
+    json_t *reply = NULL;
+    if (rc == 0 && len > 0) {
+        jf_msg_blob_part_t part = {
+            .blob = sha, .size_bytes = size, .offset = offset, .data = data, .len = len};
+        reply = jf_msg_blob_data_new(coord_server_next_id(self), msg->id, &part);
+    } else if (rc == -ENOENT) {
+        (void) snprintf(detail, sizeof detail, "no blob %s", sha);
+        reply = jf_msg_error_new(coord_server_next_id(self), msg->id, JF_MSG_E_UNKNOWN_BLOB,
+                                 detail);
+        rc = 0;
+    } else if (rc == 0) {
+        (void) snprintf(detail, sizeof detail,
+                        "blob.get: 'offset' %lld is past the end of blob %.16s... (%lld bytes)",
+                        (long long) offset, sha, (long long) size);
+        reply = jf_msg_error_new(coord_server_next_id(self), msg->id, JF_MSG_E_BAD_FIELD, detail);
+    }
+    free(data);
+    return rc ? rc : coord_server_queue_board(self, board, reply);
+}
+
 typedef int (*s_handler_fn)(coord_server_t *self, coord_board_t *board, const zframe_t *identity,
                             const jf_msg_t *msg, jf_err_t *err);
 
@@ -401,6 +439,8 @@ static const s_handler_fn s_handlers[JF_MSG_TYPE_COUNT] = {
     [JF_MSG_TELEMETRY] = coord_server_on_telemetry,
     [JF_MSG_RUN_DONE] = coord_server_on_run_done,
     [JF_MSG_RUN_FAILED] = coord_server_on_run_failed,
+    [JF_MSG_BLOB_GET] = s_on_blob_get,
+    [JF_MSG_RUN_WEIGHTS] = coord_server_on_run_weights,
 };
 
 int coord_server_on_agent_msg(coord_server_t *self, const zframe_t *identity,

@@ -241,10 +241,16 @@ int coord_server_cancel_run(coord_server_t *self, const char *run, jf_err_t *err
         return rc;
     }
     coord_board_t *board = coord_registry_board(self->registry, row.board);
-    if (row.state == COORD_RUN_ASSIGNED) {
-        // Not accepted yet: the run ends here; a late accept is answered with run.cancel.
+    bool offline = !board || !board->online;
+    if (row.state == COORD_RUN_ASSIGNED || (row.state == COORD_RUN_RUNNING && offline)) {
+        // Not accepted yet, or its board is away and could not be told: the run ends here (a
+        // lease expiry would otherwise run it again). A late accept or stream message of the
+        // attempt is answered with run.cancel.
         rc = coord_store_run_finish(self->store, run, row.attempt, false, "cancelled",
-                                    "cancelled before the agent accepted it", err);
+                                    row.state == COORD_RUN_ASSIGNED
+                                        ? "cancelled before the agent accepted it"
+                                        : "cancelled while its board was offline",
+                                    err);
         if (board && strcmp(board->run, run) == 0) {
             coord_board_set_run(board, COORD_BOARD_IDLE, NULL, 0);
         }

@@ -109,6 +109,10 @@ int coord_server_on_run_done(coord_server_t *self, coord_board_t *board, const z
                              const jf_msg_t *msg, jf_err_t *err);
 int coord_server_on_run_failed(coord_server_t *self, coord_board_t *board,
                                const zframe_t *identity, const jf_msg_t *msg, jf_err_t *err);
+// Weight blobs (docs/protocol.md §5.7): a chunk of a run's returned weights, in its stream
+// (coord_server_stream.c); a chunk of a stored blob asked for (coord_server_agent.c).
+int coord_server_on_run_weights(coord_server_t *self, coord_board_t *board,
+                                const zframe_t *identity, const jf_msg_t *msg, jf_err_t *err);
 // The credit to grant board in a welcome or ack: 0 (no member) for an agent that did not say it
 // understands credit, else the grant in force (coord_server_stream.c).
 int64_t coord_server_credit(const coord_server_t *self, const coord_board_t *board);

@@ -1,8 +1,9 @@
-/* Coordinator: the numbered stream of one run attempt (run.progress, telemetry, run.done,
- * run.failed). In-order receiver (go-back-N): seq acked_seq + 1 is stored, anything else is
+/* Coordinator: the numbered stream of one run attempt (run.progress, telemetry, run.weights,
+ * run.done, run.failed). In-order receiver (go-back-N): seq acked_seq + 1 is stored, anything else is
  * answered with the current ack; acks leave only after the tick's commit (docs/protocol.md §5.3). */
 #include "coord_server_internal.h"
 
+#include "coord_store_blobs.h"
 #include "jf_units.h"
 
 #include <errno.h>
@@ -190,6 +191,20 @@ int coord_server_on_telemetry(coord_server_t *self, coord_board_t *board,
     return s_on_batch(self, board, msg, n, msg->telemetry != NULL, s_store_sample_item, err);
 }
 
+static int s_store_chunk_item(coord_server_t *self, const jf_msg_run_ref_t *ref,
+                              const jf_msg_t *msg, size_t i, jf_err_t *err)
+{
+    (void) i;
+    return coord_store_weights_add_chunk(self->store, ref->run, ref->attempt, msg->chunk, err);
+}
+
+int coord_server_on_run_weights(coord_server_t *self, coord_board_t *board,
+                                const zframe_t *identity, const jf_msg_t *msg, jf_err_t *err)
+{
+    (void) identity;
+    return s_on_batch(self, board, msg, 1, msg->chunk != NULL, s_store_chunk_item, err);
+}
+
 static int s_end_attempt(coord_server_t *self, coord_board_t *board, const jf_msg_run_ref_t *ref,
                          bool done, const char *reason, const char *detail, jf_err_t *err)
 {
@@ -204,6 +219,27 @@ static int s_end_attempt(coord_server_t *self, coord_board_t *board, const jf_ms
                       done ? "done" : "failed: ", done ? "" : reason, done ? "" : "");
     }
     return rc;
+}
+
+// A run that returns weights is done only with them assembled and checked (§5.7.2); otherwise
+// it failed as crashed, saying what is wrong with them.
+static int s_end_with_weights(coord_server_t *self, coord_board_t *board,
+                              const jf_msg_run_ref_t *ref, jf_err_t *err)
+{
+    char sha[JF_BLOB_SHA256_HEX_LEN + 1] = {0};
+    jf_err_t why = {0};
+    int rc = coord_store_weights_assemble(self->store, ref->run, ref->attempt, sha, &why);
+    if (rc == -EBADMSG) {
+        char detail[JF_ERR_MSG_MAX + 32] = {0};
+        (void) snprintf(detail, sizeof detail, "returned weights: %s", why.msg);
+        return s_end_attempt(self, board, ref, false, "crashed", detail, err);
+    }
+    if (rc != 0) {
+        *err = why;
+        return rc;
+    }
+    jf_log_info("dispatch: run %s returned weights %.16s...", ref->run, sha);
+    return s_end_attempt(self, board, ref, true, NULL, NULL, err);
 }
 
 int coord_server_on_run_done(coord_server_t *self, coord_board_t *board, const zframe_t *identity,
@@ -234,6 +270,9 @@ int coord_server_on_run_done(coord_server_t *self, coord_board_t *board, const z
                         "run.done claims %lld epochs, %lld stored, %d expected", (long long) claimed,
                         (long long) stored, spec.epochs);
         return s_end_attempt(self, board, &ref, false, "crashed", detail, err);
+    }
+    if (spec.return_weights) {
+        return s_end_with_weights(self, board, &ref, err);
     }
     return s_end_attempt(self, board, &ref, true, NULL, NULL, err);
 }

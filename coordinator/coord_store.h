@@ -177,6 +177,8 @@ typedef enum coord_table {
     COORD_TABLE_TELEMETRY,
     COORD_TABLE_SWEEPS,
     COORD_TABLE_RESULTS, // one row per done run: mean epoch figures without the warm-up
+    COORD_TABLE_FL_ROUNDS, // federated rounds: one row per round; sweep = the rounds run's id
+    COORD_TABLE_FL_BOARDS, // federated rounds: one row per board and round; sweep = the id
     COORD_TABLE_COUNT,
 } coord_table_t;
 

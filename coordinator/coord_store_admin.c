@@ -250,6 +250,14 @@ static const s_table_t s_tables[] = {
     S_RUN_TABLE("telemetry_series", ""),
     S_SERIES_TABLE("telemetry_layout"),
     S_SERIES_TABLE("telemetry_sample"),
+    // Federated rounds (issue 14): blobs before the weights that name them, rounds before
+    // their rows.
+    S_ROWID_TABLE("blobs", "IGNORE"),
+    S_RUN_TABLE("run_weights", ""),
+    S_RUN_TABLE("weight_chunks", ""),
+    S_ROWID_TABLE("fl_rounds", "IGNORE"),
+    S_ROWID_TABLE("fl_round", "IGNORE"),
+    S_ROWID_TABLE("fl_round_board", "IGNORE"),
 };
 #define S_N_TABLES (sizeof s_tables / sizeof s_tables[0])
 
@@ -438,7 +446,8 @@ static void s_list_not_copied(s_salvage_t *s, coord_salvage_report_t *r)
     const char *sql = "SELECT group_concat(name, ', ') FROM main.sqlite_schema WHERE type = "
                       "'table' AND name NOT IN ('meta', 'boards', 'sweeps', 'runs', 'events', "
                       "'models', 'sweep_runs', 'epochs', 'minibatches', 'telemetry_series', "
-                      "'telemetry_layout', 'telemetry_sample')";
+                      "'telemetry_layout', 'telemetry_sample', 'blobs', 'run_weights', 'weight_chunks', "
+                      "'fl_rounds', 'fl_round', 'fl_round_board')";
     if (sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) == SQLITE_OK &&
         sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0)) {
         (void)snprintf(r->not_copied, sizeof r->not_copied, "%s", sqlite3_column_text(st, 0));

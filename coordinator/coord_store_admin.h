@@ -14,7 +14,7 @@
 
 #define COORD_CHECK_PROBLEMS_MAX   10  // integrity_check lines kept in a report
 #define COORD_CHECK_PROBLEM_LEN    256 // bytes per kept line, NUL included
-#define COORD_SALVAGE_TABLES_MAX   16
+#define COORD_SALVAGE_TABLES_MAX   24
 #define COORD_SALVAGE_CHUNK_ROWIDS 4096   // rowids copied per statement before any damage is met
 #define COORD_SALVAGE_PROBES_MAX   100000 // failed reads per table before giving the table up
 #define COORD_SALVAGE_ROWID_GUESS  (INT64_C(1) << 20) // upper rowid when max(rowid) is unreadable

@@ -110,6 +110,21 @@ static const s_table_sql_t s_sql[COORD_TABLE_COUNT] = {
                  "e.run = r.id AND e.attempt = r.attempt AND e.warmup = 0 LEFT JOIN boards b ON "
                  "b.name = r.board WHERE r.state = 'done' AND " S_SWEEP_FILTER
                  " AND " S_STATE_FILTER " GROUP BY r.id ORDER BY r.ord"},
+    // Federated rounds (docs/rounds.md "Records"): ?1 is the rounds run's id as text; ?2 is
+    // unused. simulated = 1: times and energy are the simulator's modelled figures.
+    [COORD_TABLE_FL_ROUNDS] =
+        {.tail = "SELECT f.id AS rounds, f.name, f.policy, f.straggler, x.round, x.boards, "
+                 "x.boards_in, x.samples, x.loss, x.round_s, x.spread_s, x.spread_pct, "
+                 "x.energy_j, x.simulated, x.init_blob, x.avg_blob, x.started_us, x.finished_us "
+                 "FROM fl_round x JOIN fl_rounds f ON f.id = x.rounds "
+                 "WHERE (?1 IS NULL OR f.id = CAST(?1 AS INTEGER)) AND (?2 IS NULL OR ?2 = ?2) "
+                 "ORDER BY f.id, x.round"},
+    [COORD_TABLE_FL_BOARDS] =
+        {.tail = "SELECT b.rounds, b.round, b.board, b.status, b.simulated, b.mode, "
+                 "b.minibatches, b.samples, b.loss, b.start_s, b.finish_s, b.idle_s, b.energy_j, "
+                 "b.pred_s, b.pred_j, b.run, b.blob, b.detail FROM fl_round_board b "
+                 "WHERE (?1 IS NULL OR b.rounds = CAST(?1 AS INTEGER)) AND (?2 IS NULL OR ?2 = ?2) "
+                 "ORDER BY b.rounds, b.round, b.board"},
 };
 
 // How the walker writes one table's generated columns.

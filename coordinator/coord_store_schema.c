@@ -137,6 +137,32 @@ static const char *const s_migrations[] = {
     "ALTER TABLE epochs ADD COLUMN bench TEXT;"
     "ALTER TABLE epochs ADD COLUMN work_flop REAL;"
     "ALTER TABLE epochs ADD COLUMN work_bytes REAL;",
+    // Federated rounds (issue 14, docs/store.md "Weight blobs" and "Federated rounds"): weight
+    // blobs by sha256, the chunks of a run's returned weights until its run.done assembles them,
+    // the weights each attempt returned, and the rounds' records.
+    "CREATE TABLE blobs(sha256 TEXT PRIMARY KEY, size_bytes INTEGER NOT NULL,"
+    " data BLOB NOT NULL, created_us INTEGER NOT NULL);"
+    "CREATE TABLE weight_chunks(run TEXT NOT NULL, attempt INTEGER NOT NULL,"
+    " offset INTEGER NOT NULL, blob TEXT NOT NULL, size_bytes INTEGER NOT NULL,"
+    " data BLOB NOT NULL, PRIMARY KEY(run, attempt, offset));"
+    "CREATE TABLE run_weights(run TEXT NOT NULL, attempt INTEGER NOT NULL,"
+    " blob TEXT NOT NULL REFERENCES blobs(sha256), PRIMARY KEY(run, attempt));"
+    "CREATE TABLE fl_rounds(id INTEGER PRIMARY KEY, name TEXT NOT NULL, file TEXT NOT NULL,"
+    " policy TEXT NOT NULL, straggler TEXT NOT NULL, rounds INTEGER NOT NULL,"
+    " workload TEXT NOT NULL, batch_size INTEGER NOT NULL, timeout_us INTEGER NOT NULL,"
+    " started_us INTEGER NOT NULL, finished_us INTEGER, state TEXT NOT NULL,"
+    " detail TEXT);"
+    "CREATE TABLE fl_round(rounds INTEGER NOT NULL REFERENCES fl_rounds(id),"
+    " round INTEGER NOT NULL, init_blob TEXT, avg_blob TEXT, boards INTEGER NOT NULL,"
+    " boards_in INTEGER NOT NULL, samples INTEGER, loss REAL, round_s REAL, spread_s REAL,"
+    " spread_pct REAL, energy_j REAL, simulated INTEGER NOT NULL DEFAULT 0,"
+    " started_us INTEGER NOT NULL, finished_us INTEGER, PRIMARY KEY(rounds, round));"
+    "CREATE TABLE fl_round_board(rounds INTEGER NOT NULL, round INTEGER NOT NULL,"
+    " board TEXT NOT NULL, run TEXT, status TEXT NOT NULL, simulated INTEGER NOT NULL,"
+    " mode TEXT, minibatches INTEGER, samples INTEGER, loss REAL, start_s REAL, finish_s REAL,"
+    " idle_s REAL, energy_j REAL, pred_s REAL, pred_j REAL, blob TEXT, detail TEXT,"
+    " PRIMARY KEY(rounds, round, board), FOREIGN KEY(rounds, round) REFERENCES"
+    " fl_round(rounds, round));",
 };
 
 // C steps run after a migration's SQL, in its transaction (NULL: none).

@@ -10,7 +10,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake pkg-config git
-  libzmq3-dev libczmq-dev libjansson-dev libyaml-dev libsqlite3-dev sqlite3
+  libzmq3-dev libczmq-dev libjansson-dev libyaml-dev libsqlite3-dev sqlite3 libsodium-dev
   libcmocka-dev libcurl4-openssl-dev libcsv-dev libjpeg62-turbo-dev libturbojpeg0-dev libswscale-dev
   libtorch-dev
   chromium fonts-dejavu-core   # integration.report (headless chromium)

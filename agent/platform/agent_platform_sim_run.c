@@ -49,6 +49,12 @@ static int s_trainer(const agent_platform_t *self, const agent_platform_run_t *r
     rc = rc ? rc : agent_platform_trainer_add(t, err, "%.17g", sim->scale);
     rc = rc ? rc : agent_platform_trainer_add(t, err, "--sim-cache-resident");
     rc = rc ? rc : agent_platform_trainer_add(t, err, "%.17g", resident);
+    if (rc == 0 && (s->init_weights[0] || s->return_weights)) {
+        // A federated round's run trains the model for real on the dataset (docs/simulator.md);
+        // its time and energy stay modelled.
+        rc = agent_platform_trainer_add(t, err, "--data");
+        rc = rc ? rc : agent_platform_trainer_add(t, err, "%s", run->dataset_dir);
+    }
     if (rc == 0 && c->n_cores != 0) {
         rc = agent_platform_trainer_add(t, err, "--sim-point");
         rc = rc ? rc

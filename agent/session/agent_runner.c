@@ -21,7 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define S_ARGV_MAX (1 + AGENT_PLATFORM_TRAINER_ARGS_MAX + JF_SCHEMA_ARGV_MAX + 1) // with NULL
+#define S_ARGV_MAX                                                                                 \
+    (1 + AGENT_PLATFORM_TRAINER_ARGS_MAX + JF_SCHEMA_ARGV_MAX + AGENT_RUNNER_EXTRA_MAX + 1) // NULL
 #define S_ENV_KEEP_MAX 8
 #define S_CHILD_EXIT_SETUP 126 // the child could not set up its stdin or stdout
 #define S_CHILD_EXIT_NO_GO 125 // the gate closed without a go-ahead: the trainer never ran
@@ -166,14 +167,16 @@ static int s_build_argv(const agent_runner_opts_t *o, jf_schema_argv_t *run, cha
     static const char *const platform_owned[] = {"--threads", NULL};
     const agent_platform_trainer_t *t = o->trainer;
     int rc = jf_schema_to_argv(jf_run_spec_schema(), o->spec, platform_owned, run);
-    if (rc != 0 || 1 + t->n_args + run->n >= S_ARGV_MAX) {
+    if (rc != 0 || o->n_extra > AGENT_RUNNER_EXTRA_MAX ||
+        1 + t->n_args + run->n + o->n_extra >= S_ARGV_MAX) {
         return jf_err_set(err, -E2BIG,
                           "runner: the trainer's command line needs more than %d arguments",
                           S_ARGV_MAX - 1);
     }
     size_t at = s_copy_argv(&t->program, 1, argv, 0);
     at = s_copy_argv(t->args, t->n_args, argv, at);
-    (void) s_copy_argv(run->args, run->n, argv, at);
+    at = s_copy_argv(run->args, run->n, argv, at);
+    (void) s_copy_argv(o->extra_args, o->n_extra, argv, at);
     return 0;
 }
 

@@ -16,6 +16,7 @@
 
 #define AGENT_RUNNER_LINE_MAX   (64 * 1024)
 #define AGENT_RUNNER_KILL_GRACE_US (INT64_C(5) * 1000000) // SIGTERM, then SIGKILL after this
+#define AGENT_RUNNER_EXTRA_MAX  8 // arguments a caller may add after the run's own
 
 #define AGENT_RUNNER_ATTACHED_DIED                                                                 \
     "the trainer ended while no agent watched it (agent restarted), without a done or error "    \
@@ -55,6 +56,9 @@ typedef struct agent_runner_opts {
                                 // survives the agent); NULL: a pipe (it dies with the agent)
     bool hold;                  // the child waits at its start gate until agent_runner_release
                                 // (the caller records it first); false: released at once
+    const char *const *extra_args; // borrowed for the call: appended after the run's own
+                                   // (a federated round's --minibatches and weight files)
+    size_t n_extra;                // entries in extra_args, at most AGENT_RUNNER_EXTRA_MAX
 } agent_runner_opts_t;
 
 // A trainer started by an earlier agent process (docs/protocol.md §4.4).

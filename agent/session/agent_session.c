@@ -153,6 +153,11 @@ static void s_on_error(agent_session_t *self, const jf_msg_t *msg)
 {
     char code[JF_IDENT_MAX + 1] = {0}, detail[JF_MSG_TEXT_MAX + 1] = {0};
     (void) jf_msg_error_parse(msg->body, code, sizeof code, detail, sizeof detail, NULL);
+    json_t *re = json_object_get(msg->body, "re");
+    if (json_is_integer(re) &&
+        agent_session_fetch_on_error(self, json_integer_value(re), code, detail)) {
+        return; // the run whose weights were asked for is refused, saying why
+    }
     if (strcmp(code, JF_MSG_E_NOT_REGISTERED) == 0) {
         // One hello per lost session (docs/protocol.md §4.4): every message in flight when the
         // session was lost draws its own not_registered, and a hello is already outstanding
@@ -229,6 +234,9 @@ static void s_dispatch(agent_session_t *self, const jf_msg_t *msg)
         break;
     case JF_MSG_ERROR:
         s_on_error(self, msg);
+        break;
+    case JF_MSG_BLOB_DATA:
+        agent_session_on_blob_data(self, msg);
         break;
     default:
         break; // the decoder admits only the types above towards an agent
@@ -326,6 +334,7 @@ int agent_session_run(agent_session_t *self, volatile sig_atomic_t *stop, jf_err
         agent_session_on_sampler(self);
         int64_t now_us = jf_clock_mono_us();
         agent_session_run_tick(self, now_us);
+        agent_session_fetch_tick(self, now_us);
         s_session_tick(self, now_us);
     }
     jf_log_notice("session: stopping");
@@ -487,6 +496,7 @@ void agent_session_destroy(agent_session_t **self_p)
     }
     agent_session_t *self = *self_p;
     agent_session_run_fini(self);
+    agent_session_fetch_fini(self);
     s_restore_at_exit(self);
     agent_worker_destroy(&self->worker);
     agent_sampler_destroy(&self->sampler);

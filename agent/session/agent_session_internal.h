@@ -31,6 +31,10 @@
 #define AGENT_TRAINER_OUT_FMT      "trainer-%s-%lld.jsonl" // in --state-dir: run id, attempt
 #define AGENT_TEST_CRASH_ENV       "JF_TEST_AGENT_CRASH" // test builds only, see s_test_crash_point
 #define AGENT_CLOCK_REFUSED        "unknown member 'echo_t_us'" // an older coordinator's detail
+#define AGENT_BLOB_RETRY_US        (INT64_C(5) * 1000000) // blob.get unanswered: ask again
+#define AGENT_BLOB_TRIES           6                      // then the run is refused
+#define AGENT_WEIGHTS_IN_FMT       "weights-%s-%lld.in"   // in --state-dir: run id, attempt
+#define AGENT_WEIGHTS_OUT_FMT      "weights-%s-%lld.out"
 
 // Where the run is. Preparing: the worker checks storage, sets the power mode, drops caches;
 // running: the trainer and the sampler run; finishing: the trainer has ended and the final
@@ -74,6 +78,21 @@ typedef struct agent_run {
     int64_t finish_by_us;        // finishing: send what there is after this (monotonic)
 } agent_run_t;
 
+// The initial weights of a run being fetched before it is prepared (docs/protocol.md §5.7.1).
+typedef struct agent_blob_fetch {
+    bool active;                 // a fetch is under way: busy for other runs
+    jf_run_spec_t spec;          // the run it is for
+    int64_t attempt;
+    char dataset_dir[PATH_MAX];  // for the preparation that follows
+    bool cancelled;              // run.cancel came: refuse the run when the fetch ends
+    unsigned char *buf;          // owned: size bytes once the first chunk said the size
+    int64_t size;                // the blob's size (0 until the first chunk)
+    int64_t filled;              // bytes [0, filled) are in
+    int64_t req_id;              // id of the blob.get outstanding
+    int64_t sent_us;             // monotonic: when it left
+    int tries;                   // how often this chunk was asked for
+} agent_blob_fetch_t;
+
 struct agent_session {
     char name[JF_IDENT_MAX + 1];
     char endpoint[256];
@@ -111,6 +130,7 @@ struct agent_session {
     int hello_tries;
     int64_t hello_sent_us;       // monotonic: when the outstanding hello left (0: none)
     agent_run_t run;
+    agent_blob_fetch_t fetch;    // initial weights of the next run, while fetched
     jf_log_ratelimit_t rl_bad;
     jf_log_ratelimit_t rl_sample; // sampler warnings and samples energy cannot use
     jf_log_ratelimit_t rl_platform; // agent_platform_tick failures
@@ -128,6 +148,35 @@ void agent_session_on_worker(agent_session_t *self);
 void agent_session_run_tick(agent_session_t *self, int64_t now_us);
 void agent_session_drop_run(agent_session_t *self, const char *run, int64_t attempt);
 void agent_session_run_fini(agent_session_t *self);
+
+// Run preparation and refusal (agent_session_run.c), for the blob fetch to continue with.
+void agent_session_run_prepare(agent_session_t *self, const jf_run_spec_t *s, int64_t attempt,
+                               const char *dataset_dir);
+void agent_session_run_reject(agent_session_t *self, const jf_run_spec_t *s, int64_t attempt,
+                              jf_fail_reason_t reason, const char *why);
+
+// Weight blobs (agent_session_blob.c; docs/protocol.md §5.7). The weight files of (run,
+// attempt) in the state directory into in/out (size bytes each): 0, -ENOENT without a state
+// directory (a memory-only spool), -ENAMETOOLONG.
+int agent_session_weights_paths(const agent_session_t *self, const char *run, int64_t attempt,
+                                char *in, char *out, size_t size);
+// Starts fetching the run's init_weights; the run is prepared when they are in, or refused.
+void agent_session_fetch_begin(agent_session_t *self, const jf_run_spec_t *s, int64_t attempt,
+                               const char *dataset_dir);
+// True if (run, attempt) is the run whose weights are being fetched.
+bool agent_session_fetch_is(const agent_session_t *self, const char *run, int64_t attempt);
+// run.cancel for the run being fetched: it is refused when the fetch ends.
+void agent_session_fetch_cancel(agent_session_t *self);
+void agent_session_on_blob_data(agent_session_t *self, const jf_msg_t *msg);
+// An `error` answering the outstanding blob.get (re); true if it was that.
+bool agent_session_fetch_on_error(agent_session_t *self, int64_t re, const char *code,
+                                  const char *detail);
+void agent_session_fetch_tick(agent_session_t *self, int64_t now_us);
+void agent_session_fetch_fini(agent_session_t *self);
+// The weights the trainer wrote (--out-weights) as run.weights chunk parts: *ret_data (caller
+// frees) and its sha256. 0, or a negative errno with err (no file: -ENOENT).
+int agent_session_weights_read(const agent_session_t *self, void **ret_data, size_t *ret_len,
+                               char *ret_sha, jf_err_t *err);
 
 // Re-attaching (agent_session_trainer.c, agent_session_run.c; docs/protocol.md §4.4).
 // The trainer's output file for (run, attempt) into buf: 0, -ENOENT without a spool file (a

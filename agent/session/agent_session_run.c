@@ -171,6 +171,47 @@ static void s_test_crash_point(const char *point)
 }
 #endif
 
+// A federated round's trainer options (docs/rounds.md "Execution"): the local minibatches and
+// the weight files, which the agent names (the initial ones fetched by agent_session_blob.c).
+typedef struct s_round_args {
+    const char *args[8];   // borrowed from the strings below
+    size_t n;
+    char minibatches[24];
+    char shard[32];
+    char in[PATH_MAX];
+    char out[PATH_MAX];
+} s_round_args_t;
+
+static int s_round_args(const agent_session_t *self, s_round_args_t *a, jf_err_t *err)
+{
+    const jf_run_spec_t *s = &self->run.spec;
+    bool files = s->init_weights[0] || s->return_weights;
+    if (files && agent_session_weights_paths(self, s->run_id, self->run.attempt, a->in, a->out,
+                                             sizeof a->in) != 0) {
+        return jf_err_set(err, -ENOENT, "weight files need a state directory (--state-dir)");
+    }
+    if (s->minibatches > 0) {
+        (void) snprintf(a->minibatches, sizeof a->minibatches, "%d", s->minibatches);
+        a->args[a->n++] = "--minibatches";
+        a->args[a->n++] = a->minibatches;
+    }
+    if (s->shards > 0) {
+        (void) snprintf(a->shard, sizeof a->shard, "%d/%d", s->shard, s->shards);
+        a->args[a->n++] = "--shard";
+        a->args[a->n++] = a->shard;
+    }
+    if (s->init_weights[0]) {
+        a->args[a->n++] = "--init-weights";
+        a->args[a->n++] = a->in;
+    }
+    if (s->return_weights) {
+        (void) unlink(a->out); // a file left by an earlier attempt is not this run's result
+        a->args[a->n++] = "--out-weights";
+        a->args[a->n++] = a->out;
+    }
+    return 0;
+}
+
 // The trainer: the platform's program and arguments, the run's own added by the runner. With a
 // spool file it writes into a file there and outlives an agent crash; it is held at its start
 // gate until the spool names it, so that an agent that dies in between leaves no trainer that
@@ -204,12 +245,19 @@ static agent_runner_t *s_runner_start(agent_session_t *self, jf_err_t *err)
     if (prc != 0) {
         r->out_path[0] = '\0';
     }
+    s_round_args_t ra = {0};
+    if (s_round_args(self, &ra, err) != 0) {
+        free(boxed);
+        return NULL;
+    }
     agent_runner_opts_t o = {.trainer = boxed ? boxed : &trainer,
                              .spec = &r->spec,
                              .line_fn = s_on_trainer_line,
                              .line_arg = self,
                              .out_path = r->out_path[0] ? r->out_path : NULL,
-                             .hold = r->out_path[0] != '\0'};
+                             .hold = r->out_path[0] != '\0',
+                             .extra_args = ra.args,
+                             .n_extra = ra.n};
     r->mark = AGENT_RUNNER_MARK_NONE;
     agent_runner_t *runner = agent_runner_start(&o, err);
     free(boxed);
@@ -414,6 +462,18 @@ static void s_prepare(agent_session_t *self, const jf_run_spec_t *s, int64_t att
     free(job);
 }
 
+void agent_session_run_prepare(agent_session_t *self, const jf_run_spec_t *s, int64_t attempt,
+                               const char *dataset_dir)
+{
+    s_prepare(self, s, attempt, dataset_dir);
+}
+
+void agent_session_run_reject(agent_session_t *self, const jf_run_spec_t *s, int64_t attempt,
+                              jf_fail_reason_t reason, const char *why)
+{
+    s_reject(self, s, attempt, reason, why);
+}
+
 void agent_session_on_assign(agent_session_t *self, const jf_msg_t *msg)
 {
     if (!msg->assign) {
@@ -423,7 +483,8 @@ void agent_session_on_assign(agent_session_t *self, const jf_msg_t *msg)
     int64_t attempt = msg->assign->attempt;
     agent_run_t *r = &self->run;
     bool same = r->active && r->attempt == attempt && strcmp(r->spec.run_id, s->run_id) == 0;
-    if (same && r->phase == AGENT_RUN_PREPARING) {
+    if ((same && r->phase == AGENT_RUN_PREPARING) ||
+        agent_session_fetch_is(self, s->run_id, attempt)) {
         return; // a resent run.assign: the answer comes when the preparation ends
     }
     if (same || agent_spool_has(self->spool, s->run_id, attempt)) {
@@ -431,10 +492,12 @@ void agent_session_on_assign(agent_session_t *self, const jf_msg_t *msg)
         return;
     }
     char dataset_dir[PATH_MAX] = {0}, why[300] = {0};
-    int reason = r->active ? JF_FAIL_BUSY
-                           : s_check_run(self, s, dataset_dir, sizeof dataset_dir, why, sizeof why);
-    if (r->active) {
-        (void) snprintf(why, sizeof why, "busy with run %s", r->spec.run_id);
+    bool busy = r->active || self->fetch.active;
+    int reason = busy ? JF_FAIL_BUSY
+                      : s_check_run(self, s, dataset_dir, sizeof dataset_dir, why, sizeof why);
+    if (busy) {
+        (void) snprintf(why, sizeof why, "busy with run %s",
+                        r->active ? r->spec.run_id : self->fetch.spec.run_id);
     } else if (reason < 0 && agent_spool_is_full(self->spool)) {
         // Results of earlier runs wait for the coordinator: take no new data until they go.
         reason = JF_FAIL_BUSY;
@@ -443,6 +506,10 @@ void agent_session_on_assign(agent_session_t *self, const jf_msg_t *msg)
     }
     if (reason >= 0) {
         s_reject(self, s, attempt, (jf_fail_reason_t) reason, why);
+        return;
+    }
+    if (s->init_weights[0]) {
+        agent_session_fetch_begin(self, s, attempt, dataset_dir); // then s_prepare
         return;
     }
     s_prepare(self, s, attempt, dataset_dir);
@@ -455,6 +522,11 @@ void agent_session_on_cancel(agent_session_t *self, const jf_msg_t *msg)
         return;
     }
     agent_run_t *r = &self->run;
+    if (agent_session_fetch_is(self, ref.run, ref.attempt)) {
+        jf_log_notice("run: cancelling %s attempt %lld", ref.run, (long long) ref.attempt);
+        agent_session_fetch_cancel(self);
+        return;
+    }
     if (!r->active || r->attempt != ref.attempt || strcmp(r->spec.run_id, ref.run) != 0) {
         return;
     }
@@ -544,23 +616,38 @@ void agent_session_drop_run(agent_session_t *self, const char *run, int64_t atte
     agent_spool_drop(self->spool, run, attempt);
 }
 
-// The trainer's output file stays while the spool names its trainer and its stream lacks its
-// final message: records in it may not be spooled yet (read but buffered, or not read at all),
-// and the next agent start reads them from the mark (docs/protocol.md §4.4.1). Otherwise it goes.
+// A federated round's weight files (docs/rounds.md "Execution").
+static void s_remove_weight_files(const agent_session_t *self)
+{
+    const agent_run_t *r = &self->run;
+    char in[PATH_MAX], out[PATH_MAX];
+    bool files = r->active && (r->spec.init_weights[0] || r->spec.return_weights);
+    if (files && agent_session_weights_paths(self, r->spec.run_id, r->attempt, in, out,
+                                             sizeof in) == 0) {
+        (void) unlink(in); // absent when the run took none: nothing to report
+        (void) unlink(out);
+    }
+}
+
+// The trainer's output file, and a round's weight files, stay while the spool names its trainer
+// and its stream lacks its final message: records in it may not be spooled yet (read but
+// buffered, or not read at all), and the next agent start reads them from the mark
+// (docs/protocol.md §4.4.1). Otherwise they go: the stream holds what the run returns.
 static void s_output_fini(agent_session_t *self)
 {
     agent_run_t *r = &self->run;
-    if (!r->out_path[0]) {
-        return;
-    }
-    if (r->trainer_recorded && agent_spool_is_open(self->spool, r->spec.run_id, r->attempt)) {
+    if (r->out_path[0] && r->trainer_recorded &&
+        agent_spool_is_open(self->spool, r->spec.run_id, r->attempt)) {
         jf_log_notice("run: %s attempt %lld is not over: the trainer's output '%s' and its spool "
                       "row stay; the next agent start delivers what the spool lacks from them",
                       r->spec.run_id, (long long) r->attempt, r->out_path);
-    } else if (unlink(r->out_path) != 0 && errno != ENOENT) {
+        return;
+    }
+    if (r->out_path[0] && unlink(r->out_path) != 0 && errno != ENOENT) {
         jf_log_warn("run: cannot remove the trainer's output '%s': %s; it stays", r->out_path,
                     strerror(errno));
     }
+    s_remove_weight_files(self);
 }
 
 void agent_session_run_fini(agent_session_t *self)

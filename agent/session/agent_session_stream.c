@@ -1,9 +1,11 @@
 /* Agent session: the stream of the run in progress — trainer records and sampler samples into
  * the spool, the energy of each epoch from the samples (epoch records wait for the sample that
- * closes their interval), residency after each epoch, and at the end the measure record and the
- * final message (docs/protocol.md §5.3.1, §5.4; docs/telemetry.md). */
+ * closes their interval), residency after each epoch, and at the end the measure record, the
+ * returned weights of a federated round (run.weights, §5.7.2) and the final message
+ * (docs/protocol.md §5.3.1, §5.4; docs/telemetry.md). */
 #include "agent_session_internal.h"
 
+#include "jf_msg_blob.h"
 #include "jf_msg_run.h"
 #include "jf_units.h"
 
@@ -247,6 +249,44 @@ static void s_add_measure(agent_session_t *self)
     s_add_record(self, rec);
 }
 
+static json_t *s_build_weights(agent_session_t *self, const jf_msg_run_ref_t *ref, void *arg)
+{
+    return jf_msg_run_weights_new(self->next_id++, ref, arg);
+}
+
+// The trainer's final weights as run.weights chunks before the final message (docs/protocol.md
+// §5.7.2); a run that should return weights and has none fails.
+static void s_add_weights(agent_session_t *self)
+{
+    agent_run_t *r = &self->run;
+    if (!r->outcome.done || !r->spec.return_weights) {
+        return;
+    }
+    unsigned char *data = NULL;
+    size_t len = 0;
+    char sha[JF_BLOB_SHA256_HEX_LEN + 1] = {0};
+    jf_err_t err = {0};
+    if (agent_session_weights_read(self, (void **) &data, &len, sha, &err) != 0) {
+        r->outcome.done = false;
+        r->outcome.reason = JF_FAIL_CRASHED;
+        (void) snprintf(r->outcome.detail, sizeof r->outcome.detail,
+                        "the trainer wrote no weights: %.200s", err.msg);
+        return;
+    }
+    for (size_t off = 0; off < len; off += JF_BLOB_CHUNK_MAX_BYTES) {
+        size_t n = len - off < JF_BLOB_CHUNK_MAX_BYTES ? len - off : JF_BLOB_CHUNK_MAX_BYTES;
+        jf_msg_blob_part_t part = {.blob = sha,
+                                   .size_bytes = (int64_t) len,
+                                   .offset = (int64_t) off,
+                                   .data = data + off,
+                                   .len = n};
+        s_spool_msg(self, false, s_build_weights, &part);
+    }
+    jf_log_info("run: %s: %zu bytes of weights (%.16s...) in the stream", r->spec.run_id, len,
+                sha);
+    free(data);
+}
+
 void agent_session_stream_finish(agent_session_t *self)
 {
     agent_run_t *r = &self->run;
@@ -260,6 +300,7 @@ void agent_session_stream_finish(agent_session_t *self)
         s_add_measure(self);
         s_flush_records(self);
         s_flush_samples(self);
+        s_add_weights(self);
         s_spool_msg(self, true, s_build_final, &r->outcome);
     }
 }

@@ -7,14 +7,16 @@
 
 #define S_USAGE                                                                                    \
     "usage: jetfleet rounds plan FILE [--no-profile] [--profile-modes N] "                         \
-    "[--timeout SECONDS]"
+    "[--timeout SECONDS]\n"                                                                        \
+    "       jetfleet rounds run FILE [--no-profile] [--profile-modes N]\n"                         \
+    "       jetfleet rounds show ID [--boards] [--format text|csv|json]"
 
 int cli_cmd_rounds(cli_ctx_t *ctx, int argc, char **argv)
 {
     static const struct {
         const char *name;
         int (*fn)(cli_ctx_t *ctx, int argc, char **argv);
-    } subs[] = {{"plan", cli_rounds_plan}};
+    } subs[] = {{"plan", cli_rounds_plan}, {"run", cli_rounds_run}, {"show", cli_rounds_show}};
     const char *sub = argc > 0 ? argv[0] : "";
     for (size_t i = 0; i < sizeof subs / sizeof subs[0]; i++) {
         if (strcmp(sub, subs[i].name) == 0) {

@@ -1,6 +1,7 @@
 /* `jetfleet rounds ...` (issue #14, docs/rounds.md): the verb's dispatch table is in
  * cli_cmd_rounds.c; `rounds plan` (cli_rounds_plan.c) and the profiling of boards without fitted
- * models (cli_rounds_profile.c). Execution (`rounds run`, `rounds show`) is not here. */
+ * models (cli_rounds_profile.c). Execution (`rounds run`, `rounds show`) is in cli_rounds_run.c
+ * and cli_rounds_round.c. */
 #ifndef CLI_ROUNDS_H
 #define CLI_ROUNDS_H
 
@@ -39,5 +40,12 @@ int cli_rounds_plan(cli_ctx_t *ctx, int argc, char **argv);
 // custom-mode space (a host) or no storage.
 int cli_rounds_profile(cli_ctx_t *ctx, const jf_rounds_t *cfg, const jf_board_spec_t *board,
                        const cli_rounds_profile_opts_t *opts);
+
+// `jetfleet rounds run FILE [--no-profile] [--profile-modes N]` (cli_rounds_run.c): the rounds,
+// executed; the exit code.
+int cli_rounds_run(cli_ctx_t *ctx, int argc, char **argv);
+
+// `jetfleet rounds show ID [--boards] [--format text|csv|json]`: the records; the exit code.
+int cli_rounds_show(cli_ctx_t *ctx, int argc, char **argv);
 
 #endif

@@ -229,6 +229,14 @@ target_compile_definitions(containers_itest PRIVATE
 set_tests_properties(integration.containers PROPERTIES SKIP_RETURN_CODE 77)
 add_dependencies(containers_itest ${JF_ITEST_DEPS})
 
+
+# Federated rounds executed (issue #14): FedAvg checked against the boards' own weights, and a
+# straggler killed mid-round, dropped and back for the next round.
+jf_add_integration_test(rounds_run TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/rounds_run_test.c
+                        LIBS jft_support jf_common jf_torch PkgConfig::SQLITE)
+add_dependencies(rounds_run_itest ${JF_ITEST_DEPS})
+set_property(TEST integration.rounds_run APPEND PROPERTY LABELS reliability)
 # Issue #14: `jetfleet rounds plan` on two simulated boards without models: each profiled first
 # (adaptive sweeps), then an equal-finish plan with a smaller predicted spread than maxn's.
 jf_add_integration_test(rounds_plan TIMEOUT 120

@@ -25,3 +25,4 @@ jf_add_unit_test(schema SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/schema_t
   LIBS jf_common)
 jf_add_unit_test(schema_nested SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/schema_nested_test.c
   LIBS jf_common)
+jf_add_unit_test(blob SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/common/blob_test.c LIBS jf_common)

@@ -13,7 +13,7 @@
 
 #define TMSG_RUN      "r0123456789abcdef"
 #define TMSG_DIRS_ALL (JF_MSG_TO_COORD | JF_MSG_TO_AGENT | JF_MSG_TO_CTL | JF_MSG_TO_CLI)
-#define TMSG_FILE_MAX (64 * 1024)
+#define TMSG_FILE_MAX (256 * 1024) // the largest fixture is a blob chunk over its limit (131 KB)
 
 // What jf_msg_decode gave (a plain value record; msg.body is the caller's: jf_msg_fini).
 typedef struct tmsg_decoded {

@@ -129,6 +129,21 @@ static const t_bad_t s_bad[] = {
     {"telemetry-seq-negative.json", C, P, BF, "'seq' must be in [1, 9007199254740992], got -3", 4},
     {"ack-seq-2p60.json", A, P, BF, "got 1152921504606846976", 4},
     {"done-seq-missing.json", C, P, BF, "run.done: 'seq' must be an integer", 4},
+    // weight blobs (protocol §5.7)
+    {"blob-get-sha-upper.json", C, P, BF, "'blob' must be 64 lowercase hex digits", 10},
+    {"blob-get-offset-negative.json", C, P, BF, "'offset' must be in [0, 67108863], got -1", 11},
+    {"blob-get-unknown-member.json", C, P, BF, "blob.get: unknown member 'path'", 12},
+    {"blob-data-not-base64.json", A, P, BF, "'data': not base64", 13},
+    {"blob-data-past-size.json", A, P, BF, "chunk [8, 24) ends past the blob's 'size_bytes' 16",
+     14},
+    {"blob-data-chunk-too-long.json", A, P, BF, "not padded base64 of at most 98304 bytes", 15},
+    {"blob-data-no-re.json", A, P, BF, "'re'", 16},
+    {"weights-seq-missing.json", C, P, BF, "run.weights: 'seq' must be an integer", 17},
+    {"weights-size-over-max.json", C, P, BF, "'size_bytes' must be in [1, 67108864]", 18},
+    {"weights-data-empty.json", C, P, BF, "'data' is empty", 19},
+    {"weights-data-number.json", C, P, BF, "'data' must be a string", 20},
+    {"weights-blob-short.json", C, P, BF, "'blob' must be 64 lowercase hex digits", 21},
+    {"type-wrong-dir-blob-data-to-coord.json", C, P, UT, "type 'blob.data'", 22},
     // Telemetry
     {"telemetry-no-t_us.json", C, P, BF, "samples[0]: 't_us' must be an integer", 4},
     {"telemetry-nested-3.json", C, P, BF, "samples[0]: member 'rails' is not", 4},
@@ -271,6 +286,9 @@ static const t_good_t s_good[] = {
     {"ctl-submit.json", JF_MSG_CTL_SUBMIT, JF_MSG_TO_CTL},
     {"ctl-cancel.json", JF_MSG_CTL_CANCEL, JF_MSG_TO_CTL},
     {"ctl-reply.json", JF_MSG_CTL_REPLY, JF_MSG_TO_CLI},
+    {"blob-get.json", JF_MSG_BLOB_GET, JF_MSG_TO_COORD},
+    {"run-weights.json", JF_MSG_RUN_WEIGHTS, JF_MSG_TO_COORD},
+    {"blob-data.json", JF_MSG_BLOB_DATA, JF_MSG_TO_AGENT},
 };
 
 static void t_good_one(const t_good_t *g, const char *data, size_t len, unsigned dir, int64_t id)
@@ -419,7 +437,8 @@ static void test_type_and_reason_names(void **state)
     static const char *const names[JF_MSG_TYPE_COUNT] = {
         "hello",      "run.accept", "run.reject", "run.progress", "telemetry", "run.done",
         "run.failed", "welcome",    "run.assign", "run.cancel",   "ack",       "heartbeat",
-        "error",      "ctl.status", "ctl.submit", "ctl.cancel",   "ctl.reply",
+        "error",      "ctl.status", "ctl.submit", "ctl.cancel",   "ctl.reply", "blob.get",
+        "run.weights", "blob.data",
     };
     for (int t = 0; t < JF_MSG_TYPE_COUNT; t++) {
         assert_string_equal(jf_msg_type_name((jf_msg_type_t) t), names[t]);

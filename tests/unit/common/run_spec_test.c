@@ -145,6 +145,12 @@ static void t_expect_same_spec(const jf_run_spec_t *a, const jf_run_spec_t *b)
     assert_int_equal(a->custom.gpu_hz, b->custom.gpu_hz);
     assert_int_equal(a->custom.emc_hz, b->custom.emc_hz);
     assert_int_equal(a->dvfs_off, b->dvfs_off);
+    assert_int_equal(a->minibatches, b->minibatches);
+    assert_string_equal(a->init_weights, b->init_weights);
+    assert_int_equal(a->return_weights, b->return_weights);
+    assert_string_equal(a->fl_round, b->fl_round);
+    assert_int_equal(a->shard, b->shard);
+    assert_int_equal(a->shards, b->shards);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -190,6 +196,12 @@ static void test_id_is_deterministic(void **state)
     b.telemetry_off = base.telemetry_off;
     memcpy(b.runtime, base.runtime, strlen(base.runtime) + 1);
     b.roofline = base.roofline;
+    b.minibatches = base.minibatches;
+    memcpy(b.init_weights, base.init_weights, strlen(base.init_weights) + 1);
+    b.return_weights = base.return_weights;
+    memcpy(b.fl_round, base.fl_round, strlen(base.fl_round) + 1);
+    b.shard = base.shard;
+    b.shards = base.shards;
     jf_run_spec_compute_id(&b);
     assert_string_equal(a.run_id, b.run_id);
     jf_run_spec_compute_id(&a); // recomputing over an existing id gives the same id
@@ -216,6 +228,11 @@ static const t_set_t s_each_field[] = {
     T_SET_INT(telemetry_hz, 2),
     T_SET_I64(timeout_us, 2 * 3600 * JF_US_PER_S + JF_US_PER_S),
     T_SET_BOOL(dvfs_off, true),
+    T_SET_INT(minibatches, 20),
+    T_SET_STR(init_weights, "2f1ad3288c1baa3d369060da18a24b99ececb5852b0dfacfaa1aadb6e275f97a"),
+    T_SET_BOOL(return_weights, true),
+    T_SET_STR(fl_round, "fl-1.2"),
+    T_SET_INT(shards, 3),
 };
 
 #define T_N_FIELDS (sizeof s_each_field / sizeof s_each_field[0])

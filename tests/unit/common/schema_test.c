@@ -128,7 +128,14 @@ static void t_run_example(void *rec)
         .concurrent = {.infer_model = "mobilenetv3",
                        .infer_batch = 4,
                        .rate_per_s = 30.0,
-                       .budget_us = 200 * JF_US_PER_MS}};
+                       .budget_us = 200 * JF_US_PER_MS},
+        // The federated round's fields; shard 0 of the most shards, so that each of the two is
+        // valid at both its bounds with the other as here.
+        .minibatches = 20,
+        .init_weights = "2f1ad3288c1baa3d369060da18a24b99ececb5852b0dfacfaa1aadb6e275f97a",
+        .return_weights = true,
+        .fl_round = "fl1.2",
+        .shards = JF_RUN_SHARDS_MAX};
     jf_run_spec_compute_id(&s);
     memcpy(rec, &s, sizeof s);
 }

@@ -106,6 +106,11 @@ jf_add_unit_test(csearch
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/csearch_test.c LIBS jf_csearch)
 
 
+# Weight blobs of federated rounds (issue 14).
+jf_add_unit_test(store_blobs
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_blobs_test.c
+  ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_coord)
+
 # The rounds planner (issue #14, docs/rounds.md "Planning"): brute-forced synthetic tables and
 # the real AGX Orin modes.
 jf_add_unit_test(rounds_plan

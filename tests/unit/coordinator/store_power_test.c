@@ -191,6 +191,10 @@ static void test_migrates_version_3(void **state)
                                   "DROP TABLE models; "
                                   "ALTER TABLE epochs DROP COLUMN bench; ALTER TABLE epochs DROP COLUMN work_flop; "
                                   "ALTER TABLE epochs DROP COLUMN work_bytes; " // roofline
+                                  // The federated rounds' tables (issue 14).
+                                  "DROP TABLE fl_round_board; DROP TABLE fl_round; "
+                                  "DROP TABLE fl_rounds; DROP TABLE run_weights; "
+                                  "DROP TABLE weight_chunks; DROP TABLE blobs; "
                                   // Migration 8 -> 9's typed telemetry, back to version 8's.
                                   "DROP VIEW telemetry_json; DROP VIEW telemetry; "
                                   "DROP TABLE telemetry_sample; DROP TABLE telemetry_layout; "

@@ -417,6 +417,9 @@ static const char s_to_v8[] =
     " ALTER TABLE epochs DROP COLUMN work_bytes;"
     " DROP VIEW telemetry_json; DROP VIEW telemetry; DROP TABLE telemetry_sample;"
     " DROP TABLE telemetry_layout; DROP TABLE telemetry_series;"
+    // the tables of later migrations (federated rounds, issue 14)
+    " DROP TABLE fl_round_board; DROP TABLE fl_round; DROP TABLE fl_rounds;"
+    " DROP TABLE run_weights; DROP TABLE weight_chunks; DROP TABLE blobs;"
     " CREATE TABLE telemetry(run TEXT NOT NULL REFERENCES runs(id), attempt INTEGER NOT NULL,"
     " seq INTEGER NOT NULL, idx INTEGER NOT NULL, t_us INTEGER NOT NULL, sample TEXT NOT NULL,"
     " PRIMARY KEY(run, attempt, seq, idx)) WITHOUT ROWID;"

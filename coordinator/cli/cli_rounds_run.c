@@ -1,0 +1,287 @@
+/* jetfleet rounds run FILE and jetfleet rounds show ID (docs/rounds.md "Execution", "Records"):
+ * loads the rounds file, its boards and their plan (the planner of coord_rounds_plan.h; under
+ * maxn a board without fitted models runs its fastest preset with all the local work), records
+ * the rounds run and runs its rounds one after another (cli_rounds_round.c); show prints the
+ * records as a table, CSV or JSON. The loop lives in this process, as `sweep submit --adaptive`
+ * does: the coordinator only sees ordinary sweeps. */
+#include "cli_rounds_exec.h"
+
+#include "cli_table.h"
+#include "jf_parse.h"
+#include "jf_units.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define S_RUN_USAGE   "usage: jetfleet rounds run FILE [--no-profile] [--profile-modes N]"
+#define S_SHOW_USAGE  "usage: jetfleet rounds show ID [--boards] [--format text|csv|json]"
+#define S_PROFILE_MAX 1000
+
+static void s_exec_fini(cli_rounds_exec_t *x)
+{
+    coord_store_destroy(&x->store);
+    coord_rounds_boards_free(&x->boards, x->n);
+    free(x->choices);
+    free(x->slots);
+    free(x->specs);
+    jf_rounds_destroy(&x->cfg);
+}
+
+// The mode name of a preset of the board.
+static const char *s_mode_name(const jf_board_spec_t *spec, int id)
+{
+    for (size_t i = 0; i < spec->n_modes; i++) {
+        if (spec->modes[i].id == id) {
+            return spec->modes[i].name;
+        }
+    }
+    return NULL;
+}
+
+// Maxn without fitted models: each board's fastest preset with all the local work; nothing is
+// predicted (the records' pred_s and pred_j stay empty).
+static int s_maxn_defaults(cli_rounds_exec_t *x, jf_err_t *err)
+{
+    for (size_t i = 0; i < x->n; i++) {
+        const char *name = s_mode_name(x->specs[i], x->boards[i].maxn_mode_id);
+        if (!name) {
+            return jf_err_set(err, -EINVAL, "board '%s': no preset power mode to run maxn in",
+                              x->specs[i]->name);
+        }
+        x->choices[i] = (coord_rounds_choice_t){.mode_id = x->boards[i].maxn_mode_id,
+                                                .minibatches = x->cfg->local_count};
+        (void) snprintf(x->choices[i].mode_name, sizeof x->choices[i].mode_name, "%s", name);
+    }
+    x->planned = false;
+    return 0;
+}
+
+// The plan: the planner when every board has fitted models (boards without are profiled first
+// unless profiling is off), else, under maxn only, the boards' fastest presets.
+static int s_plan(cli_rounds_exec_t *x, bool profile, size_t profile_modes, jf_err_t *err)
+{
+    bool missing = false;
+    for (size_t i = 0; i < x->n; i++) {
+        missing = missing || x->boards[i].n_modes == 0;
+    }
+    if (missing && x->cfg->policy == JF_ROUNDS_MAXN) {
+        printf("note: not every board has fitted models for %s: maxn runs each board's fastest "
+               "preset with all the local work, without predictions\n",
+               x->cfg->workload);
+        return s_maxn_defaults(x, err);
+    }
+    for (size_t i = 0; missing && i < x->n; i++) {
+        if (x->boards[i].n_modes > 0) {
+            continue;
+        }
+        if (!profile) {
+            return jf_err_set(err, -ENOENT,
+                              "board '%s' has no fitted time and power models for %s (run "
+                              "without --no-profile to profile it first)",
+                              x->specs[i]->name, x->cfg->workload);
+        }
+        cli_rounds_profile_opts_t po = {.n = profile_modes};
+        if (cli_rounds_profile(x->ctx, x->cfg, x->specs[i], &po) != CLI_EXIT_OK) {
+            return jf_err_set(err, -EIO, "board '%s' could not be profiled", x->specs[i]->name);
+        }
+    }
+    if (missing) {
+        coord_rounds_boards_free(&x->boards, x->n);
+        size_t n = 0;
+        int rc = coord_rounds_boards_load(x->store, x->cfg, x->specs, x->n, &x->boards, &n, err);
+        if (rc != 0) {
+            return rc;
+        }
+    }
+    x->planned = true;
+    return coord_rounds_plan(x->cfg, x->boards, x->n, x->choices, err);
+}
+
+static int s_load(cli_rounds_exec_t *x, const char *file, jf_err_t *err)
+{
+    const jf_fleet_config_t *fleet = cli_ctx_fleet(x->ctx, err);
+    // Written to (the rounds' records and blobs), so opened for writing: the store must exist.
+    const char *path = x->ctx->store_path ? x->ctx->store_path
+                       : fleet            ? fleet->coord.store_path
+                                          : NULL;
+    if (path && access(path, F_OK) != 0) {
+        return jf_err_set(err, -ENOENT, "no store at %s (is the coordinator running?)", path);
+    }
+    x->store = path ? coord_store_open(path, false, err) : NULL;
+    if (!x->store) {
+        return -EIO;
+    }
+    x->file = file;
+    x->cfg = jf_rounds_load(file, err);
+    int rc = x->cfg ? jf_rounds_resolve(x->cfg, fleet, &x->specs, &x->n, err) : -EINVAL;
+    if (rc != 0) {
+        return rc;
+    }
+    x->choices = calloc(x->n, sizeof *x->choices);
+    x->slots = calloc(x->n, sizeof *x->slots);
+    if (!x->choices || !x->slots) {
+        return jf_err_set(err, -ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < x->n; i++) {
+        x->slots[i].spec = x->specs[i];
+    }
+    size_t n = 0;
+    rc = coord_rounds_boards_load(x->store, x->cfg, x->specs, x->n, &x->boards, &n, err);
+    return rc ? rc : 0;
+}
+
+static int s_begin(cli_rounds_exec_t *x, jf_err_t *err)
+{
+    coord_fl_rounds_t r = {.rounds = x->cfg->rounds,
+                           .batch_size = x->cfg->batch_size,
+                           .timeout_us = x->cfg->timeout_us};
+    (void) snprintf(r.name, sizeof r.name, "%s", x->cfg->name);
+    (void) snprintf(r.file, sizeof r.file, "%s", x->file);
+    (void) snprintf(r.policy, sizeof r.policy, "%s", jf_rounds_policy_name(x->cfg->policy));
+    (void) snprintf(r.straggler, sizeof r.straggler, "%s",
+                    jf_rounds_straggler_name(x->cfg->straggler));
+    (void) snprintf(r.workload, sizeof r.workload, "%s", x->cfg->workload);
+    int rc = coord_store_fl_rounds_begin(x->store, &r, &x->id, err);
+    if (rc == 0) {
+        printf("rounds_id=%lld name=%s policy=%s straggler=%s boards=%zu rounds=%lld "
+               "timeout_s=%.1f\n",
+               (long long) x->id, r.name, r.policy, r.straggler, x->n, (long long) r.rounds,
+               (double) r.timeout_us / (double) JF_US_PER_S);
+        for (size_t i = 0; i < x->n; i++) {
+            printf("plan board=%s mode=%s minibatches=%lld pred_s=%.3f pred_j=%.3f%s\n",
+                   x->specs[i]->name, x->choices[i].mode_name,
+                   (long long) x->choices[i].minibatches, x->planned ? x->choices[i].pred_s : 0.0,
+                   x->planned ? x->choices[i].pred_j : 0.0, x->planned ? "" : " (no prediction)");
+        }
+    }
+    return rc;
+}
+
+static int s_parse_run(int argc, char **argv, const char **ret_file, bool *ret_profile,
+                       size_t *ret_modes)
+{
+    static const struct option opts[] = {{"no-profile", no_argument, NULL, 'n'},
+                                         {"profile-modes", required_argument, NULL, 'm'},
+                                         {NULL, 0, NULL, 0}};
+    optind = 0; // argv[0] ("run") stands for the program name
+    *ret_profile = true;
+    *ret_modes = CLI_ROUNDS_PROFILE_MODES;
+    int64_t v = 0;
+    jf_err_t err = {0};
+    for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
+        if (c == 'n') {
+            *ret_profile = false;
+        } else if (c == 'm' && jf_parse_i64(optarg, 1, S_PROFILE_MAX, &v, &err) == 0) {
+            *ret_modes = (size_t) v;
+        } else {
+            return cli_fail(CLI_EXIT_USAGE, c == 'm' ? "--profile-modes '%s': %s" : "%s%s",
+                            c == 'm' ? optarg : S_RUN_USAGE, c == 'm' ? err.msg : "");
+        }
+    }
+    if (optind != argc - 1) {
+        return cli_fail(CLI_EXIT_USAGE, S_RUN_USAGE);
+    }
+    *ret_file = argv[optind];
+    return CLI_EXIT_OK;
+}
+
+int cli_rounds_run(cli_ctx_t *ctx, int argc, char **argv)
+{
+    const char *file = NULL;
+    bool profile = true;
+    size_t modes = 0;
+    int code = s_parse_run(argc, argv, &file, &profile, &modes);
+    if (code != CLI_EXIT_OK) {
+        return code;
+    }
+    cli_rounds_exec_t x = {.ctx = ctx};
+    jf_err_t err = {0};
+    int rc = s_load(&x, file, &err);
+    if (rc == -EINVAL) {
+        s_exec_fini(&x);
+        return cli_fail(CLI_EXIT_USAGE, "%s", err.msg);
+    }
+    rc = rc ? rc : s_plan(&x, profile, modes, &err);
+    rc = rc ? rc : s_begin(&x, &err);
+    for (int64_t r = 1; rc == 0 && r <= x.cfg->rounds; r++) {
+        rc = cli_rounds_round(&x, r, &err);
+    }
+    if (x.id > 0) {
+        jf_err_t end_err = {0};
+        if (coord_store_fl_rounds_end(x.store, x.id, rc ? "failed" : "done", rc ? err.msg : NULL,
+                                      &end_err) != 0) {
+            rc = rc ? rc : -EIO;
+            err = rc == -EIO ? end_err : err;
+        }
+    }
+    if (rc == 0) {
+        printf("rounds_id=%lld done weights=%s\n", (long long) x.id,
+               x.weights[0] ? x.weights : "-");
+    }
+    s_exec_fini(&x);
+    return rc ? cli_fail(CLI_EXIT_ERROR, "rounds run: %s", err.msg) : CLI_EXIT_OK;
+}
+
+static int s_parse_show(int argc, char **argv, int64_t *ret_id, bool *ret_boards,
+                        cli_format_t *ret_format)
+{
+    static const struct option opts[] = {{"boards", no_argument, NULL, 'b'},
+                                         {"format", required_argument, NULL, 'f'},
+                                         {NULL, 0, NULL, 0}};
+    optind = 0;
+    *ret_boards = false;
+    *ret_format = CLI_FORMAT_TEXT;
+    for (int c; (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
+        bool ok =
+            c == 'b' || (c == 'f' && (strcmp(optarg, "text") == 0 || strcmp(optarg, "csv") == 0 ||
+                                      strcmp(optarg, "json") == 0));
+        if (!ok) {
+            return cli_fail(CLI_EXIT_USAGE, S_SHOW_USAGE);
+        }
+        *ret_boards = *ret_boards || c == 'b';
+        if (c == 'f') {
+            *ret_format = strcmp(optarg, "csv") == 0    ? CLI_FORMAT_CSV
+                          : strcmp(optarg, "json") == 0 ? CLI_FORMAT_JSON
+                                                        : CLI_FORMAT_TEXT;
+        }
+    }
+    jf_err_t err = {0};
+    if (optind != argc - 1 || jf_parse_i64(argv[optind], 1, INT64_MAX, ret_id, &err) != 0) {
+        return cli_fail(CLI_EXIT_USAGE, S_SHOW_USAGE);
+    }
+    return CLI_EXIT_OK;
+}
+
+int cli_rounds_show(cli_ctx_t *ctx, int argc, char **argv)
+{
+    int64_t id = 0;
+    bool boards = false;
+    cli_format_t format = CLI_FORMAT_TEXT;
+    int code = s_parse_show(argc, argv, &id, &boards, &format);
+    if (code != CLI_EXIT_OK) {
+        return code;
+    }
+    jf_err_t err = {0};
+    coord_store_t *store = cli_ctx_store(ctx, &err);
+    char key[24];
+    (void) snprintf(key, sizeof key, "%lld", (long long) id);
+    cli_table_t *table = cli_table_new(NULL);
+    int rc = store ? coord_store_fl_rounds_exists(store, id, &err) : -EIO;
+    rc = rc      ? rc
+         : table ? coord_store_select(store, boards ? COORD_TABLE_FL_BOARDS : COORD_TABLE_FL_ROUNDS,
+                                      key, NULL, cli_table_add_row, table, &err)
+                 : jf_err_set(&err, -ENOMEM, "out of memory");
+    rc = rc ? rc : cli_table_write(table, format, stdout);
+    cli_table_destroy(&table);
+    if (rc == 0 && format == CLI_FORMAT_TEXT) {
+        printf("(simulated = 1: times and energy are the simulator's modelled figures; "
+               "docs/rounds.md \"Records\")\n");
+    }
+    return rc ? cli_fail(rc == -ENOENT ? CLI_EXIT_USAGE : CLI_EXIT_ERROR, "rounds show: %s",
+                         err.msg)
+              : CLI_EXIT_OK;
+}
