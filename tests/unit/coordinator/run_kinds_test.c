@@ -8,6 +8,7 @@
 #include "coord_points.h"
 #include "coord_report.h"
 #include "coord_run_kind.h"
+#include "coord_store_roofline.h"
 #include "coord_valid_runs.h"
 #include "coord_variability.h"
 #include "jf_units.h"
@@ -261,6 +262,46 @@ static void test_report_summary(void **state)
     json_decref(data);
 }
 
+static int s_sum_measured(const coord_roofline_measured_t *m, void *arg)
+{
+    coord_roofline_measured_t *sum = arg;
+    sum->epochs += m->epochs;
+    sum->compute_us += m->compute_us;
+    return 0;
+}
+
+// The rooflines' measured side (jetfleet roofline, recommend from rooflines): a board's plain
+// training epochs only.
+static void test_roofline_measured_training_only(void **state)
+{
+    tstore_ctx_t *c = *state;
+    jf_run_spec_t specs[S_RUNS];
+    s_build(c->store, specs);
+    jf_err_t err = {0};
+    for (int b = 0; b < S_BOARDS; b++) {
+        coord_roofline_measured_t sum = {0};
+        assert_int_equal(
+            coord_store_roofline_measured(c->store, s_boards[b], NULL, s_sum_measured, &sum, &err),
+            0);
+        int want_epochs = 0;
+        int64_t want_compute_us = 0;
+        for (size_t i = 0; i < S_RUNS; i++) {
+            if (s_cases[i].board == b && s_cases[i].kind == COORD_RUN_TRAINING) {
+                for (int e = 0; e < 2; e++) {
+                    // tstore_epoch: compute is half the epoch's time
+                    want_compute_us +=
+                        tstore_epoch(1, (int64_t) (s_cases[i].e2e_s[e] * 1e6), 1.0).compute_us;
+                    want_epochs++;
+                }
+            }
+        }
+        printf("roofline_measured_%s_epochs=%d expected=%d\n", s_boards[b], sum.epochs,
+               want_epochs);
+        assert_int_equal(sum.epochs, want_epochs);
+        assert_int_equal(sum.compute_us, want_compute_us);
+    }
+}
+
 static void test_kind_of(void **state)
 {
     (void) state;
@@ -281,6 +322,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_variability_training_by_runtime, tstore_setup,
                                         tstore_teardown),
         cmocka_unit_test_setup_teardown(test_report_summary, tstore_setup, tstore_teardown),
+        cmocka_unit_test_setup_teardown(test_roofline_measured_training_only, tstore_setup,
+                                        tstore_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
