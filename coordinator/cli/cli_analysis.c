@@ -88,8 +88,8 @@ void cli_analysis_print_left_out(const char *sweep, const coord_valid_runs_t *va
     coord_valid_runs_kinds_format(valid, text, sizeof text);
     if (text[0]) {
         fprintf(out,
-                "%s (their epochs are not training epochs of this kind: see docs/analysis.md "
-                "\"Run kinds\")\n",
+                "%s (their epochs are not training epochs: see docs/analysis.md \"Run "
+                "kinds\")\n",
                 text);
     }
 }
