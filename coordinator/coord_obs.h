@@ -37,6 +37,7 @@ typedef struct coord_obs {
     double energy_mj;         // energy of the epoch
     double avg_power_mw;      // mean power during the epoch
     int64_t samples;          // samples trained in the epoch
+    char runtime[COORD_OBS_NAME_MAX + 1]; // "bare" or "container" (docs/containers.md)
 } coord_obs_t;
 
 #endif

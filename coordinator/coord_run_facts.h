@@ -22,6 +22,11 @@ typedef struct coord_run_facts {
     bool has_clock_offset;                   // clock_offset_us is known
     int64_t clock_offset_us;                 // the board's clock minus the coordinator's, µs
     const char *measure_json; // borrowed, valid during the callback; NULL when none stored
+    // What kind of run it is (the run spec's fields; analysis/coord_run_kind.h decides the kind)
+    bool roofline;                        // a roofline run: microbenchmark epochs
+    int idle_s;                           // > 0: an idle baseline phase comes first
+    bool concurrent;                      // concurrent_infer_model set: inference beside training
+    char runtime[COORD_OBS_NAME_MAX + 1]; // "bare", "container"; "" when not set (bare)
 } coord_run_facts_t;
 
 #endif

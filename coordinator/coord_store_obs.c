@@ -18,7 +18,8 @@ static const char s_obs_sql[] =
     "   FROM json_each(r.measure, '$.power_mode.cpu_clusters') AS c)),"
     " coalesce(r.custom_gpu_hz, json_extract(r.measure, '$.power_mode.gpu_max_hz')),"
     " coalesce(r.custom_emc_hz, json_extract(r.measure, '$.power_mode.emc_cap_hz')),"
-    " e.e2e_us, e.fetch_stall_us, e.compute_us, e.energy_mj, e.avg_power_mw, e.samples"
+    " e.e2e_us, e.fetch_stall_us, e.compute_us, e.energy_mj, e.avg_power_mw, e.samples,"
+    " coalesce(nullif(r.runtime, ''), 'bare')"
     " FROM sweep_runs AS s JOIN runs AS r ON r.id = s.run"
     " LEFT JOIN boards AS b ON b.name = r.board"
     " JOIN epochs AS e ON e.run = r.id AND e.attempt = r.attempt"
@@ -66,6 +67,7 @@ static void s_row(sqlite3_stmt *st, const char *sweep, coord_obs_t *o)
         o->avg_power_mw = sqlite3_column_double(st, 21);
     }
     o->samples = sqlite3_column_int64(st, 22);
+    s_copy_text(o->runtime, sizeof o->runtime, st, 23);
 }
 
 int coord_store_sweep_exists(coord_store_t *self, const char *sweep, jf_err_t *err)

@@ -24,6 +24,10 @@ static const char s_measured_sql[] =
     " sum(e.energy_mj * e.compute_us / max(e.e2e_us, 1))"
     " FROM runs AS r JOIN epochs AS e ON e.run = r.id AND e.attempt = r.attempt"
     " WHERE r.board = ?1 AND coalesce(r.roofline, 0) = 0 AND r.state = 'done' AND e.warmup = 0"
+    // Plain bare training only, as analysis/coord_run_kind.c decides it: no idle baseline, no
+    // concurrent inference, not in a container (docs/analysis.md "Run kinds").
+    " AND coalesce(r.idle_s, 0) = 0 AND coalesce(r.concurrent_infer_model, '') = ''"
+    " AND coalesce(nullif(r.runtime, ''), 'bare') = 'bare'"
     " AND (?2 IS NULL OR pw = ?2)"
     " GROUP BY pw, r.model, r.batch_size ORDER BY pw, r.model, r.batch_size";
 

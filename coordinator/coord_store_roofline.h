@@ -25,8 +25,9 @@ typedef struct coord_roofline_bench {
     double energy_mj;                           // their energy, board total
 } coord_roofline_bench_t;
 
-// A board's training runs of one model, batch size and power setting: done, not roofline, last
-// attempts, warm-up left out. A plain value record.
+// A board's training runs of one model, batch size and power setting: done, plain bare training
+// (not roofline, idle, concurrent or container: docs/analysis.md "Run kinds"), last attempts,
+// warm-up left out. A plain value record.
 typedef struct coord_roofline_measured {
     char power[COORD_ROOFLINE_NAME_MAX + 1]; // power label
     char model[COORD_ROOFLINE_NAME_MAX + 1]; // model name (jf_torch_model_parse's)

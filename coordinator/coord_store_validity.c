@@ -10,7 +10,8 @@
 static const char s_facts_sql[] =
     "SELECT r.id, r.board, coalesce(b.type, ''), coalesce(b.platform, ''), r.power_mode,"
     " r.power_mode_id, r.telemetry_hz, r.clock_offset_us, r.measure,"
-    " r.custom_cores IS NOT NULL"
+    " r.custom_cores IS NOT NULL, coalesce(r.roofline, 0), coalesce(r.idle_s, 0),"
+    " coalesce(r.concurrent_infer_model, '') != '', coalesce(r.runtime, '')"
     " FROM sweep_runs AS s JOIN runs AS r ON r.id = s.run"
     " LEFT JOIN boards AS b ON b.name = r.board"
     " WHERE s.sweep = ?1 AND r.state = 'done'"
@@ -35,6 +36,10 @@ static void s_row(sqlite3_stmt *st, coord_run_facts_t *f)
     f->clock_offset_us = f->has_clock_offset ? sqlite3_column_int64(st, 7) : 0;
     f->measure_json = (const char *) sqlite3_column_text(st, 8);
     f->custom = sqlite3_column_int(st, 9) != 0;
+    f->roofline = sqlite3_column_int(st, 10) != 0;
+    f->idle_s = sqlite3_column_int(st, 11);
+    f->concurrent = sqlite3_column_int(st, 12) != 0;
+    s_copy_text(f->runtime, sizeof f->runtime, st, 13);
 }
 
 int coord_store_run_facts_each(coord_store_t *self, const char *sweep, coord_run_facts_fn fn,

@@ -301,6 +301,7 @@ static int s_on_facts(const coord_run_facts_t *f, void *arg)
     memcpy(v->board_type, f->board_type, sizeof v->board_type);
     memcpy(v->platform, f->platform, sizeof v->platform);
     v->valid = true;
+    v->kind = coord_run_kind_of(f->roofline, f->idle_s, f->concurrent, f->runtime);
     s_check_facts(f, c->opts, v);
     return 0;
 }
@@ -355,8 +356,11 @@ static int s_on_obs(const coord_obs_t *o, void *arg)
         s_flag(&r->v, COORD_INVALID_ENERGY_MISSING, "epoch %d has no energy", o->epoch);
     }
     if (r->v.epochs++ == 0) {
-        (void) snprintf(r->key, sizeof r->key, "%s|%s|%s|%s|%d|%d|%d", o->board, o->workload,
-                        o->power_mode, o->storage, o->workers, o->batch_size, o->dvfs_off);
+        // The kind is part of the key: a roofline or idle run's epochs are not training epochs
+        // and a container's may differ from bare ones; each is compared with its own kind.
+        (void) snprintf(r->key, sizeof r->key, "%s|%s|%s|%s|%d|%d|%d|%d", o->board, o->workload,
+                        o->power_mode, o->storage, o->workers, o->batch_size, o->dvfs_off,
+                        (int) r->v.kind);
     }
     if (s_grow((void **) &c->epochs, c->n_epochs, &c->cap_epochs, sizeof *c->epochs) != 0) {
         return -ENOMEM;

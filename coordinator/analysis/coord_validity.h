@@ -8,6 +8,7 @@
 #ifndef COORD_VALIDITY_H
 #define COORD_VALIDITY_H
 
+#include "coord_run_kind.h"
 #include "coord_store.h"
 #include "jf_err.h"
 
@@ -62,6 +63,7 @@ typedef struct coord_run_validity {
     bool reason[COORD_INVALID_COUNT];           // the reasons it is left out
     size_t epochs;                              // measured epochs
     char detail[COORD_VALIDITY_DETAIL_MAX + 1]; // the reasons with their numbers, "; "-joined
+    coord_run_kind_t kind;                      // training, roofline, idle, ... (coord_run_kind.h)
 } coord_run_validity_t;
 
 typedef struct coord_validity_opts {

@@ -101,7 +101,8 @@ static bool s_same_config(const coord_var_group_t *g, const coord_obs_t *o)
 {
     return strcmp(g->board_type, o->board_type) == 0 && strcmp(g->workload, o->workload) == 0 &&
            strcmp(g->power_mode, o->power_mode) == 0 && strcmp(g->storage, o->storage) == 0 &&
-           g->workers == o->workers && g->batch_size == o->batch_size && g->dvfs_off == o->dvfs_off;
+           g->workers == o->workers && g->batch_size == o->batch_size &&
+           g->dvfs_off == o->dvfs_off && strcmp(g->runtime, o->runtime) == 0;
 }
 
 static s_group_t *s_group_for(coord_variability_t *self, const coord_obs_t *o)
@@ -127,6 +128,7 @@ static s_group_t *s_group_for(coord_variability_t *self, const coord_obs_t *o)
     g->workers = o->workers;
     g->batch_size = o->batch_size;
     g->dvfs_off = o->dvfs_off;
+    memcpy(g->runtime, o->runtime, sizeof g->runtime);
     self->last = self->n_groups++;
     return &self->groups[self->last];
 }

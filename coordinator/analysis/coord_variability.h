@@ -1,7 +1,7 @@
 /* Board-to-board variability of a sweep (issue #12; docs/analysis.md "Variability"): epochs are
  * grouped by board type, workload and configuration (power mode label, storage, workers, batch
- * size, DVFS off); per board the mean per epoch over its epochs and repeats, then across the
- * boards of a group mean, sd, CV, min, max, spread and boards flagged by the modified z-score
+ * size, DVFS off, runtime); per board the mean per epoch over its epochs and repeats, then across
+ * the boards of a group mean, sd, CV, min, max, spread and boards flagged by the modified z-score
  * (coord_stats.h), beside the boards' own repeat-to-repeat CV. Reads coord_obs_t records only;
  * which runs to feed it (valid ones) is the caller's choice (coord_validity.h). */
 #ifndef COORD_VARIABILITY_H
@@ -61,6 +61,7 @@ typedef struct coord_var_group {
     int workers;                                   // loader workers
     int batch_size;                                // samples per minibatch
     bool dvfs_off;                                 // clocks pinned
+    char runtime[COORD_OBS_NAME_MAX + 1];          // "bare" or "container"
     bool any_sim;                                  // a board of the group is simulated
     size_t n_boards;                               // boards measured
     coord_var_metric_t metric[COORD_METRIC_COUNT]; // set by coord_variability_compute

@@ -40,7 +40,8 @@ int cli_analysis_store(cli_ctx_t *ctx, coord_store_t **ret_store, coord_validity
     return CLI_EXIT_OK;
 }
 
-int cli_analysis_valid_runs(cli_ctx_t *ctx, const char *sweep, coord_valid_runs_t **ret_valid)
+int cli_analysis_valid_runs(cli_ctx_t *ctx, const char *sweep, bool with_container,
+                            coord_valid_runs_t **ret_valid)
 {
     coord_store_t *store = NULL;
     coord_validity_opts_t opts = {0};
@@ -53,12 +54,18 @@ int cli_analysis_valid_runs(cli_ctx_t *ctx, const char *sweep, coord_valid_runs_
     if (!valid) {
         return cli_fail(CLI_EXIT_ERROR, "%s", err.msg);
     }
+    if (with_container) {
+        coord_valid_runs_keep_kind(valid, COORD_RUN_CONTAINER);
+    }
     const coord_validity_summary_t *s = coord_valid_runs_summary(valid);
     char text[S_SUMMARY_MAX];
     coord_validity_summary_format(s, text, sizeof text);
+    char kinds[S_SUMMARY_MAX];
+    coord_valid_runs_kinds_format(valid, kinds, sizeof kinds);
     if (s->runs == 0) {
-        rc = cli_fail(CLI_EXIT_ERROR, "sweep '%s' has no done runs: nothing measured to analyse",
-                      sweep);
+        rc = cli_fail(
+            CLI_EXIT_ERROR, "sweep '%s' has no done %sruns: nothing measured to analyse%s%s%s",
+            sweep, kinds[0] ? "training " : "", kinds[0] ? " (" : "", kinds, kinds[0] ? ")" : "");
     } else if (s->valid == 0) {
         rc = cli_fail(CLI_EXIT_ERROR,
                       "sweep '%s' has no valid run (%s; see: jetfleet check --sweep %s)", sweep,
@@ -71,11 +78,18 @@ int cli_analysis_valid_runs(cli_ctx_t *ctx, const char *sweep, coord_valid_runs_
     return rc;
 }
 
-void cli_analysis_print_left_out(const char *sweep, const coord_validity_summary_t *summary,
+void cli_analysis_print_left_out(const char *sweep, const coord_valid_runs_t *valid,
                                  cli_format_t format)
 {
     char text[S_SUMMARY_MAX];
-    coord_validity_summary_format(summary, text, sizeof text);
-    fprintf(format == CLI_FORMAT_TEXT ? stdout : stderr,
-            "valid runs only: %s (see: jetfleet check --sweep %s)\n", text, sweep);
+    coord_validity_summary_format(coord_valid_runs_summary(valid), text, sizeof text);
+    FILE *out = format == CLI_FORMAT_TEXT ? stdout : stderr;
+    fprintf(out, "valid runs only: %s (see: jetfleet check --sweep %s)\n", text, sweep);
+    coord_valid_runs_kinds_format(valid, text, sizeof text);
+    if (text[0]) {
+        fprintf(out,
+                "%s (their epochs are not training epochs: see docs/analysis.md \"Run "
+                "kinds\")\n",
+                text);
+    }
 }

@@ -18,7 +18,7 @@
 #define S_USAGE                                                                                    \
     "usage: jetfleet variability --sweep NAME [--metric e2e|stall|compute|energy|all] "            \
     "[--format text|csv|json]"
-#define S_NCOLS    26
+#define S_NCOLS    27
 #define S_CELL     128
 #define S_SIM_NOTE "groups of sim boards are simulated (model: docs/simulator.md), not measured"
 
@@ -37,15 +37,15 @@ static const char *const s_cols[S_NCOLS + 1] = {
     "max_s",         "mean_j",           "sd_j",       "min_j",
     "max_j",         "cv_pct",           "spread_pct", "spread_x",
     "repeat_cv_pct", "repeat_cv_boards", "outliers",   "outlier_boards",
-    "median_s",      "median_j",         NULL};
+    "median_s",      "median_j",         "runtime",    NULL};
 static const char *const s_text_s[] = {
     "board_type", "workload",   "power_mode",    "storage",  "workers", "batch_size",
     "dvfs_off",   "boards",     "mean_s",        "sd_s",     "cv_pct",  "min_s",
-    "max_s",      "spread_pct", "repeat_cv_pct", "outliers", NULL};
+    "max_s",      "spread_pct", "repeat_cv_pct", "outliers", "runtime", NULL};
 static const char *const s_text_j[] = {
     "board_type", "workload",   "power_mode",    "storage",  "workers", "batch_size",
     "dvfs_off",   "boards",     "mean_j",        "sd_j",     "cv_pct",  "min_j",
-    "max_j",      "spread_pct", "repeat_cv_pct", "outliers", NULL};
+    "max_j",      "spread_pct", "repeat_cv_pct", "outliers", "runtime", NULL};
 
 static int s_parse(int argc, char **argv, s_args_t *a)
 {
@@ -164,6 +164,7 @@ static int s_add_group(cli_table_t *t, const coord_variability_t *var, size_t g,
     s_set(&row, "workers", COORD_VALUE_INT, "%d", grp->workers);
     s_set(&row, "batch_size", COORD_VALUE_INT, "%d", grp->batch_size);
     s_set(&row, "dvfs_off", COORD_VALUE_TEXT, "%s", grp->dvfs_off ? "yes" : "no");
+    s_set(&row, "runtime", COORD_VALUE_TEXT, "%s", grp->runtime);
     size_t with = 0; // boards that have the metric (energy may be unreadable on some)
     for (size_t b = 0; b < grp->n_boards; b++) {
         with += coord_variability_board(var, g, b)->has[m];
@@ -187,12 +188,12 @@ static void s_print_outliers(const coord_variability_t *var, coord_metric_t m, F
             }
             fprintf(out,
                     "outlier: %s %s %.3f %s, modified z %.1f (median %.3f), group %s %s %s %s "
-                    "workers %d batch %d%s\n",
+                    "workers %d batch %d%s %s\n",
                     vb->board, coord_metric_name(m), s_shown(m, vb->mean[m]),
                     m == COORD_METRIC_ENERGY ? "J" : "s", vb->z[m],
                     s_shown(m, grp->metric[m].between.median), grp->board_type, grp->workload,
                     grp->power_mode, grp->storage, grp->workers, grp->batch_size,
-                    grp->dvfs_off ? " dvfs off" : "");
+                    grp->dvfs_off ? " dvfs off" : "", grp->runtime);
         }
     }
 }
@@ -271,7 +272,7 @@ int cli_cmd_variability(cli_ctx_t *ctx, int argc, char **argv)
     }
     jf_err_t err = {0};
     coord_valid_runs_t *valid = NULL;
-    int rc = cli_analysis_valid_runs(ctx, a.sweep, &valid);
+    int rc = cli_analysis_valid_runs(ctx, a.sweep, true, &valid);
     coord_variability_t *var =
         rc == CLI_EXIT_OK ? s_analyse(ctx->store, a.sweep, valid, &err) : NULL;
     if (rc == CLI_EXIT_OK && !var) {
@@ -287,7 +288,7 @@ int cli_cmd_variability(cli_ctx_t *ctx, int argc, char **argv)
         rc = cli_fail(CLI_EXIT_ERROR, "writing the tables failed");
     }
     if (rc == CLI_EXIT_OK) {
-        cli_analysis_print_left_out(a.sweep, coord_valid_runs_summary(valid), fmt);
+        cli_analysis_print_left_out(a.sweep, valid, fmt);
         if (s_any_sim(var)) {
             fprintf(fmt == CLI_FORMAT_TEXT ? stdout : stderr, "%s\n", S_SIM_NOTE);
         }

@@ -117,12 +117,12 @@ int cli_models_runs(const cli_ctx_t *ctx, coord_store_t *store, const char *swee
     if (rc == 0 && *ret_n == 0) {
         free(*ret_runs);
         *ret_runs = NULL;
-        char why[160] = "";
-        if (ret_left->invalid || ret_left->no_op) {
+        char why[200] = "";
+        if (ret_left->invalid || ret_left->no_op || ret_left->other_kind) {
             snprintf(why, sizeof why,
-                     " (left out: %zu invalid, %zu without a known operating point; see: "
-                     "jetfleet check)",
-                     ret_left->invalid, ret_left->no_op);
+                     " (left out: %zu invalid, %zu without a known operating point, %zu not "
+                     "plain training; see: jetfleet check)",
+                     ret_left->invalid, ret_left->no_op, ret_left->other_kind);
         }
         rc = jf_err_set(err, -ENOENT,
                         "sweep '%s' has no measured runs of workload '%s' on %s '%s'%s", sweep,
@@ -142,6 +142,20 @@ void cli_models_print_left(const char *sweep, size_t used, const coord_points_le
             "valid runs only: %zu runs used, %zu left out as invalid, %zu without a known "
             "operating point (see: jetfleet check --sweep %s)\n",
             used, left->invalid, left->no_op, sweep);
+    if (left->other_kind > 0) {
+        fputs("not training, left out:", stderr);
+        const char *sep = " ";
+        for (int k = 0; k < COORD_RUN_KIND_COUNT; k++) {
+            if (left->by_kind[k] > 0) {
+                fprintf(stderr, "%s%s %zu", sep, coord_run_kind_name((coord_run_kind_t) k),
+                        left->by_kind[k]);
+                sep = ", ";
+            }
+        }
+        fputs(" (models and fronts use plain bare training runs only: see docs/analysis.md "
+              "\"Run kinds\")\n",
+              stderr);
+    }
 }
 
 int cli_models_check_pair(const coord_model_row_t *t, const coord_model_row_t *p, jf_err_t *err)

@@ -55,11 +55,15 @@ static int s_on_obs(const coord_obs_t *o, void *arg)
     if (!s_match(c->f, o)) {
         return 0;
     }
+    bool other = c->f->valid && coord_valid_runs_is_other_kind(c->f->valid, o->run);
     bool invalid = c->f->valid && !coord_valid_runs_has(c->f->valid, o->run);
     if (invalid || !o->has_op) {
         // A run's epochs come together: count it once, at its first epoch.
         if (strcmp(c->last_left, o->run) != 0) {
-            *(invalid ? &c->left.invalid : &c->left.no_op) += 1;
+            *(other ? &c->left.other_kind : invalid ? &c->left.invalid : &c->left.no_op) += 1;
+            if (other) { // only then is the verdict known to exist
+                c->left.by_kind[coord_valid_runs_verdict(c->f->valid, o->run)->kind]++;
+            }
         }
         memcpy(c->last_left, o->run, sizeof c->last_left);
         return 0;

@@ -38,6 +38,9 @@ typedef struct coord_points_filter {
 typedef struct coord_points_left {
     size_t no_op;   // no operating point known (no custom point, no power mode read back)
     size_t invalid; // not among f->valid (jetfleet check found a reason to distrust it)
+    size_t other_kind; // not plain training (roofline, idle, concurrent, container runs:
+                       // coord_valid_runs_is_other_kind), whatever its verdict
+    size_t by_kind[COORD_RUN_KIND_COUNT]; // other_kind by kind (coord_run_kind.h)
 } coord_points_left_t;
 
 // The runs of the sweep that pass the filter (valid ones only when f->valid is set) and have an

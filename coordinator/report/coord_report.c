@@ -387,8 +387,12 @@ static int s_valid_summary(const coord_report_ctx_t *ctx, json_t *data)
     const coord_validity_summary_t *s = coord_valid_runs_summary(ctx->valid);
     char text[S_SUMMARY_MAX];
     coord_validity_summary_format(s, text, sizeof text);
-    json_t *v = json_pack("{s:I, s:I, s:s}", "runs", (json_int_t) s->runs, "valid",
-                          (json_int_t) s->valid, "summary", text);
+    char kinds[S_SUMMARY_MAX];
+    coord_valid_runs_kinds_format(ctx->valid, kinds, sizeof kinds);
+    json_t *v = json_pack("{s:I, s:I, s:s, s:I, s:s}", "runs", (json_int_t) s->runs, "valid",
+                          (json_int_t) s->valid, "summary", text, "not_training",
+                          (json_int_t) coord_valid_runs_left_kinds_total(ctx->valid),
+                          "not_training_summary", kinds);
     return v && json_object_set_new(data, "valid_runs", v) == 0 ? 0 : -ENOMEM;
 }
 

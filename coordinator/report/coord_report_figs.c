@@ -94,8 +94,8 @@ static int s_pareto_one(const coord_report_ctx_t *ctx, const coord_obs_t *o, jso
     char note[S_LABEL_MAX];
     snprintf(note, sizeof note,
              "%zu valid runs, %zu distinct modes; %zu left out without a known "
-             "operating point",
-             n, nmodes, left.no_op);
+             "operating point, %zu as not plain training",
+             n, nmodes, left.no_op, left.other_kind);
     (void) json_object_set_new(fig, "note", json_string(note));
     (void) json_object_set_new(fig, "simulated",
                                json_boolean(s_any_sim(ctx, o->workload, NULL, o->board_type)));

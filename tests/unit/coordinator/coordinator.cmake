@@ -123,3 +123,9 @@ jf_add_unit_test(rounds_boards
 # The roofline maths (coord_roofline.h, docs/roofline.md).
 jf_add_unit_test(roofline
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/roofline_test.c LIBS jf_fit)
+
+# Run kinds in the analysis (docs/analysis.md "Run kinds"): roofline, idle, concurrent and
+# container runs left out of training figures, and counted.
+jf_add_unit_test(run_kinds
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/run_kinds_test.c
+  ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_report)
