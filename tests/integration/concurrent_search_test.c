@@ -1,9 +1,10 @@
 /* Integration: `jetfleet concurrent search` (issue #15, docs/concurrent.md "The command"). A
- * coordinator and one simulated Xavier NX; the gradient descent with a cap of 6 profiles runs
+ * coordinator and one simulated AGX Orin; the gradient descent with a cap of 6 profiles runs
  * each point as a concurrent run (LeNet-5 training beside MobileNetV3 inference) through the
- * coordinator: the answer is one of the profiled runs, its stored records meet both budgets, and
- * the sweep holds exactly the reported number of runs. The same search with a power budget no
- * point meets reuses every run (none added) and says so; bad arguments exit 2. Simulated. */
+ * coordinator: the answer is one of the profiled runs, its stored records meet both budgets (which
+ * leave some profiled points out), no faster stored run meets them, and the sweep holds exactly the
+ * reported number of runs. The same search with a power budget no point meets reuses every run
+ * (none added) and says so; bad arguments exit 2. Simulated. */
 #include "jft_check.h"
 #include "jft_fleet.h"
 #include "jft_fs.h"
@@ -19,8 +20,8 @@
 
 #define S_CLI_MS   100000
 #define S_PROFILES "6"
-#define S_LAT_MS   "5000"
-#define S_POWER_W  "100"
+#define S_LAT_MS   "500"
+#define S_POWER_W  "11"
 
 static const char *const s_agent_args[] = {
     "--sim-speed", "20", "--sim-scale", "0.2", "--sim-seed", "7", "--log-level", "notice", NULL};
@@ -28,7 +29,7 @@ static const char *const s_agent_args[] = {
 static int s_setup(void **state)
 {
     jft_fleet_t *f = calloc(1, sizeof *f);
-    const char *types[] = {"xavier-nx"};
+    const char *types[] = {"orin-agx"};
     *state = f;
     return f && jft_fleet_setup_sims(f, 0, types, 1) == 0 ? 0 : -1;
 }
@@ -133,6 +134,19 @@ static void s_check_answer(jft_fleet_t *f, const char *out, long long profiled)
     long long within = jft_fleet_sql_int(f, sql);
     printf("csearch_chosen_within_budget_runs=%lld\n", within);
     assert_int_equal(within, 1);
+    // No other run of the sweep within both budgets trained faster than the answer.
+    double sps = strtod(s_after(out, "train_samples_per_s="), NULL);
+    (void) snprintf(sql, sizeof sql,
+                    "SELECT count(*) FROM runs r JOIN sweep_runs s ON s.run = r.id WHERE "
+                    "r.state = 'done' AND (SELECT max(e.concurrent_latency_p99_us) <= %s * 1000 "
+                    "AND avg(e.avg_power_mw) <= %s * 1000 AND avg(e.samples * 1e6 / e.e2e_us) > "
+                    "%.6f * 1.001 FROM epochs e WHERE e.run = r.id AND e.warmup = 0 AND "
+                    "e.attempt = r.attempt)",
+                    S_LAT_MS, S_POWER_W, sps);
+    printf("csearch_train_samples_per_s=%.2f\n", sps);
+    long long better = jft_fleet_sql_int(f, sql);
+    printf("csearch_better_runs_within_budget=%lld\n", better);
+    assert_int_equal(better, 0);
     long long runs = jft_fleet_sql_int(f, "SELECT count(*) FROM sweep_runs");
     printf("csearch_modes_profiled=%lld csearch_runs=%lld\n", profiled, runs);
     assert_int_equal(runs, profiled);
@@ -153,8 +167,6 @@ static void test_concurrent_search(void **state)
     long long submitted = strtoll(s_after(out, "runs_submitted="), NULL, 10);
     assert_true(profiled >= 1 && profiled <= 6);
     assert_int_equal(submitted, profiled);
-    printf("csearch_train_samples_per_s=%.2f\n",
-           strtod(s_after(out, "train_samples_per_s="), NULL));
     s_check_answer(f, strstr(out, "chosen: "), profiled);
     free(out);
 
