@@ -434,6 +434,12 @@ static int s_concurrent_search(cli_ctx_t *ctx, int argc, char **argv)
 
 int cli_cmd_concurrent(cli_ctx_t *ctx, int argc, char **argv)
 {
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            printf("%s\n", S_USAGE);
+            return CLI_EXIT_OK;
+        }
+    }
     if (argc < 1 || strcmp(argv[0], "search") != 0) {
         return cli_fail(CLI_EXIT_USAGE, "concurrent: expected 'search'; %s", S_USAGE);
     }

@@ -176,6 +176,45 @@ static void test_concurrent_search(void **state)
     assert_non_null(strstr(out, "no profiled point meets both budgets"));
     assert_int_equal(jft_fleet_sql_int(f, "SELECT count(*) FROM runs"), before);
     free(out);
+
+    // The active search with 4 profiles (two corners, two seeded random points): whatever it
+    // answers, its sweep holds exactly the runs it reported.
+    char path[PATH_MAX + 16];
+    (void) snprintf(path, sizeof path, "%s/al.out", f->dir);
+    int rc = jft_fleet_cli(f, path, S_CLI_MS,
+                           (const char *[]){"concurrent",
+                                            "search",
+                                            "--board",
+                                            board,
+                                            "--policy",
+                                            "al",
+                                            "--workload",
+                                            "lenet5-mnist",
+                                            "--infer-model",
+                                            "mobilenetv3",
+                                            "--rate",
+                                            "20",
+                                            "--latency-budget-ms",
+                                            S_LAT_MS,
+                                            "--power-budget-w",
+                                            S_POWER_W,
+                                            "--max-profiles",
+                                            "4",
+                                            "--timeout",
+                                            "80",
+                                            NULL});
+    out = jft_read_file(path, NULL);
+    assert_non_null(out);
+    printf("%s\ncsearch_al_exit=%d\n", out, rc);
+    assert_true(rc == 0 || (rc == 1 && strstr(out, "no profiled point meets both budgets")));
+    long long al = strtoll(s_after(out, "modes_profiled="), NULL, 10);
+    long long al_runs = jft_fleet_sql_int(f, "SELECT count(*) FROM sweep_runs WHERE sweep IN "
+                                             "(SELECT name FROM sweeps ORDER BY submitted_us DESC "
+                                             "LIMIT 1)");
+    printf("csearch_al_modes_profiled=%lld csearch_al_runs=%lld\n", al, al_runs);
+    assert_int_equal(al, 4);
+    assert_int_equal(al_runs, al);
+    free(out);
 }
 
 int main(void)
