@@ -56,13 +56,7 @@ typedef struct s_search {
 
 static int s_num(const char *v, double lo, double hi, double *ret)
 {
-    char *end = NULL;
-    double d = v ? strtod(v, &end) : NAN;
-    if (!v || end == v || *end || !(d >= lo && d <= hi)) {
-        return -1;
-    }
-    *ret = d;
-    return 0;
+    return v && jf_parse_double(v, lo, hi, ret, NULL) == 0 ? 0 : -1;
 }
 
 static int s_opt_i64(const char *v, int64_t lo, int64_t hi, int64_t dflt, const char *name,
