@@ -39,6 +39,13 @@ typedef struct s_args {
     int64_t budget_ms, batch, seed, timeout_s, max_profiles;
 } s_args_t;
 
+// A profiled point's run and the share of its requests within the latency budget.
+typedef struct s_seen {
+    int point[COORD_CSEARCH_DIMS];
+    char run[JF_RUN_ID_LEN + 1]; // empty: not runnable, no run
+    double within_pct;           // NAN when the run has no valid record
+} s_seen_t;
+
 // The search's state: the board's space and the runs it submitted (one per profiled point).
 typedef struct s_search {
     cli_ctx_t *ctx;                         // borrowed
@@ -52,6 +59,7 @@ typedef struct s_search {
     int64_t deadline_us;          // monotonic; 0: none
     size_t runs_submitted;        // points sent to the coordinator (one run each)
     size_t n_profiles;            // profile calls so far
+    s_seen_t *seen;               // n_profiles entries (owned)
 } s_search_t;
 
 static int s_num(const char *v, double lo, double hi, double *ret)
@@ -319,6 +327,18 @@ static int s_run_point(s_search_t *s, const char *yaml, jf_err_t *err)
                : jf_err_set(err, -ETIMEDOUT, "sweep '%s': waiting failed", s->sweep);
 }
 
+// Runs the point's sweep and reads its run's figures (or fail reason) into *f.
+static int s_measure(s_search_t *s, const char *yaml, s_found_t *f, jf_err_t *err)
+{
+    coord_store_t *store = cli_ctx_store(s->ctx, err);
+    int rc = store ? s_run_point(s, yaml, err) : -EIO;
+    rc = rc ? rc
+            : coord_store_select(store, COORD_TABLE_RESULTS, s->sweep, NULL, s_on_result, f, err);
+    return rc || f->done
+               ? rc
+               : coord_store_select(store, COORD_TABLE_RUNS, s->sweep, NULL, s_on_run, f, err);
+}
+
 static int s_profile(void *arg, const int p[COORD_CSEARCH_DIMS], coord_csearch_obs_t *ret_obs,
                      jf_err_t *err)
 {
@@ -330,6 +350,15 @@ static int s_profile(void *arg, const int p[COORD_CSEARCH_DIMS], coord_csearch_o
         free(yaml);
         return yaml ? -EIO : jf_err_set(err, -ENOMEM, "out of memory");
     }
+    s_seen_t *seen = realloc(s->seen, (s->n_profiles + 1) * sizeof *seen);
+    if (!seen) {
+        free(yaml);
+        return jf_err_set(err, -ENOMEM, "out of memory");
+    }
+    s->seen = seen;
+    seen = &s->seen[s->n_profiles];
+    *seen = (s_seen_t){.within_pct = NAN};
+    memcpy(seen->point, p, sizeof seen->point);
     s_found_t f = {0};
     char label[32];
     (void) snprintf(label, sizeof label, "profile %zu:", ++s->n_profiles);
@@ -344,14 +373,9 @@ static int s_profile(void *arg, const int p[COORD_CSEARCH_DIMS], coord_csearch_o
         printf(" run=%s\n", sw->runs[0].run_id);
         fflush(stdout);
         f.run = sw->runs[0].run_id;
-        coord_store_t *store = cli_ctx_store(s->ctx, err);
-        rc = store ? s_run_point(s, yaml, err) : -EIO;
-        rc = rc ? rc
-                : coord_store_select(store, COORD_TABLE_RESULTS, s->sweep, NULL, s_on_result, &f,
-                                     err);
-        rc = rc || f.done
-                 ? rc
-                 : coord_store_select(store, COORD_TABLE_RUNS, s->sweep, NULL, s_on_run, &f, err);
+        (void) snprintf(seen->run, sizeof seen->run, "%s", f.run);
+        rc = s_measure(s, yaml, &f, err);
+        seen->within_pct = f.obs.ok ? f.within_pct : NAN;
         s_print_point(s, p, "  measured");
         s_print_obs(&f);
     }
@@ -394,9 +418,15 @@ static int s_report(const s_search_t *s, const coord_csearch_t *cs, const coord_
                         (long long) a->budget_ms, a->power_mw / 1e3, a->board,
                         coord_csearch_profiled(cs), s->sweep);
     }
+    const s_seen_t *seen = NULL;
+    for (size_t i = 0; i < s->n_profiles && !seen; i++) {
+        seen = memcmp(s->seen[i].point, r->point, sizeof r->point) == 0 ? &s->seen[i] : NULL;
+    }
     s_print_point(s, r->point, "chosen:");
-    printf("\ntrain_samples_per_s=%.2f\nlatency_p99_ms=%.2f\npower_w=%.3f\n", r->obs.train_sps,
-           r->obs.latency_us / 1e3, r->obs.power_mw / 1e3);
+    printf(" run=%s\ntrain_samples_per_s=%.2f\nlatency_p99_ms=%.2f\nwithin_budget_pct=%.1f\n"
+           "power_w=%.3f\n",
+           seen ? seen->run : "?", r->obs.train_sps, r->obs.latency_us / 1e3,
+           seen ? seen->within_pct : NAN, r->obs.power_mw / 1e3);
     return CLI_EXIT_OK;
 }
 
@@ -423,6 +453,7 @@ static int s_concurrent_search(cli_ctx_t *ctx, int argc, char **argv)
     rc = cs ? s_search(cs, &a, &r, &err) : -ENOMEM;
     code = rc == 0 ? s_report(&s, cs, &r) : cli_fail(CLI_EXIT_ERROR, "%s", err.msg);
     coord_csearch_destroy(&cs);
+    free(s.seen);
     return code;
 }
 
