@@ -1,10 +1,11 @@
 /* Integration: `jetfleet concurrent search` (issue #15, docs/concurrent.md "The command"). A
- * coordinator and one simulated AGX Orin; the gradient descent with a cap of 6 profiles runs
- * each point as a concurrent run (LeNet-5 training beside MobileNetV3 inference) through the
- * coordinator: the answer is one of the profiled runs, its stored records meet both budgets (which
- * leave some profiled points out), no faster stored run meets them, and the sweep holds exactly the
- * reported number of runs. The same search with a power budget no point meets reuses every run
- * (none added) and says so; bad arguments exit 2. Simulated. */
+ * coordinator and one simulated AGX Orin (the fleet's host board is never started); the gradient
+ * descent with a cap of 6 profiles runs each point as a concurrent run (LeNet-5 training beside
+ * MobileNetV3 inference) through the coordinator: the answer is one of the profiled runs, its
+ * stored records meet both budgets (which leave some profiled points out), no faster stored run
+ * meets them, and the sweep holds exactly the reported number of runs. The same search with a power
+ * budget no point meets reuses every run (none added) and says so; bad arguments exit 2. Simulated.
+ */
 #include "jft_check.h"
 #include "jft_fleet.h"
 #include "jft_fs.h"
@@ -31,7 +32,7 @@ static int s_setup(void **state)
     jft_fleet_t *f = calloc(1, sizeof *f);
     const char *types[] = {"orin-agx"};
     *state = f;
-    return f && jft_fleet_setup_sims(f, 0, types, 1) == 0 ? 0 : -1;
+    return f && jft_fleet_setup_sims(f, 1, types, 1) == 0 ? 0 : -1;
 }
 
 static int s_teardown(void **state)
@@ -76,6 +77,11 @@ static void s_bad_requests(jft_fleet_t *f, const char *board)
     s_expect(f, 2, (const char *[]){"concurrent", "search", "--board", board, NULL},
              "--policy is required");
     s_expect(f, 2, (const char *[]){"concurrent", "find", NULL}, "expected 'search'");
+    // The fleet's host board (never started): not simulated, so no concurrent runs.
+    memcpy(args, base, sizeof base);
+    args[3] = jft_fleet_board(f, "host-1");
+    args[16] = NULL;
+    s_expect(f, 2, args, "concurrent training and inference runs only on simulated boards");
     assert_int_equal(jft_fleet_sql_int(f, "SELECT count(*) FROM sweeps"), 0);
 }
 
