@@ -93,6 +93,11 @@ _jetfleet()
         subs="plan run show"
         opts="--no-profile --profile-modes --timeout --boards --format"
         ;;
+    concurrent)
+        subs="search"
+        opts="--board --policy --workload --infer-model --rate --latency-budget-ms
+              --power-budget-w --batch --seed --timeout --max-profiles"
+        ;;
     esac
     if [[ -n $subs && -z $sub && $cur != -* ]]; then
         COMPREPLY=($(compgen -W "$subs" -- "$cur"))

@@ -27,6 +27,7 @@ int cli_cmd_baseline(cli_ctx_t *ctx, int argc, char **argv);
 int cli_cmd_containers(cli_ctx_t *ctx, int argc, char **argv);
 int cli_cmd_rounds(cli_ctx_t *ctx, int argc, char **argv);
 int cli_cmd_roofline(cli_ctx_t *ctx, int argc, char **argv);
+int cli_cmd_concurrent(cli_ctx_t *ctx, int argc, char **argv);
 
 // Prints "jetfleet: <what>" to stderr and returns code.
 int cli_fail(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -70,9 +70,19 @@ static const char s_usage[] =
     "                                           each board's mode and minibatches for one round of\n"
     "                                           a rounds file, predicted (docs/rounds.md); boards\n"
     "                                           without fitted models are profiled first\n"
+    "  rounds run FILE [--no-profile] [--profile-modes N]\n"
+    "                                           run the rounds: plan, train, FedAvg, stragglers\n"
+    "  rounds show ID [--boards] [--format text|csv|json]\n"
+    "                                           each round's spread, energy, loss (per board)\n"
     "  roofline --board B [--mode M] [--batch N]\n"
     "                                           time and energy rooflines, workloads on them\n"
     "                                           (docs/roofline.md)\n"
+    "  concurrent search --board B --policy gd|al --workload MODEL-DATASET --infer-model M\n"
+    "      --rate R --latency-budget-ms L --power-budget-w P [--batch N] [--seed S]\n"
+    "      [--timeout SECONDS] [--max-profiles N]\n"
+    "                                           power mode and inference batch for training\n"
+    "                                           beside inference, each point run on B\n"
+    "                                           (docs/concurrent.md)\n"
     "The config defaults to $JETFLEET_CONFIG, else ./fleet.yaml. --store FILE reads that store\n"
     "without a config (commands that talk to the coordinator still need the config).\n";
 
@@ -126,7 +136,8 @@ int main(int argc, char **argv)
                 {"baseline", cli_cmd_baseline},
                 {"containers", cli_cmd_containers},
                 {"rounds", cli_cmd_rounds},
-                {"roofline", cli_cmd_roofline}};
+                {"roofline", cli_cmd_roofline},
+                {"concurrent", cli_cmd_concurrent}};
     int rc = -1;
     for (size_t c = 0; i < argc && c < sizeof cmds / sizeof cmds[0]; c++) {
         if (strcmp(argv[i], cmds[c].verb) == 0) {

@@ -258,3 +258,11 @@ jf_add_integration_test(roofline TIMEOUT 120
                         SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/roofline_test.c
                         LIBS jft_support jf_common)
 add_dependencies(roofline_itest ${JF_ITEST_DEPS})
+
+# Issue #15: `jetfleet concurrent search` on one simulated board: the descent's points run as
+# concurrent runs through the coordinator, the answer checked against its stored records, the
+# run count against the reported one; no point within a tiny power budget; bad arguments.
+jf_add_integration_test(concurrent_search TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/concurrent_search_test.c
+                        LIBS jft_support jf_common)
+add_dependencies(concurrent_search_itest ${JF_ITEST_DEPS})
