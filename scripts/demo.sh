@@ -110,7 +110,8 @@ for t in "${!sim_types[@]}"; do
 done
 online=0
 for _ in $(seq 100); do
-  online=$("$bin/jetfleet" status 2>/dev/null | grep -c ' online' || true)
+  # jetfleet status: one line per board, its third column "yes" while the board is online.
+  online=$("$bin/jetfleet" status 2>/dev/null | awk '$3 == "yes"' | wc -l)
   [ "$online" -ge "$agents" ] && break
   sleep 0.2
 done
