@@ -1,7 +1,8 @@
 /* jetfleet rounds run FILE and jetfleet rounds show ID (docs/rounds.md "Execution", "Records"):
  * loads the rounds file, its boards and their plan (the planner of coord_rounds_plan.h; under
  * maxn a board without fitted models runs its fastest preset with all the local work), records
- * the rounds run and runs its rounds one after another (cli_rounds_round.c); show prints the
+ * the rounds run and runs its rounds one after another (cli_rounds_round.c), replanning each
+ * after the previous one's closed-loop correction (s_correct); show prints the
  * records as a table, CSV or JSON. The loop lives in this process, as `sweep submit --adaptive`
  * does: the coordinator only sees ordinary sweeps. */
 #include "cli_rounds_exec.h"
