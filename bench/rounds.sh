@@ -122,6 +122,9 @@ echo "maxn_energy_j=$me"
 echo "equal_finish_spread_pct=$es"
 echo "equal_finish_energy_j=$ee"
 echo "maxn_boards_in=$min/$mall equal_finish_boards_in=$ein/$eall"
+# Per round: round 1 is planned from the models alone, later rounds after the closed-loop
+# correction (docs/rounds.md "Closed-loop correction").
+echo "equal_finish_spread_pct_by_round=$(sqlite3 "$db" "SELECT group_concat(printf('%.2f', spread_pct), ',') FROM (SELECT spread_pct FROM fl_round WHERE rounds = 2 ORDER BY round)")"
 echo "maxn_loss_last=$(sqlite3 "$db" "SELECT printf('%.4f', loss) FROM fl_round WHERE rounds = 1 ORDER BY round DESC LIMIT 1")"
 echo "equal_finish_loss_last=$(sqlite3 "$db" "SELECT printf('%.4f', loss) FROM fl_round WHERE rounds = 2 ORDER BY round DESC LIMIT 1")"
 echo "profile_s=$((t1 - t0)) maxn_wall_s=$((t2 - t1)) equal_finish_wall_s=$((t3 - t2))"

@@ -1,7 +1,8 @@
 /* jetfleet rounds run FILE and jetfleet rounds show ID (docs/rounds.md "Execution", "Records"):
  * loads the rounds file, its boards and their plan (the planner of coord_rounds_plan.h; under
  * maxn a board without fitted models runs its fastest preset with all the local work), records
- * the rounds run and runs its rounds one after another (cli_rounds_round.c); show prints the
+ * the rounds run and runs its rounds one after another (cli_rounds_round.c), replanning each
+ * after the previous one's closed-loop correction (s_correct); show prints the
  * records as a table, CSV or JSON. The loop lives in this process, as `sweep submit --adaptive`
  * does: the coordinator only sees ordinary sweeps. */
 #include "cli_rounds_exec.h"
@@ -161,6 +162,38 @@ static int s_begin(cli_rounds_exec_t *x, jf_err_t *err)
     return rc;
 }
 
+// Closed-loop correction (docs/rounds.md "Closed-loop correction"): each board that finished the
+// round corrects its mode table by its measured time against the plan's prediction, and the next
+// round is planned again from the corrected tables. Only when the plan came from the planner.
+static int s_correct(cli_rounds_exec_t *x, int64_t round, jf_err_t *err)
+{
+    if (!x->planned) {
+        return 0;
+    }
+    for (size_t i = 0; i < x->n; i++) {
+        const coord_fl_board_t *b = &x->slots[i].rec;
+        if (strcmp(b->status, "in") != 0) {
+            continue; // no measurement: the board keeps its correction
+        }
+        int64_t bs = x->cfg->batch_size;
+        int64_t trained_m = (b->samples + bs - 1) / bs;
+        double ratio = coord_rounds_correct(&x->boards[i], x->choices[i].minibatches,
+                                            x->choices[i].pred_s, trained_m, b->finish_s);
+        printf("correction round=%lld board=%s pred_s=%.3f finish_s=%.3f minibatches=%lld "
+               "trained_minibatches=%lld ratio=%.4f time_scale=%.4f\n",
+               (long long) round, x->specs[i]->name, x->choices[i].pred_s, b->finish_s,
+               (long long) x->choices[i].minibatches, (long long) trained_m, ratio,
+               x->boards[i].time_scale);
+    }
+    int rc = coord_rounds_plan(x->cfg, x->boards, x->n, x->choices, err);
+    for (size_t i = 0; rc == 0 && i < x->n; i++) {
+        printf("plan round=%lld board=%s mode=%s minibatches=%lld pred_s=%.3f pred_j=%.3f\n",
+               (long long) round + 1, x->specs[i]->name, x->choices[i].mode_name,
+               (long long) x->choices[i].minibatches, x->choices[i].pred_s, x->choices[i].pred_j);
+    }
+    return rc;
+}
+
 static int s_parse_run(int argc, char **argv, const char **ret_file, bool *ret_profile,
                        size_t *ret_modes)
 {
@@ -209,6 +242,7 @@ int cli_rounds_run(cli_ctx_t *ctx, int argc, char **argv)
     rc = rc ? rc : s_begin(&x, &err);
     for (int64_t r = 1; rc == 0 && r <= x.cfg->rounds; r++) {
         rc = cli_rounds_round(&x, r, &err);
+        rc = rc == 0 && r < x.cfg->rounds ? s_correct(&x, r, &err) : rc;
     }
     if (x.id > 0) {
         jf_err_t end_err = {0};

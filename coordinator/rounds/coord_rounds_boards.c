@@ -248,7 +248,8 @@ static int s_board(coord_store_t *store, const jf_rounds_t *cfg, const jf_board_
     *b = (coord_rounds_board_t){.type = type,
                                 .budget_w = jf_rounds_budget_w(cfg, spec),
                                 .idle_w = jf_rounds_idle_w(cfg, spec),
-                                .maxn_mode_id = s_maxn_id(spec, type)};
+                                .maxn_mode_id = s_maxn_id(spec, type),
+                                .time_scale = 1.0};
     snprintf(b->name, sizeof b->name, "%s", spec->name);
     s_pick_t p = {.workload = cfg->workload, .board = spec->name, .type = jf_board_type_name(type)};
     int rc = coord_store_models_each(store, s_pick_fn, &p, err);

@@ -315,3 +315,18 @@ void coord_rounds_summarise(const coord_rounds_choice_t *choices, size_t n,
     s.spread_pct = s.round_s > 0.0 ? 100.0 * s.spread_s / s.round_s : 0.0;
     *ret = s;
 }
+
+double coord_rounds_correct(coord_rounds_board_t *board, int64_t planned_m, double pred_s,
+                            int64_t trained_m, double measured_s)
+{
+    if (planned_m <= 0 || trained_m <= 0 || !(pred_s > 0.0) || !isfinite(pred_s) ||
+        !(measured_s > 0.0) || !isfinite(measured_s)) {
+        return 1.0;
+    }
+    double ratio = (measured_s / (double) trained_m) / (pred_s / (double) planned_m);
+    for (size_t k = 0; k < board->n_modes; k++) {
+        board->modes[k].minibatch_s *= ratio;
+    }
+    board->time_scale = (board->time_scale > 0.0 ? board->time_scale : 1.0) * ratio;
+    return ratio;
+}

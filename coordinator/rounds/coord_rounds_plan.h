@@ -44,6 +44,9 @@ typedef struct coord_rounds_board {
     int64_t minibatches_per_epoch;   // of the rounds' dataset at its batch size; 0 = unknown
                                      // (extension: for local work given in epochs)
     int64_t time_model, power_model; // the store's model ids used, 0 when none
+    double time_scale;               // closed-loop correction (coord_rounds_correct): the factor
+                                     // the modes' minibatch_s carry over the models' prediction;
+                                     // 1 (or 0, never corrected) = the models' own
 } coord_rounds_board_t;
 
 typedef struct coord_rounds_choice {
@@ -90,6 +93,16 @@ void coord_rounds_boards_free(coord_rounds_board_t **boards, size_t n);
 // epochs without minibatches_per_epoch, a deadline policy without a deadline.
 int coord_rounds_plan(const jf_rounds_t *cfg, const coord_rounds_board_t *boards, size_t n,
                       coord_rounds_choice_t *ret_choices, jf_err_t *err);
+
+// Closed-loop correction (docs/rounds.md "Closed-loop correction"): the board's last round
+// trained trained_m minibatches in measured_s against the plan's planned_m in pred_s; every mode's
+// minibatch_s is multiplied by
+//     ratio = (measured_s / trained_m) / (pred_s / planned_m)
+// and board->time_scale by the same ratio, so that the next plan predicts that mode and count at
+// the measured time. Pure: no I/O. Returns the ratio applied, or 1.0 with nothing changed when an
+// input is not positive and finite (a board that was dropped or trained nothing).
+double coord_rounds_correct(coord_rounds_board_t *board, int64_t planned_m, double pred_s,
+                            int64_t trained_m, double measured_s);
 
 // The round time, spread and total energy of n choices.
 void coord_rounds_summarise(const coord_rounds_choice_t *choices, size_t n,

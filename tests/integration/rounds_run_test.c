@@ -65,20 +65,21 @@ static int s_teardown(void **state)
     return rc;
 }
 
-static int s_start_agent(jft_fleet_t *f, size_t i)
+// scale: the agent's --sim-scale, which sizes its modelled shard (docs/workloads.md --shard).
+static int s_start_agent(jft_fleet_t *f, size_t i, const char *scale)
 {
     char platform[64];
     (void) snprintf(platform, sizeof platform, "sim:%s", s_types[i]);
-    const char *args[] = {"--platform", platform,      "--sim-speed", "20", "--sim-seed",
-                          "7",          "--log-level", "info",        NULL};
+    const char *args[] = {"--platform",  platform, "--sim-speed", "20",   "--sim-seed", "7",
+                          "--sim-scale", scale,    "--log-level", "info", NULL};
     return jft_fleet_start_agent_named(f, i, s_names[i], args);
 }
 
-static void s_start(jft_fleet_t *f)
+static void s_start(jft_fleet_t *f, const char *const *scales)
 {
     assert_int_equal(jft_fleet_start_coordinator(f), 0);
     for (size_t i = 0; i < S_BOARDS; i++) {
-        assert_int_equal(s_start_agent(f, i), 0);
+        assert_int_equal(s_start_agent(f, i, scales[i]), 0);
     }
     assert_true(jft_fleet_wait_online(f, S_BOARDS, 30000 * jft_timeout_scale()));
 }
@@ -141,10 +142,14 @@ static double s_check_round(sqlite3 *db, int r)
     size_t n = 0, boards = 0;
     bool differ = false;
     double *first = NULL;
+    int64_t samples[S_BOARDS] = {0};
     while (sqlite3_step(st) == SQLITE_ROW) {
         size_t m = 0;
         double *v = s_flat(db, (const char *) sqlite3_column_text(st, 0), &m);
         double w = (double) sqlite3_column_int64(st, 1);
+        if (boards < S_BOARDS) {
+            samples[boards] = sqlite3_column_int64(st, 1);
+        }
         if (!sum) {
             n = m;
             sum = calloc(n, sizeof *sum);
@@ -165,6 +170,10 @@ static double s_check_round(sqlite3 *db, int r)
     sqlite3_finalize(st);
     assert_int_equal(boards, S_BOARDS);
     assert_true(differ); // the boards trained on their own shards: a mean that means something
+    printf("rounds_samples_round%d=%lld,%lld,%lld (boards by name)\n", r, (long long) samples[0],
+           (long long) samples[1], (long long) samples[2]);
+    // Different sample counts, so that the weighted mean is not the plain mean.
+    assert_true(samples[0] != samples[1] || samples[1] != samples[2]);
     double worst = 0.0;
     for (size_t k = 0; k < n; k++) {
         double want = sum[k] / wsum;
@@ -204,7 +213,9 @@ static void s_unknown_blob(jft_fleet_t *f)
 static void test_rounds_fedavg(void **state)
 {
     jft_fleet_t *f = *state;
-    s_start(f);
+    // The Nano models MNIST at scale 0.002: its shard of a third is 40 samples, fewer than the
+    // 4 x 16 the others train, so the boards' FedAvg weights differ (an unweighted mean fails).
+    s_start(f, (const char *const[]){"1", "1", "0.002"});
     char file[PATH_MAX];
     s_rounds_file(f, "rrun", "timeout: 5m\n", file);
     char *out = jft_cli_expect(f, 0, S_CLI_MS, (const char *[]){"rounds", "run", file, NULL});
@@ -261,7 +272,7 @@ static bool s_round2_recorded(void *arg)
 static void test_rounds_straggler(void **state)
 {
     jft_fleet_t *f = *state;
-    s_start(f);
+    s_start(f, (const char *const[]){"1", "1", "1"});
     char file[PATH_MAX], log[PATH_MAX + 32], bin[PATH_MAX];
     s_rounds_file(f, "rdrop", "timeout: 40s\nstraggler: drop\n", file);
     (void) snprintf(log, sizeof log, "%s/rounds-run.log", f->dir);
@@ -276,7 +287,7 @@ static void test_rounds_straggler(void **state)
     }
     bool recorded = seen && jft_wait_until(s_round2_recorded, f, 120000 * scale);
     if (recorded) {
-        assert_int_equal(s_start_agent(f, 2), 0); // it comes back for round 3
+        assert_int_equal(s_start_agent(f, 2, "1"), 0); // it comes back for round 3
     }
     int status = -1;
     int rc = jft_proc_wait(&cli, 240000 * scale, &status);

@@ -318,6 +318,55 @@ static void test_equal_finish_more_minibatches(void **state)
     assert_int_equal(c[1].minibatches, 10);
 }
 
+// Closed-loop correction: a board that took 1.6 times its prediction has every mode's time scaled
+// by 1.6, so the next plan predicts the measured time for the same mode and count; equal-finish
+// then gives the other board a slower mode to meet it. A board that trained fewer minibatches is
+// corrected per minibatch; an input that is not a measurement changes nothing.
+static void test_correct(void **state)
+{
+    (void) state;
+    coord_rounds_mode_t fast[3] = {{.mode_id = 0, .minibatch_s = 1.0, .power_w = 10.0},
+                                   {.mode_id = 1, .minibatch_s = 1.2, .power_w = 8.0},
+                                   {.mode_id = 2, .minibatch_s = 1.7, .power_w = 6.0}};
+    coord_rounds_mode_t slow[1] = {{.mode_id = 0, .minibatch_s = 1.1, .power_w = 5.0}};
+    coord_rounds_board_t b[2] = {{.name = "fast", .modes = fast, .n_modes = 3, .time_scale = 1.0},
+                                 {.name = "slow", .modes = slow, .n_modes = 1}};
+    jf_rounds_t cfg = t_cfg(JF_ROUNDS_EQUAL_FINISH);
+    cfg.local_count = 10;
+    cfg.spread_pct = 10.0;
+    coord_rounds_choice_t c[2];
+    jf_err_t err = {0};
+    assert_int_equal(coord_rounds_plan(&cfg, b, 2, c, &err), 0);
+    // Window [9.9, 11] s: fast's mode 1 (12 s) is too late, so mode 0 (10 s).
+    assert_int_equal(c[0].mode, 0);
+    assert_int_equal(c[1].mode, 0);
+    double measured_s = 1.6 * c[1].pred_s;
+    double ratio =
+        coord_rounds_correct(&b[1], c[1].minibatches, c[1].pred_s, c[1].minibatches, measured_s);
+    assert_true(fabs(ratio - 1.6) < T_REL);
+    assert_true(fabs(b[1].time_scale - 1.6) < T_REL);
+    assert_true(fabs(slow[0].minibatch_s - 1.76) < T_REL);
+    assert_int_equal(coord_rounds_plan(&cfg, b, 2, c, &err), 0);
+    assert_true(fabs(c[1].pred_s - measured_s) < T_REL * measured_s);
+    // The round is now 17.6 s, window [15.84, 17.6]: fast's mode 2 (17 s).
+    assert_int_equal(c[0].mode, 2);
+    assert_true(c[0].meets);
+    // Fewer minibatches trained (5 of 10) in half the predicted time: ratio 1, no change.
+    ratio = coord_rounds_correct(&b[0], 10, c[0].pred_s, 5, c[0].pred_s / 2.0);
+    assert_true(fabs(ratio - 1.0) < T_REL);
+    assert_true(fabs(fast[2].minibatch_s - 1.7) < T_REL);
+    // 0.5 s per minibatch measured against 1.7 predicted.
+    ratio = coord_rounds_correct(&b[0], 10, c[0].pred_s, 4, 2.0);
+    assert_true(fabs(ratio - 0.5 / 1.7) < T_REL);
+    assert_true(fabs(fast[0].minibatch_s - 0.5 / 1.7) < T_REL);
+    assert_true(fabs(b[0].time_scale - 0.5 / 1.7) < T_REL);
+    // Not measurements: nothing changes.
+    assert_true(coord_rounds_correct(&b[0], 10, c[0].pred_s, 4, NAN) == 1.0);
+    assert_true(coord_rounds_correct(&b[0], 10, 0.0, 4, 2.0) == 1.0);
+    assert_true(coord_rounds_correct(&b[0], 10, c[0].pred_s, 0, 2.0) == 1.0);
+    assert_true(fabs(fast[0].minibatch_s - 0.5 / 1.7) < T_REL);
+}
+
 // The real AGX Orin table (40 of its 4,368 measured modes): board "orin-1x" has the measured
 // times, boards "orin-2x" and "orin-4x" the same modes 2 and 4 times slower (a synthetic
 // heterogeneity on real time and power surfaces). Equal-finish must meet the window, spend
@@ -381,6 +430,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_equal_finish_more_minibatches),
         cmocka_unit_test(test_orin_equal_finish),
+        cmocka_unit_test(test_correct),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
