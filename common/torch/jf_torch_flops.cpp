@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <type_traits>
 #include <unordered_set>
 #include <vector>
 
@@ -208,7 +209,13 @@ jf_torch_cost_t s_walk(const torch::Tensor &out, double batch, double input_elem
 int s_check_layer(const jf_torch_layer_t *l, jf_err_t *err)
 {
     const int side = JF_TORCH_LAYER_SIDE_MAX;
-    if (!l || (l->kind != JF_TORCH_LAYER_CONV2D && l->kind != JF_TORCH_LAYER_LINEAR)) {
+    // The kind comes from C, where any int fits the enum; in C++ loading a value outside the
+    // enumerators' range is undefined (UBSan: "not a valid value"), so it is read as its bytes.
+    std::underlying_type_t<jf_torch_layer_kind_t> kind = 0;
+    if (l) {
+        std::memcpy(&kind, &l->kind, sizeof kind);
+    }
+    if (!l || (kind != JF_TORCH_LAYER_CONV2D && kind != JF_TORCH_LAYER_LINEAR)) {
         return jf_err_set(err, -EINVAL, "torch: layer missing or of unknown kind");
     }
     if (l->in < 1 || l->in > side || l->out < 1 || l->out > side) {
