@@ -101,7 +101,7 @@ static bool s_engine_works(s_ctx_t *c, char *why, size_t size)
     (void) snprintf(out, sizeof out, "%s/probe.out", c->fleet.dir);
     int rc = jft_run(argv, out, S_PROBE_MS, NULL);
     if (rc != 0) {
-        (void) snprintf(why, size, "'%s /bin/true' exited %d (see %s)", c->cmd, rc, out);
+        (void) snprintf(why, size, "'%.60s /bin/true' exited %d (see %.120s)", c->cmd, rc, out);
     }
     return rc == 0;
 }
