@@ -12,7 +12,7 @@ seconds=${1:-60}
 build=${JF_FUZZ_BUILD_DIR:-$top/build-fuzz}
 cmake -S "$top" -B "$build" -DJF_FUZZ=ON -DJF_WERROR=ON -DJF_BUILD_TESTS=OFF \
   -DCMAKE_BUILD_TYPE=Debug -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14 >/dev/null
-cmake --build "$build" -j "${JF_JOBS:-$(nproc)}" >/dev/null
+cmake --build "$build" -j "${JF_JOBS:-$(nproc)}" --target fuzz_msg fuzz_fleet fuzz_sweep >/dev/null
 
 fx=$top/tests/fixtures
 declare -A seeds=(
