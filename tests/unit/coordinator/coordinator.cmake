@@ -129,3 +129,8 @@ jf_add_unit_test(roofline
 jf_add_unit_test(run_kinds
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/run_kinds_test.c
   ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_report)
+
+# The PostgreSQL back end of the store's database seam (docs/store.md "PostgreSQL"): the
+# statement rewriter (pure C), and the back end against a server the test starts (jft_pg).
+jf_add_unit_test(db_sql
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/db_sql_test.c LIBS jf_dbsql)
