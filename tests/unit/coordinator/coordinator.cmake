@@ -129,3 +129,7 @@ jf_add_unit_test(roofline
 jf_add_unit_test(run_kinds
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/run_kinds_test.c
   ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_report)
+
+# The store's database seam (coordinator/coord_db.h, issue #13): its contract on SQLite.
+jf_add_unit_test(db
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/db_test.c LIBS jf_coord)
