@@ -130,6 +130,9 @@ jf_add_unit_test(run_kinds
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/run_kinds_test.c
   ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_report)
 
+# The store's database seam (coordinator/coord_db.h, issue #13): its contract on SQLite.
+jf_add_unit_test(db
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/db_test.c LIBS jf_coord)
 # The PostgreSQL back end of the store's database seam (docs/store.md "PostgreSQL"): the
 # statement rewriter (pure C), and the back end against a server the test starts (jft_pg).
 jf_add_unit_test(db_sql
