@@ -49,6 +49,7 @@ static const coord_db_ops_t *s_ops_for(const char *target, jf_err_t *err)
         return &coord_db_sqlite_ops;
     }
 #ifdef JF_HAVE_LIBPQ
+    (void) err; // only the build without libpq fails here
     return &coord_db_pg_ops;
 #else
     jf_err_set(err, -ENOTSUP, "a PostgreSQL store was asked for, but this jetfleet was built "
