@@ -102,11 +102,18 @@ typedef struct s_conn {
 
 typedef struct s_stmt {
     char name[32];           // the prepared statement's name on the server
+    char *pg;                // owned: the rewritten SQL
     bool is_commit;          // COMMIT or END: a server answer of ROLLBACK is an error
+    bool typed_by_binds;     // the server could not type a parameter alone: prepared at each step
+                             // whose bound types differ from the last (prepared_types)
+    bool prepared;           // the server holds name
     int n_params;            // the largest parameter number
     char **values;           // n_params entries, owned; NULL binds NULL
     int *lengths;            // n_params entries: a blob's length
     int *formats;            // n_params entries: 0 text, 1 binary (blobs)
+    Oid *types;              // n_params entries: the bound values' types (0: the server's choice)
+    Oid *prepared_types;     // n_params entries: the types name was prepared with
+    PGresult *desc;          // owned: the result's columns as prepared (NULL when typed_by_binds)
     PGresult *res;           // owned: the current result, NULL before the first step
     int row;                 // the current row, -1 before the first
     unsigned char **decoded; // per column of res: the current row's bytea, NUL-terminated, owned
@@ -150,12 +157,18 @@ static int s_fail(coord_db_t *db, const PGresult *res, const char *doing)
 {
     const char *state = res ? PQresultErrorField(res, PG_DIAG_SQLSTATE) : NULL;
     const char *primary = res ? PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) : NULL;
-    const char *text = primary ? primary : PQerrorMessage(s_pg(db));
+    const char *whole = res ? PQresultErrorMessage(res) : "";
+    // An error libpq made itself (no SQLSTATE) may be a write to a closed socket, noticed only
+    // once libpq reads from it again. (The connection's own message is read after this.)
+    if (!state) {
+        (void) PQconsumeInput(s_pg(db));
+    }
+    const char *text = primary ? primary : whole[0] ? whole : PQerrorMessage(s_pg(db));
     int len = (int) strcspn(text, "\n"); // libpq's messages end in a newline
     bool bad = PQstatus(s_pg(db)) == CONNECTION_BAD;
-    return coord_db_set_error(db, s_class_of(state, bad), "%s (SQLSTATE %s)%s%s: %.*s", doing,
-                              state ? state : "none", bad ? ", connection lost" : "",
-                              bad ? " to the server" : "", len, text);
+    return coord_db_set_error(db, s_class_of(state, bad), "%s (SQLSTATE %s)%s: %.*s", doing,
+                              state ? state : "none", bad ? ", connection to the server lost" : "",
+                              len, text);
 }
 
 static int s_fail_err(coord_db_t *db, const PGresult *res, const char *doing, jf_err_t *err)
@@ -256,14 +269,19 @@ static void s_clear_bindings(coord_db_stmt_t *st)
         s->values[i] = NULL;
         s->lengths[i] = 0;
         s->formats[i] = 0;
+        s->types[i] = 0;
     }
 }
 
 static void s_free_stmt(s_stmt_t *s)
 {
+    PQclear(s->desc);
+    free(s->pg);
     free(s->values);
     free(s->lengths);
     free(s->formats);
+    free(s->types);
+    free(s->prepared_types);
     free(s);
 }
 
@@ -275,7 +293,7 @@ static void s_finalize(coord_db_stmt_t *st)
     }
     s_reset(st);
     s_clear_bindings(st);
-    if (PQstatus(s_pg(st->db)) == CONNECTION_OK) {
+    if (s->prepared && PQstatus(s_pg(st->db)) == CONNECTION_OK) {
         char sql[64] = {0};
         (void) snprintf(sql, sizeof sql, "DEALLOCATE %s", s->name);
         PQclear(PQexec(s_pg(st->db), sql)); // best effort: the server forgets it at disconnect
@@ -299,14 +317,54 @@ static s_stmt_t *s_new_stmt(int n_params)
         s->values = calloc(n, sizeof *s->values);
         s->lengths = calloc(n, sizeof *s->lengths);
         s->formats = calloc(n, sizeof *s->formats);
+        s->types = calloc(n, sizeof *s->types);
+        s->prepared_types = calloc(n, sizeof *s->prepared_types);
         s->n_params = n_params;
         s->row = -1;
     }
-    if (s && (!s->values || !s->lengths || !s->formats)) {
+    if (s && (!s->values || !s->lengths || !s->formats || !s->types || !s->prepared_types)) {
         s_free_stmt(s);
         return NULL;
     }
     return s;
+}
+
+static void s_exec_quiet(coord_db_t *db, const char *sql)
+{
+    PQclear(PQexec(s_pg(db), sql)); // its failure shows in the statement that follows
+}
+
+// PQprepare with types (NULL: the server's choice), and the result's columns. Inside a
+// transaction a savepoint keeps a failed prepare from aborting it, as a failed prepare in SQLite
+// leaves the transaction alone. Returns the failed result (caller clears) or NULL on success.
+static PGresult *s_server_prepare(coord_db_t *db, s_stmt_t *s, const Oid *types)
+{
+    bool in_tx = PQtransactionStatus(s_pg(db)) == PQTRANS_INTRANS;
+    if (in_tx) {
+        s_exec_quiet(db, "SAVEPOINT jf_prepare");
+    }
+    PGresult *res = PQprepare(s_pg(db), s->name, s->pg, s->n_params, types);
+    bool ok = PQresultStatus(res) == PGRES_COMMAND_OK;
+    if (ok) {
+        PQclear(res);
+        res = NULL;
+        s->prepared = true;
+        PQclear(s->desc);
+        s->desc = PQdescribePrepared(s_pg(db), s->name);
+    }
+    if (in_tx) {
+        s_exec_quiet(db, ok ? "RELEASE SAVEPOINT jf_prepare"
+                            : "ROLLBACK TO SAVEPOINT jf_prepare; RELEASE SAVEPOINT jf_prepare");
+    }
+    return res;
+}
+
+// True when the server failed to type a parameter from the SQL alone ("?2" alone and in
+// "?2 + 1": 42P08; "? IS NULL" alone: 42P18): the binds' types will decide.
+static bool s_untyped_parameter(const PGresult *res)
+{
+    const char *state = PQresultErrorField(res, PG_DIAG_SQLSTATE);
+    return state && (strcmp(state, "42P08") == 0 || strcmp(state, "42P18") == 0);
 }
 
 static int s_prepare(coord_db_stmt_t *st, jf_err_t *err)
@@ -315,6 +373,11 @@ static int s_prepare(coord_db_stmt_t *st, jf_err_t *err)
     char *pg = NULL;
     int n_params = 0;
     jf_err_t rw_err = {0};
+    if (coord_db_sql_is_blank(st->sql, strlen(st->sql))) {
+        (void) coord_db_set_error(db, COORD_DB_ERR_OTHER, "preparing '%.100s': no statement",
+                                  st->sql);
+        return jf_err_set(err, -EINVAL, "%s: %s", db->target, db->errmsg);
+    }
     if (coord_db_sql_to_pg(st->sql, strlen(st->sql), &pg, &n_params, &rw_err) != 0) {
         (void) coord_db_set_error(db, COORD_DB_ERR_OTHER, "%s", rw_err.msg);
         return jf_err_set(err, rw_err.code, "%s: %s", db->target, rw_err.msg);
@@ -327,10 +390,11 @@ static int s_prepare(coord_db_stmt_t *st, jf_err_t *err)
     s_conn_t *c = db->impl;
     (void) snprintf(s->name, sizeof s->name, "jf_%" PRIu64, ++c->next_name);
     s->is_commit = s_starts_with_word(pg, "COMMIT") || s_starts_with_word(pg, "END");
-    PGresult *res = PQprepare(c->conn, s->name, pg, n_params, NULL);
-    free(pg);
+    s->pg = pg;
+    PGresult *res = s_server_prepare(db, s, NULL);
+    s->typed_by_binds = res && s_untyped_parameter(res);
     int rc = 0;
-    if (PQresultStatus(res) != PGRES_COMMAND_OK) {
+    if (res && !s->typed_by_binds) {
         char doing[160] = {0};
         (void) snprintf(doing, sizeof doing, "preparing '%.100s'", st->sql);
         rc = s_fail_err(db, res, doing, err);
@@ -342,7 +406,7 @@ static int s_prepare(coord_db_stmt_t *st, jf_err_t *err)
     return rc;
 }
 
-static int s_bind_slot(coord_db_stmt_t *st, int i, char *value, int len, int format)
+static int s_bind_slot(coord_db_stmt_t *st, int i, char *value, int len, Oid type)
 {
     s_stmt_t *s = st->impl;
     if (i < 1 || i > s->n_params) {
@@ -355,7 +419,8 @@ static int s_bind_slot(coord_db_stmt_t *st, int i, char *value, int len, int for
     free(s->values[i - 1]);
     s->values[i - 1] = value;
     s->lengths[i - 1] = len;
-    s->formats[i - 1] = format;
+    s->formats[i - 1] = type == S_OID_BYTEA ? 1 : 0;
+    s->types[i - 1] = type;
     return 0;
 }
 
@@ -364,20 +429,20 @@ static int s_bind_null(coord_db_stmt_t *st, int i)
     return s_bind_slot(st, i, NULL, 0, 0);
 }
 
-static int s_bind_printf(coord_db_stmt_t *st, int i, const char *text)
+static int s_bind_copy(coord_db_stmt_t *st, int i, const char *text, Oid type)
 {
     char *copy = strdup(text);
     if (!copy) {
         return -ENOMEM;
     }
-    return s_bind_slot(st, i, copy, 0, 0);
+    return s_bind_slot(st, i, copy, 0, type);
 }
 
 static int s_bind_int64(coord_db_stmt_t *st, int i, int64_t v)
 {
     char text[24] = {0};
     (void) snprintf(text, sizeof text, "%" PRId64, v);
-    return s_bind_printf(st, i, text);
+    return s_bind_copy(st, i, text, S_OID_INT8);
 }
 
 static int s_bind_double(coord_db_stmt_t *st, int i, double v)
@@ -388,12 +453,12 @@ static int s_bind_double(coord_db_stmt_t *st, int i, double v)
     } else {
         (void) snprintf(text, sizeof text, "%.17g", v); // exact: round-trips every double
     }
-    return s_bind_printf(st, i, text);
+    return s_bind_copy(st, i, text, S_OID_FLOAT8);
 }
 
 static int s_bind_text(coord_db_stmt_t *st, int i, const char *text)
 {
-    return s_bind_printf(st, i, text);
+    return s_bind_copy(st, i, text, 0);
 }
 
 static int s_bind_blob(coord_db_stmt_t *st, int i, const void *bytes, size_t len)
@@ -408,7 +473,7 @@ static int s_bind_blob(coord_db_stmt_t *st, int i, const void *bytes, size_t len
     if (len) {
         memcpy(copy, bytes, len);
     }
-    return s_bind_slot(st, i, copy, (int) len, 1);
+    return s_bind_slot(st, i, copy, (int) len, S_OID_BYTEA);
 }
 
 static int s_param_count(const coord_db_stmt_t *st)
@@ -441,10 +506,38 @@ static int s_check_result(coord_db_t *db, const PGresult *res, bool is_commit)
     return 0;
 }
 
+// Prepares a statement the server could not type alone with its binds' types.
+static int s_prepare_typed(coord_db_stmt_t *st)
+{
+    s_stmt_t *s = st->impl;
+    if (s->prepared) {
+        char sql[64] = {0};
+        (void) snprintf(sql, sizeof sql, "DEALLOCATE %s", s->name);
+        s_exec_quiet(st->db, sql);
+        s->prepared = false;
+    }
+    PGresult *res = s_server_prepare(st->db, s, s->types);
+    if (res) {
+        int rc = s_fail(st->db, res, "preparing the statement with its parameters' types");
+        PQclear(res);
+        return rc;
+    }
+    memcpy(s->prepared_types, s->types, (size_t) s->n_params * sizeof *s->types);
+    return 0;
+}
+
 // Runs the statement (its first step after a reset); 0 when it produced a result to walk.
 static int s_execute(coord_db_stmt_t *st)
 {
     s_stmt_t *s = st->impl;
+    size_t types_size = (size_t) s->n_params * sizeof *s->types;
+    if (s->typed_by_binds &&
+        (!s->prepared || memcmp(s->types, s->prepared_types, types_size) != 0)) {
+        int rc = s_prepare_typed(st);
+        if (rc != 0) {
+            return rc;
+        }
+    }
     s->res = PQexecPrepared(s_pg(st->db), s->name, s->n_params, (const char *const *) s->values,
                             s->lengths, s->formats, 0);
     int rc = s_check_result(st->db, s->res, s->is_commit);
@@ -488,13 +581,15 @@ static bool s_has_value(const s_stmt_t *s, int i)
 static int s_col_count(const coord_db_stmt_t *st)
 {
     const s_stmt_t *s = st->impl;
-    return s->res ? PQnfields(s->res) : 0;
+    const PGresult *r = s->res ? s->res : s->desc;
+    return r ? PQnfields(r) : 0;
 }
 
 static const char *s_col_name(const coord_db_stmt_t *st, int i)
 {
     const s_stmt_t *s = st->impl;
-    return s->res && i >= 0 && i < PQnfields(s->res) ? PQfname(s->res, i) : NULL;
+    const PGresult *r = s->res ? s->res : s->desc;
+    return r && i >= 0 && i < PQnfields(r) ? PQfname(r, i) : NULL;
 }
 
 static coord_db_type_t s_col_type(const coord_db_stmt_t *st, int i)
@@ -636,12 +731,15 @@ static int s_exec_one(coord_db_t *db, const char *sql, size_t len, jf_err_t *err
         (void) coord_db_set_error(db, COORD_DB_ERR_OTHER, "%s", rw_err.msg);
         return jf_err_set(err, rw_err.code, "%s: %s", db->target, rw_err.msg);
     }
-    PGresult *res = n_params ? NULL : PQexec(s_pg(db), pg);
-    int rc = res ? s_check_result(db, res,
-                                  s_starts_with_word(pg, "COMMIT") || s_starts_with_word(pg, "END"))
-                 : coord_db_set_error(db, COORD_DB_ERR_OTHER,
-                                      "a script's statement has "
-                                      "parameters");
+    if (n_params > 0) {
+        free(pg);
+        (void) coord_db_set_error(db, COORD_DB_ERR_OTHER, "a script's statement has parameters");
+        return jf_err_set(err, -EINVAL, "%s: '%.*s': %s", db->target, (int) (len > 100 ? 100 : len),
+                          sql, db->errmsg);
+    }
+    PGresult *res = PQexec(s_pg(db), pg); // NULL (out of memory) reads as a fatal error
+    int rc =
+        s_check_result(db, res, s_starts_with_word(pg, "COMMIT") || s_starts_with_word(pg, "END"));
     PQclear(res);
     free(pg);
     if (rc != 0) {

@@ -1,8 +1,8 @@
 /* Unit tests of the database seam's contract (coordinator/coord_db.h): binds of every type (NULL
  * text, NaN), "?N" parameters, column types and NULL reads, blobs, changes, transactions,
  * scripts of several statements, error text and class, and bad SQL. Every case opens the target
- * that t_target gives: a SQLite file in a fresh mkdtemp directory today. The cases use SQL that
- * the PostgreSQL back end takes too, so the same cases can run against it with another target. */
+ * that t_target gives: a SQLite file in a fresh mkdtemp directory (unit.db), or, built with
+ * JF_DB_TEST_PG, a database on a PostgreSQL server main starts (unit.db_postgres, jft_pg.h). */
 #include "coord_db.h"
 
 #include <dirent.h>
@@ -44,6 +44,19 @@ static void t_rmtree_flat(const char *dir)
     (void) rmdir(dir);
 }
 
+#ifdef JF_DB_TEST_PG
+#include "jft_pg.h"
+
+// unit.db_postgres: the same cases against one PostgreSQL server that main starts (jft_pg.h).
+static jft_pg_t *s_pg;
+
+static int t_target(t_db_t *t)
+{
+    t->dir[0] = '\0';
+    (void) snprintf(t->target, sizeof t->target, "%s", jft_pg_uri(s_pg));
+    return 0;
+}
+#else
 // The database the cases run against: a new SQLite file in its own directory.
 static int t_target(t_db_t *t)
 {
@@ -55,6 +68,8 @@ static int t_target(t_db_t *t)
     (void) snprintf(t->target, sizeof t->target, "%s/db.sqlite", t->dir);
     return 0;
 }
+
+#endif
 
 static int t_setup(void **state)
 {
@@ -375,5 +390,17 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_prepare_of_bad_sql, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_sqlite_open_missing_read_only, t_setup, t_teardown),
     };
+#ifdef JF_DB_TEST_PG
+    jf_err_t err = {0};
+    int rc = jft_pg_start("jft_db", &s_pg, &err);
+    if (rc != 0) {
+        fprintf(stderr, "%s\n", err.msg);
+        return rc == JFT_PG_SKIP ? 77 : 1; // 77: ctest's SKIP_RETURN_CODE
+    }
+    rc = cmocka_run_group_tests(tests, NULL, NULL);
+    jft_pg_destroy(&s_pg);
+    return rc;
+#else
     return cmocka_run_group_tests(tests, NULL, NULL);
+#endif
 }
