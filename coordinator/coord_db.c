@@ -14,8 +14,23 @@ bool coord_db_is_postgres_uri(const char *target)
                       strncmp(target, "postgres://", 11) == 0);
 }
 
+// Replaces the value of each "password=" query parameter in s with "***".
+static void s_mask_query_password(char *s, size_t cap)
+{
+    char *p = strchr(s, '?');
+    while (p && (p = strstr(p, "password=")) != NULL) {
+        p += 9;
+        if (p[-10] != '?' && p[-10] != '&') {
+            continue;
+        }
+        char rest[COORD_DB_TARGET_MAX] = {0};
+        (void) snprintf(rest, sizeof rest, "%s", p + strcspn(p, "&"));
+        (void) snprintf(p, cap - (size_t) (p - s), "***%s", rest);
+    }
+}
+
 // Copies a URI for messages with the password of "scheme://user:password@host" as "***".
-static void s_mask_target(char *out, size_t cap, const char *target)
+static void s_mask_userinfo(char *out, size_t cap, const char *target)
 {
     const char *scheme_end = strstr(target, "://");
     const char *at = scheme_end ? strchr(scheme_end + 3, '@') : NULL;
@@ -31,6 +46,13 @@ static void s_mask_target(char *out, size_t cap, const char *target)
         return;
     }
     (void) snprintf(out, cap, "%.*s***%s", (int) (colon + 1 - target), target, at);
+}
+
+// The target for messages: no password, in the user part or in a "password=" query parameter.
+static void s_mask_target(char *out, size_t cap, const char *target)
+{
+    s_mask_userinfo(out, cap, target);
+    s_mask_query_password(out, cap);
 }
 
 int coord_db_set_error(coord_db_t *db, coord_db_errclass_t cls, const char *fmt, ...)

@@ -340,6 +340,12 @@ static void test_connect_failure_masks_password(void **state)
     assert_non_null(strstr(err.msg, "postgresql://jfuser:***@"));
     assert_non_null(strstr(err.msg, "cannot connect"));
     printf("connect_errmsg=%s\n", err.msg);
+    // A password given as a query parameter is masked too.
+    (void) snprintf(uri, sizeof uri, "postgresql:///no_such_db?user=jfuser&password=s3cret&host=%s",
+                    jft_pg_dir(s_pg));
+    assert_true(coord_db_open(uri, false, &db, &err) < 0);
+    assert_null(strstr(err.msg, "s3cret"));
+    assert_non_null(strstr(err.msg, "&password=***&host="));
 }
 
 // Runs last: the server is stopped under an open connection.
