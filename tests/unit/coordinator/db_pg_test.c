@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
@@ -380,11 +381,17 @@ int main(void)
         cmocka_unit_test(test_stopped_server_is_a_connection_error),
     };
     jf_err_t err = {0};
+    struct timespec t0 = {0}, t1 = {0};
+    (void) clock_gettime(CLOCK_MONOTONIC, &t0);
     int rc = jft_pg_start("jft_db_pg", &s_pg, &err);
     if (rc != 0) {
         fprintf(stderr, "%s\n", err.msg);
         return rc == JFT_PG_SKIP ? 77 : 1; // 77: ctest's SKIP_RETURN_CODE
     }
+    (void) clock_gettime(CLOCK_MONOTONIC, &t1);
+    // initdb, the server's start and a CREATE DATABASE: what each PostgreSQL test pays first.
+    printf("pg_start_ms=%lld\n",
+           (long long) ((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000));
     rc = cmocka_run_group_tests(tests, NULL, NULL);
     jft_pg_destroy(&s_pg);
     return rc;
