@@ -1,9 +1,10 @@
 /* The PostgreSQL back end of the store's database seam (coord_db.h) over libpq. Statements are
  * rewritten from the store's SQLite dialect (coord_db_sql.h) and prepared under generated names;
  * parameters go as text (blobs as binary), results come back as text and are typed from their
- * columns' OIDs. At open a compat script creates the SQLite functions the store uses that
- * PostgreSQL lacks. Only built with libpq (JF_HAVE_LIBPQ; docs/store.md "PostgreSQL"). */
-#include "coord_db_internal.h"
+ * columns' OIDs (coord_db_pg_cols.c). At open a compat script creates the SQLite functions the
+ * store uses that PostgreSQL lacks (coord_db_pg_compat.c). Only built with libpq (JF_HAVE_LIBPQ;
+ * docs/store.md "PostgreSQL"). */
+#include "coord_db_pg_internal.h"
 #include "coord_db_sql.h"
 
 #include <ctype.h>
@@ -17,108 +18,11 @@
 
 #include <libpq-fe.h>
 
-// Type OIDs from PostgreSQL's catalog (pg_type.dat; fixed across versions).
-enum {
-    S_OID_BOOL = 16,
-    S_OID_BYTEA = 17,
-    S_OID_INT8 = 20,
-    S_OID_INT2 = 21,
-    S_OID_INT4 = 23,
-    S_OID_FLOAT4 = 700,
-    S_OID_FLOAT8 = 701,
-    S_OID_NUMERIC = 1700,
-};
-
-// The SQLite functions the store's SQL calls that PostgreSQL does not have (coord_db_sql.h
-// lists them), created in the connection's first schema at every open. Values follow SQLite's:
-// json_extract gives a string's text, a number's JSON text, 1/0 for true/false, NULL for null or
-// a missing path, an object's or array's JSON text; but it always returns text (a PostgreSQL
-// function has one return type), where SQLite returns an integer or a real for a number.
-// The advisory lock keeps coordinators opening the same database at once from racing on the
-// catalog.
-static const char s_compat_sql[] =
-    "BEGIN;"
-    "SELECT pg_advisory_xact_lock(7022136);"
-    "CREATE OR REPLACE FUNCTION jf_sqlite_json_path(path text) RETURNS text[]"
-    " LANGUAGE plpgsql IMMUTABLE STRICT AS $f$ BEGIN"
-    "  IF path !~ '^[$]([.][A-Za-z_][A-Za-z0-9_]*|\\[[0-9]+\\])*$' THEN"
-    "   RAISE EXCEPTION 'JSON path ''%'' is not of the form $.a.b[0]', path"
-    "    USING ERRCODE = '22023';"
-    "  END IF;"
-    "  RETURN ARRAY(SELECT coalesce(m[1], m[2]) FROM regexp_matches(path,"
-    "   '[.]([A-Za-z_][A-Za-z0-9_]*)|\\[([0-9]+)\\]', 'g') AS m);"
-    " END $f$;"
-    "CREATE OR REPLACE FUNCTION jf_sqlite_json_value(v json) RETURNS text"
-    " LANGUAGE sql IMMUTABLE AS $f$ SELECT CASE json_typeof(v) WHEN 'null' THEN NULL"
-    "  WHEN 'string' THEN v #>> '{}'"
-    "  WHEN 'boolean' THEN CASE WHEN v::text = 'true' THEN '1' ELSE '0' END"
-    "  ELSE v::text END $f$;"
-    "CREATE OR REPLACE FUNCTION json_extract(doc text, path text) RETURNS text"
-    " LANGUAGE sql IMMUTABLE STRICT AS"
-    " $f$ SELECT jf_sqlite_json_value(doc::json #> jf_sqlite_json_path(path)) $f$;"
-    "CREATE OR REPLACE FUNCTION json_each(doc text, path text) RETURNS TABLE(key text, value text)"
-    " LANGUAGE sql IMMUTABLE STRICT AS $f$"
-    " WITH s(v) AS (SELECT doc::json #> jf_sqlite_json_path(path))"
-    " SELECT o.key, jf_sqlite_json_value(o.value) FROM s,"
-    "  json_each(CASE WHEN json_typeof(s.v) = 'object' THEN s.v END) AS o"
-    " UNION ALL SELECT (a.n - 1)::text, jf_sqlite_json_value(a.value) FROM s,"
-    "  json_array_elements(CASE WHEN json_typeof(s.v) = 'array' THEN s.v END)"
-    "  WITH ORDINALITY AS a(value, n) $f$;"
-    "CREATE OR REPLACE FUNCTION json_array_length(doc text, path text) RETURNS bigint"
-    " LANGUAGE sql IMMUTABLE STRICT AS $f$"
-    " SELECT CASE WHEN v IS NULL THEN NULL WHEN json_typeof(v) = 'array'"
-    "  THEN json_array_length(v)::bigint ELSE 0 END"
-    " FROM (SELECT doc::json #> jf_sqlite_json_path(path)) AS s(v) $f$;"
-    "CREATE OR REPLACE FUNCTION jf_total_bool(s double precision, v boolean)"
-    " RETURNS double precision LANGUAGE sql IMMUTABLE STRICT AS"
-    " $f$ SELECT s + CASE WHEN v THEN 1 ELSE 0 END $f$;"
-    "CREATE OR REPLACE AGGREGATE total(double precision)"
-    " (SFUNC = float8pl, STYPE = double precision, INITCOND = '0');"
-    "CREATE OR REPLACE AGGREGATE total(boolean)"
-    " (SFUNC = jf_total_bool, STYPE = double precision, INITCOND = '0');"
-    "CREATE OR REPLACE FUNCTION jf_group_concat_step(acc text, v text, sep text) RETURNS text"
-    " LANGUAGE sql IMMUTABLE AS $f$ SELECT CASE WHEN v IS NULL THEN acc WHEN acc IS NULL THEN v"
-    "  ELSE acc || coalesce(sep, '') || v END $f$;"
-    "CREATE OR REPLACE FUNCTION jf_group_concat_step(acc text, v text) RETURNS text"
-    " LANGUAGE sql IMMUTABLE AS $f$ SELECT jf_group_concat_step(acc, v, ',') $f$;"
-    "CREATE OR REPLACE AGGREGATE group_concat(text, text)"
-    " (SFUNC = jf_group_concat_step, STYPE = text);"
-    "CREATE OR REPLACE AGGREGATE group_concat(text) (SFUNC = jf_group_concat_step, STYPE = text);"
-    // SQLite's scalar max(a, b) and min(a, b): NULL when either is NULL (greatest/least skip
-    // NULLs).
-    "CREATE OR REPLACE FUNCTION max(a anycompatible, b anycompatible) RETURNS anycompatible"
-    " LANGUAGE sql IMMUTABLE AS"
-    " $f$ SELECT CASE WHEN a IS NULL OR b IS NULL THEN NULL ELSE greatest(a, b) END $f$;"
-    "CREATE OR REPLACE FUNCTION min(a anycompatible, b anycompatible) RETURNS anycompatible"
-    " LANGUAGE sql IMMUTABLE AS"
-    " $f$ SELECT CASE WHEN a IS NULL OR b IS NULL THEN NULL ELSE least(a, b) END $f$;"
-    "COMMIT;";
-
 typedef struct s_conn {
     PGconn *conn;
     uint64_t next_name; // for generated prepared-statement names
     int64_t changes;    // rows changed by the last INSERT, UPDATE or DELETE
 } s_conn_t;
-
-typedef struct s_stmt {
-    char name[32];           // the prepared statement's name on the server
-    char *pg;                // owned: the rewritten SQL
-    bool is_commit;          // COMMIT or END: a server answer of ROLLBACK is an error
-    bool typed_by_binds;     // the server could not type a parameter alone: prepared at each step
-                             // whose bound types differ from the last (prepared_types)
-    bool prepared;           // the server holds name
-    int n_params;            // the largest parameter number
-    char **values;           // n_params entries, owned; NULL binds NULL
-    int *lengths;            // n_params entries: a blob's length
-    int *formats;            // n_params entries: 0 text, 1 binary (blobs)
-    Oid *types;              // n_params entries: the bound values' types (0: the server's choice)
-    Oid *prepared_types;     // n_params entries: the types name was prepared with
-    PGresult *desc;          // owned: the result's columns as prepared (NULL when typed_by_binds)
-    PGresult *res;           // owned: the current result, NULL before the first step
-    int row;                 // the current row, -1 before the first
-    unsigned char **decoded; // per column of res: the current row's bytea, NUL-terminated, owned
-    size_t *decoded_len;     // per column: its length (without the NUL)
-} s_stmt_t;
 
 static PGconn *s_pg(const coord_db_t *db)
 {
@@ -217,7 +121,7 @@ static int s_open(coord_db_t *db, const char *target, bool read_only, jf_err_t *
         return rc;
     }
     (void) PQsetNoticeProcessor(c->conn, s_ignore_notice, NULL);
-    int rc = s_exec_native(db, s_compat_sql, "creating the SQLite compat functions", err);
+    int rc = s_exec_native(db, coord_db_pg_compat_sql, "creating the SQLite compat functions", err);
     if (rc == 0 && read_only) {
         rc = s_exec_native(db, "SET default_transaction_read_only = on", "setting read-only", err);
     }
@@ -239,19 +143,10 @@ static void s_close(coord_db_t *db)
     }
 }
 
-static void s_forget_row(s_stmt_t *s)
-{
-    int n = s->res ? PQnfields(s->res) : 0;
-    for (int i = 0; s->decoded && i < n; i++) {
-        free(s->decoded[i]);
-        s->decoded[i] = NULL;
-    }
-}
-
 static void s_reset(coord_db_stmt_t *st)
 {
-    s_stmt_t *s = st->impl;
-    s_forget_row(s);
+    coord_db_pg_stmt_t *s = st->impl;
+    coord_db_pg_forget_row(s);
     free(s->decoded);
     free(s->decoded_len);
     s->decoded = NULL;
@@ -263,7 +158,7 @@ static void s_reset(coord_db_stmt_t *st)
 
 static void s_clear_bindings(coord_db_stmt_t *st)
 {
-    s_stmt_t *s = st->impl;
+    coord_db_pg_stmt_t *s = st->impl;
     for (int i = 0; i < s->n_params; i++) {
         free(s->values[i]);
         s->values[i] = NULL;
@@ -273,7 +168,7 @@ static void s_clear_bindings(coord_db_stmt_t *st)
     }
 }
 
-static void s_free_stmt(s_stmt_t *s)
+static void s_free_stmt(coord_db_pg_stmt_t *s)
 {
     PQclear(s->desc);
     free(s->pg);
@@ -287,7 +182,7 @@ static void s_free_stmt(s_stmt_t *s)
 
 static void s_finalize(coord_db_stmt_t *st)
 {
-    s_stmt_t *s = st->impl;
+    coord_db_pg_stmt_t *s = st->impl;
     if (!s) {
         return;
     }
@@ -309,9 +204,9 @@ static bool s_starts_with_word(const char *sql, const char *word)
     return strncasecmp(sql, word, n) == 0 && !isalnum((unsigned char) sql[n]) && sql[n] != '_';
 }
 
-static s_stmt_t *s_new_stmt(int n_params)
+static coord_db_pg_stmt_t *s_new_stmt(int n_params)
 {
-    s_stmt_t *s = calloc(1, sizeof *s);
+    coord_db_pg_stmt_t *s = calloc(1, sizeof *s);
     size_t n = n_params > 0 ? (size_t) n_params : 1;
     if (s) {
         s->values = calloc(n, sizeof *s->values);
@@ -337,7 +232,7 @@ static void s_exec_quiet(coord_db_t *db, const char *sql)
 // PQprepare with types (NULL: the server's choice), and the result's columns. Inside a
 // transaction a savepoint keeps a failed prepare from aborting it, as a failed prepare in SQLite
 // leaves the transaction alone. Returns the failed result (caller clears) or NULL on success.
-static PGresult *s_server_prepare(coord_db_t *db, s_stmt_t *s, const Oid *types)
+static PGresult *s_server_prepare(coord_db_t *db, coord_db_pg_stmt_t *s, const Oid *types)
 {
     bool in_tx = PQtransactionStatus(s_pg(db)) == PQTRANS_INTRANS;
     if (in_tx) {
@@ -382,7 +277,7 @@ static int s_prepare(coord_db_stmt_t *st, jf_err_t *err)
         (void) coord_db_set_error(db, COORD_DB_ERR_OTHER, "%s", rw_err.msg);
         return jf_err_set(err, rw_err.code, "%s: %s", db->target, rw_err.msg);
     }
-    s_stmt_t *s = s_new_stmt(n_params);
+    coord_db_pg_stmt_t *s = s_new_stmt(n_params);
     if (!s) {
         free(pg);
         return jf_err_set(err, -ENOMEM, "%s: out of memory preparing a statement", db->target);
@@ -408,7 +303,7 @@ static int s_prepare(coord_db_stmt_t *st, jf_err_t *err)
 
 static int s_bind_slot(coord_db_stmt_t *st, int i, char *value, int len, Oid type)
 {
-    s_stmt_t *s = st->impl;
+    coord_db_pg_stmt_t *s = st->impl;
     if (i < 1 || i > s->n_params) {
         free(value);
         (void) coord_db_set_error(st->db, COORD_DB_ERR_OTHER,
@@ -419,7 +314,7 @@ static int s_bind_slot(coord_db_stmt_t *st, int i, char *value, int len, Oid typ
     free(s->values[i - 1]);
     s->values[i - 1] = value;
     s->lengths[i - 1] = len;
-    s->formats[i - 1] = type == S_OID_BYTEA ? 1 : 0;
+    s->formats[i - 1] = type == COORD_DB_PG_OID_BYTEA ? 1 : 0;
     s->types[i - 1] = type;
     return 0;
 }
@@ -442,7 +337,7 @@ static int s_bind_int64(coord_db_stmt_t *st, int i, int64_t v)
 {
     char text[24] = {0};
     (void) snprintf(text, sizeof text, "%" PRId64, v);
-    return s_bind_copy(st, i, text, S_OID_INT8);
+    return s_bind_copy(st, i, text, COORD_DB_PG_OID_INT8);
 }
 
 static int s_bind_double(coord_db_stmt_t *st, int i, double v)
@@ -453,7 +348,7 @@ static int s_bind_double(coord_db_stmt_t *st, int i, double v)
     } else {
         (void) snprintf(text, sizeof text, "%.17g", v); // exact: round-trips every double
     }
-    return s_bind_copy(st, i, text, S_OID_FLOAT8);
+    return s_bind_copy(st, i, text, COORD_DB_PG_OID_FLOAT8);
 }
 
 static int s_bind_text(coord_db_stmt_t *st, int i, const char *text)
@@ -473,12 +368,12 @@ static int s_bind_blob(coord_db_stmt_t *st, int i, const void *bytes, size_t len
     if (len) {
         memcpy(copy, bytes, len);
     }
-    return s_bind_slot(st, i, copy, (int) len, S_OID_BYTEA);
+    return s_bind_slot(st, i, copy, (int) len, COORD_DB_PG_OID_BYTEA);
 }
 
 static int s_param_count(const coord_db_stmt_t *st)
 {
-    return ((const s_stmt_t *) st->impl)->n_params;
+    return ((const coord_db_pg_stmt_t *) st->impl)->n_params;
 }
 
 static bool s_changes_rows(const char *status)
@@ -509,7 +404,7 @@ static int s_check_result(coord_db_t *db, const PGresult *res, bool is_commit)
 // Prepares a statement the server could not type alone with its binds' types.
 static int s_prepare_typed(coord_db_stmt_t *st)
 {
-    s_stmt_t *s = st->impl;
+    coord_db_pg_stmt_t *s = st->impl;
     if (s->prepared) {
         char sql[64] = {0};
         (void) snprintf(sql, sizeof sql, "DEALLOCATE %s", s->name);
@@ -529,7 +424,7 @@ static int s_prepare_typed(coord_db_stmt_t *st)
 // Runs the statement (its first step after a reset); 0 when it produced a result to walk.
 static int s_execute(coord_db_stmt_t *st)
 {
-    s_stmt_t *s = st->impl;
+    coord_db_pg_stmt_t *s = st->impl;
     size_t types_size = (size_t) s->n_params * sizeof *s->types;
     if (s->typed_by_binds &&
         (!s->prepared || memcmp(s->types, s->prepared_types, types_size) != 0)) {
@@ -557,157 +452,18 @@ static int s_execute(coord_db_stmt_t *st)
 
 static int s_step(coord_db_stmt_t *st)
 {
-    s_stmt_t *s = st->impl;
+    coord_db_pg_stmt_t *s = st->impl;
     if (!s->res) {
         int rc = s_execute(st);
         if (rc != 0) {
             return rc;
         }
     }
-    s_forget_row(s);
+    coord_db_pg_forget_row(s);
     if (s->row < PQntuples(s->res)) {
         s->row++;
     }
     return s->row < PQntuples(s->res) ? COORD_DB_ROW : COORD_DB_DONE;
-}
-
-// True when column i of the current row exists and is not NULL.
-static bool s_has_value(const s_stmt_t *s, int i)
-{
-    return s->res && s->row >= 0 && s->row < PQntuples(s->res) && i >= 0 && i < PQnfields(s->res) &&
-           !PQgetisnull(s->res, s->row, i);
-}
-
-static int s_col_count(const coord_db_stmt_t *st)
-{
-    const s_stmt_t *s = st->impl;
-    const PGresult *r = s->res ? s->res : s->desc;
-    return r ? PQnfields(r) : 0;
-}
-
-static const char *s_col_name(const coord_db_stmt_t *st, int i)
-{
-    const s_stmt_t *s = st->impl;
-    const PGresult *r = s->res ? s->res : s->desc;
-    return r && i >= 0 && i < PQnfields(r) ? PQfname(r, i) : NULL;
-}
-
-static coord_db_type_t s_col_type(const coord_db_stmt_t *st, int i)
-{
-    const s_stmt_t *s = st->impl;
-    if (!s_has_value(s, i)) {
-        return COORD_DB_T_NULL;
-    }
-    switch (PQftype(s->res, i)) {
-    case S_OID_BOOL:
-    case S_OID_INT2:
-    case S_OID_INT4:
-    case S_OID_INT8:
-        return COORD_DB_T_INT;
-    case S_OID_FLOAT4:
-    case S_OID_FLOAT8:
-    case S_OID_NUMERIC:
-        return COORD_DB_T_REAL;
-    case S_OID_BYTEA:
-        return COORD_DB_T_BLOB;
-    default:
-        return COORD_DB_T_TEXT;
-    }
-}
-
-static bool s_is_bool(const s_stmt_t *s, int i)
-{
-    return PQftype(s->res, i) == S_OID_BOOL;
-}
-
-// A value's text as SQLite would give it (booleans as 1 and 0); NULL for a NULL column.
-static const char *s_value(const s_stmt_t *s, int i)
-{
-    if (!s_has_value(s, i)) {
-        return NULL;
-    }
-    const char *v = PQgetvalue(s->res, s->row, i);
-    return s_is_bool(s, i) ? (v[0] == 't' ? "1" : "0") : v;
-}
-
-static double s_col_double(const coord_db_stmt_t *st, int i)
-{
-    const char *v = s_value(st->impl, i);
-    return v ? strtod(v, NULL) : 0.0;
-}
-
-// As SQLite's column_int64: an integer's value, a real truncated toward zero (clamped to the
-// int64 range), the leading number of a text.
-static int64_t s_col_int64(const coord_db_stmt_t *st, int i)
-{
-    const char *v = s_value(st->impl, i);
-    if (!v) {
-        return 0;
-    }
-    char *end = NULL;
-    errno = 0;
-    long long n = strtoll(v, &end, 10);
-    if (errno == 0 && (*end == '\0' || (*end != '.' && *end != 'e' && *end != 'E'))) {
-        return n;
-    }
-    double d = strtod(v, NULL);
-    if (d != d) {
-        return 0;
-    }
-    return d >= 9223372036854775807.0    ? INT64_MAX
-           : d <= -9223372036854775808.0 ? INT64_MIN
-                                         : (int64_t) d;
-}
-
-// Decodes column i's bytea for the current row once, with a NUL after it so that it reads as
-// text too (freed when the row changes).
-static const unsigned char *s_decoded(const coord_db_stmt_t *st, int i, size_t *ret_len)
-{
-    s_stmt_t *s = st->impl;
-    if (!s->decoded[i]) {
-        size_t len = 0;
-        unsigned char *raw =
-            PQunescapeBytea((const unsigned char *) PQgetvalue(s->res, s->row, i), &len);
-        s->decoded[i] = raw ? malloc(len + 1) : NULL;
-        if (s->decoded[i]) {
-            memcpy(s->decoded[i], raw, len);
-            s->decoded[i][len] = '\0';
-            s->decoded_len[i] = len;
-        }
-        PQfreemem(raw);
-    }
-    *ret_len = s->decoded[i] ? s->decoded_len[i] : 0;
-    return s->decoded[i];
-}
-
-static const void *s_col_blob(const coord_db_stmt_t *st, int i)
-{
-    size_t len = 0;
-    if (s_col_type(st, i) == COORD_DB_T_BLOB) {
-        return s_decoded(st, i, &len);
-    }
-    return s_value(st->impl, i);
-}
-
-static const char *s_col_text(const coord_db_stmt_t *st, int i)
-{
-    size_t len = 0;
-    if (s_col_type(st, i) == COORD_DB_T_BLOB) {
-        return (const char *) s_decoded(st, i, &len); // a blob's text is its bytes, as in SQLite
-    }
-    return s_value(st->impl, i);
-}
-
-static size_t s_col_bytes(const coord_db_stmt_t *st, int i)
-{
-    size_t len = 0;
-    coord_db_type_t t = s_col_type(st, i);
-    if (t == COORD_DB_T_BLOB) {
-        (void) s_decoded(st, i, &len);
-        return len;
-    }
-    const char *v = s_value(st->impl, i);
-    return v ? strlen(v) : 0;
 }
 
 static int64_t s_changes(const coord_db_t *db)
@@ -780,14 +536,14 @@ const coord_db_ops_t coord_db_pg_ops = {
     .step = s_step,
     .reset = s_reset,
     .clear_bindings = s_clear_bindings,
-    .col_count = s_col_count,
-    .col_name = s_col_name,
-    .col_type = s_col_type,
-    .col_int64 = s_col_int64,
-    .col_double = s_col_double,
-    .col_text = s_col_text,
-    .col_bytes = s_col_bytes,
-    .col_blob = s_col_blob,
+    .col_count = coord_db_pg_col_count,
+    .col_name = coord_db_pg_col_name,
+    .col_type = coord_db_pg_col_type,
+    .col_int64 = coord_db_pg_col_int64,
+    .col_double = coord_db_pg_col_double,
+    .col_text = coord_db_pg_col_text,
+    .col_bytes = coord_db_pg_col_bytes,
+    .col_blob = coord_db_pg_col_blob,
     .changes = s_changes,
     .in_transaction = s_in_transaction,
 };
