@@ -13,6 +13,8 @@
 const char coord_db_pg_compat_sql[] =
     "BEGIN;"
     "SELECT pg_advisory_xact_lock(7022136);"
+    // SQLite's PRAGMA user_version, as coord_db_sql rewrites it.
+    "CREATE TABLE IF NOT EXISTS jf_pragma(name TEXT PRIMARY KEY, value BIGINT NOT NULL);"
     "CREATE OR REPLACE FUNCTION jf_sqlite_json_path(path text) RETURNS text[]"
     " LANGUAGE plpgsql IMMUTABLE STRICT AS $f$ BEGIN"
     "  IF path !~ '^[$]([.][A-Za-z_][A-Za-z0-9_]*|\\[[0-9]+\\])*$' THEN"

@@ -393,9 +393,50 @@ static int s_statement_word(s_rw_t *rw, size_t i, size_t *ret_last, bool *ret_do
     return 0;
 }
 
+// True when token i ends the statement (the end, or a final ';').
+static bool s_at_end(const s_rw_t *rw, size_t i)
+{
+    return i >= rw->n || (s_is(rw, i, ";") && s_next(rw, i) >= rw->n);
+}
+
+// The two PRAGMAs the store reads and writes on every back end, as statements on the table and
+// snapshot of coord_db_pg's compat script (coord_db_sql.h). *ret_done: i was one of them.
+static int s_pragma(s_rw_t *rw, size_t i, size_t *ret_last, bool *ret_done)
+{
+    size_t a = s_next(rw, i), b = s_next(rw, a), c = s_next(rw, b);
+    *ret_done = true;
+    if (s_is(rw, a, "USER_VERSION") && s_at_end(rw, b)) {
+        s_puts(&rw->out, COORD_DB_SQL_USER_VERSION_GET);
+        *ret_last = a;
+        return 0;
+    }
+    if (s_is(rw, a, "USER_VERSION") && s_is(rw, b, "=") && c < rw->n &&
+        rw->toks[c].kind == S_NUMBER && s_at_end(rw, s_next(rw, c)) &&
+        strspn(rw->sql + rw->toks[c].off, "0123456789") == rw->toks[c].len) {
+        s_puts(&rw->out, COORD_DB_SQL_USER_VERSION_SET_HEAD);
+        s_put(&rw->out, rw->sql + rw->toks[c].off, rw->toks[c].len);
+        s_puts(&rw->out, COORD_DB_SQL_USER_VERSION_SET_TAIL);
+        *ret_last = c;
+        return 0;
+    }
+    if (s_is(rw, a, "DATA_VERSION") && s_at_end(rw, b)) {
+        s_puts(&rw->out, COORD_DB_SQL_DATA_VERSION);
+        *ret_last = a;
+        return 0;
+    }
+    *ret_done = false;
+    return 0;
+}
+
 static int s_word(s_rw_t *rw, size_t i, size_t *ret_last)
 {
     bool done = false;
+    if (s_is(rw, i, "PRAGMA") && s_prev(rw, i) == SIZE_MAX) {
+        int rc = s_pragma(rw, i, ret_last, &done);
+        if (rc != 0 || done) {
+            return rc;
+        }
+    }
     int rc = s_check_banned(rw, i);
     rc = rc ? rc : s_statement_word(rw, i, ret_last, &done);
     if (rc != 0 || done) {

@@ -13,13 +13,21 @@
  *                                     rowid alias: filled when the INSERT leaves it out)
  *   WITHOUT ROWID                   -> removed
  *   BEGIN IMMEDIATE|EXCLUSIVE|DEFERRED -> BEGIN
+ *   PRAGMA user_version [= N]       -> a read or an upsert of the jf_pragma table that
+ *                                     coord_db_pg's compat script creates (transactional, like
+ *                                     SQLite's: a migration's version commits with it)
+ *   PRAGMA data_version             -> the next transaction id of the server's snapshot: like
+ *                                     SQLite's it changes when another connection committed a
+ *                                     write; unlike it, also after this connection's own writes
+ *                                     (a reader that caches on it only drops its cache more)
  * Provided as functions by coord_db_pg.c's compat script at open, not rewritten: json_extract,
  * json_each (two arguments), json_array_length (two arguments), total, group_concat, and the
  * scalar max(a, b) / min(a, b).
- * Errors (handled elsewhere, by the store per back end): PRAGMA, ATTACH, DETACH, rowid/oid,
- * AUTOINCREMENT, INSERT OR REPLACE|ROLLBACK|ABORT|FAIL, REPLACE INTO, sqlite_schema/master,
- * pragma_table_info, last_insert_rowid(), random() (an integer in SQLite, a fraction in
- * PostgreSQL), strftime/julianday/datetime/unixepoch(), json_tree, GLOB, REGEXP, COLLATE, the
+ * Errors (handled elsewhere, by the store per back end): any other PRAGMA, ATTACH, DETACH,
+ * rowid/oid, AUTOINCREMENT, INSERT OR REPLACE|ROLLBACK|ABORT|FAIL, REPLACE INTO,
+ * sqlite_schema/master, pragma_table_info, last_insert_rowid(), random() (an integer in SQLite, a
+ * fraction in PostgreSQL), strftime/julianday/datetime/unixepoch(), json_tree, GLOB, REGEXP,
+ * COLLATE, the
  * == and -> / ->> operators, [bracketed] and `backquoted` identifiers, unterminated literals.
  * Not detected (no column types here): SQLite's loose typing, e.g. an INTEGER column used as a
  * boolean (WHERE online) or a comparison summed as a number. */
@@ -30,6 +38,16 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+
+// What the two PRAGMAs become (see above); the table is coord_db_pg_compat.c's.
+#define COORD_DB_SQL_USER_VERSION_GET                                                              \
+    "SELECT coalesce((SELECT value FROM jf_pragma WHERE name = 'user_version'), 0)"
+#define COORD_DB_SQL_USER_VERSION_SET_HEAD                                                         \
+    "INSERT INTO jf_pragma(name, value) VALUES('user_version', "
+#define COORD_DB_SQL_USER_VERSION_SET_TAIL                                                         \
+    ") ON CONFLICT(name) DO UPDATE SET value = excluded.value"
+#define COORD_DB_SQL_DATA_VERSION                                                                  \
+    "SELECT CAST(CAST(pg_snapshot_xmax(pg_current_snapshot()) AS TEXT) AS BIGINT)"
 
 // The largest parameter number a statement may use (SQLite's default SQLITE_MAX_VARIABLE_NUMBER).
 #define COORD_DB_SQL_MAX_PARAM 32766

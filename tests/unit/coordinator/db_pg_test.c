@@ -310,13 +310,39 @@ static void test_read_only_session(void **state)
     coord_db_close(&db);
 }
 
+// The two PRAGMAs the store runs on every back end: user_version is transactional (a migration's
+// version commits or rolls back with it); data_version changes when another connection commits.
+static void test_store_pragmas(void **state)
+{
+    (void) state;
+    coord_db_t *db = t_open(false);
+    coord_db_t *other = t_open(false);
+    assert_int_equal(t_scalar(db, "PRAGMA user_version"), 0);
+    t_exec(db, "BEGIN IMMEDIATE; PRAGMA user_version = 5; ROLLBACK;");
+    assert_int_equal(t_scalar(db, "PRAGMA user_version"), 0);
+    t_exec(db, "BEGIN IMMEDIATE; PRAGMA user_version = 7; COMMIT;");
+    assert_int_equal(t_scalar(other, "PRAGMA user_version"), 7);
+    t_exec(db, "PRAGMA user_version = 8");
+    assert_int_equal(t_scalar(other, "PRAGMA user_version"), 8);
+    t_exec(db, "CREATE TABLE dv(x INTEGER)");
+    int64_t before = t_scalar(db, "PRAGMA data_version");
+    assert_int_equal(t_scalar(db, "PRAGMA data_version"), before); // nothing committed since
+    t_exec(other, "INSERT INTO dv(x) VALUES(1)");
+    int64_t after = t_scalar(db, "PRAGMA data_version");
+    printf("data_version_before=%lld data_version_after=%lld\n", (long long) before,
+           (long long) after);
+    assert_true(after != before);
+    coord_db_close(&other);
+    coord_db_close(&db);
+}
+
 // What coord_db_sql refuses fails at prepare, naming the construct and the database.
 static void test_refused_statement(void **state)
 {
     (void) state;
     coord_db_t *db = t_open(false);
     jf_err_t err = {0};
-    assert_null(coord_db_prepare(db, "PRAGMA user_version", &err));
+    assert_null(coord_db_prepare(db, "PRAGMA journal_mode=WAL", &err));
     assert_int_equal(err.code, -EINVAL);
     assert_non_null(strstr(err.msg, "cannot rewrite PRAGMA"));
     assert_non_null(strstr(err.msg, coord_db_target(db)));
@@ -376,6 +402,7 @@ int main(void)
         cmocka_unit_test(test_large_blob_with_zero_bytes),
         cmocka_unit_test(test_commit_of_failed_transaction_is_an_error),
         cmocka_unit_test(test_read_only_session),
+        cmocka_unit_test(test_store_pragmas),
         cmocka_unit_test(test_refused_statement),
         cmocka_unit_test(test_connect_failure_masks_password),
         cmocka_unit_test(test_stopped_server_is_a_connection_error),

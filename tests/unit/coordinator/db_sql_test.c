@@ -64,6 +64,10 @@ static const t_good_t s_good[] = {
      "SELECT total(x), group_concat(n, ', '), json_extract(m, '$.a.b') FROM t", 0},
     {"SELECT 1.5e+3, .5, x != y, x <> y, a || b", "SELECT 1.5e+3, .5, x != y, x <> y, a || b", 0},
     {"", "", 0},
+    {"PRAGMA user_version", COORD_DB_SQL_USER_VERSION_GET, 0},
+    {"pragma user_version = 12;",
+     COORD_DB_SQL_USER_VERSION_SET_HEAD "12" COORD_DB_SQL_USER_VERSION_SET_TAIL ";", 0},
+    {"PRAGMA data_version", COORD_DB_SQL_DATA_VERSION, 0},
 };
 
 static void t_rewrites(void **state)
@@ -90,7 +94,11 @@ typedef struct t_bad {
 } t_bad_t;
 
 static const t_bad_t s_bad[] = {
-    {"PRAGMA user_version", "PRAGMA (SQLite only) at byte 0"},
+    {"PRAGMA journal_mode=WAL", "PRAGMA (SQLite only) at byte 0"},
+    {"PRAGMA user_version = ?", "PRAGMA (SQLite only) at byte 0"},
+    {"PRAGMA user_version = 1; x", "PRAGMA (SQLite only) at byte 0"},
+    {"PRAGMA src.user_version", "PRAGMA (SQLite only) at byte 0"},
+    {"SELECT 1; PRAGMA data_version", "PRAGMA (SQLite only) at byte 10"},
     {"SELECT max(rowid) FROM t", "rowid"},
     {"SELECT x FROM src.t WHERE _rowid_ = 1", "rowid"},
     {"INSERT OR REPLACE INTO t(a) VALUES(1)", "INSERT OR REPLACE"},
