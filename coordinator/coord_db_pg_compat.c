@@ -68,4 +68,18 @@ const char coord_db_pg_compat_sql[] =
     "CREATE OR REPLACE FUNCTION min(a anycompatible, b anycompatible) RETURNS anycompatible"
     " LANGUAGE sql IMMUTABLE AS"
     " $f$ SELECT CASE WHEN a IS NULL OR b IS NULL THEN NULL ELSE least(a, b) END $f$;"
+    // SQLite's table-valued pragma_table_info(table): the columns of a table of the current
+    // schema (type is PostgreSQL's name for it).
+    "CREATE OR REPLACE FUNCTION pragma_table_info(t text) RETURNS TABLE(cid bigint, name text,"
+    " type text, \"notnull\" bigint, dflt_value text, pk bigint) LANGUAGE sql STABLE AS $f$"
+    " SELECT (c.ordinal_position - 1)::bigint, c.column_name::text, upper(c.data_type)::text,"
+    "  CASE WHEN c.is_nullable = 'NO' THEN 1 ELSE 0 END::bigint, c.column_default::text,"
+    "  coalesce((SELECT k.ordinal_position FROM information_schema.table_constraints AS tc"
+    "   JOIN information_schema.key_column_usage AS k ON k.constraint_name = tc.constraint_name"
+    "   AND k.table_schema = tc.table_schema AND k.table_name = tc.table_name"
+    "   WHERE tc.table_schema = c.table_schema AND tc.table_name = c.table_name"
+    "   AND tc.constraint_type = 'PRIMARY KEY' AND k.column_name = c.column_name), 0)::bigint"
+    " FROM information_schema.columns AS c"
+    " WHERE c.table_schema = current_schema() AND c.table_name = t ORDER BY c.ordinal_position"
+    " $f$;"
     "COMMIT;";

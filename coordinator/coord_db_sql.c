@@ -252,7 +252,6 @@ static const s_banned_t s_banned[] = {
     {"SQLITE_SCHEMA", false, "sqlite_schema (SQLite's catalog)"},
     {"SQLITE_MASTER", false, "sqlite_master (SQLite's catalog)"},
     {"SQLITE_SEQUENCE", false, "sqlite_sequence (SQLite's catalog)"},
-    {"PRAGMA_TABLE_INFO", false, "pragma_table_info (SQLite's catalog)"},
     {"GLOB", false, "GLOB"},
     {"REGEXP", false, "REGEXP"},
     {"COLLATE", false, "COLLATE (collation names differ)"},

@@ -130,6 +130,9 @@ static const char *const s_compat_queries[] = {
     "SELECT group_concat(s, ', '), group_concat(s) FROM (SELECT s FROM g ORDER BY s) AS q",
     "SELECT group_concat(s, ', ') FROM g WHERE s IS NULL",
     "SELECT a, max(a, b), min(a, b), max(a, 4), min(b, 2) FROM m ORDER BY a",
+    "SELECT cid, name, pk FROM pragma_table_info('j') ORDER BY cid",
+    "SELECT name, \"notnull\", dflt_value IS NULL FROM pragma_table_info('n') ORDER BY cid",
+    "SELECT count(*) FROM pragma_table_info('m') WHERE name = 'b'",
 };
 
 typedef struct t_pair {
