@@ -401,6 +401,16 @@ static int s_check_result(coord_db_t *db, const PGresult *res, bool is_commit)
     return 0;
 }
 
+// s_server_prepare with the binds' types, text where a bind has none (in prepared_types, which
+// the caller sets to the binds' types after).
+static PGresult *s_server_prepare_as_text(coord_db_t *db, coord_db_pg_stmt_t *s)
+{
+    for (int i = 0; i < s->n_params; i++) {
+        s->prepared_types[i] = s->types[i] ? s->types[i] : COORD_DB_PG_OID_TEXT;
+    }
+    return s_server_prepare(db, s, s->prepared_types);
+}
+
 // Prepares a statement the server could not type alone with its binds' types.
 static int s_prepare_typed(coord_db_stmt_t *st)
 {
@@ -412,6 +422,12 @@ static int s_prepare_typed(coord_db_stmt_t *st)
         s->prepared = false;
     }
     PGresult *res = s_server_prepare(st->db, s, s->types);
+    if (res && s_untyped_parameter(res)) {
+        // A NULL or text bind where the SQL does not say the type either ("?2 IS NULL OR
+        // ?2 = ?2"): as text, the type SQLite compares such a value as.
+        PQclear(res);
+        res = s_server_prepare_as_text(st->db, s);
+    }
     if (res) {
         int rc = s_fail(st->db, res, "preparing the statement with its parameters' types");
         PQclear(res);

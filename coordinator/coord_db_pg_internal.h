@@ -17,6 +17,7 @@ enum {
     COORD_DB_PG_OID_FLOAT4 = 700,
     COORD_DB_PG_OID_FLOAT8 = 701,
     COORD_DB_PG_OID_NUMERIC = 1700,
+    COORD_DB_PG_OID_TEXT = 25,
 };
 
 typedef struct coord_db_pg_stmt {

@@ -244,6 +244,33 @@ static void test_postgres_result_types(void **state)
     coord_db_close(&db);
 }
 
+// Parameters PostgreSQL cannot type from the SQL alone take their binds' types, text for a NULL
+// or text bind (the store's optional filters: "?2 IS NULL OR ?2 = ?2").
+static void test_parameters_typed_from_binds(void **state)
+{
+    (void) state;
+    coord_db_t *db = t_open(false);
+    coord_db_stmt_t *st = t_prepare(db, "SELECT ?1 IS NULL, (?2 IS NULL OR ?2 = ?2), ?3 + 1");
+    assert_int_equal(coord_db_bind_null(st, 1), 0);
+    assert_int_equal(coord_db_bind_text(st, 2, "x"), 0);
+    assert_int_equal(coord_db_bind_int64(st, 3, 41), 0);
+    assert_int_equal(coord_db_step(st), COORD_DB_ROW);
+    assert_int_equal(coord_db_col_int64(st, 0), 1);
+    assert_int_equal(coord_db_col_int64(st, 1), 1);
+    assert_int_equal(coord_db_col_int64(st, 2), 42);
+    // Other binds' types: prepared again.
+    coord_db_reset(st);
+    assert_int_equal(coord_db_bind_text(st, 1, "y"), 0);
+    assert_int_equal(coord_db_bind_null(st, 2), 0);
+    assert_int_equal(coord_db_bind_double(st, 3, 0.5), 0);
+    assert_int_equal(coord_db_step(st), COORD_DB_ROW);
+    assert_int_equal(coord_db_col_int64(st, 0), 0);
+    assert_int_equal(coord_db_col_int64(st, 1), 1);
+    assert_true(coord_db_col_double(st, 2) == 1.5);
+    coord_db_finalize(st);
+    coord_db_close(&db);
+}
+
 static void test_large_blob_with_zero_bytes(void **state)
 {
     (void) state;
@@ -402,6 +429,7 @@ int main(void)
         cmocka_unit_test(test_compat_functions_match_sqlite),
         cmocka_unit_test(test_json_extract_bad_path_is_an_error),
         cmocka_unit_test(test_postgres_result_types),
+        cmocka_unit_test(test_parameters_typed_from_binds),
         cmocka_unit_test(test_large_blob_with_zero_bytes),
         cmocka_unit_test(test_commit_of_failed_transaction_is_an_error),
         cmocka_unit_test(test_read_only_session),
