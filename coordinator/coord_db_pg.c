@@ -411,8 +411,7 @@ static PGresult *s_server_prepare_as_text(coord_db_t *db, coord_db_pg_stmt_t *s)
     return s_server_prepare(db, s, s->prepared_types);
 }
 
-// Prepares a statement the server could not type alone with its binds' types.
-static int s_prepare_typed(coord_db_stmt_t *st)
+int coord_db_pg_prepare_typed(coord_db_stmt_t *st)
 {
     coord_db_pg_stmt_t *s = st->impl;
     if (s->prepared) {
@@ -444,7 +443,7 @@ static int s_execute(coord_db_stmt_t *st)
     size_t types_size = (size_t) s->n_params * sizeof *s->types;
     if (s->typed_by_binds &&
         (!s->prepared || memcmp(s->types, s->prepared_types, types_size) != 0)) {
-        int rc = s_prepare_typed(st);
+        int rc = coord_db_pg_prepare_typed(st);
         if (rc != 0) {
             return rc;
         }

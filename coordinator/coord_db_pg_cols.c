@@ -23,17 +23,29 @@ static bool s_has_value(const coord_db_pg_stmt_t *s, int i)
            !PQgetisnull(s->res, s->row, i);
 }
 
+// The result's columns: the current result's, or before the first step the prepared
+// statement's. A statement typed by its binds is prepared here with the binds so far (as SQLite
+// names a statement's columns before it runs); a failure leaves its error on the connection.
+static const PGresult *s_columns(const coord_db_stmt_t *st)
+{
+    coord_db_pg_stmt_t *s = st->impl;
+    if (!s->res && s->typed_by_binds && !s->prepared) {
+        // The ops take the statement const for reads; it is a heap object that coord_db.c
+        // owns, never const itself.
+        (void) coord_db_pg_prepare_typed((coord_db_stmt_t *) st);
+    }
+    return s->res ? s->res : s->desc;
+}
+
 int coord_db_pg_col_count(const coord_db_stmt_t *st)
 {
-    const coord_db_pg_stmt_t *s = st->impl;
-    const PGresult *r = s->res ? s->res : s->desc;
+    const PGresult *r = s_columns(st);
     return r ? PQnfields(r) : 0;
 }
 
 const char *coord_db_pg_col_name(const coord_db_stmt_t *st, int i)
 {
-    const coord_db_pg_stmt_t *s = st->impl;
-    const PGresult *r = s->res ? s->res : s->desc;
+    const PGresult *r = s_columns(st);
     return r && i >= 0 && i < PQnfields(r) ? PQfname(r, i) : NULL;
 }
 

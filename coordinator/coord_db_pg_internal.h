@@ -43,6 +43,10 @@ typedef struct coord_db_pg_stmt {
 // The SQL run at every open that creates the SQLite functions the store uses (coord_db_sql.h).
 extern const char coord_db_pg_compat_sql[];
 
+// Prepares a statement the server could not type alone (typed_by_binds) with its binds' types,
+// text where a bind has none (coord_db_pg.c). Returns 0 or coord_db's code, the error on db.
+int coord_db_pg_prepare_typed(coord_db_stmt_t *st);
+
 // Frees the current row's decoded blobs (before the next row, a reset or a finalize).
 void coord_db_pg_forget_row(coord_db_pg_stmt_t *s);
 

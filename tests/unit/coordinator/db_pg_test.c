@@ -254,6 +254,8 @@ static void test_parameters_typed_from_binds(void **state)
     assert_int_equal(coord_db_bind_null(st, 1), 0);
     assert_int_equal(coord_db_bind_text(st, 2, "x"), 0);
     assert_int_equal(coord_db_bind_int64(st, 3, 41), 0);
+    assert_int_equal(coord_db_col_count(st), 3); // before the first step, as in SQLite
+    assert_non_null(coord_db_col_name(st, 2));
     assert_int_equal(coord_db_step(st), COORD_DB_ROW);
     assert_int_equal(coord_db_col_int64(st, 0), 1);
     assert_int_equal(coord_db_col_int64(st, 1), 1);
