@@ -52,6 +52,12 @@ const char coord_db_pg_compat_sql[] =
     " (SFUNC = float8pl, STYPE = double precision, INITCOND = '0');"
     "CREATE OR REPLACE AGGREGATE total(boolean)"
     " (SFUNC = jf_total_bool, STYPE = double precision, INITCOND = '0');"
+    // sum over a comparison, as SQLite sums its 1s and 0s: an integer, NULL when no row has one.
+    "CREATE OR REPLACE FUNCTION jf_sum_bool(s bigint, v boolean) RETURNS bigint"
+    " LANGUAGE sql IMMUTABLE AS"
+    " $f$ SELECT CASE WHEN v IS NULL THEN s ELSE coalesce(s, 0) + CASE WHEN v THEN 1 ELSE 0 END"
+    "  END $f$;"
+    "CREATE OR REPLACE AGGREGATE sum(boolean) (SFUNC = jf_sum_bool, STYPE = bigint);"
     "CREATE OR REPLACE FUNCTION jf_group_concat_step(acc text, v text, sep text) RETURNS text"
     " LANGUAGE sql IMMUTABLE AS $f$ SELECT CASE WHEN v IS NULL THEN acc WHEN acc IS NULL THEN v"
     "  ELSE acc || coalesce(sep, '') || v END $f$;"

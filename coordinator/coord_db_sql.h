@@ -21,7 +21,8 @@
  *                                     write; unlike it, also after this connection's own writes
  *                                     (a reader that caches on it only drops its cache more)
  * Provided as functions by coord_db_pg.c's compat script at open, not rewritten: json_extract,
- * json_each (two arguments), json_array_length (two arguments), total, group_concat, the
+ * json_each (two arguments), json_array_length (two arguments), total, sum over a boolean
+ * (a comparison), group_concat, the
  * scalar max(a, b) / min(a, b), and pragma_table_info(table) (cid, name, type, notnull,
  * dflt_value, pk; type is PostgreSQL's name).
  * Errors (handled elsewhere, by the store per back end): any other PRAGMA, ATTACH, DETACH,

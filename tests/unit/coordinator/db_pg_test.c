@@ -127,6 +127,8 @@ static const char *const s_compat_queries[] = {
     " json_array_length(doc, '$.nope') FROM j ORDER BY id",
     "SELECT total(x), total(x > 1), total(y), count(*) FROM n",
     "SELECT total(x), total(y) FROM n WHERE x > 100",
+    "SELECT sum(x > 1), sum(x IS NULL), sum(y > 1), sum(x > 100) FROM n",
+    "SELECT sum(x > 1) FROM n WHERE x > 100",
     "SELECT group_concat(s, ', '), group_concat(s) FROM (SELECT s FROM g ORDER BY s) AS q",
     "SELECT group_concat(s, ', ') FROM g WHERE s IS NULL",
     "SELECT a, max(a, b), min(a, b), max(a, 4), min(b, 2) FROM m ORDER BY a",
