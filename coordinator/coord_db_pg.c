@@ -110,7 +110,12 @@ static int s_open(coord_db_t *db, const char *target, bool read_only, jf_err_t *
         return jf_err_set(err, -ENOMEM, "%s: out of memory", db->target);
     }
     db->impl = c;
-    c->conn = PQconnectdb(target);
+    // A default connect timeout, so that an unreachable server fails the open instead of
+    // hanging it for the system's TCP timeout; the URI's own connect_timeout, expanded from
+    // dbname after it, overrides it.
+    static const char *const keys[] = {"connect_timeout", "dbname", NULL};
+    const char *const values[] = {COORD_DB_PG_CONNECT_TIMEOUT_S, target, NULL};
+    c->conn = PQconnectdbParams(keys, values, 1);
     if (!c->conn || PQstatus(c->conn) != CONNECTION_OK) {
         const char *why = c->conn ? PQerrorMessage(c->conn) : "out of memory";
         int rc = jf_err_set(err, -EIO, "%s: cannot connect: %.*s", db->target,

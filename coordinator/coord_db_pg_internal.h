@@ -40,6 +40,9 @@ typedef struct coord_db_pg_stmt {
     size_t *decoded_len;     // per column: its length (without the NUL)
 } coord_db_pg_stmt_t;
 
+// Seconds a connection may take unless the URI says otherwise (libpq's connect_timeout).
+#define COORD_DB_PG_CONNECT_TIMEOUT_S "10"
+
 // The SQL run at every open that creates the SQLite functions the store uses (coord_db_sql.h).
 extern const char coord_db_pg_compat_sql[];
 

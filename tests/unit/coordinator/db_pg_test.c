@@ -17,7 +17,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -409,6 +412,34 @@ static void test_connect_failure_masks_password(void **state)
     assert_non_null(strstr(err.msg, "&password=***&host="));
 }
 
+// A server that never answers (a Unix socket nobody accepts on) fails the open after the
+// default connect timeout instead of hanging it.
+static void test_unanswered_connect_times_out(void **state)
+{
+    (void) state;
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    int n = snprintf(addr.sun_path, sizeof addr.sun_path, "%s/.s.PGSQL.5499", jft_pg_dir(s_pg));
+    assert_true(n > 0 && (size_t) n < sizeof addr.sun_path);
+    assert_int_equal(bind(fd, (const struct sockaddr *) &addr, sizeof addr), 0);
+    assert_int_equal(listen(fd, 4), 0);
+    char uri[PATH_MAX + 64] = {0};
+    (void) snprintf(uri, sizeof uri, "postgresql:///x?host=%s&port=5499", jft_pg_dir(s_pg));
+    coord_db_t *db = NULL;
+    jf_err_t err = {0};
+    struct timespec t0 = {0}, t1 = {0};
+    (void) clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_true(coord_db_open(uri, false, &db, &err) < 0);
+    (void) clock_gettime(CLOCK_MONOTONIC, &t1);
+    printf("unanswered_connect_s=%.1f\n",
+           (double) (t1.tv_sec - t0.tv_sec) + (double) (t1.tv_nsec - t0.tv_nsec) / 1e9);
+    printf("unanswered_connect_errmsg=%s\n", err.msg);
+    assert_null(db);
+    (void) close(fd);
+    (void) unlink(addr.sun_path);
+}
+
 // Runs last: the server is stopped under an open connection.
 static void test_stopped_server_is_a_connection_error(void **state)
 {
@@ -440,6 +471,7 @@ int main(void)
         cmocka_unit_test(test_store_pragmas),
         cmocka_unit_test(test_refused_statement),
         cmocka_unit_test(test_connect_failure_masks_password),
+        cmocka_unit_test(test_unanswered_connect_times_out),
         cmocka_unit_test(test_stopped_server_is_a_connection_error),
     };
     jf_err_t err = {0};
