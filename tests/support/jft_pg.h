@@ -3,7 +3,7 @@
  * in that directory (listen_addresses ''), one database, its URI; at teardown an immediate stop
  * (SIGQUIT), SIGKILL if it lingers, and the directory removed. As root, the server's programs run
  * as the `postgres` system user (initdb refuses root) through setpriv, with the directory given
- * to that user. The server binaries come from $JF_PG_BIN or /usr/lib/postgresql/<15..13>/bin. */
+ * to that user. The server binaries come from $JF_PG_BIN or /usr/lib/postgresql/<13..17>/bin. */
 #ifndef JFT_PG_H
 #define JFT_PG_H
 
