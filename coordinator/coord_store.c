@@ -7,6 +7,7 @@
 #include "jf_units.h"
 
 #include <errno.h>
+#include <sqlite3.h> // the result codes coord_store_corrupt_hint reads
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,25 +20,40 @@ const char *coord_store_corrupt_hint(int sqlite_rc)
 
 int coord_store_fail(coord_store_t *self, jf_err_t *err, const char *what)
 {
-    int code = sqlite3_extended_errcode(self->db);
-    return jf_err_set(err, coord_store_corrupt_hint(code)[0] ? -EBADMSG : -EIO, "%s: %s: %s%s",
-                      self->path, what, sqlite3_errmsg(self->db), coord_store_corrupt_hint(code));
+    bool corrupt = coord_db_errclass(self->db) == COORD_DB_ERR_CORRUPT;
+    return jf_err_set(err, corrupt ? -EBADMSG : -EIO, "%s: %s: %s%s", self->path, what,
+                      coord_db_errmsg(self->db), corrupt ? COORD_STORE_CORRUPT_HINT : "");
 }
 
+// The connection's settings for the coordinator's writes (the busy timeout is coord_db's).
+// PostgreSQL: see coord_db_pg (these PRAGMAs are SQLite's).
 static int s_pragmas(coord_store_t *self, jf_err_t *err)
 {
     static const char *const rw =
         "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; PRAGMA foreign_keys=ON;";
-    char *msg = NULL;
-    (void) sqlite3_busy_timeout(self->db, COORD_BUSY_TIMEOUT_MS);
-    if (!self->read_only && sqlite3_exec(self->db, rw, NULL, NULL, &msg) != SQLITE_OK) {
-        const char *hint = coord_store_corrupt_hint(sqlite3_extended_errcode(self->db));
-        int code = hint[0] ? -EBADMSG : -EIO;
-        jf_err_set(err, code, "%s: setting up the store: %s%s", self->path, msg, hint);
-        sqlite3_free(msg);
-        return code;
+    if (!self->read_only && coord_db_kind(self->db) == COORD_DB_SQLITE &&
+        coord_db_exec_script(self->db, rw, NULL) != 0) {
+        return coord_store_fail(self, err, "setting up the store");
     }
     return 0;
+}
+
+// Registers the SQL function that unpacks a stored telemetry sample (the telemetry view and the
+// export call it). PostgreSQL: see coord_db_pg (the function is SQLite C code).
+static int s_register_functions(coord_store_t *self, jf_err_t *err)
+{
+    sqlite3 *db = coord_db_sqlite(self->db);
+    if (db && coord_tpack_sql_register(db) != 0) {
+        return jf_err_set(err, -EIO, "%s: registering a SQL function: %s", self->path,
+                          sqlite3_errmsg(db));
+    }
+    return 0;
+}
+
+int coord_store_data_version(coord_store_t *self, int64_t *ret_version, jf_err_t *err)
+{
+    // PostgreSQL: see coord_db_pg (PRAGMA data_version is SQLite's).
+    return coord_store_scalar(self, "PRAGMA data_version", COORD_NO_BINDS, ret_version, err);
 }
 
 // The CLI's reader: a store of another schema is refused, and a damaged one is called corrupt
@@ -45,7 +61,7 @@ static int s_pragmas(coord_store_t *self, jf_err_t *err)
 static int s_check_readable(coord_store_t *self, jf_err_t *err)
 {
     int64_t version = -1;
-    int rc = coord_store_scalar(self, "PRAGMA user_version", COORD_NO_BINDS, &version, err);
+    int rc = coord_store_user_version(self, &version, err);
     if (rc != 0) {
         return rc == -ENOENT ? jf_err_set(err, -EPROTO, "%s: no schema version", self->path)
                              : jf_err_prefix(err, "reading the schema version");
@@ -70,19 +86,16 @@ coord_store_t *coord_store_open(const char *path, bool read_only, jf_err_t *err)
         jf_err_set(err, -ENOMEM, "store: out of memory");
         return NULL;
     }
-    (void) snprintf(self->path, sizeof self->path, "%s", path);
     self->read_only = read_only;
-    int flags = read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE;
-    if (sqlite3_open_v2(path, &self->db, flags | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        jf_err_set(err, -EIO, "%s: cannot open the store: %s", path,
-                   self->db ? sqlite3_errmsg(self->db) : "out of memory");
+    if (coord_db_open(path, read_only, &self->db, err) != 0) {
         goto fail_destroy;
     }
+    // For messages: the path, or a PostgreSQL URI without its password.
+    (void) snprintf(self->path, sizeof self->path, "%s", coord_db_target(self->db));
     if (s_pragmas(self, err) != 0) {
         goto fail_destroy;
     }
-    if (coord_tpack_sql_register(self->db) != 0) { // telemetry_json and the export need it
-        jf_err_set(err, -EIO, "%s: registering a SQL function: %s", path, sqlite3_errmsg(self->db));
+    if (s_register_functions(self, err) != 0) {
         goto fail_destroy;
     }
     if (!read_only && coord_store_migrate(self, err) != 0) {
@@ -104,11 +117,8 @@ void coord_store_destroy(coord_store_t **self_p)
     }
     coord_store_t *self = *self_p;
     coord_store_tcache_clear(self, true);
-    coord_store_stmts_finalize(self);
-    if (self->db && sqlite3_close(self->db) != SQLITE_OK) {
-        // Only unfinalized statements can cause this, and all are finalized above.
-        (void) sqlite3_close_v2(self->db);
-    }
+    coord_store_stmts_finalize(self); // before the connection closes
+    coord_db_close(&self->db);
     free(self);
     *self_p = NULL;
 }
@@ -119,7 +129,7 @@ int coord_store_begin(coord_store_t *self, jf_err_t *err)
     int64_t version = 0;
     // Inside the transaction no other connection can write, so a version read here holds
     // until COMMIT: a change means another writer (jetfleet store prune) committed since.
-    rc = rc ? rc : coord_store_scalar(self, "PRAGMA data_version", COORD_NO_BINDS, &version, err);
+    rc = rc ? rc : coord_store_data_version(self, &version, err);
     if (rc == 0 && version != self->data_version) {
         coord_store_tcache_clear(self, false);
         self->data_version = version;
@@ -135,7 +145,7 @@ int coord_store_commit(coord_store_t *self, jf_err_t *err)
 void coord_store_rollback(coord_store_t *self)
 {
     coord_store_tcache_clear(self, false); // it may hold rows of the transaction undone
-    if (!sqlite3_get_autocommit(self->db)) {
+    if (coord_db_in_transaction(self->db)) {
         (void)coord_store_exec(self, "ROLLBACK", COORD_NO_BINDS,
                                NULL); // nothing more to do if it fails
     }
@@ -143,7 +153,7 @@ void coord_store_rollback(coord_store_t *self)
 
 bool coord_store_in_transaction(coord_store_t *self)
 {
-    return !sqlite3_get_autocommit(self->db);
+    return coord_db_in_transaction(self->db);
 }
 
 int coord_store_bump_epoch(coord_store_t *self, int64_t *ret_epoch, jf_err_t *err)

@@ -1,9 +1,13 @@
 /* Store administration (coord_store_admin.h): integrity check, online backup and salvage of a
  * store file. Reads the source through its own read-only connection and never writes to it; the
- * tables salvage copies are listed here by name (docs/store.md, "Check, backup, salvage"). */
+ * tables salvage copies are listed here by name (docs/store.md, "Check, backup, salvage").
+ * SQLite only: these use SQLite's own tools (integrity_check, the online backup API, ATTACH)
+ * through coord_db_sqlite(), and refuse a PostgreSQL store with a clear error. */
 #include "coord_store_admin.h"
 
 #include "coord_store_internal.h"
+
+#include <sqlite3.h>
 
 #include <ctype.h>
 #include <errno.h>
@@ -21,21 +25,24 @@ static bool s_is_damage(int sqlite_rc)
     return coord_store_corrupt_hint(sqlite_rc)[0] != '\0';
 }
 
-static int s_open_ro(const char *path, sqlite3 **ret_db, jf_err_t *err)
+// what (e.g. "jetfleet store check") on a PostgreSQL store: refused, never skipped. The URI is
+// not printed (it may hold a password).
+static int s_not_on_postgres(const char *what, jf_err_t *err)
+{
+    return jf_err_set(err, -ENOTSUP,
+                      "%s is not supported on a PostgreSQL store (it uses SQLite's own tools); "
+                      "use PostgreSQL's (pg_dump, pg_amcheck)",
+                      what);
+}
+
+// The store file at path, read-only (coord_db_open: the store's own flags and busy timeout).
+static int s_open_ro(const char *path, coord_db_t **ret_db, jf_err_t *err)
 {
     struct stat st;
     if (stat(path, &st) != 0) {
         return jf_err_set(err, -errno, "%s: %s", path, strerror(errno));
     }
-    sqlite3 *db = NULL;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        jf_err_set(err, -EIO, "%s: cannot open: %s", path, db ? sqlite3_errmsg(db) : "no memory");
-        (void)sqlite3_close(db);
-        return -EIO;
-    }
-    (void)sqlite3_busy_timeout(db, COORD_BUSY_TIMEOUT_MS);
-    *ret_db = db;
-    return 0;
+    return coord_db_open(path, true, ret_db, err);
 }
 
 // Creates out_path, which must not exist: a backup or salvage never overwrites a file.
@@ -120,15 +127,18 @@ static void s_facts(sqlite3 *db, coord_store_check_report_t *r)
 int coord_store_check(const char *path, bool quick, coord_store_check_report_t *ret_report,
                       jf_err_t *err)
 {
-    sqlite3 *db = NULL;
+    if (coord_db_is_postgres_uri(path)) {
+        return s_not_on_postgres("jetfleet store check", err);
+    }
+    coord_db_t *db = NULL;
     int rc = s_open_ro(path, &db, err);
     if (rc != 0) {
         return rc;
     }
     *ret_report = (coord_store_check_report_t){0};
-    rc = s_integrity(db, path, quick, ret_report, err);
-    s_facts(db, ret_report);
-    (void)sqlite3_close(db); // read-only: nothing to lose
+    rc = s_integrity(coord_db_sqlite(db), path, quick, ret_report, err);
+    s_facts(coord_db_sqlite(db), ret_report);
+    coord_db_close(&db); // read-only: nothing to lose
     return rc;
 }
 
@@ -136,8 +146,12 @@ int coord_store_check_open(coord_store_t *self, bool quick, coord_store_check_re
                            jf_err_t *err)
 {
     *ret_report = (coord_store_check_report_t){0};
-    int rc = s_integrity(self->db, self->path, quick, ret_report, err);
-    s_facts(self->db, ret_report);
+    sqlite3 *db = coord_db_sqlite(self->db);
+    if (!db) {
+        return s_not_on_postgres("the store's integrity check", err);
+    }
+    int rc = s_integrity(db, self->path, quick, ret_report, err);
+    s_facts(db, ret_report);
     return rc;
 }
 
@@ -180,19 +194,23 @@ static int s_verify_copy(sqlite3 *db, const char *out_path, int64_t *ret_runs, j
 
 int coord_store_backup(const char *path, const char *out_path, int64_t *ret_runs, jf_err_t *err)
 {
-    sqlite3 *src = NULL, *dst = NULL;
-    int rc = s_open_ro(path, &src, err);
+    if (coord_db_is_postgres_uri(path) || coord_db_is_postgres_uri(out_path)) {
+        return s_not_on_postgres("jetfleet store backup", err);
+    }
+    coord_db_t *src_db = NULL;
+    sqlite3 *dst = NULL;
+    int rc = s_open_ro(path, &src_db, err);
     bool created = rc == 0 && s_create_new(out_path, err) == 0;
     if (rc == 0 && !created) {
-        (void)sqlite3_close(src);
+        coord_db_close(&src_db);
         return err ? err->code : -EIO;
     }
     if (rc == 0 && sqlite3_open_v2(out_path, &dst, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
         rc = jf_err_set(err, -EIO, "%s: cannot open: %s", out_path,
                         dst ? sqlite3_errmsg(dst) : "no memory");
     }
-    rc = rc ? rc : s_backup_copy(src, dst, out_path, err);
-    (void)sqlite3_close(src); // read-only: nothing to lose
+    rc = rc ? rc : s_backup_copy(coord_db_sqlite(src_db), dst, out_path, err);
+    coord_db_close(&src_db); // read-only: nothing to lose
     rc = rc ? rc : s_verify_copy(dst, out_path, ret_runs, err);
     if (dst && sqlite3_close(dst) != SQLITE_OK && rc == 0) {
         rc = jf_err_set(err, -EIO, "%s: closing the copy: %s", out_path, sqlite3_errmsg(dst));
@@ -491,6 +509,9 @@ static const char s_durable[] = "DETACH DATABASE src; PRAGMA synchronous=FULL; "
 int coord_store_salvage(const char *path, const char *out_path, coord_salvage_report_t *ret_report,
                         jf_err_t *err)
 {
+    if (coord_db_is_postgres_uri(path) || coord_db_is_postgres_uri(out_path)) {
+        return s_not_on_postgres("jetfleet store salvage", err);
+    }
     struct stat st;
     if (stat(path, &st) != 0) {
         return jf_err_set(err, -errno, "%s: %s", path, strerror(errno));

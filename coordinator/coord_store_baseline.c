@@ -23,48 +23,48 @@ static const char s_sql[] =
     " ORDER BY r2.finished_us DESC, r2.id LIMIT 1)"
     " ORDER BY r.power_mode_id, r.custom_cores IS NOT NULL, r.power, r.dvfs_off, r.telemetry_off";
 
-static void s_text(char *dst, size_t size, sqlite3_stmt *st, int col)
+static void s_text(char *dst, size_t size, coord_db_stmt_t *st, int col)
 {
-    const unsigned char *t = sqlite3_column_text(st, col);
+    const char *t = coord_db_col_text(st, col);
     (void) snprintf(dst, size, "%s", t ? (const char *) t : "");
 }
 
-static void s_row(sqlite3_stmt *st, coord_baseline_row_t *r)
+static void s_row(coord_db_stmt_t *st, coord_baseline_row_t *r)
 {
     *r = (coord_baseline_row_t){0};
     s_text(r->run, sizeof r->run, st, 0);
     s_text(r->board, sizeof r->board, st, 1);
-    r->power_mode_id = sqlite3_column_int(st, 2);
+    r->power_mode_id = (int) coord_db_col_int64(st, 2);
     s_text(r->power_mode, sizeof r->power_mode, st, 3);
     s_text(r->power, sizeof r->power, st, 4);
-    r->custom = sqlite3_column_int(st, 5) != 0;
-    r->dvfs_off = sqlite3_column_int(st, 6) != 0;
-    r->telemetry_off = sqlite3_column_int(st, 7) != 0;
-    r->telemetry_hz = sqlite3_column_int(st, 8);
-    r->idle_s = sqlite3_column_int(st, 9);
-    r->has_power = sqlite3_column_type(st, 10) != SQLITE_NULL;
-    r->idle_power_mw = r->has_power ? sqlite3_column_double(st, 10) : 0.0;
+    r->custom = coord_db_col_int64(st, 5) != 0;
+    r->dvfs_off = coord_db_col_int64(st, 6) != 0;
+    r->telemetry_off = coord_db_col_int64(st, 7) != 0;
+    r->telemetry_hz = (int) coord_db_col_int64(st, 8);
+    r->idle_s = (int) coord_db_col_int64(st, 9);
+    r->has_power = !coord_db_col_is_null(st, 10);
+    r->idle_power_mw = r->has_power ? coord_db_col_double(st, 10) : 0.0;
     s_text(r->source, sizeof r->source, st, 11);
-    r->samples = sqlite3_column_int64(st, 12);
-    r->finished_us = sqlite3_column_int64(st, 13);
+    r->samples = coord_db_col_int64(st, 12);
+    r->finished_us = coord_db_col_int64(st, 13);
 }
 
 int coord_store_baseline_each(coord_store_t *self, const char *board, coord_baseline_fn fn,
                               void *arg, jf_err_t *err)
 {
-    sqlite3_stmt *st = coord_store_stmt(self, s_sql, COORD_BINDS(coord_text(board)), err);
+    coord_db_stmt_t *st = coord_store_stmt(self, s_sql, COORD_BINDS(coord_text(board)), err);
     if (!st) {
         return -EIO;
     }
     int rc = 0, step = 0;
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+    while (rc == 0 && (step = coord_db_step(st)) == COORD_DB_ROW) {
         coord_baseline_row_t row;
         s_row(st, &row);
         rc = fn(&row, arg);
     }
-    if (rc == 0 && step != SQLITE_DONE) {
+    if (rc == 0 && step != COORD_DB_DONE) {
         rc = coord_store_fail(self, err, "reading the idle baseline");
     }
-    (void) sqlite3_reset(st); // the statement stays cached; its error was reported above
+    coord_db_reset(st); // the statement stays cached; its error was reported above
     return rc;
 }

@@ -31,10 +31,11 @@ int coord_store_blob_put(coord_store_t *self, const void *data, size_t len, char
 }
 
 // Copies column col of the current row (a blob) into a new buffer.
-static int s_copy_blob(sqlite3_stmt *st, int col, void **ret_data, size_t *ret_len, jf_err_t *err)
+static int s_copy_blob(coord_db_stmt_t *st, int col, void **ret_data, size_t *ret_len,
+                       jf_err_t *err)
 {
-    size_t n = (size_t) sqlite3_column_bytes(st, col);
-    const void *p = sqlite3_column_blob(st, col);
+    size_t n = coord_db_col_bytes(st, col);
+    const void *p = coord_db_col_blob(st, col);
     void *copy = malloc(n ? n : 1);
     if (!copy) {
         return jf_err_set(err, -ENOMEM, "out of memory");
@@ -51,22 +52,22 @@ int coord_store_blob_read(coord_store_t *self, const char *sha, int64_t offset, 
                           void **ret_data, size_t *ret_len, int64_t *ret_size, jf_err_t *err)
 {
     // substr() on a BLOB counts bytes and is 1-based.
-    sqlite3_stmt *st = coord_store_stmt(
+    coord_db_stmt_t *st = coord_store_stmt(
         self, "SELECT size_bytes, substr(data, ? + 1, ?) FROM blobs WHERE sha256 = ?",
         COORD_BINDS(coord_int(offset), coord_int((int64_t) max_len), coord_text(sha)), err);
     if (!st) {
         return -EIO;
     }
-    int rc = sqlite3_step(st);
+    int rc = coord_db_step(st);
     int ret = 0;
-    if (rc == SQLITE_ROW) {
-        int64_t size = sqlite3_column_int64(st, 0);
+    if (rc == COORD_DB_ROW) {
+        int64_t size = coord_db_col_int64(st, 0);
         ret = s_copy_blob(st, 1, ret_data, ret_len, err);
         *ret_size = size;
     } else {
-        ret = rc == SQLITE_DONE ? -ENOENT : coord_store_fail(self, err, "reading a blob");
+        ret = rc == COORD_DB_DONE ? -ENOENT : coord_store_fail(self, err, "reading a blob");
     }
-    (void) sqlite3_reset(st);
+    coord_db_reset(st);
     return ret;
 }
 
@@ -102,12 +103,12 @@ typedef struct s_assembly {
 } s_assembly_t;
 
 // Adds the current row's chunk (offset, blob, size_bytes, data) in offset order.
-static int s_take_chunk(s_assembly_t *a, sqlite3_stmt *st, jf_err_t *err)
+static int s_take_chunk(s_assembly_t *a, coord_db_stmt_t *st, jf_err_t *err)
 {
-    int64_t offset = sqlite3_column_int64(st, 0);
-    const char *blob = (const char *) sqlite3_column_text(st, 1);
-    int64_t size = sqlite3_column_int64(st, 2);
-    int64_t n = sqlite3_column_bytes(st, 3);
+    int64_t offset = coord_db_col_int64(st, 0);
+    const char *blob = coord_db_col_text(st, 1);
+    int64_t size = coord_db_col_int64(st, 2);
+    int64_t n = (int64_t) coord_db_col_bytes(st, 3);
     if (!a->bytes) {
         if (!blob || !jf_blob_is_sha256(blob) || size < 1 || size > JF_BLOB_MAX_BYTES) {
             return jf_err_set(err, -EBADMSG, "the first chunk names no valid blob");
@@ -127,7 +128,7 @@ static int s_take_chunk(s_assembly_t *a, sqlite3_stmt *st, jf_err_t *err)
         return jf_err_set(err, -EBADMSG, "chunk at offset %lld of %lld bytes, expected offset %lld",
                           (long long) offset, (long long) n, (long long) a->filled);
     }
-    memcpy(a->bytes + offset, sqlite3_column_blob(st, 3), (size_t) n);
+    memcpy(a->bytes + offset, coord_db_col_blob(st, 3), (size_t) n);
     a->filled += n;
     return 0;
 }
@@ -135,21 +136,22 @@ static int s_take_chunk(s_assembly_t *a, sqlite3_stmt *st, jf_err_t *err)
 static int s_collect(coord_store_t *self, const char *run, int64_t attempt, s_assembly_t *a,
                      jf_err_t *err)
 {
-    sqlite3_stmt *st = coord_store_stmt(self,
-                                        "SELECT offset, blob, size_bytes, data FROM weight_chunks"
-                                        " WHERE run = ? AND attempt = ? ORDER BY offset",
-                                        COORD_BINDS(coord_text(run), coord_int(attempt)), err);
+    coord_db_stmt_t *st =
+        coord_store_stmt(self,
+                         "SELECT offset, blob, size_bytes, data FROM weight_chunks"
+                         " WHERE run = ? AND attempt = ? ORDER BY offset",
+                         COORD_BINDS(coord_text(run), coord_int(attempt)), err);
     if (!st) {
         return -EIO;
     }
     int rc = 0, step = 0;
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+    while (rc == 0 && (step = coord_db_step(st)) == COORD_DB_ROW) {
         rc = s_take_chunk(a, st, err);
     }
-    if (rc == 0 && step != SQLITE_DONE) {
+    if (rc == 0 && step != COORD_DB_DONE) {
         rc = coord_store_fail(self, err, "reading returned weights");
     }
-    (void) sqlite3_reset(st);
+    coord_db_reset(st);
     if (rc == 0 && !a->bytes) {
         rc = jf_err_set(err, -EBADMSG, "no chunk of weights arrived");
     } else if (rc == 0 && a->filled != a->size) {
@@ -190,23 +192,23 @@ int coord_store_weights_assemble(coord_store_t *self, const char *run, int64_t a
 int coord_store_run_weights(coord_store_t *self, const char *run, int64_t attempt, char *ret_sha,
                             jf_err_t *err)
 {
-    sqlite3_stmt *st =
+    coord_db_stmt_t *st =
         coord_store_stmt(self, "SELECT blob FROM run_weights WHERE run = ? AND attempt = ?",
                          COORD_BINDS(coord_text(run), coord_int(attempt)), err);
     if (!st) {
         return -EIO;
     }
-    int rc = sqlite3_step(st);
+    int rc = coord_db_step(st);
     int ret = 0;
-    if (rc == SQLITE_ROW) {
-        const char *blob = (const char *) sqlite3_column_text(st, 0);
+    if (rc == COORD_DB_ROW) {
+        const char *blob = coord_db_col_text(st, 0);
         ret =
             blob && jf_blob_is_sha256(blob)
                 ? (memcpy(ret_sha, blob, JF_BLOB_SHA256_HEX_LEN + 1), 0)
                 : jf_err_set(err, -EBADMSG, "run %s: a returned blob name that is not sha256", run);
     } else {
-        ret = rc == SQLITE_DONE ? -ENOENT : coord_store_fail(self, err, "reading run weights");
+        ret = rc == COORD_DB_DONE ? -ENOENT : coord_store_fail(self, err, "reading run weights");
     }
-    (void) sqlite3_reset(st);
+    coord_db_reset(st);
     return ret;
 }

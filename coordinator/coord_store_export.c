@@ -53,24 +53,24 @@ static const s_query_t s_queries[COORD_EXPORT_COUNT] = {
     [COORD_EXPORT_STORE_ID] = {"SELECT value FROM meta WHERE key = 'store_id'", 0},
 };
 
-static void s_row_from_stmt(sqlite3_stmt *st, coord_export_row_t *row)
+static void s_row_from_stmt(coord_db_stmt_t *st, coord_export_row_t *row)
 {
-    int n = sqlite3_column_count(st);
+    int n = coord_db_col_count(st);
     row->ncols = n < COORD_EXPORT_COLS_MAX ? n : COORD_EXPORT_COLS_MAX;
     for (int c = 0; c < row->ncols; c++) {
-        int type = sqlite3_column_type(st, c);
-        row->kind[c] = type == SQLITE_INTEGER ? COORD_VALUE_INT
-                       : type == SQLITE_FLOAT ? COORD_VALUE_REAL
-                       : type == SQLITE_NULL  ? COORD_VALUE_NULL
-                                              : COORD_VALUE_TEXT;
-        row->i[c] = sqlite3_column_int64(st, c);
-        row->d[c] = sqlite3_column_double(st, c);
-        row->s[c] = (const char *) sqlite3_column_text(st, c);
+        coord_db_type_t type = coord_db_col_type(st, c);
+        row->kind[c] = type == COORD_DB_T_INT    ? COORD_VALUE_INT
+                       : type == COORD_DB_T_REAL ? COORD_VALUE_REAL
+                       : type == COORD_DB_T_NULL ? COORD_VALUE_NULL
+                                                 : COORD_VALUE_TEXT;
+        row->i[c] = coord_db_col_int64(st, c);
+        row->d[c] = coord_db_col_double(st, c);
+        row->s[c] = coord_db_col_text(st, c);
     }
 }
 
-static sqlite3_stmt *s_prepare(coord_store_t *self, coord_export_query_t q,
-                               const coord_export_key_t *key, jf_err_t *err)
+static coord_db_stmt_t *s_prepare(coord_store_t *self, coord_export_query_t q,
+                                  const coord_export_key_t *key, jf_err_t *err)
 {
     const s_query_t *query = &s_queries[q];
     if (query->n_binds == 0) {
@@ -94,20 +94,20 @@ int coord_store_export_each(coord_store_t *self, coord_export_query_t q,
     if ((int) q < 0 || q >= COORD_EXPORT_COUNT) {
         return jf_err_set(err, -EINVAL, "store: unknown export query %d", (int) q);
     }
-    sqlite3_stmt *st = s_prepare(self, q, key, err);
+    coord_db_stmt_t *st = s_prepare(self, q, key, err);
     if (!st) {
         return -EIO;
     }
     int rc = 0;
-    int step = SQLITE_ROW;
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+    int step = COORD_DB_ROW;
+    while (rc == 0 && (step = coord_db_step(st)) == COORD_DB_ROW) {
         coord_export_row_t row = {0};
         s_row_from_stmt(st, &row);
         rc = fn(&row, arg);
     }
-    if (rc == 0 && step != SQLITE_DONE) {
+    if (rc == 0 && step != COORD_DB_DONE) {
         rc = coord_store_fail(self, err, "reading rows to export");
     }
-    (void) sqlite3_reset(st);
+    coord_db_reset(st);
     return rc;
 }

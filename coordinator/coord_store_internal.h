@@ -2,13 +2,11 @@
 #ifndef COORD_STORE_INTERNAL_H
 #define COORD_STORE_INTERNAL_H
 
+#include "coord_db.h"
 #include "coord_store.h"
 
 #include <jansson.h>
-#include <sqlite3.h>
 #include <stdarg.h>
-
-#define COORD_BUSY_TIMEOUT_MS 5000
 
 // The statements coord_store_spec.c builds from the schema tables.
 typedef enum coord_spec_sql {
@@ -37,13 +35,13 @@ typedef struct coord_tcache_slot {
 } coord_tcache_slot_t;
 
 typedef struct coord_stmt_slot {
-    const char *sql;    // borrowed: a string literal (or a string the store owns), the cache key
-                        // (by address)
-    sqlite3_stmt *stmt; // owned
+    const char *sql;       // borrowed: a string literal (or a string the store owns), the cache
+                           // key (by address)
+    coord_db_stmt_t *stmt; // owned
 } coord_stmt_slot_t;
 
 struct coord_store {
-    sqlite3 *db;     // owned
+    coord_db_t *db;  // owned: SQLite today (coord_db.h)
     char path[4096]; // for messages
     bool read_only;
     size_t n_stmts;                       // statements cached
@@ -54,7 +52,8 @@ struct coord_store {
     char *table_sql[COORD_TABLE_COUNT];   // owned (sqlite3_malloc): coord_store_select's
                                           // queries, built on first use
     coord_tcache_slot_t *tcache;          // owned (calloc on first use): COORD_TCACHE_SLOTS slots
-    int64_t data_version;                 // PRAGMA data_version at the last BEGIN
+    int64_t data_version;                 // the data version (coord_store_data_version) at the
+                                          // last BEGIN
 };
 
 // One bound SQL parameter. Build them with coord_text/coord_int/coord_real, whose prototypes
@@ -63,13 +62,13 @@ typedef enum coord_bind_type {
     COORD_BIND_END = 0, // ends a list
     COORD_BIND_TEXT,    // text; a NULL text binds NULL
     COORD_BIND_INT,     // int64_t
-    COORD_BIND_REAL,    // double; NaN binds NULL (SQLite's rule)
-    COORD_BIND_BLOB,    // bytes (text points at them, i counts them)
+    COORD_BIND_REAL,    // double; NaN binds NULL (coord_db_bind_double)
+    COORD_BIND_BLOB,    // bytes (text points at them, i counts them); NULL bytes bind NULL
 } coord_bind_type_t;
 
 typedef struct coord_bind {
     coord_bind_type_t type;
-    const char *text; // COORD_BIND_TEXT, _BLOB; borrowed, copied by SQLite at bind time
+    const char *text; // COORD_BIND_TEXT, _BLOB; borrowed, copied by coord_db at bind time
     int64_t i;        // COORD_BIND_INT; COORD_BIND_BLOB: its length in bytes
     double d;         // COORD_BIND_REAL
 } coord_bind_t;
@@ -101,8 +100,8 @@ static inline coord_bind_t coord_blob(const void *bytes, size_t len)
 // Returns the cached, reset statement for sql (a literal, or a string the store owns: the cache
 // keys by address), preparing it on first use, with binds bound (NULL: none). The number of
 // binds must equal the statement's parameters (-EINVAL otherwise). NULL on failure with err.
-sqlite3_stmt *coord_store_stmt(coord_store_t *self, const char *sql, const coord_bind_t *binds,
-                               jf_err_t *err);
+coord_db_stmt_t *coord_store_stmt(coord_store_t *self, const char *sql, const coord_bind_t *binds,
+                                  jf_err_t *err);
 
 // Prepares/binds like coord_store_stmt and steps to completion (rows are skipped).
 int coord_store_exec(coord_store_t *self, const char *sql, const coord_bind_t *binds,
@@ -136,9 +135,16 @@ int coord_store_spec_sync_columns(coord_store_t *self, jf_err_t *err);
 int coord_store_spec_read(coord_store_t *self, coord_spec_sql_t which, const char *key,
                           jf_run_spec_t *ret_spec, jf_err_t *err);
 
-// Sets err from SQLite's last error, with context; returns -EIO, or -EBADMSG with
-// COORD_STORE_CORRUPT_HINT added when SQLite says the file is damaged.
+// Sets err from the connection's last error (coord_db_errmsg), with context; returns -EIO, or
+// -EBADMSG with COORD_STORE_CORRUPT_HINT added when it is COORD_DB_ERR_CORRUPT (a damaged file).
 int coord_store_fail(coord_store_t *self, jf_err_t *err, const char *what);
+
+// The store's schema version in *ret_version (0: an empty database); -ENOENT when it has none
+// (coord_store_schema.c).
+int coord_store_user_version(coord_store_t *self, int64_t *ret_version, jf_err_t *err);
+
+// A number that changes when another connection commits to the store (coord_store.c).
+int coord_store_data_version(coord_store_t *self, int64_t *ret_version, jf_err_t *err);
 
 // Moves the version-8 telemetry rows (table telemetry_v8, one JSON text row per sample) into
 // the typed tables and drops telemetry_v8 (coord_store_telemetry.c; migration 8 -> 9, inside

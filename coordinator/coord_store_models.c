@@ -10,7 +10,7 @@
 static const char s_put_sql[] =
     "INSERT INTO models(name, sweep, scope, scope_value, workload, target, kind, features,"
     " params, training_runs, cv_mape_pct, transfer_from, created_us)"
-    " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)";
+    " VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id";
 
 #define S_SELECT                                                                                   \
     "SELECT id, name, sweep, scope, scope_value, workload, target, kind, features, params,"        \
@@ -21,7 +21,8 @@ static const char s_get_sql[] = S_SELECT " WHERE id = ?";
 int coord_store_model_put(coord_store_t *self, const coord_model_row_t *row, int64_t *ret_id,
                           jf_err_t *err)
 {
-    int rc = coord_store_exec(
+    int64_t id = 0;
+    int rc = coord_store_scalar(
         self, s_put_sql,
         COORD_BINDS(coord_text(row->name), coord_text(row->sweep), coord_text(row->scope),
                     coord_text(row->scope_value), coord_text(row->workload),
@@ -30,30 +31,31 @@ int coord_store_model_put(coord_store_t *self, const coord_model_row_t *row, int
                     coord_real(row->cv_mape_pct),
                     row->transfer_from > 0 ? coord_int(row->transfer_from) : coord_text(NULL),
                     coord_int(row->created_us)),
-        err);
+        &id, err);
     if (rc == 0) {
-        *ret_id = sqlite3_last_insert_rowid(self->db);
+        *ret_id = id;
     }
-    return rc;
+    return rc == -ENOENT ? jf_err_set(err, -EIO, "%s: storing a model: no id returned", self->path)
+                         : rc;
 }
 
-static char *s_dup_text(sqlite3_stmt *st, int col)
+static char *s_dup_text(coord_db_stmt_t *st, int col)
 {
-    const unsigned char *t = sqlite3_column_text(st, col);
+    const char *t = coord_db_col_text(st, col);
     return strdup(t ? (const char *) t : "");
 }
 
-static void s_copy(char *dst, size_t size, sqlite3_stmt *st, int col)
+static void s_copy(char *dst, size_t size, coord_db_stmt_t *st, int col)
 {
-    const unsigned char *t = sqlite3_column_text(st, col);
+    const char *t = coord_db_col_text(st, col);
     snprintf(dst, size, "%s", t ? (const char *) t : "");
 }
 
 // Fills r from the current row. -ENOMEM when the JSON copies fail.
-static int s_row(sqlite3_stmt *st, coord_model_row_t *r)
+static int s_row(coord_db_stmt_t *st, coord_model_row_t *r)
 {
     memset(r, 0, sizeof *r);
-    r->id = sqlite3_column_int64(st, 0);
+    r->id = coord_db_col_int64(st, 0);
     char *texts[] = {r->name, r->sweep, r->scope, r->scope_value, r->workload, r->target, r->kind};
     size_t sizes[] = {sizeof r->name,     sizeof r->sweep,  sizeof r->scope, sizeof r->scope_value,
                       sizeof r->workload, sizeof r->target, sizeof r->kind};
@@ -62,11 +64,10 @@ static int s_row(sqlite3_stmt *st, coord_model_row_t *r)
     }
     r->features = s_dup_text(st, 8);
     r->params = s_dup_text(st, 9);
-    r->training_runs = sqlite3_column_int64(st, 10);
-    r->cv_mape_pct =
-        sqlite3_column_type(st, 11) == SQLITE_NULL ? NAN : sqlite3_column_double(st, 11);
-    r->transfer_from = sqlite3_column_int64(st, 12);
-    r->created_us = sqlite3_column_int64(st, 13);
+    r->training_runs = coord_db_col_int64(st, 10);
+    r->cv_mape_pct = coord_db_col_is_null(st, 11) ? NAN : coord_db_col_double(st, 11);
+    r->transfer_from = coord_db_col_int64(st, 12);
+    r->created_us = coord_db_col_int64(st, 13);
     if (!r->features || !r->params) {
         coord_model_row_fini(r);
         return -ENOMEM;
@@ -85,39 +86,39 @@ void coord_model_row_fini(coord_model_row_t *row)
 int coord_store_model_get(coord_store_t *self, int64_t id, coord_model_row_t *ret_row,
                           jf_err_t *err)
 {
-    sqlite3_stmt *st = coord_store_stmt(self, s_get_sql, COORD_BINDS(coord_int(id)), err);
+    coord_db_stmt_t *st = coord_store_stmt(self, s_get_sql, COORD_BINDS(coord_int(id)), err);
     if (!st) {
         return -EIO;
     }
-    int step = sqlite3_step(st);
-    int rc = step == SQLITE_ROW ? s_row(st, ret_row)
-             : step == SQLITE_DONE
+    int step = coord_db_step(st);
+    int rc = step == COORD_DB_ROW ? s_row(st, ret_row)
+             : step == COORD_DB_DONE
                  ? jf_err_set(err, -ENOENT, "no model with id %lld", (long long) id)
                  : coord_store_fail(self, err, "reading a model");
     if (rc == -ENOMEM) {
         jf_err_set(err, rc, "reading model %lld: out of memory", (long long) id);
     }
-    (void) sqlite3_reset(st); // the statement stays cached; its error was reported above
+    coord_db_reset(st); // the statement stays cached; its error was reported above
     return rc;
 }
 
 int coord_store_models_each(coord_store_t *self, coord_model_row_fn fn, void *arg, jf_err_t *err)
 {
-    sqlite3_stmt *st = coord_store_stmt(self, s_all_sql, COORD_NO_BINDS, err);
+    coord_db_stmt_t *st = coord_store_stmt(self, s_all_sql, COORD_NO_BINDS, err);
     if (!st) {
         return -EIO;
     }
     int rc = 0;
     int step;
     coord_model_row_t r;
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+    while (rc == 0 && (step = coord_db_step(st)) == COORD_DB_ROW) {
         rc = s_row(st, &r);
         rc = rc == 0 ? fn(&r, arg) : jf_err_set(err, rc, "reading models: out of memory");
         coord_model_row_fini(&r);
     }
-    if (rc == 0 && step != SQLITE_DONE) {
+    if (rc == 0 && step != COORD_DB_DONE) {
         rc = coord_store_fail(self, err, "reading models");
     }
-    (void) sqlite3_reset(st); // the statement stays cached; its error was reported above
+    coord_db_reset(st); // the statement stays cached; its error was reported above
     return rc;
 }

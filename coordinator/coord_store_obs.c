@@ -26,13 +26,13 @@ static const char s_obs_sql[] =
     " WHERE s.sweep = ?1 AND r.state = 'done' AND e.warmup = 0"
     " ORDER BY s.ord, e.epoch";
 
-static void s_copy_text(char *dst, size_t size, sqlite3_stmt *st, int col)
+static void s_copy_text(char *dst, size_t size, coord_db_stmt_t *st, int col)
 {
-    const unsigned char *t = sqlite3_column_text(st, col);
+    const char *t = coord_db_col_text(st, col);
     snprintf(dst, size, "%s", t ? (const char *) t : "");
 }
 
-static void s_row(sqlite3_stmt *st, const char *sweep, coord_obs_t *o)
+static void s_row(coord_db_stmt_t *st, const char *sweep, coord_obs_t *o)
 {
     memset(o, 0, sizeof *o);
     snprintf(o->sweep, sizeof o->sweep, "%s", sweep);
@@ -41,32 +41,31 @@ static void s_row(sqlite3_stmt *st, const char *sweep, coord_obs_t *o)
     for (int i = 0; i < 7; i++) {
         s_copy_text(texts[i], COORD_OBS_NAME_MAX + 1, st, i);
     }
-    o->workers = sqlite3_column_int(st, 7);
-    o->batch_size = sqlite3_column_int(st, 8);
-    o->repeat = sqlite3_column_int(st, 9);
-    o->dvfs_off = sqlite3_column_int(st, 10) != 0;
-    o->attempt = sqlite3_column_int64(st, 11);
-    o->epoch = sqlite3_column_int(st, 12);
+    o->workers = (int) coord_db_col_int64(st, 7);
+    o->batch_size = (int) coord_db_col_int64(st, 8);
+    o->repeat = (int) coord_db_col_int64(st, 9);
+    o->dvfs_off = coord_db_col_int64(st, 10) != 0;
+    o->attempt = coord_db_col_int64(st, 11);
+    o->epoch = (int) coord_db_col_int64(st, 12);
     o->has_op = true;
     for (int c = 13; c <= 16; c++) {
-        o->has_op = o->has_op && sqlite3_column_type(st, c) != SQLITE_NULL;
+        o->has_op = o->has_op && !coord_db_col_is_null(st, c);
     }
     if (o->has_op) {
-        o->cores = sqlite3_column_int(st, 13);
-        o->cpu_hz = sqlite3_column_int64(st, 14);
-        o->gpu_hz = sqlite3_column_int64(st, 15);
-        o->emc_hz = sqlite3_column_int64(st, 16);
+        o->cores = (int) coord_db_col_int64(st, 13);
+        o->cpu_hz = coord_db_col_int64(st, 14);
+        o->gpu_hz = coord_db_col_int64(st, 15);
+        o->emc_hz = coord_db_col_int64(st, 16);
     }
-    o->e2e_us = sqlite3_column_int64(st, 17);
-    o->fetch_stall_us = sqlite3_column_int64(st, 18);
-    o->compute_us = sqlite3_column_int64(st, 19);
-    o->has_energy =
-        sqlite3_column_type(st, 20) != SQLITE_NULL && sqlite3_column_type(st, 21) != SQLITE_NULL;
+    o->e2e_us = coord_db_col_int64(st, 17);
+    o->fetch_stall_us = coord_db_col_int64(st, 18);
+    o->compute_us = coord_db_col_int64(st, 19);
+    o->has_energy = !coord_db_col_is_null(st, 20) && !coord_db_col_is_null(st, 21);
     if (o->has_energy) {
-        o->energy_mj = sqlite3_column_double(st, 20);
-        o->avg_power_mw = sqlite3_column_double(st, 21);
+        o->energy_mj = coord_db_col_double(st, 20);
+        o->avg_power_mw = coord_db_col_double(st, 21);
     }
-    o->samples = sqlite3_column_int64(st, 22);
+    o->samples = coord_db_col_int64(st, 22);
     s_copy_text(o->runtime, sizeof o->runtime, st, 23);
 }
 
@@ -85,20 +84,20 @@ int coord_store_obs_each(coord_store_t *self, const char *sweep, coord_obs_fn fn
                          jf_err_t *err)
 {
     int rc = coord_store_sweep_exists(self, sweep, err);
-    sqlite3_stmt *st =
+    coord_db_stmt_t *st =
         rc == 0 ? coord_store_stmt(self, s_obs_sql, COORD_BINDS(coord_text(sweep)), err) : NULL;
     if (rc != 0 || !st) {
         return rc != 0 ? rc : -EIO;
     }
     int step;
     coord_obs_t o;
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+    while (rc == 0 && (step = coord_db_step(st)) == COORD_DB_ROW) {
         s_row(st, sweep, &o);
         rc = fn(&o, arg);
     }
-    if (rc == 0 && step != SQLITE_DONE) {
+    if (rc == 0 && step != COORD_DB_DONE) {
         rc = coord_store_fail(self, err, "reading a sweep's epochs");
     }
-    (void) sqlite3_reset(st); // the statement stays cached; its error was reported above
+    coord_db_reset(st); // the statement stays cached; its error was reported above
     return rc;
 }

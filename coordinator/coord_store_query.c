@@ -4,6 +4,7 @@
 #include "coord_store_internal.h"
 
 #include <errno.h>
+#include <sqlite3.h> // sqlite3_str: string building only
 #include <string.h>
 
 #define S_SWEEP_FILTER "(?1 IS NULL OR r.id IN (SELECT run FROM sweep_runs WHERE sweep = ?1))"
@@ -185,12 +186,12 @@ static const char *s_table_sql(coord_store_t *self, coord_table_t table, jf_err_
     return self->table_sql[table];
 }
 
-static coord_value_kind_t s_kind(int sqlite_type)
+static coord_value_kind_t s_kind(coord_db_type_t type)
 {
-    return sqlite_type == SQLITE_INTEGER ? COORD_VALUE_INT
-           : sqlite_type == SQLITE_FLOAT ? COORD_VALUE_REAL
-           : sqlite_type == SQLITE_NULL  ? COORD_VALUE_NULL
-                                         : COORD_VALUE_TEXT;
+    return type == COORD_DB_T_INT    ? COORD_VALUE_INT
+           : type == COORD_DB_T_REAL ? COORD_VALUE_REAL
+           : type == COORD_DB_T_NULL ? COORD_VALUE_NULL
+                                     : COORD_VALUE_TEXT;
 }
 
 int coord_store_select(coord_store_t *self, coord_table_t table, const char *sweep,
@@ -200,13 +201,13 @@ int coord_store_select(coord_store_t *self, coord_table_t table, const char *swe
         return jf_err_set(err, -EINVAL, "store: no such table");
     }
     const char *sql = s_table_sql(self, table, err);
-    sqlite3_stmt *st =
+    coord_db_stmt_t *st =
         sql ? coord_store_stmt(self, sql, COORD_BINDS(coord_text(sweep), coord_text(state)), err)
             : NULL;
     if (!st) {
         return -EIO;
     }
-    int ncols = sqlite3_column_count(st);
+    int ncols = coord_db_col_count(st);
     if (ncols > COORD_TABLE_COLS_MAX) {
         // Never drop a column silently: raise COORD_TABLE_COLS_MAX with the new fields.
         return jf_err_set(err, -E2BIG, "store: the table has %d columns, more than %d", ncols,
@@ -216,21 +217,21 @@ int coord_store_select(coord_store_t *self, coord_table_t table, const char *swe
     const char *values[COORD_TABLE_COLS_MAX] = {0};
     coord_value_kind_t kinds[COORD_TABLE_COLS_MAX] = {0};
     for (int i = 0; i < ncols; i++) {
-        names[i] = sqlite3_column_name(st, i);
+        names[i] = coord_db_col_name(st, i);
     }
     int rc = 0, ret = 0;
-    while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    while (ret == 0 && (rc = coord_db_step(st)) == COORD_DB_ROW) {
         for (int i = 0; i < ncols; i++) {
-            kinds[i] = s_kind(sqlite3_column_type(st, i));
-            values[i] = (const char *) sqlite3_column_text(st, i);
+            kinds[i] = s_kind(coord_db_col_type(st, i));
+            values[i] = coord_db_col_text(st, i);
         }
         ret = fn(ncols, names, values, kinds, arg);
     }
-    if (ret == 0 && rc != SQLITE_DONE) {
+    if (ret == 0 && rc != COORD_DB_DONE) {
         ret = coord_store_fail(self, err, "reading a table");
     } else if (ret != 0) {
         jf_err_set(err, ret, "writing the table failed: %s", strerror(-ret));
     }
-    (void) sqlite3_reset(st);
+    coord_db_reset(st);
     return ret;
 }

@@ -50,7 +50,7 @@ int coord_store_prune_telemetry(coord_store_t *self, int64_t cutoff_us, int64_t 
     if (rc != 0) {
         return rc;
     }
-    int64_t deleted = sqlite3_changes64(self->db);
+    int64_t deleted = coord_db_changes(self->db);
     if (deleted < max_rows) {
         rc = coord_store_exec(self, s_sql_delete_layouts, COORD_BINDS(coord_int(cutoff_us)), err);
         rc = rc ? rc

@@ -31,41 +31,41 @@ static const char s_measured_sql[] =
     " AND (?2 IS NULL OR pw = ?2)"
     " GROUP BY pw, r.model, r.batch_size ORDER BY pw, r.model, r.batch_size";
 
-static void s_text(char *dst, sqlite3_stmt *st, int col)
+static void s_text(char *dst, coord_db_stmt_t *st, int col)
 {
-    const unsigned char *t = sqlite3_column_text(st, col);
+    const char *t = coord_db_col_text(st, col);
     (void) snprintf(dst, COORD_ROOFLINE_NAME_MAX + 1, "%s", t ? (const char *) t : "");
 }
 
-static void s_bench_row(sqlite3_stmt *st, coord_roofline_bench_t *b)
+static void s_bench_row(coord_db_stmt_t *st, coord_roofline_bench_t *b)
 {
     memset(b, 0, sizeof *b);
     s_text(b->power, st, 0);
     s_text(b->bench, st, 1);
     s_text(b->platform, st, 2);
-    b->epochs = sqlite3_column_int(st, 3);
-    b->flop = sqlite3_column_double(st, 4);
-    b->bytes = sqlite3_column_double(st, 5);
-    b->time_us = sqlite3_column_int64(st, 6);
-    b->has_energy = sqlite3_column_int(st, 7) != 0;
-    b->energy_mj = b->has_energy ? sqlite3_column_double(st, 8) : 0.0;
+    b->epochs = (int) coord_db_col_int64(st, 3);
+    b->flop = coord_db_col_double(st, 4);
+    b->bytes = coord_db_col_double(st, 5);
+    b->time_us = coord_db_col_int64(st, 6);
+    b->has_energy = coord_db_col_int64(st, 7) != 0;
+    b->energy_mj = b->has_energy ? coord_db_col_double(st, 8) : 0.0;
 }
 
-static void s_measured_row(sqlite3_stmt *st, coord_roofline_measured_t *m)
+static void s_measured_row(coord_db_stmt_t *st, coord_roofline_measured_t *m)
 {
     memset(m, 0, sizeof *m);
     s_text(m->power, st, 0);
     s_text(m->model, st, 1);
-    m->batch_size = sqlite3_column_int(st, 2);
-    m->epochs = sqlite3_column_int(st, 3);
-    m->minibatches = sqlite3_column_int64(st, 4);
-    m->compute_us = sqlite3_column_int64(st, 5);
-    m->has_energy = sqlite3_column_int(st, 6) != 0;
-    m->compute_energy_mj = m->has_energy ? sqlite3_column_double(st, 7) : 0.0;
+    m->batch_size = (int) coord_db_col_int64(st, 2);
+    m->epochs = (int) coord_db_col_int64(st, 3);
+    m->minibatches = coord_db_col_int64(st, 4);
+    m->compute_us = coord_db_col_int64(st, 5);
+    m->has_energy = coord_db_col_int64(st, 6) != 0;
+    m->compute_energy_mj = m->has_energy ? coord_db_col_double(st, 7) : 0.0;
 }
 
-static sqlite3_stmt *s_prepare(coord_store_t *self, const char *sql, const char *board,
-                               const char *power, jf_err_t *err)
+static coord_db_stmt_t *s_prepare(coord_store_t *self, const char *sql, const char *board,
+                                  const char *power, jf_err_t *err)
 {
     // A NULL text binds NULL: every power setting.
     return coord_store_stmt(self, sql, COORD_BINDS(coord_text(board), coord_text(power)), err);
@@ -74,39 +74,39 @@ static sqlite3_stmt *s_prepare(coord_store_t *self, const char *sql, const char 
 int coord_store_roofline_benches(coord_store_t *self, const char *board, const char *power,
                                  coord_roofline_bench_fn fn, void *arg, jf_err_t *err)
 {
-    sqlite3_stmt *st = s_prepare(self, s_bench_sql, board, power, err);
+    coord_db_stmt_t *st = s_prepare(self, s_bench_sql, board, power, err);
     if (!st) {
         return -EIO;
     }
     int rc = 0, step;
     coord_roofline_bench_t b;
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+    while (rc == 0 && (step = coord_db_step(st)) == COORD_DB_ROW) {
         s_bench_row(st, &b);
         rc = fn(&b, arg);
     }
-    if (rc == 0 && step != SQLITE_DONE) {
+    if (rc == 0 && step != COORD_DB_DONE) {
         rc = coord_store_fail(self, err, "reading roofline benchmarks");
     }
-    (void) sqlite3_reset(st); // the statement stays cached; its error was reported above
+    coord_db_reset(st); // the statement stays cached; its error was reported above
     return rc;
 }
 
 int coord_store_roofline_measured(coord_store_t *self, const char *board, const char *power,
                                   coord_roofline_measured_fn fn, void *arg, jf_err_t *err)
 {
-    sqlite3_stmt *st = s_prepare(self, s_measured_sql, board, power, err);
+    coord_db_stmt_t *st = s_prepare(self, s_measured_sql, board, power, err);
     if (!st) {
         return -EIO;
     }
     int rc = 0, step;
     coord_roofline_measured_t m;
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+    while (rc == 0 && (step = coord_db_step(st)) == COORD_DB_ROW) {
         s_measured_row(st, &m);
         rc = fn(&m, arg);
     }
-    if (rc == 0 && step != SQLITE_DONE) {
+    if (rc == 0 && step != COORD_DB_DONE) {
         rc = coord_store_fail(self, err, "reading measured runs for the roofline");
     }
-    (void) sqlite3_reset(st); // the statement stays cached; its error was reported above
+    coord_db_reset(st); // the statement stays cached; its error was reported above
     return rc;
 }

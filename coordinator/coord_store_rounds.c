@@ -11,17 +11,22 @@
 int coord_store_fl_rounds_begin(coord_store_t *self, const coord_fl_rounds_t *r, int64_t *ret_id,
                                 jf_err_t *err)
 {
-    int rc = coord_store_exec(
+    int64_t id = 0;
+    int rc = coord_store_scalar(
         self,
         "INSERT INTO fl_rounds(name, file, policy, straggler, rounds, workload, batch_size,"
-        " timeout_us, started_us, state) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, 'running')",
+        " timeout_us, started_us, state) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, 'running')"
+        " RETURNING id",
         COORD_BINDS(coord_text(r->name), coord_text(r->file), coord_text(r->policy),
                     coord_text(r->straggler), coord_int(r->rounds), coord_text(r->workload),
                     coord_int(r->batch_size), coord_int(r->timeout_us),
                     coord_int(jf_clock_wall_us())),
-        err);
-    return rc ? rc
-              : coord_store_scalar(self, "SELECT last_insert_rowid()", COORD_NO_BINDS, ret_id, err);
+        &id, err);
+    if (rc == 0) {
+        *ret_id = id;
+    }
+    return rc == -ENOENT ? jf_err_set(err, -EIO, "%s: starting rounds: no id returned", self->path)
+                         : rc;
 }
 
 int coord_store_fl_rounds_end(coord_store_t *self, int64_t id, const char *state,
@@ -75,7 +80,7 @@ int coord_store_fl_board_put(coord_store_t *self, const coord_fl_board_t *b, jf_
 int coord_store_fl_run_facts(coord_store_t *self, const char *run, int64_t attempt,
                              coord_fl_run_facts_t *ret, jf_err_t *err)
 {
-    sqlite3_stmt *st = coord_store_stmt(
+    coord_db_stmt_t *st = coord_store_stmt(
         self,
         "SELECT count(*), sum(samples), sum(e2e_us), count(energy_mj), sum(energy_mj),"
         " (SELECT loss FROM epochs x WHERE x.run = ?1 AND x.attempt = ?2 ORDER BY x.epoch DESC"
@@ -84,25 +89,25 @@ int coord_store_fl_run_facts(coord_store_t *self, const char *run, int64_t attem
     if (!st) {
         return -EIO;
     }
-    int rc = sqlite3_step(st);
+    int rc = coord_db_step(st);
     int ret_rc = 0;
-    if (rc != SQLITE_ROW) {
+    if (rc != COORD_DB_ROW) {
         ret_rc = coord_store_fail(self, err, "reading a run's epochs");
-    } else if (sqlite3_column_int64(st, 0) == 0) {
+    } else if (coord_db_col_int64(st, 0) == 0) {
         ret_rc = jf_err_set(err, -ENOENT, "run %s attempt %lld has no epoch records", run,
                             (long long) attempt);
     } else {
-        int64_t n = sqlite3_column_int64(st, 0);
+        int64_t n = coord_db_col_int64(st, 0);
         *ret = (coord_fl_run_facts_t){
-            .samples = sqlite3_column_int64(st, 1),
-            .time_us = sqlite3_column_int64(st, 2),
-            .has_energy = sqlite3_column_int64(st, 3) == n,
-            .energy_mj = sqlite3_column_double(st, 4),
-            .has_loss = sqlite3_column_type(st, 5) != SQLITE_NULL,
-            .loss = sqlite3_column_type(st, 5) != SQLITE_NULL ? sqlite3_column_double(st, 5) : NAN,
+            .samples = coord_db_col_int64(st, 1),
+            .time_us = coord_db_col_int64(st, 2),
+            .has_energy = coord_db_col_int64(st, 3) == n,
+            .energy_mj = coord_db_col_double(st, 4),
+            .has_loss = !coord_db_col_is_null(st, 5),
+            .loss = !coord_db_col_is_null(st, 5) ? coord_db_col_double(st, 5) : NAN,
         };
     }
-    (void) sqlite3_reset(st);
+    coord_db_reset(st);
     return ret_rc;
 }
 

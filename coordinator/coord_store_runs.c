@@ -34,7 +34,7 @@ static int s_put_one(coord_store_t *self, const char *sweep, const jf_run_spec_t
                                "WHERE id = ? AND state = 'failed'",
                                COORD_BINDS(coord_text(r->run_id)), err);
     if (rc == 0) {
-        retried = sqlite3_changes(self->db);
+        retried = coord_db_changes(self->db);
         res->added += before == 0;
         res->already_done += state_done != 0;
         res->retried += (size_t) retried;
@@ -88,7 +88,7 @@ int coord_store_sweep_cancel(coord_store_t *self, const char *name, size_t *ret_
                                "(SELECT run FROM sweep_runs WHERE sweep = ?)",
                                COORD_BINDS(coord_int(jf_clock_wall_us()), coord_text(name)), err);
     if (rc == 0) {
-        *ret_cancelled = (size_t) sqlite3_changes(self->db);
+        *ret_cancelled = (size_t) coord_db_changes(self->db);
     }
     return rc;
 }
@@ -108,21 +108,21 @@ int coord_store_counts(coord_store_t *self, const char *name, coord_state_counts
     if (!exists) {
         return jf_err_set(err, -ENOENT, "no sweep named '%s'", name);
     }
-    sqlite3_stmt *st = name ? coord_store_stmt(self, one, COORD_BINDS(coord_text(name)), err)
-                            : coord_store_stmt(self, all, COORD_NO_BINDS, err);
+    coord_db_stmt_t *st = name ? coord_store_stmt(self, one, COORD_BINDS(coord_text(name)), err)
+                               : coord_store_stmt(self, all, COORD_NO_BINDS, err);
     if (!st) {
         return -EIO;
     }
     coord_state_counts_t c = {0};
     int rc = 0;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    while ((rc = coord_db_step(st)) == COORD_DB_ROW) {
         coord_run_state_t s;
-        if (coord_run_state_parse((const char *) sqlite3_column_text(st, 0), &s)) {
-            c.n[s] = (size_t) sqlite3_column_int64(st, 1);
+        if (coord_run_state_parse(coord_db_col_text(st, 0), &s)) {
+            c.n[s] = (size_t) coord_db_col_int64(st, 1);
         }
     }
-    (void) sqlite3_reset(st);
-    if (rc != SQLITE_DONE) {
+    coord_db_reset(st);
+    if (rc != COORD_DB_DONE) {
         return coord_store_fail(self, err, "counting runs");
     }
     *ret_counts = c;
@@ -141,15 +141,15 @@ int coord_store_run_spec(coord_store_t *self, const char *run, jf_run_spec_t *re
     return coord_store_spec_read(self, COORD_SPEC_SQL_BY_ID, run, ret_spec, err);
 }
 
-static void s_row_from_stmt(sqlite3_stmt *st, coord_run_row_t *row)
+static void s_row_from_stmt(coord_db_stmt_t *st, coord_run_row_t *row)
 {
     *row = (coord_run_row_t){0};
-    (void) snprintf(row->run, sizeof row->run, "%s", (const char *) sqlite3_column_text(st, 0));
-    (void) snprintf(row->board, sizeof row->board, "%s", (const char *) sqlite3_column_text(st, 1));
-    (void) coord_run_state_parse((const char *) sqlite3_column_text(st, 2), &row->state);
-    row->attempt = sqlite3_column_int64(st, 3);
-    row->acked_seq = sqlite3_column_int64(st, 4);
-    row->assigned_us = sqlite3_column_int64(st, 5);
+    (void) snprintf(row->run, sizeof row->run, "%s", coord_db_col_text(st, 0));
+    (void) snprintf(row->board, sizeof row->board, "%s", coord_db_col_text(st, 1));
+    (void) coord_run_state_parse(coord_db_col_text(st, 2), &row->state);
+    row->attempt = coord_db_col_int64(st, 3);
+    row->acked_seq = coord_db_col_int64(st, 4);
+    row->assigned_us = coord_db_col_int64(st, 5);
 }
 
 #define S_ROW_COLS "id, board, state, attempt, acked_seq, coalesce(assigned_us, 0)"
@@ -157,23 +157,23 @@ static void s_row_from_stmt(sqlite3_stmt *st, coord_run_row_t *row)
 int coord_store_run_get(coord_store_t *self, const char *run, coord_run_row_t *ret_row,
                         jf_err_t *err)
 {
-    sqlite3_stmt *st = coord_store_stmt(self, "SELECT " S_ROW_COLS " FROM runs WHERE id = ?",
-                                        COORD_BINDS(coord_text(run)), err);
+    coord_db_stmt_t *st = coord_store_stmt(self, "SELECT " S_ROW_COLS " FROM runs WHERE id = ?",
+                                           COORD_BINDS(coord_text(run)), err);
     if (!st) {
         return -EIO;
     }
-    int rc = sqlite3_step(st);
+    int rc = coord_db_step(st);
     int ret = 0;
-    if (rc == SQLITE_ROW) {
+    if (rc == COORD_DB_ROW) {
         s_row_from_stmt(st, ret_row);
     } else {
-        ret = rc == SQLITE_DONE ? -ENOENT : coord_store_fail(self, err, "reading a run");
+        ret = rc == COORD_DB_DONE ? -ENOENT : coord_store_fail(self, err, "reading a run");
     }
-    (void) sqlite3_reset(st);
+    coord_db_reset(st);
     return ret;
 }
 
-static int s_each_row(coord_store_t *self, sqlite3_stmt *st, coord_run_row_fn fn, void *arg,
+static int s_each_row(coord_store_t *self, coord_db_stmt_t *st, coord_run_row_fn fn, void *arg,
                       jf_err_t *err)
 {
     if (!st) {
@@ -183,21 +183,21 @@ static int s_each_row(coord_store_t *self, sqlite3_stmt *st, coord_run_row_fn fn
     size_t n = 0, cap = 0;
     coord_run_row_t *rows = NULL;
     int rc = 0;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    while ((rc = coord_db_step(st)) == COORD_DB_ROW) {
         if (n == cap) {
             cap = cap ? 2 * cap : 16;
             coord_run_row_t *grown = realloc(rows, cap * sizeof *rows);
             if (!grown) {
                 free(rows);
-                (void) sqlite3_reset(st);
+                coord_db_reset(st);
                 return jf_err_set(err, -ENOMEM, "store: out of memory listing runs");
             }
             rows = grown;
         }
         s_row_from_stmt(st, &rows[n++]);
     }
-    (void) sqlite3_reset(st);
-    int ret = rc == SQLITE_DONE ? 0 : coord_store_fail(self, err, "listing runs");
+    coord_db_reset(st);
+    int ret = rc == COORD_DB_DONE ? 0 : coord_store_fail(self, err, "listing runs");
     for (size_t i = 0; ret == 0 && i < n; i++) {
         fn(&rows[i], arg);
     }
@@ -208,22 +208,22 @@ static int s_each_row(coord_store_t *self, sqlite3_stmt *st, coord_run_row_fn fn
 int coord_store_active_runs(coord_store_t *self, const char *board, coord_run_row_fn fn,
                             void *arg, jf_err_t *err)
 {
-    sqlite3_stmt *st = coord_store_stmt(self,
-                                        "SELECT " S_ROW_COLS " FROM runs WHERE state IN "
-                                        "('assigned', 'running') AND (?1 IS NULL OR board = ?1) "
-                                        "ORDER BY ord",
-                                        COORD_BINDS(coord_text(board)), err);
+    coord_db_stmt_t *st = coord_store_stmt(self,
+                                           "SELECT " S_ROW_COLS " FROM runs WHERE state IN "
+                                           "('assigned', 'running') AND (?1 IS NULL OR board = ?1) "
+                                           "ORDER BY ord",
+                                           COORD_BINDS(coord_text(board)), err);
     return s_each_row(self, st, fn, arg, err);
 }
 
 int coord_store_sweep_active_runs(coord_store_t *self, const char *sweep, coord_run_row_fn fn,
                                   void *arg, jf_err_t *err)
 {
-    sqlite3_stmt *st = coord_store_stmt(self,
-                                        "SELECT " S_ROW_COLS " FROM runs WHERE state IN "
-                                        "('assigned', 'running') AND id IN (SELECT run FROM "
-                                        "sweep_runs WHERE sweep = ?) ORDER BY ord",
-                                        COORD_BINDS(coord_text(sweep)), err);
+    coord_db_stmt_t *st = coord_store_stmt(self,
+                                           "SELECT " S_ROW_COLS " FROM runs WHERE state IN "
+                                           "('assigned', 'running') AND id IN (SELECT run FROM "
+                                           "sweep_runs WHERE sweep = ?) ORDER BY ord",
+                                           COORD_BINDS(coord_text(sweep)), err);
     return s_each_row(self, st, fn, arg, err);
 }
 
@@ -232,7 +232,7 @@ int coord_store_sweep_active_runs(coord_store_t *self, const char *sweep, coord_
 static int s_update_one(coord_store_t *self, int rc, const char *run, const char *what,
                         jf_err_t *err)
 {
-    if (rc == 0 && sqlite3_changes(self->db) != 1) {
+    if (rc == 0 && coord_db_changes(self->db) != 1) {
         return jf_err_set(err, -ESTALE, "run %s: cannot %s in its current state", run, what);
     }
     return rc;

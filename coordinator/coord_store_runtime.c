@@ -61,20 +61,20 @@ static const char s_sql[] =
                                                         " ORDER BY b.board, b.workload, b.power, "
                                                         "b.workers, b.batch_size, b.repeat";
 
-static void s_text(char *dst, size_t size, sqlite3_stmt *st, int col)
+static void s_text(char *dst, size_t size, coord_db_stmt_t *st, int col)
 {
-    const unsigned char *t = sqlite3_column_text(st, col);
+    const char *t = coord_db_col_text(st, col);
     (void) snprintf(dst, size, "%s", t ? (const char *) t : "");
 }
 
-static void s_real(sqlite3_stmt *st, int col, bool *ret_has, double *ret_v)
+static void s_real(coord_db_stmt_t *st, int col, bool *ret_has, double *ret_v)
 {
-    *ret_has = sqlite3_column_type(st, col) != SQLITE_NULL;
-    *ret_v = *ret_has ? sqlite3_column_double(st, col) : 0.0;
+    *ret_has = !coord_db_col_is_null(st, col);
+    *ret_v = *ret_has ? coord_db_col_double(st, col) : 0.0;
 }
 
 // One side from column col on: id, e2e_s, run_s, energy_mj, cpu, gpu, ram.
-static void s_side(sqlite3_stmt *st, int col, coord_runtime_side_t *s)
+static void s_side(coord_db_stmt_t *st, int col, coord_runtime_side_t *s)
 {
     s_text(s->run, sizeof s->run, st, col);
     s_real(st, col + 1, &s->has_e2e, &s->e2e_s);
@@ -88,26 +88,26 @@ static void s_side(sqlite3_stmt *st, int col, coord_runtime_side_t *s)
 int coord_store_runtime_pairs(coord_store_t *self, const char *sweep, coord_runtime_pair_fn fn,
                               void *arg, jf_err_t *err)
 {
-    sqlite3_stmt *st = coord_store_stmt(self, s_sql, COORD_BINDS(coord_text(sweep)), err);
+    coord_db_stmt_t *st = coord_store_stmt(self, s_sql, COORD_BINDS(coord_text(sweep)), err);
     if (!st) {
         return -EIO;
     }
     int rc = 0, step = 0;
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+    while (rc == 0 && (step = coord_db_step(st)) == COORD_DB_ROW) {
         coord_runtime_pair_t p = {0};
         s_text(p.board, sizeof p.board, st, 0);
         s_text(p.workload, sizeof p.workload, st, 1);
         s_text(p.power, sizeof p.power, st, 2);
-        p.workers = sqlite3_column_int(st, 3);
-        p.batch_size = sqlite3_column_int(st, 4);
-        p.repeat = sqlite3_column_int(st, 5);
+        p.workers = (int) coord_db_col_int64(st, 3);
+        p.batch_size = (int) coord_db_col_int64(st, 4);
+        p.repeat = (int) coord_db_col_int64(st, 5);
         s_side(st, 6, &p.bare);
         s_side(st, 13, &p.container);
         rc = fn(&p, arg);
     }
-    if (rc == 0 && step != SQLITE_DONE) {
+    if (rc == 0 && step != COORD_DB_DONE) {
         rc = coord_store_fail(self, err, "reading bare and container runs");
     }
-    (void) sqlite3_reset(st); // the statement stays cached; its error was reported above
+    coord_db_reset(st); // the statement stays cached; its error was reported above
     return rc;
 }

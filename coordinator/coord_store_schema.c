@@ -178,39 +178,50 @@ int coord_store_schema_latest(void)
     return S_N_MIGRATIONS;
 }
 
+int coord_store_user_version(coord_store_t *self, int64_t *ret_version, jf_err_t *err)
+{
+    // PostgreSQL: see coord_db_pg (PRAGMA user_version is SQLite's).
+    return coord_store_scalar(self, "PRAGMA user_version", COORD_NO_BINDS, ret_version, err);
+}
+
+// Writes the schema version inside the migration's transaction. Returns 0 or -EIO (the
+// connection's error says why).
+static int s_set_user_version(coord_store_t *self, int version)
+{
+    // PostgreSQL: see coord_db_pg (PRAGMA user_version is SQLite's).
+    char pragma[64] = {0};
+    (void) snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", version);
+    return coord_db_exec_script(self->db, pragma, NULL);
+}
+
 int coord_store_schema_version(coord_store_t *self)
 {
     int64_t v = -1;
-    if (coord_store_scalar(self, "PRAGMA user_version", COORD_NO_BINDS, &v, NULL) != 0) {
+    if (coord_store_user_version(self, &v, NULL) != 0) {
         return -1;
     }
     return (int) v;
 }
 
-// A failed C step's message as SQLite's error text would be (NULL when out of memory: the
-// caller falls back to sqlite3_errmsg). Always true, so that the caller stops.
-static bool s_step_failed(const jf_err_t *step_err, char **msg)
-{
-    *msg = sqlite3_mprintf("%s", step_err->msg);
-    return true;
-}
-
 static int s_apply(coord_store_t *self, int from, jf_err_t *err)
 {
-    char *msg = NULL;
-    char pragma[64] = {0};
-    (void) snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", from + 1);
     s_step_fn step = from < (int) (sizeof s_steps / sizeof s_steps[0]) ? s_steps[from] : NULL;
     jf_err_t step_err = {0};
-    if (sqlite3_exec(self->db, "BEGIN IMMEDIATE", NULL, NULL, &msg) != SQLITE_OK ||
-        sqlite3_exec(self->db, s_migrations[from], NULL, NULL, &msg) != SQLITE_OK ||
-        (step && step(self, &step_err) != 0 && s_step_failed(&step_err, &msg)) ||
-        sqlite3_exec(self->db, pragma, NULL, NULL, &msg) != SQLITE_OK ||
-        sqlite3_exec(self->db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {
-        jf_err_set(err, -EIO, "%s: migration %d -> %d failed: %s", self->path, from, from + 1,
-                   msg ? msg : sqlite3_errmsg(self->db));
-        sqlite3_free(msg);
-        (void) sqlite3_exec(self->db, "ROLLBACK", NULL, NULL, NULL); // may fail if none open
+    const char *why = NULL;
+    if (coord_db_exec_script(self->db, "BEGIN IMMEDIATE", NULL) != 0 ||
+        coord_db_exec_script(self->db, s_migrations[from], NULL) != 0) {
+        why = coord_db_errmsg(self->db);
+    } else if (step && step(self, &step_err) != 0) {
+        why = step_err.msg;
+    } else if (s_set_user_version(self, from + 1) != 0 ||
+               coord_db_exec_script(self->db, "COMMIT", NULL) != 0) {
+        why = coord_db_errmsg(self->db);
+    }
+    if (why) {
+        jf_err_set(err, -EIO, "%s: migration %d -> %d failed: %s", self->path, from, from + 1, why);
+        if (coord_db_in_transaction(self->db)) {
+            (void) coord_db_exec_script(self->db, "ROLLBACK", NULL); // the error is reported
+        }
         return -EIO;
     }
     return 0;

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <sqlite3.h> // sqlite3_str and sqlite3_mprintf: string building only
 #include <string.h>
 
 #define S_SPEC_COLS_MAX 64 // columns of one run spec; jf_run_spec_schema's n_columns must fit
@@ -144,7 +145,7 @@ int coord_store_spec_insert(coord_store_t *self, const jf_run_spec_t *spec, int6
 }
 
 typedef struct s_row {
-    sqlite3_stmt *st;    // positioned on the row
+    coord_db_stmt_t *st; // positioned on the row
     int col;             // next column
     jf_run_spec_t *spec; // being filled
     jf_err_t *err;       // where a bad value is reported
@@ -158,26 +159,26 @@ static int s_read_leaf(const jf_schema_leaf_t *leaf, void *arg)
         return 0;
     }
     int i = r->col++;
-    if (sqlite3_column_type(r->st, i) == SQLITE_NULL) {
+    if (coord_db_col_is_null(r->st, i)) {
         return 0;
     }
     switch (leaf->field->type) {
     case JF_SCHEMA_STR: {
-        const unsigned char *text = sqlite3_column_text(r->st, i);
+        const char *text = coord_db_col_text(r->st, i);
         return jf_schema_leaf_set_str(leaf, r->spec, text ? (const char *)text : "", r->err);
     }
     case JF_SCHEMA_NUM:
-        jf_schema_leaf_set_num(leaf, r->spec, sqlite3_column_double(r->st, i));
+        jf_schema_leaf_set_num(leaf, r->spec, coord_db_col_double(r->st, i));
         return 0;
     default:
-        if (jf_schema_leaf_set_int(leaf, r->spec, sqlite3_column_int64(r->st, i)) != 0) {
+        if (jf_schema_leaf_set_int(leaf, r->spec, coord_db_col_int64(r->st, i)) != 0) {
             return jf_err_set(r->err, -ERANGE, "'%s' is out of range", leaf->name);
         }
         return 0;
     }
 }
 
-static int s_read_row(sqlite3_stmt *st, const char *key, jf_run_spec_t *ret_spec, jf_err_t *err)
+static int s_read_row(coord_db_stmt_t *st, const char *key, jf_run_spec_t *ret_spec, jf_err_t *err)
 {
     jf_run_spec_t spec = {0};
     s_row_t r = {.st = st, .spec = &spec, .err = err};
@@ -198,18 +199,19 @@ int coord_store_spec_read(coord_store_t *self, coord_spec_sql_t which, const cha
                           jf_run_spec_t *ret_spec, jf_err_t *err)
 {
     const char *sql = s_sql(self, which, err);
-    sqlite3_stmt *st = sql ? coord_store_stmt(self, sql, COORD_BINDS(coord_text(key)), err) : NULL;
+    coord_db_stmt_t *st =
+        sql ? coord_store_stmt(self, sql, COORD_BINDS(coord_text(key)), err) : NULL;
     if (!st) {
         return -EIO;
     }
-    int rc = sqlite3_step(st);
+    int rc = coord_db_step(st);
     int ret = 0;
-    if (rc == SQLITE_ROW) {
+    if (rc == COORD_DB_ROW) {
         ret = s_read_row(st, key, ret_spec, err);
     } else {
-        ret = rc == SQLITE_DONE ? -ENOENT : coord_store_fail(self, err, "reading a run");
+        ret = rc == COORD_DB_DONE ? -ENOENT : coord_store_fail(self, err, "reading a run");
     }
-    (void)sqlite3_reset(st);
+    coord_db_reset(st);
     return ret;
 }
 
@@ -226,6 +228,7 @@ static int s_sync_leaf(const jf_schema_leaf_t *leaf, void *arg)
     if (leaf->column[0] == '\0') {
         return 0;
     }
+    // PostgreSQL: see coord_db_pg (pragma_table_info is SQLite's).
     int rc =
         coord_store_scalar(s->self, "SELECT count(*) FROM pragma_table_info('runs') WHERE name = ?",
                            COORD_BINDS(coord_text(leaf->column)), &n, s->err);
@@ -235,15 +238,13 @@ static int s_sync_leaf(const jf_schema_leaf_t *leaf, void *arg)
     // Column names are plain identifiers from the static table (schema_test checks them).
     char *sql = sqlite3_mprintf("ALTER TABLE runs ADD COLUMN %s %s", leaf->column,
                                 jf_schema_sql_type(leaf->field->type));
-    char *msg = NULL;
-    rc = sql ? sqlite3_exec(s->self->db, sql, NULL, NULL, &msg) : SQLITE_NOMEM;
+    rc = sql ? coord_db_exec_script(s->self->db, sql, NULL) : -ENOMEM;
     sqlite3_free(sql);
-    if (rc != SQLITE_OK) {
+    if (rc != 0) {
         rc = jf_err_set(s->err, -EIO, "%s: adding column '%s': %s", s->self->path, leaf->column,
-                        msg ? msg : "out of memory");
+                        rc == -ENOMEM ? "out of memory" : coord_db_errmsg(s->self->db));
     }
-    sqlite3_free(msg);
-    s->added += rc == SQLITE_OK;
+    s->added += rc == 0;
     return rc;
 }
 

@@ -4,39 +4,41 @@
 #include "coord_store_internal.h"
 
 #include <errno.h>
+#include <sqlite3.h> // sqlite3_free: the built SQL is an sqlite3_str string
 #include <stdlib.h>
 
-static int s_bind_one(sqlite3_stmt *st, int i, const coord_bind_t *b)
+static int s_bind_one(coord_db_stmt_t *st, int i, const coord_bind_t *b)
 {
     switch (b->type) {
     case COORD_BIND_TEXT:
-        return b->text ? sqlite3_bind_text(st, i, b->text, -1, SQLITE_TRANSIENT)
-                       : sqlite3_bind_null(st, i);
+        return coord_db_bind_text(st, i, b->text); // NULL binds NULL
     case COORD_BIND_INT:
-        return sqlite3_bind_int64(st, i, b->i);
+        return coord_db_bind_int64(st, i, b->i);
     case COORD_BIND_REAL:
-        return sqlite3_bind_double(st, i, b->d);
+        return coord_db_bind_double(st, i, b->d); // NaN binds NULL
     case COORD_BIND_BLOB:
-        return sqlite3_bind_blob64(st, i, b->text, b->i, SQLITE_TRANSIENT);
+        return b->text ? coord_db_bind_blob(st, i, b->text, (size_t) b->i)
+                       : coord_db_bind_null(st, i);
     default:
-        return SQLITE_MISUSE;
+        return -EINVAL;
     }
 }
 
-static int s_bind(coord_store_t *self, sqlite3_stmt *st, const coord_bind_t *binds, jf_err_t *err)
+static int s_bind(coord_store_t *self, coord_db_stmt_t *st, const coord_bind_t *binds,
+                  jf_err_t *err)
 {
     int n = 0;
     while (binds && binds[n].type != COORD_BIND_END) {
         n++;
     }
-    int want = sqlite3_bind_parameter_count(st);
+    int want = coord_db_param_count(st);
     if (n != want) {
         return jf_err_set(err, -EINVAL,
                           "%s: %d values bound to a statement of %d parameters: %.80s", self->path,
-                          n, want, sqlite3_sql(st));
+                          n, want, coord_db_sql(st));
     }
     for (int i = 0; i < n; i++) {
-        if (s_bind_one(st, i + 1, &binds[i]) != SQLITE_OK) {
+        if (s_bind_one(st, i + 1, &binds[i]) != 0) {
             return coord_store_fail(self, err, "binding a parameter");
         }
     }
@@ -58,21 +60,21 @@ static int s_grow(coord_store_t *self, jf_err_t *err)
     return 0;
 }
 
-static sqlite3_stmt *s_cached(coord_store_t *self, const char *sql, jf_err_t *err)
+static coord_db_stmt_t *s_cached(coord_store_t *self, const char *sql, jf_err_t *err)
 {
     for (size_t i = 0; i < self->n_stmts; i++) {
         if (self->stmts[i].sql == sql) {
-            sqlite3_stmt *st = self->stmts[i].stmt;
-            (void)sqlite3_reset(st); // its error was reported by the step that failed
-            (void)sqlite3_clear_bindings(st);
+            coord_db_stmt_t *st = self->stmts[i].stmt;
+            coord_db_reset(st); // its error was reported by the step that failed
+            coord_db_clear_bindings(st);
             return st;
         }
     }
     if (s_grow(self, err) != 0) {
         return NULL;
     }
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v3(self->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK) {
+    coord_db_stmt_t *st = coord_db_prepare(self->db, sql, NULL);
+    if (!st) {
         coord_store_fail(self, err, "preparing a statement");
         return NULL;
     }
@@ -80,10 +82,10 @@ static sqlite3_stmt *s_cached(coord_store_t *self, const char *sql, jf_err_t *er
     return st;
 }
 
-sqlite3_stmt *coord_store_stmt(coord_store_t *self, const char *sql, const coord_bind_t *binds,
-                               jf_err_t *err)
+coord_db_stmt_t *coord_store_stmt(coord_store_t *self, const char *sql, const coord_bind_t *binds,
+                                  jf_err_t *err)
 {
-    sqlite3_stmt *st = s_cached(self, sql, err);
+    coord_db_stmt_t *st = s_cached(self, sql, err);
     if (st && s_bind(self, st, binds, err) != 0) {
         return NULL;
     }
@@ -92,43 +94,43 @@ sqlite3_stmt *coord_store_stmt(coord_store_t *self, const char *sql, const coord
 
 int coord_store_exec(coord_store_t *self, const char *sql, const coord_bind_t *binds, jf_err_t *err)
 {
-    sqlite3_stmt *st = coord_store_stmt(self, sql, binds, err);
+    coord_db_stmt_t *st = coord_store_stmt(self, sql, binds, err);
     if (!st) {
         return -EIO;
     }
-    int rc = sqlite3_step(st);
-    while (rc == SQLITE_ROW) {
-        rc = sqlite3_step(st);
+    int rc = coord_db_step(st);
+    while (rc == COORD_DB_ROW) {
+        rc = coord_db_step(st);
     }
-    int ret = rc == SQLITE_DONE ? 0 : coord_store_fail(self, err, "executing a statement");
-    (void)sqlite3_reset(st);
+    int ret = rc == COORD_DB_DONE ? 0 : coord_store_fail(self, err, "executing a statement");
+    coord_db_reset(st);
     return ret;
 }
 
 int coord_store_scalar(coord_store_t *self, const char *sql, const coord_bind_t *binds,
                        int64_t *ret_value, jf_err_t *err)
 {
-    sqlite3_stmt *st = coord_store_stmt(self, sql, binds, err);
+    coord_db_stmt_t *st = coord_store_stmt(self, sql, binds, err);
     if (!st) {
         return -EIO;
     }
-    int rc = sqlite3_step(st);
+    int rc = coord_db_step(st);
     int ret = 0;
-    if (rc == SQLITE_ROW) {
-        *ret_value = sqlite3_column_int64(st, 0);
-    } else if (rc == SQLITE_DONE) {
+    if (rc == COORD_DB_ROW) {
+        *ret_value = coord_db_col_int64(st, 0);
+    } else if (rc == COORD_DB_DONE) {
         ret = -ENOENT;
     } else {
         ret = coord_store_fail(self, err, "querying");
     }
-    (void)sqlite3_reset(st);
+    coord_db_reset(st);
     return ret;
 }
 
 void coord_store_stmts_finalize(coord_store_t *self)
 {
     for (size_t i = 0; i < self->n_stmts; i++) {
-        sqlite3_finalize(self->stmts[i].stmt);
+        coord_db_finalize(self->stmts[i].stmt);
     }
     free(self->stmts);
     self->stmts = NULL;

@@ -33,29 +33,32 @@ typedef struct s_row {
 static int s_series(coord_store_t *self, const char *run, int64_t attempt, int64_t t_us,
                     int64_t *ret_id, int64_t *ret_t0_us, jf_err_t *err)
 {
-    sqlite3_stmt *st = coord_store_stmt(
+    coord_db_stmt_t *st = coord_store_stmt(
         self, "SELECT id, t0_us FROM telemetry_series WHERE run = ? AND attempt = ?",
         COORD_BINDS(coord_text(run), coord_int(attempt)), err);
     if (!st) {
         return -EIO;
     }
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        *ret_id = sqlite3_column_int64(st, 0);
-        *ret_t0_us = sqlite3_column_int64(st, 1);
+    int rc = coord_db_step(st);
+    if (rc == COORD_DB_ROW) {
+        *ret_id = coord_db_col_int64(st, 0);
+        *ret_t0_us = coord_db_col_int64(st, 1);
     }
-    (void) sqlite3_reset(st);
-    if (rc != SQLITE_ROW) {
-        if (rc != SQLITE_DONE) {
+    coord_db_reset(st);
+    if (rc != COORD_DB_ROW) {
+        if (rc != COORD_DB_DONE) {
             return coord_store_fail(self, err, "reading a telemetry series");
         }
-        rc = coord_store_exec(
-            self, "INSERT INTO telemetry_series(run, attempt, t0_us) VALUES(?, ?, ?)",
-            COORD_BINDS(coord_text(run), coord_int(attempt), coord_int(t_us)), err);
+        int64_t id = 0;
+        rc = coord_store_scalar(
+            self, "INSERT INTO telemetry_series(run, attempt, t0_us) VALUES(?, ?, ?) RETURNING id",
+            COORD_BINDS(coord_text(run), coord_int(attempt), coord_int(t_us)), &id, err);
         if (rc != 0) {
-            return rc;
+            return rc == -ENOENT
+                       ? jf_err_set(err, -EIO, "%s: telemetry series: no id returned", self->path)
+                       : rc;
         }
-        *ret_id = sqlite3_last_insert_rowid(self->db);
+        *ret_id = id;
         *ret_t0_us = t_us;
     }
     return 0;
@@ -72,7 +75,7 @@ static int s_layout_read(coord_store_t *self, int64_t series, int64_t n, s_layou
                          jf_err_t *err)
 {
     s_layout_fini(l);
-    sqlite3_stmt *st =
+    coord_db_stmt_t *st =
         coord_store_stmt(self,
                          "SELECT n, t_us, base FROM telemetry_layout WHERE series = ?"
                          " AND (?2 < 0 OR n = ?2) ORDER BY n DESC LIMIT 1",
@@ -80,23 +83,23 @@ static int s_layout_read(coord_store_t *self, int64_t series, int64_t n, s_layou
     if (!st) {
         return -EIO;
     }
-    int rc = sqlite3_step(st);
+    int rc = coord_db_step(st);
     int ret = 0;
-    if (rc == SQLITE_ROW) {
+    if (rc == COORD_DB_ROW) {
         json_error_t jerr;
-        l->n = sqlite3_column_int64(st, 0);
-        l->t_us = sqlite3_column_int64(st, 1);
-        l->base = json_loads((const char *) sqlite3_column_text(st, 2), 0, &jerr);
+        l->n = coord_db_col_int64(st, 0);
+        l->t_us = coord_db_col_int64(st, 1);
+        l->base = json_loads(coord_db_col_text(st, 2), 0, &jerr);
         ret = l->base ? 0
                       : jf_err_set(err, -EPROTO, "telemetry: layout %lld of series %lld: %s",
                                    (long long) l->n, (long long) series, jerr.text);
-    } else if (rc != SQLITE_DONE) {
+    } else if (rc != COORD_DB_DONE) {
         ret = coord_store_fail(self, err, "reading a telemetry layout");
     } else if (n >= 0) {
         ret = jf_err_set(err, -EPROTO, "telemetry: series %lld has no layout %lld",
                          (long long) series, (long long) n);
     }
-    (void) sqlite3_reset(st);
+    coord_db_reset(st);
     return ret;
 }
 
@@ -282,26 +285,24 @@ int coord_store_add_telemetry_obj(coord_store_t *self, const char *run, int64_t 
 
 int coord_store_telemetry_migrate_v8(coord_store_t *self, jf_err_t *err)
 {
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(self->db,
-                           "SELECT run, attempt, seq, idx, t_us, sample FROM telemetry_v8"
-                           " ORDER BY run, attempt, seq, idx",
-                           -1, &st, NULL) != SQLITE_OK) {
+    coord_db_stmt_t *st = coord_db_prepare(self->db,
+                                           "SELECT run, attempt, seq, idx, t_us, sample FROM "
+                                           "telemetry_v8 ORDER BY run, attempt, seq, idx",
+                                           NULL);
+    if (!st) {
         return coord_store_fail(self, err, "migration 8 -> 9: reading telemetry");
     }
     int rc = 0, step = 0;
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
-        rc = coord_store_add_telemetry(self, (const char *) sqlite3_column_text(st, 0),
-                                       sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
-                                       sqlite3_column_int64(st, 3), sqlite3_column_int64(st, 4),
-                                       (const char *) sqlite3_column_text(st, 5), err);
+    while (rc == 0 && (step = coord_db_step(st)) == COORD_DB_ROW) {
+        rc = coord_store_add_telemetry(self, coord_db_col_text(st, 0), coord_db_col_int64(st, 1),
+                                       coord_db_col_int64(st, 2), coord_db_col_int64(st, 3),
+                                       coord_db_col_int64(st, 4), coord_db_col_text(st, 5), err);
     }
-    if (rc == 0 && step != SQLITE_DONE) {
+    if (rc == 0 && step != COORD_DB_DONE) {
         rc = coord_store_fail(self, err, "migration 8 -> 9: reading telemetry");
     }
-    sqlite3_finalize(st);
-    if (rc == 0 &&
-        sqlite3_exec(self->db, "DROP TABLE telemetry_v8", NULL, NULL, NULL) != SQLITE_OK) {
+    coord_db_finalize(st);
+    if (rc == 0 && coord_db_exec_script(self->db, "DROP TABLE telemetry_v8", NULL) != 0) {
         rc = coord_store_fail(self, err, "migration 8 -> 9: dropping the old telemetry table");
     }
     return rc;
@@ -318,7 +319,7 @@ typedef struct s_raw {
 static int s_due_series(coord_store_t *self, int64_t cutoff_us, int64_t *ret_id, int64_t *ret_t0_us,
                         jf_err_t *err)
 {
-    sqlite3_stmt *st = coord_store_stmt(
+    coord_db_stmt_t *st = coord_store_stmt(
         self,
         "SELECT s.id, s.t0_us FROM runs r CROSS JOIN telemetry_series s ON s.run = r.id"
         " WHERE r.state IN ('done', 'failed') AND r.finished_us <= ? AND s.averaged = 0 LIMIT 1",
@@ -326,22 +327,22 @@ static int s_due_series(coord_store_t *self, int64_t cutoff_us, int64_t *ret_id,
     if (!st) {
         return -EIO;
     }
-    int rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        *ret_id = sqlite3_column_int64(st, 0);
-        *ret_t0_us = sqlite3_column_int64(st, 1);
+    int rc = coord_db_step(st);
+    if (rc == COORD_DB_ROW) {
+        *ret_id = coord_db_col_int64(st, 0);
+        *ret_t0_us = coord_db_col_int64(st, 1);
     }
-    (void) sqlite3_reset(st);
-    return rc == SQLITE_ROW    ? 0
-           : rc == SQLITE_DONE ? -ENOENT
-                               : coord_store_fail(self, err, "reading the series due");
+    coord_db_reset(st);
+    return rc == COORD_DB_ROW    ? 0
+           : rc == COORD_DB_DONE ? -ENOENT
+                                 : coord_store_fail(self, err, "reading the series due");
 }
 
 // Reads up to max raw samples of a series in key order, unpacked. *ret_n is how many.
 static int s_read_raw(coord_store_t *self, int64_t series, int64_t t0_us, s_raw_t *raw, int64_t max,
                       int64_t *ret_n, jf_err_t *err)
 {
-    sqlite3_stmt *st = coord_store_stmt(
+    coord_db_stmt_t *st = coord_store_stmt(
         self,
         "SELECT seq, idx, t_rel_us, layout, vals FROM telemetry_sample WHERE series = ? AND"
         " mean_of IS NULL ORDER BY seq, idx LIMIT ?",
@@ -352,19 +353,19 @@ static int s_read_raw(coord_store_t *self, int64_t series, int64_t t0_us, s_raw_
     s_layout_t l = {.n = -1};
     int64_t n = 0;
     int rc = 0, step = 0;
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+    while (rc == 0 && (step = coord_db_step(st)) == COORD_DB_ROW) {
         s_row_t r = {.series = series,
-                     .seq = sqlite3_column_int64(st, 0),
-                     .idx = sqlite3_column_int64(st, 1),
-                     .t_us = t0_us + sqlite3_column_int64(st, 2),
-                     .layout = sqlite3_column_int64(st, 3)};
+                     .seq = coord_db_col_int64(st, 0),
+                     .idx = coord_db_col_int64(st, 1),
+                     .t_us = t0_us + coord_db_col_int64(st, 2),
+                     .layout = coord_db_col_int64(st, 3)};
         rc = r.layout == l.n ? 0 : s_layout_read(self, series, r.layout, &l, err);
         if (rc != 0) {
             break;
         }
         json_t *s = NULL;
-        rc = coord_tpack_unpack(l.base, l.t_us, r.t_us, sqlite3_column_blob(st, 4),
-                                (size_t) sqlite3_column_bytes(st, 4), &s);
+        rc = coord_tpack_unpack(l.base, l.t_us, r.t_us, coord_db_col_blob(st, 4),
+                                coord_db_col_bytes(st, 4), &s);
         if (rc != 0) {
             rc = jf_err_set(err, rc, "telemetry: sample %lld/%lld of series %lld: %s",
                             (long long) r.seq, (long long) r.idx, (long long) series,
@@ -373,10 +374,10 @@ static int s_read_raw(coord_store_t *self, int64_t series, int64_t t0_us, s_raw_
         }
         raw[n++] = (s_raw_t){.row = r, .sample = s};
     }
-    if (rc == 0 && step != SQLITE_DONE) {
+    if (rc == 0 && step != COORD_DB_DONE) {
         rc = coord_store_fail(self, err, "reading samples to average");
     }
-    (void) sqlite3_reset(st);
+    coord_db_reset(st);
     s_layout_fini(&l);
     *ret_n = n;
     return rc;

@@ -17,28 +17,28 @@ static const char s_facts_sql[] =
     " WHERE s.sweep = ?1 AND r.state = 'done'"
     " ORDER BY s.ord";
 
-static void s_copy_text(char *dst, size_t size, sqlite3_stmt *st, int col)
+static void s_copy_text(char *dst, size_t size, coord_db_stmt_t *st, int col)
 {
-    const unsigned char *t = sqlite3_column_text(st, col);
+    const char *t = coord_db_col_text(st, col);
     snprintf(dst, size, "%s", t ? (const char *) t : "");
 }
 
-static void s_row(sqlite3_stmt *st, coord_run_facts_t *f)
+static void s_row(coord_db_stmt_t *st, coord_run_facts_t *f)
 {
     memset(f, 0, sizeof *f);
     char *texts[] = {f->run, f->board, f->board_type, f->platform, f->power_mode};
     for (int i = 0; i < 5; i++) {
         s_copy_text(texts[i], COORD_OBS_NAME_MAX + 1, st, i);
     }
-    f->power_mode_id = sqlite3_column_int(st, 5);
-    f->telemetry_hz = sqlite3_column_int(st, 6);
-    f->has_clock_offset = sqlite3_column_type(st, 7) != SQLITE_NULL;
-    f->clock_offset_us = f->has_clock_offset ? sqlite3_column_int64(st, 7) : 0;
-    f->measure_json = (const char *) sqlite3_column_text(st, 8);
-    f->custom = sqlite3_column_int(st, 9) != 0;
-    f->roofline = sqlite3_column_int(st, 10) != 0;
-    f->idle_s = sqlite3_column_int(st, 11);
-    f->concurrent = sqlite3_column_int(st, 12) != 0;
+    f->power_mode_id = (int) coord_db_col_int64(st, 5);
+    f->telemetry_hz = (int) coord_db_col_int64(st, 6);
+    f->has_clock_offset = !coord_db_col_is_null(st, 7);
+    f->clock_offset_us = f->has_clock_offset ? coord_db_col_int64(st, 7) : 0;
+    f->measure_json = coord_db_col_text(st, 8);
+    f->custom = coord_db_col_int64(st, 9) != 0;
+    f->roofline = coord_db_col_int64(st, 10) != 0;
+    f->idle_s = (int) coord_db_col_int64(st, 11);
+    f->concurrent = coord_db_col_int64(st, 12) != 0;
     s_copy_text(f->runtime, sizeof f->runtime, st, 13);
 }
 
@@ -46,20 +46,20 @@ int coord_store_run_facts_each(coord_store_t *self, const char *sweep, coord_run
                                void *arg, jf_err_t *err)
 {
     int rc = coord_store_sweep_exists(self, sweep, err);
-    sqlite3_stmt *st =
+    coord_db_stmt_t *st =
         rc == 0 ? coord_store_stmt(self, s_facts_sql, COORD_BINDS(coord_text(sweep)), err) : NULL;
     if (rc != 0 || !st) {
         return rc != 0 ? rc : -EIO;
     }
     int step;
     coord_run_facts_t f;
-    while (rc == 0 && (step = sqlite3_step(st)) == SQLITE_ROW) {
+    while (rc == 0 && (step = coord_db_step(st)) == COORD_DB_ROW) {
         s_row(st, &f);
         rc = fn(&f, arg);
     }
-    if (rc == 0 && step != SQLITE_DONE) {
+    if (rc == 0 && step != COORD_DB_DONE) {
         rc = coord_store_fail(self, err, "reading a sweep's runs for the validity check");
     }
-    (void) sqlite3_reset(st); // the statement stays cached; its error was reported above
+    coord_db_reset(st); // the statement stays cached; its error was reported above
     return rc;
 }

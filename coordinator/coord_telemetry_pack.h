@@ -36,8 +36,9 @@ int coord_tpack_unpack(const json_t *base, int64_t base_t_us, int64_t t_us,
 // when n is 0 or the samples differ in shape, or -ENOMEM.
 int coord_tpack_mean(json_t *const *samples, size_t n, json_t **ret);
 
-// Registers COORD_TPACK_SQL_FN on db (every store connection; tests' own connections).
-// Returns 0 or -EIO.
+// Registers COORD_TPACK_SQL_FN on db, a SQLite connection: every SQLite store connection (the
+// store passes coord_db_sqlite(), coord_db.h) and tests' own connections. A PostgreSQL store has
+// no such function yet (coord_store.c, s_register_functions). Returns 0 or -EIO.
 int coord_tpack_sql_register(sqlite3 *db);
 
 #endif

@@ -18,6 +18,7 @@ packages=(
   zlib1g-dev
   influxdb # integration.influx starts its own influxd; the package's service is not used
   podman runc # integration.containers (docs/containers.md); runc: crun refuses hybrid cgroups
+  libpq-dev postgresql # the PostgreSQL store back end; unit.db_pg starts its own server
 )
 case "${1:-}" in
   --bench) packages+=(python3-torch python3-torchvision python3-pil) ;;

@@ -129,3 +129,24 @@ jf_add_unit_test(roofline
 jf_add_unit_test(run_kinds
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/run_kinds_test.c
   ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_report)
+
+# The store's database seam (coordinator/coord_db.h, issue #13): its contract on SQLite.
+jf_add_unit_test(db
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/db_test.c LIBS jf_coord)
+# The PostgreSQL back end of the store's database seam (docs/store.md "PostgreSQL"): the
+# statement rewriter (pure C), and the back end against a server the test starts (jft_pg).
+jf_add_unit_test(db_sql
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/db_sql_test.c LIBS jf_dbsql)
+if(LIBPQ_FOUND)
+  # unit.db's cases on PostgreSQL (db_test.c built with JF_DB_TEST_PG), and the back end's own
+  # cases (rewritten statements, compat functions against SQLite, errors, a stopped server).
+  jf_add_unit_test(db_postgres
+    SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/db_test.c LIBS jf_coord jft_pg)
+  target_compile_definitions(db_postgres_test PRIVATE JF_DB_TEST_PG)
+  jf_add_unit_test(db_pg
+    SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/db_pg_test.c LIBS jf_coord jft_pg)
+  # initdb and the server's start on a loaded machine: more than the unit tests' 30 s.
+  math(EXPR t "90 * ${JF_TEST_TIMEOUT_SCALE}")
+  set_tests_properties(unit.db_postgres unit.db_pg PROPERTIES TIMEOUT ${t} SKIP_RETURN_CODE 77)
+  set_property(TEST unit.db_postgres unit.db_pg APPEND PROPERTY LABELS ecosystem)
+endif()

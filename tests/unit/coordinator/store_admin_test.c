@@ -286,6 +286,35 @@ static void test_backup_whole_and_not_overwriting(void **state)
     assert_non_null(strstr(err.msg, "missing.db"));
 }
 
+// check, backup and salvage use SQLite's own tools: on a PostgreSQL store they refuse, saying
+// so (never a silent skip), without printing the URI's password and without creating out_path.
+static void test_admin_refuses_postgres(void **state)
+{
+    tstore_ctx_t *c = *state;
+    static const char uri[] = "postgresql://jf:secret@127.0.0.1:1/jf";
+    char out[S_PATH_LEN];
+    s_path(out, c, "copy.db");
+    jf_err_t err = {0};
+    coord_store_check_report_t r = {0};
+    coord_salvage_report_t sr = {0};
+    int64_t runs = -1;
+    int rcs[3] = {coord_store_check(uri, false, &r, &err), 0, 0};
+    char msgs[3][sizeof err.msg];
+    memcpy(msgs[0], err.msg, sizeof err.msg);
+    rcs[1] = coord_store_backup(uri, out, &runs, &err);
+    memcpy(msgs[1], err.msg, sizeof err.msg);
+    rcs[2] = coord_store_salvage(uri, out, &sr, &err);
+    memcpy(msgs[2], err.msg, sizeof err.msg);
+    static const char *const verbs[3] = {"store check", "store backup", "store salvage"};
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(rcs[i], -ENOTSUP);
+        assert_non_null(strstr(msgs[i], verbs[i]));
+        assert_non_null(strstr(msgs[i], "not supported on a PostgreSQL store"));
+        assert_null(strstr(msgs[i], "secret"));
+    }
+    assert_int_equal(access(out, F_OK), -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -297,6 +326,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_damaged_store_salvaged, tstore_setup, tstore_teardown),
         cmocka_unit_test_setup_teardown(test_backup_whole_and_not_overwriting, tstore_setup,
                                         tstore_teardown),
+        cmocka_unit_test_setup_teardown(test_admin_refuses_postgres, tstore_setup, tstore_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <setjmp.h>
+#include <sqlite3.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -22,7 +23,7 @@
 #define T_FIXTURE_RUNS 3 // runs in release-v4.sql
 
 typedef struct t_cols {
-    sqlite3 *db;       // the store's connection, borrowed
+    sqlite3 *db;       // the store's SQLite connection (coord_db_sqlite), borrowed
     const char *table; // the table the schema's columns are in
     size_t n;          // columns checked
 } t_cols_t;
@@ -63,7 +64,7 @@ static void test_columns_match_table_info(void **state)
                   {"epochs", jf_epoch_rec_schema},
                   {"minibatches", jf_minibatch_rec_schema}};
     for (size_t i = 0; i < sizeof tables / sizeof tables[0]; i++) {
-        t_cols_t cols = {.db = c->store->db, .table = tables[i].table};
+        t_cols_t cols = {.db = coord_db_sqlite(c->store->db), .table = tables[i].table};
         assert_int_equal(jf_schema_each_leaf(tables[i].schema(), t_check_column, &cols), 0);
         assert_int_equal(cols.n, jf_schema_n_columns(tables[i].schema()));
         printf("%s_columns=%zu\n", tables[i].table, cols.n);
