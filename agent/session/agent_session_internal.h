@@ -186,8 +186,11 @@ int agent_session_trainer_path(const agent_session_t *self, const char *run, int
 // Records the run's new trainer (held at its start gate) in the spool: 0, or -EIO / -ENOMEM with
 // err (the caller then does not start it).
 int agent_session_trainer_record(agent_session_t *self, const char *out_path, jf_err_t *err);
-// The read mark of a trainer row: 0 or -EIO with err.
-int agent_session_mark_parse(const char *text, agent_runner_mark_t *ret_mark, jf_err_t *err);
+// The read mark of a trainer row and, when ret_carry is not NULL, the run's measure carry stored
+// with it (agent_measure_carry; *ret_carry NULL when the mark has none: an older agent's, or one
+// stored before the measure existed; caller owns it). 0 or -EIO with err.
+int agent_session_mark_parse(const char *text, agent_runner_mark_t *ret_mark, json_t **ret_carry,
+                             jf_err_t *err);
 // Moves the run's read mark over records (samples) about to be spooled in one progress
 // (telemetry) message; the spool stores it with that message.
 void agent_session_mark_progress(agent_session_t *self, const json_t *records);
@@ -195,6 +198,13 @@ void agent_session_mark_samples(agent_session_t *self, const json_t *samples);
 // A re-attached run's measure record: telemetry.samples counts the earlier agent's samples too,
 // and max_gap_us is at least the time no agent sampled (docs/protocol.md §4.4.1).
 void agent_session_mark_measure(const agent_session_t *self, json_t *measure);
+// Hands the lines of the trainer's output file before offset (the read mark's: what an earlier
+// agent process read) to fn, so that what the platform models from them (a sim board's rail
+// powers and load, the page cache) and the residency they carry are as the run left them. The
+// records in them are the spool's already: fn sees lines, nothing is spooled. 0, or -errno with
+// err when the file cannot be opened.
+int agent_session_trainer_replay(const char *path, int64_t offset, agent_runner_line_fn fn,
+                                 void *arg, jf_err_t *err);
 // At start: re-attaches to the trainer of the stream that was running when the previous agent
 // process stopped (alive or not: its output file is read to the end either way). Returns how
 // many it re-attached (0 or 1); the others stay orphans for agent_spool_end_orphans.

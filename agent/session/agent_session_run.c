@@ -670,13 +670,24 @@ void agent_session_run_fini(agent_session_t *self)
     *r = (agent_run_t){0};
 }
 
-// New measurements and sampling for a re-attached run, from now. A trainer that has ended
-// already leaves nothing to sample: its output is read, that is all.
-static int s_resume_measure(agent_session_t *self, jf_err_t *err)
+// The measurements of a re-attached run, continued from the carry its earlier agent stored
+// with the read mark (time base, energy so far, latest sample; NULL: an older agent's mark,
+// they count from now), and sampling from now. A trainer that has ended already leaves nothing
+// to sample: its output is read, that is all.
+static int s_resume_measure(agent_session_t *self, const json_t *carry, jf_err_t *err)
 {
     agent_run_t *r = &self->run;
     int wall_hz = 0;
     r->measure = s_measure_new(self, jf_clock_mono_us(), &wall_hz, err);
+    jf_err_t cerr = {0};
+    if (r->measure && carry && agent_measure_resume(r->measure, carry, &cerr) != 0) {
+        jf_log_warn("run: %s: %s; its energy counts from the re-attach on", r->spec.run_id,
+                    cerr.msg);
+    } else if (r->measure && !carry) {
+        jf_log_warn("run: %s: the spool has no measure carry (an older agent's mark); its energy "
+                    "counts from the re-attach on",
+                    r->spec.run_id);
+    }
     bool ended = agent_runner_has_ended(r->runner);
     r->sampling =
         !ended && r->measure && r->power_mode &&
@@ -690,7 +701,8 @@ static int s_resume_measure(agent_session_t *self, jf_err_t *err)
 
 // The run the previous agent process was running, from its trainer row: the mode set again
 // where the platform holds it (a sim board's tree; a Jetson's clocks stayed as the run set
-// them), new measurements and sampling from now, and the trainer's output read on from the mark.
+// them), the measurements continued from the carry in the mark and sampling from now, and the
+// trainer's output read on from the mark.
 static int s_resume(agent_session_t *self, int64_t attempt, const agent_spool_db_trainer_t *t,
                     jf_err_t *err)
 {
@@ -698,9 +710,10 @@ static int s_resume(agent_session_t *self, int64_t attempt, const agent_spool_db
     json_t *spec = json_loads(t->spec, 0, NULL);
     jf_run_spec_t s = {0};
     agent_runner_mark_t mark;
+    json_t *carry = NULL;
     int rc = spec ? jf_run_spec_from_json(spec, &s, err) : jf_err_set(err, -EIO, "bad run spec");
     json_decref(spec);
-    rc = rc ? rc : agent_session_mark_parse(t->mark, &mark, err);
+    rc = rc ? rc : agent_session_mark_parse(t->mark, &mark, &carry, err);
     if (rc != 0) {
         return rc;
     }
@@ -720,7 +733,16 @@ static int s_resume(agent_session_t *self, int64_t attempt, const agent_spool_db
     r->runner = agent_runner_attach(&a, err);
     r->power_mode = t->power ? json_loads(t->power, 0, NULL)
                              : agent_platform_power_record(self->platform, &s);
-    if (!r->runner || s_resume_measure(self, err) != 0) {
+    rc = r->runner ? s_resume_measure(self, carry, err) : -EIO;
+    json_decref(carry);
+    jf_err_t rerr = {0};
+    if (rc == 0 && agent_session_trainer_replay(t->out_path, mark.offset, s_on_trainer_line, self,
+                                                &rerr) != 0) {
+        jf_log_warn("run: %s: %s; what the platform models from its lines resumes with the next "
+                    "epoch line",
+                    s.run_id, rerr.msg);
+    }
+    if (rc != 0) {
         int64_t ticks = 0;
         if (!r->runner && agent_runner_proc_start_ticks(t->pid, &ticks) == 0 &&
             ticks == t->start_ticks) {
