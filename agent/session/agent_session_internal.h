@@ -69,6 +69,9 @@ typedef struct agent_run {
     agent_measure_t *measure;    // owned: energy, held epoch records, residency
     agent_worker_reply_t *prepared; // owned: what the preparation found
     json_t *power_mode;          // owned: the power state in force for the measure record
+    json_t *clocks;              // owned: {"stored": agent_power_stored_json's record, "dvfs_off"}
+                                 // of the clock state stored before the run, kept in the read
+                                 // mark for a restarted agent to restore (§4.4.1); NULL: none
     bool sampling;               // the sampler was started for this run
     bool stop_sent;              // and asked to stop
     bool sampler_stopped;        // its STOPPED answer arrived
@@ -186,10 +189,11 @@ int agent_session_trainer_path(const agent_session_t *self, const char *run, int
 // Records the run's new trainer (held at its start gate) in the spool: 0, or -EIO / -ENOMEM with
 // err (the caller then does not start it).
 int agent_session_trainer_record(agent_session_t *self, const char *out_path, jf_err_t *err);
-// The read mark of a trainer row and, when ret_carry is not NULL, the run's measure carry stored
-// with it (agent_measure_carry; *ret_carry NULL when the mark has none: an older agent's, or one
-// stored before the measure existed; caller owns it). 0 or -EIO with err.
-int agent_session_mark_parse(const char *text, agent_runner_mark_t *ret_mark, json_t **ret_carry,
+// The read mark of a trainer row and, when ret_extra is not NULL, what the mark carries beside it
+// as an object (caller owns it): "measure", the run's measure carry (agent_measure_carry), and
+// "clocks", the run's clock record (agent_run_t.clocks); each absent when the mark has none (an
+// older agent's, or one stored before it existed). 0 or -EIO with err.
+int agent_session_mark_parse(const char *text, agent_runner_mark_t *ret_mark, json_t **ret_extra,
                              jf_err_t *err);
 // Moves the run's read mark over records (samples) about to be spooled in one progress
 // (telemetry) message; the spool stores it with that message.

@@ -275,6 +275,14 @@ static agent_runner_t *s_runner_start(agent_session_t *self, jf_err_t *err)
     return runner;
 }
 
+// The clock state the worker stored before the run, as the read mark keeps it for an agent
+// restarted during the run (docs/protocol.md §4.4.1); NULL when none was stored.
+static json_t *s_clocks_record(const agent_worker_reply_t *p)
+{
+    json_t *stored = p->stored_json[0] ? json_loads(p->stored_json, 0, NULL) : NULL;
+    return stored ? json_pack("{s:o, s:b}", "stored", stored, "dvfs_off", p->dvfs_off) : NULL;
+}
+
 // Starts what the run needs once prepared: the mode (platforms without a power handle), the
 // stream, the measurements, the sampler, then the trainer.
 static int s_start(agent_session_t *self, jf_err_t *err)
@@ -296,6 +304,7 @@ static int s_start(agent_session_t *self, jf_err_t *err)
     int wall_hz = 0;
     r->measure = s_measure_new(self, now_us, &wall_hz, err);
     r->power_mode = s_power_mode(self, r->prepared);
+    r->clocks = s_clocks_record(r->prepared);
     const char *disk = r->prepared->has_mount ? r->prepared->mount.disk : "";
     r->sampling =
         r->measure && r->power_mode &&
@@ -378,6 +387,18 @@ static void s_on_prepared(agent_session_t *self, const agent_worker_reply_t *rep
     agent_session_run_fini(self);
 }
 
+static void s_on_adopted(const agent_worker_reply_t *reply)
+{
+    if (reply->ok) {
+        jf_log_notice("power: the clock state the previous agent process stored before the "
+                      "re-attached run is taken over; it is restored when the run ends");
+    } else {
+        jf_log_warn("power: cannot take over the clock state the previous agent process stored "
+                    "before the re-attached run: %s; it is not restored after the run",
+                    reply->detail);
+    }
+}
+
 void agent_session_on_worker(agent_session_t *self)
 {
     agent_worker_reply_t *reply = malloc(sizeof *reply);
@@ -391,6 +412,8 @@ void agent_session_on_worker(agent_session_t *self)
             s_on_prepared(self, reply);
         } else if (reply->kind == AGENT_WORKER_RESIDENCY) {
             agent_session_on_residency(self, reply);
+        } else if (reply->kind == AGENT_WORKER_ADOPTED) {
+            s_on_adopted(reply);
         } else if (!reply->ok) {
             jf_log_error("power: restoring the board's clock state failed: %s; it stays stored "
                          "and is tried again after the next run and at exit",
@@ -666,6 +689,7 @@ void agent_session_run_fini(agent_session_t *self)
     json_decref(r->records);
     json_decref(r->samples);
     json_decref(r->power_mode);
+    json_decref(r->clocks);
     free(r->prepared);
     *r = (agent_run_t){0};
 }
@@ -699,6 +723,25 @@ static int s_resume_measure(agent_session_t *self, const json_t *carry, jf_err_t
     return ok ? 0 : jf_err_set(err, -ENOMEM, "cannot start the measurements");
 }
 
+// The clock state the previous agent process stored before the run: the worker takes it over,
+// so that the restore after the run writes it back (the helper keeps its slot on disk), and the
+// mark keeps it for a further restart.
+static void s_adopt_clocks(agent_session_t *self, const json_t *clocks)
+{
+    agent_run_t *r = &self->run;
+    const json_t *stored = json_object_get(clocks, "stored");
+    char *text = stored && self->has_power ? json_dumps(stored, JSON_COMPACT) : NULL;
+    if (text && agent_worker_adopt(self->worker, text,
+                                   json_is_true(json_object_get(clocks, "dvfs_off"))) == 0) {
+        r->clocks = json_incref((json_t *) clocks);
+    } else if (stored) {
+        jf_log_warn("run: %s: the clock state stored before the run cannot be handed to the "
+                    "worker; it is not restored after the run",
+                    r->spec.run_id);
+    }
+    free(text);
+}
+
 // The run the previous agent process was running, from its trainer row: the mode set again
 // where the platform holds it (a sim board's tree; a Jetson's clocks stayed as the run set
 // them), the measurements continued from the carry in the mark and sampling from now, and the
@@ -710,10 +753,10 @@ static int s_resume(agent_session_t *self, int64_t attempt, const agent_spool_db
     json_t *spec = json_loads(t->spec, 0, NULL);
     jf_run_spec_t s = {0};
     agent_runner_mark_t mark;
-    json_t *carry = NULL;
+    json_t *extra = NULL;
     int rc = spec ? jf_run_spec_from_json(spec, &s, err) : jf_err_set(err, -EIO, "bad run spec");
     json_decref(spec);
-    rc = rc ? rc : agent_session_mark_parse(t->mark, &mark, &carry, err);
+    rc = rc ? rc : agent_session_mark_parse(t->mark, &mark, &extra, err);
     if (rc != 0) {
         return rc;
     }
@@ -733,8 +776,11 @@ static int s_resume(agent_session_t *self, int64_t attempt, const agent_spool_db
     r->runner = agent_runner_attach(&a, err);
     r->power_mode = t->power ? json_loads(t->power, 0, NULL)
                              : agent_platform_power_record(self->platform, &s);
-    rc = r->runner ? s_resume_measure(self, carry, err) : -EIO;
-    json_decref(carry);
+    rc = r->runner ? s_resume_measure(self, json_object_get(extra, "measure"), err) : -EIO;
+    if (rc == 0) {
+        s_adopt_clocks(self, json_object_get(extra, "clocks"));
+    }
+    json_decref(extra);
     jf_err_t rerr = {0};
     if (rc == 0 && agent_session_trainer_replay(t->out_path, mark.offset, s_on_trainer_line, self,
                                                 &rerr) != 0) {

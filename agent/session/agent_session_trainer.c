@@ -20,48 +20,49 @@ int agent_session_trainer_path(const agent_session_t *self, const char *run, int
     return n > 0 && (size_t) n < size ? 0 : -ENAMETOOLONG;
 }
 
-// The mark with the run's measure carry (agent_measure_carry; absent before the measure exists),
-// so that a restarted agent continues the run's energy and time base from it.
-static char *s_mark_text(const agent_runner_mark_t *m, const agent_measure_t *measure)
+// The mark with what a restarted agent continues from: the run's measure carry
+// (agent_measure_carry; absent before the measure exists) and its clock record (absent without
+// a stored clock state).
+static char *s_mark_text(const agent_run_t *r)
 {
-    json_t *carry = measure ? agent_measure_carry(measure) : NULL;
-    json_t *o =
-        measure && !carry
-            ? NULL
-            : json_pack("{s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:o?}", "offset",
-                        (json_int_t) m->offset, "start", m->start, "epoch", (json_int_t) m->epoch,
-                        "epochs", (json_int_t) m->epochs, "mb_epoch", (json_int_t) m->mb_epoch,
-                        "mb_index", (json_int_t) m->mb_index, "samples", (json_int_t) m->samples,
-                        "last_t_us", (json_int_t) m->last_t_us, "measure", carry);
+    const agent_runner_mark_t *m = &r->mark;
+    json_t *carry = r->measure ? agent_measure_carry(r->measure) : NULL;
+    json_t *o = r->measure && !carry
+                    ? NULL
+                    : json_pack("{s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:o*, s:O*}", "offset",
+                                (json_int_t) m->offset, "start", m->start, "epoch",
+                                (json_int_t) m->epoch, "epochs", (json_int_t) m->epochs, "mb_epoch",
+                                (json_int_t) m->mb_epoch, "mb_index", (json_int_t) m->mb_index,
+                                "samples", (json_int_t) m->samples, "last_t_us",
+                                (json_int_t) m->last_t_us, "measure", carry, "clocks", r->clocks);
     char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     return text;
 }
 
-int agent_session_mark_parse(const char *text, agent_runner_mark_t *ret_mark, json_t **ret_carry,
+int agent_session_mark_parse(const char *text, agent_runner_mark_t *ret_mark, json_t **ret_extra,
                              jf_err_t *err)
 {
     json_error_t jerr;
     json_t *o = json_loads(text, 0, &jerr);
     json_int_t v[8] = {0};
     int start = 0;
-    json_t *carry = NULL;
-    int rc =
-        o ? json_unpack_ex(o, &jerr, JSON_STRICT, "{s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s?o}",
-                           "offset", &v[0], "start", &start, "epoch", &v[1], "epochs", &v[2],
-                           "mb_epoch", &v[3], "mb_index", &v[4], "samples", &v[5], "last_t_us",
-                           &v[6], "measure", &carry)
-          : -1;
-    if (rc == 0 && ret_carry) {
-        *ret_carry = carry ? json_incref(carry) : NULL;
-    }
+    json_t *carry = NULL, *clocks = NULL;
+    int rc = o ? json_unpack_ex(o, &jerr, JSON_STRICT,
+                                "{s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s?o, s?o}", "offset",
+                                &v[0], "start", &start, "epoch", &v[1], "epochs", &v[2], "mb_epoch",
+                                &v[3], "mb_index", &v[4], "samples", &v[5], "last_t_us", &v[6],
+                                "measure", &carry, "clocks", &clocks)
+               : -1;
+    json_t *extra =
+        rc == 0 && ret_extra ? json_pack("{s:O*, s:O*}", "measure", carry, "clocks", clocks) : NULL;
     json_decref(o);
-    if (rc != 0 || v[0] < 0 || v[2] < 0 || v[5] < 0) {
-        if (rc == 0 && ret_carry) {
-            json_decref(*ret_carry);
-            *ret_carry = NULL;
-        }
+    if (rc != 0 || v[0] < 0 || v[2] < 0 || v[5] < 0 || (ret_extra && !extra)) {
+        json_decref(extra);
         return jf_err_set(err, -EIO, "trainer read mark '%.100s': %s", text, jerr.text);
+    }
+    if (ret_extra) {
+        *ret_extra = extra;
     }
     *ret_mark = (agent_runner_mark_t){.offset = v[0],
                                       .start = start,
@@ -83,7 +84,7 @@ int agent_session_trainer_record(agent_session_t *self, const char *out_path, jf
     t.spec = spec ? json_dumps(spec, JSON_COMPACT) : NULL;
     json_decref(spec);
     t.power = r->power_mode ? json_dumps(r->power_mode, JSON_COMPACT) : NULL;
-    t.mark = s_mark_text(&r->mark, r->measure);
+    t.mark = s_mark_text(r);
     int rc = 0;
     if (t.start_ticks <= 0) {
         // Held at its gate, the child cannot have ended: /proc did not say when it started.
@@ -129,7 +130,7 @@ static void s_mark_over(agent_runner_mark_t *m, const json_t *records)
 static void s_store_mark(agent_session_t *self)
 {
     agent_run_t *r = &self->run;
-    char *text = s_mark_text(&r->mark, r->measure);
+    char *text = s_mark_text(r);
     if (!text || agent_spool_set_mark(self->spool, r->spec.run_id, r->attempt, text) != 0) {
         jf_log_warn("run: %s: out of memory for the trainer's read mark; a re-attach would read "
                     "from an older one and skip what the spool has by record",
