@@ -58,6 +58,8 @@ typedef struct agent_run {
     agent_runner_mark_t mark;    // how far the spool has the trainer's output (re-attach)
     char out_path[PATH_MAX];     // the trainer's output file; "" when it writes into a pipe
     bool reattached;             // the trainer was started by an earlier agent process
+    bool stopped_by_agent;       // a clean agent stop stopped the trainer (this process, or the
+                                 // earlier one, as the read mark says)
     bool trainer_recorded;       // the spool has its trainer row: the mark moves with progress
     int64_t samples_before;      // re-attached: telemetry samples the earlier agent spooled
     int64_t last_t_before_us;    // re-attached: wall clock of the last of them (0: none)
@@ -209,6 +211,9 @@ void agent_session_mark_measure(const agent_session_t *self, json_t *measure);
 // err when the file cannot be opened.
 int agent_session_trainer_replay(const char *path, int64_t offset, agent_runner_line_fn fn,
                                  void *arg, jf_err_t *err);
+// At a clean stop during a run: records in the trainer row that the agent stops the trainer
+// itself, so that the next start reports the attempt's end as that (the row otherwise as it is).
+void agent_session_trainer_stopping(agent_session_t *self);
 // At start: re-attaches to the trainer of the stream that was running when the previous agent
 // process stopped (alive or not: its output file is read to the end either way). Returns how
 // many it re-attached (0 or 1); the others stay orphans for agent_spool_end_orphans.

@@ -591,6 +591,17 @@ static void s_begin_finish(agent_session_t *self, const agent_runner_outcome_t *
     }
 }
 
+// A trainer that ended without a record while no agent watched it, stopped by the clean stop of
+// the previous agent process: the attempt's detail says that (its reason stays crashed: the
+// closed vocabulary of docs/protocol.md §5.6 has none for it).
+static void s_explain_stop(const agent_run_t *r, agent_runner_outcome_t *o)
+{
+    if (r->reattached && r->stopped_by_agent && !o->done &&
+        strcmp(o->detail, AGENT_RUNNER_ATTACHED_DIED) == 0) {
+        (void) snprintf(o->detail, sizeof o->detail, "%s", AGENT_RUNNER_STOPPED_WITH_AGENT);
+    }
+}
+
 // What the platform models in time follows the loop's ticks (agent_platform_tick).
 static void s_platform_tick(agent_session_t *self, int64_t now_us)
 {
@@ -613,6 +624,7 @@ void agent_session_run_tick(agent_session_t *self, int64_t now_us)
         agent_runner_tick(r->runner, now_us);
         agent_runner_outcome_t o;
         if (agent_runner_finished(r->runner, &o)) {
+            s_explain_stop(r, &o);
             s_begin_finish(self, &o, now_us);
         }
     }
@@ -760,9 +772,16 @@ static int s_resume(agent_session_t *self, int64_t attempt, const agent_spool_db
     if (rc != 0) {
         return rc;
     }
-    *r = (agent_run_t){.active = true, .phase = AGENT_RUN_RUNNING, .spec = s, .attempt = attempt,
-                       .mark = mark, .reattached = true, .trainer_recorded = true,
-                       .samples_before = mark.samples, .last_t_before_us = mark.last_t_us};
+    *r = (agent_run_t){.active = true,
+                       .phase = AGENT_RUN_RUNNING,
+                       .spec = s,
+                       .attempt = attempt,
+                       .mark = mark,
+                       .reattached = true,
+                       .trainer_recorded = true,
+                       .samples_before = mark.samples,
+                       .last_t_before_us = mark.last_t_us,
+                       .stopped_by_agent = json_is_true(json_object_get(extra, "stopped"))};
     char why[300];
     (void) s_check_run(self, &s, r->dataset_dir, sizeof r->dataset_dir, why, sizeof why);
     (void) snprintf(r->out_path, sizeof r->out_path, "%s", t->out_path);

@@ -21,20 +21,21 @@ int agent_session_trainer_path(const agent_session_t *self, const char *run, int
 }
 
 // The mark with what a restarted agent continues from: the run's measure carry
-// (agent_measure_carry; absent before the measure exists) and its clock record (absent without
-// a stored clock state).
+// (agent_measure_carry; absent before the measure exists), its clock record (absent without a
+// stored clock state) and whether a clean agent stop stopped the trainer (absent if not).
 static char *s_mark_text(const agent_run_t *r)
 {
     const agent_runner_mark_t *m = &r->mark;
     json_t *carry = r->measure ? agent_measure_carry(r->measure) : NULL;
-    json_t *o = r->measure && !carry
-                    ? NULL
-                    : json_pack("{s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:o*, s:O*}", "offset",
-                                (json_int_t) m->offset, "start", m->start, "epoch",
-                                (json_int_t) m->epoch, "epochs", (json_int_t) m->epochs, "mb_epoch",
-                                (json_int_t) m->mb_epoch, "mb_index", (json_int_t) m->mb_index,
-                                "samples", (json_int_t) m->samples, "last_t_us",
-                                (json_int_t) m->last_t_us, "measure", carry, "clocks", r->clocks);
+    json_t *o =
+        r->measure && !carry
+            ? NULL
+            : json_pack("{s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s:o*, s:O*, s:o*}", "offset",
+                        (json_int_t) m->offset, "start", m->start, "epoch", (json_int_t) m->epoch,
+                        "epochs", (json_int_t) m->epochs, "mb_epoch", (json_int_t) m->mb_epoch,
+                        "mb_index", (json_int_t) m->mb_index, "samples", (json_int_t) m->samples,
+                        "last_t_us", (json_int_t) m->last_t_us, "measure", carry, "clocks",
+                        r->clocks, "stopped", r->stopped_by_agent ? json_true() : NULL);
     char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     return text;
@@ -48,14 +49,16 @@ int agent_session_mark_parse(const char *text, agent_runner_mark_t *ret_mark, js
     json_int_t v[8] = {0};
     int start = 0;
     json_t *carry = NULL, *clocks = NULL;
+    int stopped = 0;
     int rc = o ? json_unpack_ex(o, &jerr, JSON_STRICT,
-                                "{s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s?o, s?o}", "offset",
+                                "{s:I, s:b, s:I, s:I, s:I, s:I, s:I, s:I, s?o, s?o, s?b}", "offset",
                                 &v[0], "start", &start, "epoch", &v[1], "epochs", &v[2], "mb_epoch",
                                 &v[3], "mb_index", &v[4], "samples", &v[5], "last_t_us", &v[6],
-                                "measure", &carry, "clocks", &clocks)
+                                "measure", &carry, "clocks", &clocks, "stopped", &stopped)
                : -1;
-    json_t *extra =
-        rc == 0 && ret_extra ? json_pack("{s:O*, s:O*}", "measure", carry, "clocks", clocks) : NULL;
+    json_t *extra = rc == 0 && ret_extra ? json_pack("{s:O*, s:O*, s:b}", "measure", carry,
+                                                     "clocks", clocks, "stopped", stopped)
+                                         : NULL;
     json_decref(o);
     if (rc != 0 || v[0] < 0 || v[2] < 0 || v[5] < 0 || (ret_extra && !extra)) {
         json_decref(extra);
@@ -209,4 +212,21 @@ int agent_session_trainer_replay(const char *path, int64_t offset, agent_runner_
     free(line);
     (void) fclose(f); // read only: nothing to lose
     return 0;
+}
+
+void agent_session_trainer_stopping(agent_session_t *self)
+{
+    agent_run_t *r = &self->run;
+    if (!r->active || !r->runner || !r->trainer_recorded || agent_runner_has_ended(r->runner) ||
+        !agent_spool_is_open(self->spool, r->spec.run_id, r->attempt)) {
+        return;
+    }
+    r->stopped_by_agent = true;
+    jf_err_t err = {0};
+    // The row as it is, its mark with the flag: what the spool has is what the mark says.
+    if (agent_session_trainer_record(self, r->out_path, &err) != 0) {
+        jf_log_warn("run: %s: %s; the next start reports the attempt as a trainer that ended "
+                    "while no agent watched it",
+                    r->spec.run_id, err.msg);
+    }
 }
