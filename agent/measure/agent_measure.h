@@ -2,8 +2,9 @@
  * the sampler's samples (agent_energy, trapezoidal), epoch records held until the sample that
  * closes their interval has arrived, the dataset's page-cache residency around each epoch, the
  * dataset device's reads over the run, and the measure record built from all of it
- * (docs/protocol.md §5.4.1, docs/telemetry.md). Bookkeeping only: no I/O, no clock, no logging;
- * the caller passes monotonic times in. One thread. */
+ * (docs/protocol.md §5.4.1, docs/telemetry.md), carried across an agent restart (§4.4.1).
+ * Bookkeeping only: no I/O, no clock, no logging; the caller passes monotonic times in. One thread.
+ */
 #ifndef AGENT_MEASURE_H
 #define AGENT_MEASURE_H
 

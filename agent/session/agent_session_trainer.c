@@ -1,7 +1,9 @@
 /* Agent session: what a restarted agent needs to re-attach to the trainer of the run in
  * progress (docs/protocol.md §4.4): the trainer's row in the spool (pid, start time, output
  * file, run spec, power state) and its read mark, which moves with every progress message in
- * the same spool transaction, so that no record is lost or given twice across a restart. */
+ * the same spool transaction, so that no record is lost or given twice across a restart; the
+ * mark also carries the run's measure, the clock state stored before the run and a clean-stop
+ * flag (§4.4.1). */
 #include "agent_session_internal.h"
 
 #include <errno.h>
@@ -223,8 +225,10 @@ void agent_session_trainer_stopping(agent_session_t *self)
     }
     r->stopped_by_agent = true;
     jf_err_t err = {0};
-    // The row as it is, its mark with the flag: what the spool has is what the mark says.
+    // The row as it is, its mark with the flag: what the spool has is what the mark says. A row
+    // that cannot be rewritten stays as it was, so the output file stays for the next start.
     if (agent_session_trainer_record(self, r->out_path, &err) != 0) {
+        r->trainer_recorded = true;
         jf_log_warn("run: %s: %s; the next start reports the attempt as a trainer that ended "
                     "while no agent watched it",
                     r->spec.run_id, err.msg);
