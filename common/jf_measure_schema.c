@@ -110,6 +110,12 @@ static const jf_schema_field_t s_energy_fields[] = {
      S_NONEMPTY, .doc = "what the total covers"},
     {.name = "reason", .type = JF_SCHEMA_STR, S_M(reason), .optional = true, .omit_zero = true,
      S_NONEMPTY, .doc = "total none: why"},
+    // Re-attached runs (docs/protocol.md §4.4.1): the time no agent sampled, bridged linearly
+    // between the last sample before and the first after, and the energy that bridge gave.
+    {.name = "unobserved_us", S_I64(0, JF_MEASURE_US_MAX), S_M(unobserved_us), .unit = "us",
+     .optional = true, .omit_zero = true, .doc = "time no agent sampled (interpolated)"},
+    {.name = "interpolated_mj", S_NUM(JF_REC_ENERGY_MAX_MJ), S_M(interpolated_mj), .unit = "mJ",
+     .optional = true, .omit_zero = true, .doc = "energy over unobserved_us (interpolated)"},
 };
 // clang-format on
 

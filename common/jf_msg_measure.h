@@ -158,6 +158,9 @@ typedef struct jf_measure {
     double avg_power_mw; // energy / covered time, mW
     double peak_power_mw;                          // highest total reading, mW
     int64_t covered_us;                            // time the total was known, us
+    int64_t unobserved_us;  // re-attached run: time inside covered_us no agent sampled, bridged
+                            // linearly (docs/protocol.md §4.4.1), us; 0 = none
+    double interpolated_mj; // the energy of that bridge, inside energy_mj, mJ; 0 = none
     size_t n_rails;                                // entries used in rails
     jf_measure_rail_t rails[JF_MEASURE_RAILS_MAX]; // per rail, in the board's order
     jf_measure_power_t power;                      // the power state in force

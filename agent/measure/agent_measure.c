@@ -1,6 +1,7 @@
 /* One run's measurements in the loop: energy intervals per epoch, held epoch records, residency
  * per epoch, disk counters, and the measure record. */
 #include "agent_measure.h"
+#include "agent_measure_internal.h"
 
 #include "agent_thermal.h"
 
@@ -13,51 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define S_HELD_MAX 64 // records held at once; only AGENT_MEASURE_PENDING_MAX get an interval
-
-typedef struct s_held {
-    json_t *rec;         // owned: the epoch record
-    int interval;        // its agent_energy interval, or -1
-    int64_t deadline_us; // monotonic: give up waiting for its closing sample after this
-} s_held_t;
-
-// The dataset device's counters in one sample.
-typedef struct s_disk {
-    bool has;
-    char device[JF_MEASURE_DEVICE_MAX + 1];
-    int64_t reads, read_bytes, read_time_us;
-} s_disk_t;
-
-struct agent_measure {
-    agent_energy_t *energy;                          // owned
-    agent_energy_counter_t *counter;                 // owned: RAPL counters
-    agent_thermal_t *thermal;                        // owned: temperatures and clocks seen
-    char input_rail[AGENT_ENERGY_RAIL_NAME_MAX + 1]; // "" if none
-    int rate_hz;                                  // requested, in the run's time base
-    int wall_rate_hz;                             // the sampler's rate
-    int64_t period_us;                            // the sampler's period, wall-clock us
-    bool own_clock;   // the run keeps the trainer's clock (opts.timing), not the monotonic one
-    double speed;     // trainer us per monotonic us (1 without an own clock)
-    char time_base[JF_MEASURE_TEXT_MAX + 1];       // the record's time_base
-    char energy_source[JF_MEASURE_WORD_MAX + 1];   // the platform's energy.source; "": the samples'
-
-    int64_t start_us; // monotonic: the time base's origin
-    int epochs;
-    int since; // fallback interval from the last epoch read
-    size_t n_held;
-    s_held_t held[S_HELD_MAX];            // oldest first
-    char source[JF_MEASURE_WORD_MAX + 1]; // the first sample's source
-    char power_source[JF_MEASURE_WORD_MAX + 1]; // where the first power reading came from
-    s_disk_t disk_first, disk_last;
-    bool *has_after; // owned; per epoch
-    double *after;   // owned; per epoch, fraction resident
-    bool has_before0;
-    double before0;
-    int last_epoch; // highest epoch with a record or residency
-    int64_t dataset_bytes;
-    bool seen_power; // a sample carried a power reading
-};
 
 int agent_measure_wall_rate_hz(const agent_measure_opts_t *opts)
 {
@@ -148,23 +104,25 @@ void agent_measure_destroy(agent_measure_t **self_p)
     agent_energy_destroy(&self->energy);
     agent_energy_counter_destroy(&self->counter);
     agent_thermal_destroy(&self->thermal);
+    json_decref(self->last);
     free(self->has_after);
     free(self->after);
     free(self);
     *self_p = NULL;
 }
 
-static void s_read_disk(const json_t *sample, s_disk_t *d)
+static void s_read_disk(const json_t *sample, agent_measure_disk_t *d)
 {
     const json_t *o = json_object_get(sample, "disk");
     const char *device = json_string_value(json_object_get(o, "device"));
     if (!device || strlen(device) > JF_MEASURE_DEVICE_MAX) {
         return;
     }
-    *d = (s_disk_t){.has = true,
-                    .reads = json_integer_value(json_object_get(o, "reads")),
-                    .read_bytes = json_integer_value(json_object_get(o, "read_bytes")),
-                    .read_time_us = json_integer_value(json_object_get(o, "read_time_us"))};
+    *d = (agent_measure_disk_t){.has = true,
+                                .reads = json_integer_value(json_object_get(o, "reads")),
+                                .read_bytes = json_integer_value(json_object_get(o, "read_bytes")),
+                                .read_time_us =
+                                    json_integer_value(json_object_get(o, "read_time_us"))};
     memcpy(d->device, device, strlen(device) + 1);
 }
 
@@ -242,6 +200,9 @@ int agent_measure_add_sample(agent_measure_t *self, const json_t *sample, jf_err
         self->seen_power = true;
         (void) snprintf(self->power_source, sizeof self->power_source, "%s", s_power_source(s));
     }
+    if (rc == 0) {
+        agent_measure_after_sample(self, s);
+    }
     // RAPL counters are a second, independent source: a sample refused above still counts here.
     jf_err_t cerr = {0};
     int crc = agent_energy_counter_add_json(self->counter, s, &cerr);
@@ -285,9 +246,10 @@ int agent_measure_add_epoch(agent_measure_t *self, json_t *rec, int64_t read_us,
     int rc = json_is_integer(epoch) && json_is_integer(e2e)
                  ? 0
                  : jf_err_set(err, -EINVAL, "measure: an epoch record without epoch or e2e_us");
-    if (self->n_held == S_HELD_MAX) {
+    if (self->n_held == AGENT_MEASURE_HELD_MAX) {
         json_decref(rec); // cannot happen while the loop pops: records wait a second or two
-        return jf_err_set(err, -ENOSPC, "measure: %d epoch records waiting", S_HELD_MAX);
+        return jf_err_set(err, -ENOSPC, "measure: %d epoch records waiting",
+                          AGENT_MEASURE_HELD_MAX);
     }
     int64_t n = json_integer_value(epoch);
     if (rc == 0 && n >= 0 && n < self->epochs && n > self->last_epoch) {
@@ -295,11 +257,11 @@ int agent_measure_add_epoch(agent_measure_t *self, json_t *rec, int64_t read_us,
     }
     // e2e_us is in the run's time base already (a trainer with its own clock reports in it).
     int64_t read_tb_us = s_time(self, read_us);
-    s_held_t *h = &self->held[self->n_held++];
-    *h = (s_held_t){.rec = rec,
-                    .interval =
-                        rc == 0 ? s_epoch_interval(self, json_integer_value(e2e), read_tb_us) : -1,
-                    .deadline_us = read_us + 2 * self->period_us + AGENT_MEASURE_WAIT_US};
+    agent_measure_held_t *h = &self->held[self->n_held++];
+    *h = (agent_measure_held_t){
+        .rec = rec,
+        .interval = rc == 0 ? s_epoch_interval(self, json_integer_value(e2e), read_tb_us) : -1,
+        .deadline_us = read_us + 2 * self->period_us + AGENT_MEASURE_WAIT_US};
     return rc;
 }
 
@@ -326,7 +288,7 @@ static bool s_counter_energy(const agent_measure_t *self, const agent_energy_res
 }
 
 // Power rails first (a board's monitor, as the platform presents it), else RAPL counters.
-static agent_measure_energy_t s_attach(agent_measure_t *self, const s_held_t *h)
+static agent_measure_energy_t s_attach(agent_measure_t *self, const agent_measure_held_t *h)
 {
     agent_energy_result_t r;
     jf_epoch_rec_t e = {0};
@@ -353,7 +315,7 @@ json_t *agent_measure_pop_epoch(agent_measure_t *self, int64_t now_us, bool forc
     if (self->n_held == 0) {
         return NULL;
     }
-    s_held_t h = self->held[0];
+    agent_measure_held_t h = self->held[0];
     bool power = self->seen_power || agent_energy_counter_has_zones(self->counter);
     bool closed = h.interval >= 0 && agent_energy_interval_is_complete(self->energy, h.interval);
     if (power && !closed && h.interval >= 0 && !force && now_us < h.deadline_us) {
@@ -439,6 +401,7 @@ static void s_energy(const agent_measure_t *self, jf_measure_t *m)
 {
     agent_energy_result_t r;
     agent_energy_result(self->energy, &r);
+    agent_measure_add_carried(self, &r);
     m->achieved_rate_hz = r.achieved_rate_hz;
     m->samples = r.n_samples;
     m->late = r.n_late;
@@ -460,6 +423,8 @@ static void s_energy(const agent_measure_t *self, jf_measure_t *m)
     m->avg_power_mw = r.avg_power_mw;
     m->peak_power_mw = r.peak_power_mw;
     m->covered_us = r.covered_us;
+    m->unobserved_us = self->unobserved_us;
+    m->interpolated_mj = self->interpolated_mj;
     if (m->total == JF_MEASURE_TOTAL_INPUT_RAIL) {
         memcpy(m->input_rail, self->input_rail, sizeof m->input_rail);
     }
@@ -514,7 +479,7 @@ static int s_facts(const agent_measure_t *self, const agent_measure_facts_t *f, 
         (void) snprintf(m->mount, sizeof m->mount, "%s", f->mount->mount_point);
         (void) snprintf(m->device, sizeof m->device, "%s", f->mount->disk);
     }
-    const s_disk_t *a = &self->disk_first, *b = &self->disk_last;
+    const agent_measure_disk_t *a = &self->disk_first, *b = &self->disk_last;
     if (a->has && b->has && strcmp(a->device, b->device) == 0 && b->reads >= a->reads &&
         b->read_bytes >= a->read_bytes && b->read_time_us >= a->read_time_us) {
         m->has_disk = true;

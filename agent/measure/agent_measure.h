@@ -2,8 +2,9 @@
  * the sampler's samples (agent_energy, trapezoidal), epoch records held until the sample that
  * closes their interval has arrived, the dataset's page-cache residency around each epoch, the
  * dataset device's reads over the run, and the measure record built from all of it
- * (docs/protocol.md §5.4.1, docs/telemetry.md). Bookkeeping only: no I/O, no clock, no logging;
- * the caller passes monotonic times in. One thread. */
+ * (docs/protocol.md §5.4.1, docs/telemetry.md), carried across an agent restart (§4.4.1).
+ * Bookkeeping only: no I/O, no clock, no logging; the caller passes monotonic times in. One thread.
+ */
 #ifndef AGENT_MEASURE_H
 #define AGENT_MEASURE_H
 
@@ -103,5 +104,21 @@ void agent_measure_set_residency(agent_measure_t *self, int epoch, const agent_r
 
 // The measure record of the run so far. Caller owns the result; NULL when out of memory.
 json_t *agent_measure_record(const agent_measure_t *self, const agent_measure_facts_t *facts);
+
+// Carrying a run's measure across an agent restart (docs/protocol.md §4.4.1). The carry is what
+// a restarted agent needs to continue it: the time base's origin, the energy so far (total and
+// per rail, from the power samples; RAPL counters are not carried) and the latest sample that
+// counted for energy, in the time base. Its JSON form is the agent's own (kept in its spool with
+// the trainer's read mark), not a wire message. Caller owns the result; NULL when out of memory.
+json_t *agent_measure_carry(const agent_measure_t *self);
+
+// Continues the measure of a run an earlier agent process measured, from its carry (borrowed),
+// on a measure just created: the time base's origin becomes the carried one, the carried energy
+// is added to what this object integrates, and the carried latest sample goes into the
+// accumulator first, so that the time no agent sampled is bridged linearly up to the first new
+// sample, as any gap between samples is (agent_energy.h); the record then says how long that
+// time was (energy.unobserved_us) and how much energy the bridge gave (energy.interpolated_mj).
+// Returns 0, or -EINVAL with err naming what in the carry is wrong (nothing is taken then).
+int agent_measure_resume(agent_measure_t *self, const json_t *carry, jf_err_t *err);
 
 #endif

@@ -452,10 +452,19 @@ int agent_power_restore(agent_power_t *self, agent_power_state_t *ret_state, jf_
     char reply[PRIVHELPER_SPAWN_OUTPUT_MAX];
     agent_power_state_t st;
     int rc = s_helper(self, &req, reply, sizeof reply, err);
+    if (rc == -EINVAL && self->stored_adopted) {
+        // Refused: the slot an earlier agent process stored is gone (that process restored it
+        // at its exit) or was never this board's. Retrying cannot help: forget it.
+        self->stored_slot = 0;
+        self->stored_adopted = false;
+        return jf_err_prefix(err, "power: the state an earlier agent process stored is not "
+                                  "there any more; forgotten");
+    }
     if (rc != 0) {
         return rc; // the helper keeps the slot when a restore fails part-way: try again later
     }
     self->stored_slot = 0;
+    self->stored_adopted = false;
     s_set_mode_name(self, self->stored.mode_id, self->stored.mode_name);
     rc = agent_power_read_state(self, &st, err);
     rc = rc != 0 ? rc : agent_power_verify_same(&self->stored, &st, err);

@@ -160,6 +160,19 @@ bool agent_power_has_stored(const agent_power_t *self);
 // or -errno.
 int agent_power_restore(agent_power_t *self, agent_power_state_t *ret_state, jf_err_t *err);
 
+// The stored state (agent_power_store) as a record an agent restarted during the run can take
+// over with agent_power_adopt (agent_power_saved.c): the helper's slot, the mode nvpmodel's
+// status named and what was in force. Caller owns the result; NULL when nothing is stored or out
+// of memory.
+json_t *agent_power_stored_json(const agent_power_t *self);
+
+// Takes over a state an earlier agent process stored (its agent_power_stored_json record,
+// borrowed): agent_power_restore then writes it back and checks it as if this object had stored
+// it; a restore the helper refuses (the slot is gone: the earlier process restored it at its
+// exit) forgets it. 0, -EBUSY if this object holds a stored state already, -EINVAL with err
+// naming what in the record is wrong.
+int agent_power_adopt(agent_power_t *self, const json_t *stored, jf_err_t *err);
+
 // sync, then drop the page cache (helper `drop-caches`, §9). 0 or -errno.
 int agent_power_drop_caches(agent_power_t *self, jf_err_t *err);
 

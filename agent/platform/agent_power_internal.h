@@ -25,6 +25,7 @@ struct agent_power {
     int stored_pmode;                            // the mode it named at store time; -1 unknown
     int stored_slot;                             // the helper's slot of our stored state; 0: none
     agent_power_state_t stored;                  // what was in force when it was stored
+    bool stored_adopted;                         // stored by an earlier agent process
 };
 
 // A frequency table in Hz: cpu's cpufreq table, or the GPU's (cpu < 0). 0 or -errno.

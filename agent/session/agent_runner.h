@@ -21,6 +21,11 @@
 #define AGENT_RUNNER_ATTACHED_DIED                                                                 \
     "the trainer ended while no agent watched it (agent restarted), without a done or error "    \
     "record"
+// The same when the previous agent process was stopped cleanly and stopped the trainer itself
+// (the spool says so: docs/protocol.md §4.4.1).
+#define AGENT_RUNNER_STOPPED_WITH_AGENT                                                            \
+    "the agent was stopped (SIGTERM or SIGINT) during the run and stopped its trainer; the "       \
+    "next agent start delivered what the trainer wrote"
 
 typedef struct agent_runner agent_runner_t;
 

@@ -495,6 +495,7 @@ void agent_session_destroy(agent_session_t **self_p)
         return;
     }
     agent_session_t *self = *self_p;
+    agent_session_trainer_stopping(self); // run_fini stops the trainer
     agent_session_run_fini(self);
     agent_session_fetch_fini(self);
     s_restore_at_exit(self);

@@ -58,6 +58,8 @@ typedef struct agent_run {
     agent_runner_mark_t mark;    // how far the spool has the trainer's output (re-attach)
     char out_path[PATH_MAX];     // the trainer's output file; "" when it writes into a pipe
     bool reattached;             // the trainer was started by an earlier agent process
+    bool stopped_by_agent;       // a clean agent stop stopped the trainer (this process, or the
+                                 // earlier one, as the read mark says)
     bool trainer_recorded;       // the spool has its trainer row: the mark moves with progress
     int64_t samples_before;      // re-attached: telemetry samples the earlier agent spooled
     int64_t last_t_before_us;    // re-attached: wall clock of the last of them (0: none)
@@ -69,6 +71,9 @@ typedef struct agent_run {
     agent_measure_t *measure;    // owned: energy, held epoch records, residency
     agent_worker_reply_t *prepared; // owned: what the preparation found
     json_t *power_mode;          // owned: the power state in force for the measure record
+    json_t *clocks;              // owned: {"stored": agent_power_stored_json's record, "dvfs_off"}
+                                 // of the clock state stored before the run, kept in the read
+                                 // mark for a restarted agent to restore (§4.4.1); NULL: none
     bool sampling;               // the sampler was started for this run
     bool stop_sent;              // and asked to stop
     bool sampler_stopped;        // its STOPPED answer arrived
@@ -186,8 +191,12 @@ int agent_session_trainer_path(const agent_session_t *self, const char *run, int
 // Records the run's new trainer (held at its start gate) in the spool: 0, or -EIO / -ENOMEM with
 // err (the caller then does not start it).
 int agent_session_trainer_record(agent_session_t *self, const char *out_path, jf_err_t *err);
-// The read mark of a trainer row: 0 or -EIO with err.
-int agent_session_mark_parse(const char *text, agent_runner_mark_t *ret_mark, jf_err_t *err);
+// The read mark of a trainer row and, when ret_extra is not NULL, what the mark carries beside it
+// as an object (caller owns it): "measure", the run's measure carry (agent_measure_carry), and
+// "clocks", the run's clock record (agent_run_t.clocks); each absent when the mark has none (an
+// older agent's, or one stored before it existed). 0 or -EIO with err.
+int agent_session_mark_parse(const char *text, agent_runner_mark_t *ret_mark, json_t **ret_extra,
+                             jf_err_t *err);
 // Moves the run's read mark over records (samples) about to be spooled in one progress
 // (telemetry) message; the spool stores it with that message.
 void agent_session_mark_progress(agent_session_t *self, const json_t *records);
@@ -195,6 +204,16 @@ void agent_session_mark_samples(agent_session_t *self, const json_t *samples);
 // A re-attached run's measure record: telemetry.samples counts the earlier agent's samples too,
 // and max_gap_us is at least the time no agent sampled (docs/protocol.md §4.4.1).
 void agent_session_mark_measure(const agent_session_t *self, json_t *measure);
+// Hands the lines of the trainer's output file before offset (the read mark's: what an earlier
+// agent process read) to fn, so that what the platform models from them (a sim board's rail
+// powers and load, the page cache) and the residency they carry are as the run left them. The
+// records in them are the spool's already: fn sees lines, nothing is spooled. 0, or -errno with
+// err when the file cannot be opened.
+int agent_session_trainer_replay(const char *path, int64_t offset, agent_runner_line_fn fn,
+                                 void *arg, jf_err_t *err);
+// At a clean stop during a run: records in the trainer row that the agent stops the trainer
+// itself, so that the next start reports the attempt's end as that (the row otherwise as it is).
+void agent_session_trainer_stopping(agent_session_t *self);
 // At start: re-attaches to the trainer of the stream that was running when the previous agent
 // process stopped (alive or not: its output file is read to the end either way). Returns how
 // many it re-attached (0 or 1); the others stay orphans for agent_spool_end_orphans.

@@ -275,6 +275,14 @@ static agent_runner_t *s_runner_start(agent_session_t *self, jf_err_t *err)
     return runner;
 }
 
+// The clock state the worker stored before the run, as the read mark keeps it for an agent
+// restarted during the run (docs/protocol.md §4.4.1); NULL when none was stored.
+static json_t *s_clocks_record(const agent_worker_reply_t *p)
+{
+    json_t *stored = p->stored_json[0] ? json_loads(p->stored_json, 0, NULL) : NULL;
+    return stored ? json_pack("{s:o, s:b}", "stored", stored, "dvfs_off", p->dvfs_off) : NULL;
+}
+
 // Starts what the run needs once prepared: the mode (platforms without a power handle), the
 // stream, the measurements, the sampler, then the trainer.
 static int s_start(agent_session_t *self, jf_err_t *err)
@@ -296,6 +304,7 @@ static int s_start(agent_session_t *self, jf_err_t *err)
     int wall_hz = 0;
     r->measure = s_measure_new(self, now_us, &wall_hz, err);
     r->power_mode = s_power_mode(self, r->prepared);
+    r->clocks = s_clocks_record(r->prepared);
     const char *disk = r->prepared->has_mount ? r->prepared->mount.disk : "";
     r->sampling =
         r->measure && r->power_mode &&
@@ -378,6 +387,18 @@ static void s_on_prepared(agent_session_t *self, const agent_worker_reply_t *rep
     agent_session_run_fini(self);
 }
 
+static void s_on_adopted(const agent_worker_reply_t *reply)
+{
+    if (reply->ok) {
+        jf_log_notice("power: the clock state the previous agent process stored before the "
+                      "re-attached run is taken over; it is restored when the run ends");
+    } else {
+        jf_log_warn("power: cannot take over the clock state the previous agent process stored "
+                    "before the re-attached run: %s; it is not restored after the run",
+                    reply->detail);
+    }
+}
+
 void agent_session_on_worker(agent_session_t *self)
 {
     agent_worker_reply_t *reply = malloc(sizeof *reply);
@@ -391,6 +412,8 @@ void agent_session_on_worker(agent_session_t *self)
             s_on_prepared(self, reply);
         } else if (reply->kind == AGENT_WORKER_RESIDENCY) {
             agent_session_on_residency(self, reply);
+        } else if (reply->kind == AGENT_WORKER_ADOPTED) {
+            s_on_adopted(reply);
         } else if (!reply->ok) {
             jf_log_error("power: restoring the board's clock state failed: %s; it stays stored "
                          "and is tried again after the next run and at exit",
@@ -568,6 +591,17 @@ static void s_begin_finish(agent_session_t *self, const agent_runner_outcome_t *
     }
 }
 
+// A trainer that ended without a record while no agent watched it, stopped by the clean stop of
+// the previous agent process: the attempt's detail says that (its reason stays crashed: the
+// closed vocabulary of docs/protocol.md §5.6 has none for it).
+static void s_explain_stop(const agent_run_t *r, agent_runner_outcome_t *o)
+{
+    if (r->reattached && r->stopped_by_agent && !o->done &&
+        strcmp(o->detail, AGENT_RUNNER_ATTACHED_DIED) == 0) {
+        (void) snprintf(o->detail, sizeof o->detail, "%s", AGENT_RUNNER_STOPPED_WITH_AGENT);
+    }
+}
+
 // What the platform models in time follows the loop's ticks (agent_platform_tick).
 static void s_platform_tick(agent_session_t *self, int64_t now_us)
 {
@@ -590,6 +624,7 @@ void agent_session_run_tick(agent_session_t *self, int64_t now_us)
         agent_runner_tick(r->runner, now_us);
         agent_runner_outcome_t o;
         if (agent_runner_finished(r->runner, &o)) {
+            s_explain_stop(r, &o);
             s_begin_finish(self, &o, now_us);
         }
     }
@@ -666,17 +701,29 @@ void agent_session_run_fini(agent_session_t *self)
     json_decref(r->records);
     json_decref(r->samples);
     json_decref(r->power_mode);
+    json_decref(r->clocks);
     free(r->prepared);
     *r = (agent_run_t){0};
 }
 
-// New measurements and sampling for a re-attached run, from now. A trainer that has ended
-// already leaves nothing to sample: its output is read, that is all.
-static int s_resume_measure(agent_session_t *self, jf_err_t *err)
+// The measurements of a re-attached run, continued from the carry its earlier agent stored
+// with the read mark (time base, energy so far, latest sample; NULL: an older agent's mark,
+// they count from now), and sampling from now. A trainer that has ended already leaves nothing
+// to sample: its output is read, that is all.
+static int s_resume_measure(agent_session_t *self, const json_t *carry, jf_err_t *err)
 {
     agent_run_t *r = &self->run;
     int wall_hz = 0;
     r->measure = s_measure_new(self, jf_clock_mono_us(), &wall_hz, err);
+    jf_err_t cerr = {0};
+    if (r->measure && carry && agent_measure_resume(r->measure, carry, &cerr) != 0) {
+        jf_log_warn("run: %s: %s; its energy counts from the re-attach on", r->spec.run_id,
+                    cerr.msg);
+    } else if (r->measure && !carry) {
+        jf_log_warn("run: %s: the spool has no measure carry (an older agent's mark); its energy "
+                    "counts from the re-attach on",
+                    r->spec.run_id);
+    }
     bool ended = agent_runner_has_ended(r->runner);
     r->sampling =
         !ended && r->measure && r->power_mode &&
@@ -688,9 +735,29 @@ static int s_resume_measure(agent_session_t *self, jf_err_t *err)
     return ok ? 0 : jf_err_set(err, -ENOMEM, "cannot start the measurements");
 }
 
+// The clock state the previous agent process stored before the run: the worker takes it over,
+// so that the restore after the run writes it back (the helper keeps its slot on disk), and the
+// mark keeps it for a further restart.
+static void s_adopt_clocks(agent_session_t *self, const json_t *clocks)
+{
+    agent_run_t *r = &self->run;
+    const json_t *stored = json_object_get(clocks, "stored");
+    char *text = stored && self->has_power ? json_dumps(stored, JSON_COMPACT) : NULL;
+    if (text && agent_worker_adopt(self->worker, text,
+                                   json_is_true(json_object_get(clocks, "dvfs_off"))) == 0) {
+        r->clocks = json_incref((json_t *) clocks);
+    } else if (stored) {
+        jf_log_warn("run: %s: the clock state stored before the run cannot be handed to the "
+                    "worker; it is not restored after the run",
+                    r->spec.run_id);
+    }
+    free(text);
+}
+
 // The run the previous agent process was running, from its trainer row: the mode set again
 // where the platform holds it (a sim board's tree; a Jetson's clocks stayed as the run set
-// them), new measurements and sampling from now, and the trainer's output read on from the mark.
+// them), the measurements continued from the carry in the mark and sampling from now, and the
+// trainer's output read on from the mark.
 static int s_resume(agent_session_t *self, int64_t attempt, const agent_spool_db_trainer_t *t,
                     jf_err_t *err)
 {
@@ -698,15 +765,23 @@ static int s_resume(agent_session_t *self, int64_t attempt, const agent_spool_db
     json_t *spec = json_loads(t->spec, 0, NULL);
     jf_run_spec_t s = {0};
     agent_runner_mark_t mark;
+    json_t *extra = NULL;
     int rc = spec ? jf_run_spec_from_json(spec, &s, err) : jf_err_set(err, -EIO, "bad run spec");
     json_decref(spec);
-    rc = rc ? rc : agent_session_mark_parse(t->mark, &mark, err);
+    rc = rc ? rc : agent_session_mark_parse(t->mark, &mark, &extra, err);
     if (rc != 0) {
         return rc;
     }
-    *r = (agent_run_t){.active = true, .phase = AGENT_RUN_RUNNING, .spec = s, .attempt = attempt,
-                       .mark = mark, .reattached = true, .trainer_recorded = true,
-                       .samples_before = mark.samples, .last_t_before_us = mark.last_t_us};
+    *r = (agent_run_t){.active = true,
+                       .phase = AGENT_RUN_RUNNING,
+                       .spec = s,
+                       .attempt = attempt,
+                       .mark = mark,
+                       .reattached = true,
+                       .trainer_recorded = true,
+                       .samples_before = mark.samples,
+                       .last_t_before_us = mark.last_t_us,
+                       .stopped_by_agent = json_is_true(json_object_get(extra, "stopped"))};
     char why[300];
     (void) s_check_run(self, &s, r->dataset_dir, sizeof r->dataset_dir, why, sizeof why);
     (void) snprintf(r->out_path, sizeof r->out_path, "%s", t->out_path);
@@ -720,7 +795,19 @@ static int s_resume(agent_session_t *self, int64_t attempt, const agent_spool_db
     r->runner = agent_runner_attach(&a, err);
     r->power_mode = t->power ? json_loads(t->power, 0, NULL)
                              : agent_platform_power_record(self->platform, &s);
-    if (!r->runner || s_resume_measure(self, err) != 0) {
+    rc = r->runner ? s_resume_measure(self, json_object_get(extra, "measure"), err) : -EIO;
+    if (rc == 0) {
+        s_adopt_clocks(self, json_object_get(extra, "clocks"));
+    }
+    json_decref(extra);
+    jf_err_t rerr = {0};
+    if (rc == 0 && agent_session_trainer_replay(t->out_path, mark.offset, s_on_trainer_line, self,
+                                                &rerr) != 0) {
+        jf_log_warn("run: %s: %s; what the platform models from its lines resumes with the next "
+                    "epoch line",
+                    s.run_id, rerr.msg);
+    }
+    if (rc != 0) {
         int64_t ticks = 0;
         if (!r->runner && agent_runner_proc_start_ticks(t->pid, &ticks) == 0 &&
             ticks == t->start_ticks) {

@@ -16,6 +16,7 @@
 #define S_CMD_PREPARE   "PREPARE"
 #define S_CMD_RESIDENCY "RESIDENCY"
 #define S_CMD_RESTORE   "RESTORE"
+#define S_CMD_ADOPT     "ADOPT"
 #define S_EV_REPLY      "REPLY"
 #define S_LOCAL_MEDIUM  "local" // a host's own disk: wherever the dataset is, it is right
 
@@ -25,6 +26,11 @@ typedef struct s_residency_job {
     int epoch;
     char dir[PATH_MAX];
 } s_residency_job_t;
+
+typedef struct s_adopt_job {
+    char stored_json[AGENT_WORKER_POWER_JSON_MAX + 1]; // agent_power_stored_json text
+    bool dvfs_off;
+} s_adopt_job_t;
 
 // The actor's state: made by agent_worker_new, then touched only by the actor's thread.
 typedef struct s_state {
@@ -220,6 +226,20 @@ static void s_restore(s_state_t *st, agent_worker_reply_t *r)
     }
 }
 
+// The stored state's record for an agent restarted during the run (agent_worker_adopt).
+static void s_stored_record(const s_state_t *st, agent_worker_reply_t *r)
+{
+    json_t *o = r->power_changed && st->power ? agent_power_stored_json(st->power) : NULL;
+    char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+    if (text && strlen(text) < sizeof r->stored_json) {
+        memcpy(r->stored_json, text, strlen(text) + 1);
+    } else if (r->power_changed) {
+        s_note(r, "power", "the stored clock state cannot be recorded for a restarted agent");
+    }
+    free(text);
+    json_decref(o);
+}
+
 static void s_prepare(s_state_t *st, const agent_worker_prepare_t *job, agent_worker_reply_t *r)
 {
     *r = (agent_worker_reply_t){.kind = AGENT_WORKER_PREPARED, .attempt = job->attempt};
@@ -236,7 +256,28 @@ static void s_prepare(s_state_t *st, const agent_worker_prepare_t *job, agent_wo
         return;
     }
     r->ok = true;
+    r->dvfs_off = st->dvfs_off;
+    s_stored_record(st, r);
     s_measure(job->dataset_dir, r);
+}
+
+// A state stored before another agent process's run, taken over for the restore after it.
+static void s_adopt(s_state_t *st, const s_adopt_job_t *job, agent_worker_reply_t *r)
+{
+    *r = (agent_worker_reply_t){.kind = AGENT_WORKER_ADOPTED};
+    jf_err_t err = {0};
+    json_error_t jerr;
+    json_t *o = json_loads(job->stored_json, 0, &jerr);
+    int rc = !st->power ? jf_err_set(&err, -ENOENT, "this board has no power handle")
+             : !o       ? jf_err_set(&err, -EINVAL, "power: stored record: %s", jerr.text)
+                        : agent_power_adopt(st->power, o, &err);
+    json_decref(o);
+    r->ok = rc == 0;
+    if (rc == 0) {
+        st->dvfs_off = st->dvfs_off || job->dvfs_off;
+    } else {
+        (void) snprintf(r->detail, sizeof r->detail, "%s", err.msg);
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -269,6 +310,15 @@ static bool s_on_command(s_state_t *st, zsock_t *pipe, agent_worker_reply_t *r)
         s_measure(job.dir, r);
         r->ok = r->has_residency;
         s_reply(pipe, r);
+    } else if (go_on && strcmp(cmd, S_CMD_ADOPT) == 0 && size == sizeof(s_adopt_job_t)) {
+        s_adopt_job_t *job = malloc(sizeof *job);
+        if (job) {
+            memcpy(job, zframe_data(f), sizeof *job);
+            job->stored_json[sizeof job->stored_json - 1] = '\0';
+            s_adopt(st, job, r);
+            s_reply(pipe, r);
+        }
+        free(job);
     } else if (go_on && strcmp(cmd, S_CMD_RESTORE) == 0) {
         *r = (agent_worker_reply_t){.kind = AGENT_WORKER_RESTORED};
         s_restore(st, r);
@@ -383,6 +433,17 @@ int agent_worker_residency(agent_worker_t *self, const char *run, int64_t attemp
     return zsock_send(zactor_sock(self->actor), "sb", S_CMD_RESIDENCY, &job, sizeof job) == 0
                ? 0
                : -EIO;
+}
+
+int agent_worker_adopt(agent_worker_t *self, const char *stored_json, bool dvfs_off)
+{
+    s_adopt_job_t job = {.dvfs_off = dvfs_off};
+    if (strlen(stored_json) >= sizeof job.stored_json) {
+        return -EIO;
+    }
+    memcpy(job.stored_json, stored_json, strlen(stored_json) + 1);
+    return zsock_send(zactor_sock(self->actor), "sb", S_CMD_ADOPT, &job, sizeof job) == 0 ? 0
+                                                                                          : -EIO;
 }
 
 int agent_worker_restore(agent_worker_t *self)

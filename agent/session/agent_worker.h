@@ -54,6 +54,7 @@ typedef enum agent_worker_reply_kind {
     AGENT_WORKER_PREPARED = 0, // answer to agent_worker_prepare
     AGENT_WORKER_RESIDENCY,    // answer to agent_worker_residency
     AGENT_WORKER_RESTORED,     // answer to agent_worker_restore
+    AGENT_WORKER_ADOPTED,      // answer to agent_worker_adopt
 } agent_worker_reply_kind_t;
 
 // A reply (a plain value record; which fields are set depends on kind).
@@ -76,6 +77,10 @@ typedef struct agent_worker_reply {
     int epoch;                              // RESIDENCY: after this epoch; -1: before epoch 0
     bool has_residency;                     // PREPARED (before epoch 0), RESIDENCY
     agent_residency_t residency;            // the dataset's files and resident bytes
+    // PREPARED with power_changed: the stored state's record (agent_power_stored_json), for
+    // agent_worker_adopt after an agent restart, and whether DVFS was turned off; "" if none.
+    char stored_json[AGENT_WORKER_POWER_JSON_MAX + 1];
+    bool dvfs_off;
 } agent_worker_reply_t;
 
 // Starts the actor. Caller owns the result; release with agent_worker_destroy. NULL with err
@@ -99,6 +104,12 @@ int agent_worker_residency(agent_worker_t *self, const char *run, int64_t attemp
 
 // Queues the restore of a stored power state; an AGENT_WORKER_RESTORED reply follows. 0 or -EIO.
 int agent_worker_restore(agent_worker_t *self);
+
+// An agent restarted during a run: queues the take-over of the clock state the earlier agent
+// process stored before it (stored_json, a PREPARED reply's; dvfs_off, whether DVFS was off), so
+// that the restore after the re-attached run writes it back (agent_power_adopt). An
+// AGENT_WORKER_ADOPTED reply follows (ok, or detail saying why not). 0 or -EIO.
+int agent_worker_adopt(agent_worker_t *self, const char *stored_json, bool dvfs_off);
 
 // Reads one reply without blocking: 0, -EAGAIN when none waits, -EPROTO for garbage (dropped).
 int agent_worker_recv(agent_worker_t *self, agent_worker_reply_t *ret_reply);

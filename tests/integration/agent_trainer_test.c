@@ -185,10 +185,14 @@ static void test_clean_stop_keeps_unread_records(void **state)
     long long stored = s_stored_records(c);
     long long results = s_sql(c, "SELECT count(*) FROM events WHERE kind IN ('run.failed', "
                                  "'run.done') AND attempt = 1");
+    // The attempt's end says that the agent stopped, not that its trainer died unwatched.
+    long long said_stopped = s_sql(c, "SELECT count(*) FROM runs WHERE fail_reason = 'crashed' "
+                                      "AND fail_detail LIKE 'the agent was stopped%'");
     printf("scenario=clean_stop\nagent_exit_status=%d\noutput_kept=%lld\nrecords_written=%lld\n"
-           "unread_at_stop=%lld\nrecords_stored=%lld\nlost=%lld\nresults=%lld\n",
+           "unread_at_stop=%lld\nrecords_stored=%lld\nlost=%lld\nresults=%lld\n"
+           "detail_says_agent_stopped=%lld\n",
            WIFEXITED(status) ? WEXITSTATUS(status) : -1, kept, written, unread, stored,
-           written - stored, results);
+           written - stored, results, said_stopped);
     fflush(stdout);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
     assert_true(written > 0);
@@ -196,6 +200,7 @@ static void test_clean_stop_keeps_unread_records(void **state)
     assert_true(unread > 0); // else the scenario did not test what it is for
     assert_int_equal(written - stored, 0);
     assert_int_equal(results, 1);
+    assert_int_equal(said_stopped, 1);
     struct stat gone;
     assert_int_not_equal(stat(out_path, &gone), 0); // removed once the final message is spooled
 }

@@ -266,3 +266,14 @@ jf_add_integration_test(concurrent_search TIMEOUT 120
                         SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/concurrent_search_test.c
                         LIBS jft_support jf_common)
 add_dependencies(concurrent_search_itest ${JF_ITEST_DEPS})
+
+# The clock state stored before a run is restored after it when the agent that stored it died
+# during the run and a restarted agent re-attached (a Jetson on fixture trees, docs/protocol.md
+# §4.4.1).
+if(TARGET jft-privhelper-test)
+  jf_add_integration_test(reattach_clocks TIMEOUT 120
+                          SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/reattach_clocks_test.c
+                          LIBS jft_support jf_agent jf_common)
+  set_property(TEST integration.reattach_clocks APPEND PROPERTY LABELS reliability)
+  add_dependencies(reattach_clocks_itest ${JF_ITEST_DEPS} jft-privhelper-test jft-fake-nvpmodel)
+endif()

@@ -16,6 +16,7 @@
 #include "jft_check.h"
 #include "jft_fleet.h"
 #include "jft_fs.h"
+#include "jft_jetson.h"
 
 #include <math.h>
 #include <setjmp.h>
@@ -65,33 +66,10 @@ static void t_path(char *out, const char *dir, const char *rel)
     assert_true(n > 0 && n < PATH_MAX);
 }
 
-// A Jetson's filesystem as the agent and the helper see it: the privhelper tree (power files,
-// state directory, nvpmodel status), the telemetry tree laid over it, the board's nvpmodel conf,
-// and this machine's mount table and disk counters (the dataset really is here).
+// A Jetson's filesystem as the agent and the helper see it (jft_jetson.h).
 static void t_make_tree(const char *root)
 {
-    char fix[PATH_MAX], dst[PATH_MAX];
-    jft_fixture("privhelper/xavier-nx", fix);
-    assert_int_equal(jft_copy_tree(fix, root), 0);
-    jft_fixture("sysfs/xavier-nx", fix);
-    assert_int_equal(jft_copy_tree(fix, root), 0);
-    jft_fixture("nvpmodel/xavier-nx.conf", fix);
-    char *conf = jft_read_file(fix, NULL);
-    assert_non_null(conf);
-    t_path(dst, root, "etc/nvpmodel.conf");
-    assert_int_equal(jft_write_file(dst, conf), 0);
-    free(conf);
-    t_path(dst, root, "proc/self");
-    assert_int_equal(mkdir(dst, 0755), 0);
-    static const char *const copies[][2] = {{"/proc/self/mountinfo", "proc/self/mountinfo"},
-                                            {"/proc/diskstats", "proc/diskstats"}};
-    for (size_t i = 0; i < 2; i++) {
-        char *text = jft_read_file(copies[i][0], NULL);
-        assert_non_null(text);
-        t_path(dst, root, copies[i][1]);
-        assert_int_equal(jft_write_file(dst, text), 0);
-        free(text);
-    }
+    assert_int_equal(jft_jetson_tree_make(root, "xavier-nx"), 0);
 }
 
 // nx-4: no readable rail (the INA3221 value files deleted, the labels kept), and a fake

@@ -9,6 +9,10 @@
  *   the run must end done on attempt 1, every epoch and minibatch stored once.
  * - dies: the trainer is killed while no agent runs: the restarted agent reads what it wrote and
  *   reports the attempt crashed, once.
+ * - energy: a reference run, then the same run (another timeout, so another id) with the agent
+ *   killed mid-run and restarted while the coordinator stays up: the re-attached run's measure
+ *   record must cover the whole run, its energy within what the time no agent sampled can hold
+ *   of the reference's (docs/protocol.md §4.4.1).
  * Figures are printed as name=value lines. */
 #include "jft_check.h"
 #include "jft_fleet.h"
@@ -16,11 +20,13 @@
 #include "jft_trainer.h"
 
 #include <errno.h>
+#include <math.h>
 #include <poll.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,8 +50,22 @@ static const char s_sweep[] = "name: reattach\n"
                               "storage: [nvme]\nworkers: [1]\nbatch_sizes: [64]\n"
                               "telemetry_hz: 10\n";
 
+// The energy scenario: 4 epochs from a cold (dropped) page cache, so that the two runs are
+// the same run for the model; the timeout only tells their ids apart.
+#define S_ENERGY_SWEEP(name_, timeout_)                                                            \
+    "name: " name_ "\n"                                                                            \
+    "target:\n  boards: [sim-1]\n"                                                                 \
+    "workloads:\n  - {model: lenet5, dataset: mnist, epochs: 4}\n"                                 \
+    "power_modes: [MODE_20W_6CORE]\n"                                                              \
+    "storage: [nvme]\nworkers: [1]\nbatch_sizes: [64]\ndrop_caches: true\n"                        \
+    "telemetry_hz: 10\ntimeout: " timeout_ "\n"
+#define S_REF_TIMEOUT_US  (INT64_C(600) * 1000000)
+#define S_KILL_TIMEOUT_US (INT64_C(660) * 1000000)
+
 typedef struct s_ctx {
     jft_fleet_t fleet;
+    const char *wait_sql; // s_sql_reaches: this count must reach wait_n
+    long long wait_n;
     long long trainer_pid;   // from the spool's trainer table; 0: not known
     long long trainer_ticks; // its start time
     char spool[PATH_MAX + 64];
@@ -291,6 +311,107 @@ static void test_trainer_survives(void **state)
     assert_int_equal(s_sql(c, "SELECT count(*) FROM events WHERE kind = 'run.requeued'"), 0);
 }
 
+static bool s_sql_reaches(void *arg)
+{
+    s_ctx_t *c = arg;
+    return s_sql(c, c->wait_sql) >= c->wait_n;
+}
+
+static void s_wait_sql(s_ctx_t *c, const char *sql, long long n)
+{
+    c->wait_sql = sql;
+    c->wait_n = n;
+    assert_true(jft_wait_until(s_sql_reaches, c, S_WAIT_MS));
+}
+
+static void s_submit(s_ctx_t *c, const char *name, const char *text)
+{
+    char sweep[PATH_MAX];
+    assert_int_equal(jft_fleet_write(&c->fleet, name, text, sweep), 0);
+    free(jft_cli_expect(&c->fleet, 0, S_CLI_MS,
+                        (const char *const[]){"sweep", "submit", sweep, NULL}));
+}
+
+// A figure of the measure record of the run with that timeout, as a real number.
+static double s_measure_real(s_ctx_t *c, int64_t timeout_us, const char *path)
+{
+    char sql[512];
+    (void) snprintf(sql, sizeof sql,
+                    "SELECT CAST(coalesce(json_extract(measure, '%s'), -1) AS TEXT) FROM runs "
+                    "WHERE timeout_us = %lld",
+                    path, (long long) timeout_us);
+    char *text = jft_fleet_sql_text(&c->fleet, sql);
+    double v = text ? strtod(text, NULL) : -1.0;
+    free(text);
+    return v;
+}
+
+// The lowest input power the run's telemetry shows (the board idle before the first epoch), mW.
+static double s_idle_mw(s_ctx_t *c)
+{
+    char *text =
+        jft_fleet_sql_text(&c->fleet, "SELECT CAST(min(json_extract(sample, '$.input_power_mw')) "
+                                      "AS TEXT) FROM telemetry_json");
+    double v = text ? strtod(text, NULL) : -1.0;
+    free(text);
+    return v;
+}
+
+static void test_energy_across_reattach(void **state)
+{
+    s_ctx_t *c = *state;
+    jft_fleet_t *f = &c->fleet;
+    assert_int_equal(jft_fleet_start_coordinator(f), 0);
+    assert_int_equal(jft_fleet_start_sim_agent(f, 0, s_args), 0);
+    assert_true(jft_fleet_wait_online(f, 1, S_WAIT_MS));
+    s_submit(c, "ref.yaml", S_ENERGY_SWEEP("reattach-ref", "600s"));
+    s_wait_sql(c, "SELECT count(*) FROM runs WHERE state = 'done'", 1);
+    s_submit(c, "kill.yaml", S_ENERGY_SWEEP("reattach-energy", "660s"));
+    s_wait_sql(c, "SELECT count(*) FROM epochs", 5); // the second run's first epoch is stored
+    s_kill_agent(c);
+    assert_true(s_trainer_alive(c));
+    (void) poll(NULL, 0, S_DOWN_MS);
+    assert_int_equal(jft_fleet_start_sim_agent(f, 0, s_args), 0);
+    s_wait_sql(c, "SELECT count(*) FROM runs WHERE state IN ('done', 'failed')", 2);
+    double e_ref = s_measure_real(c, S_REF_TIMEOUT_US, "$.energy.energy_mj");
+    double e_kill = s_measure_real(c, S_KILL_TIMEOUT_US, "$.energy.energy_mj");
+    double cov_ref = s_measure_real(c, S_REF_TIMEOUT_US, "$.energy.covered_us");
+    double cov_kill = s_measure_real(c, S_KILL_TIMEOUT_US, "$.energy.covered_us");
+    double peak_mw = fmax(s_measure_real(c, S_REF_TIMEOUT_US, "$.energy.peak_power_mw"),
+                          s_measure_real(c, S_KILL_TIMEOUT_US, "$.energy.peak_power_mw"));
+    double gap_ref_us = s_measure_real(c, S_REF_TIMEOUT_US, "$.telemetry.max_gap_us");
+    // The time no agent sampled, as the telemetry shows it (the old agent's last sample to the
+    // new one's first); the measure's own figure of it where there is one.
+    double gap_us = s_measure_real(c, S_KILL_TIMEOUT_US, "$.telemetry.max_gap_us");
+    double unobserved_us = s_measure_real(c, S_KILL_TIMEOUT_US, "$.energy.unobserved_us");
+    double interpolated_mj = s_measure_real(c, S_KILL_TIMEOUT_US, "$.energy.interpolated_mj");
+    double idle_mw = s_idle_mw(c);
+    // Model: the two runs are one run for the simulator; the re-attached measure bridges the
+    // gap linearly, so the energy it gets wrong there is at most (peak - idle) x gap. Each
+    // measure begins and ends at a sample: the span each covers differs by up to a sample gap
+    // at each end (the reference's longest), at up to (peak - idle) as well.
+    double bound_mj = (peak_mw - idle_mw) * (gap_us + 2.0 * gap_ref_us) / 1e6;
+    printf("scenario=energy\nenergy_ref_mj=%.0f\nenergy_reattached_mj=%.0f\n"
+           "energy_diff_mj=%.0f\nenergy_bound_mj=%.0f\ncovered_ref_ms=%.0f\n"
+           "covered_reattached_ms=%.0f\ngap_ms=%.0f\nunobserved_ms=%.0f\n"
+           "interpolated_mj=%.0f\npeak_mw=%.0f\nidle_mw=%.0f\n",
+           e_ref, e_kill, e_kill - e_ref, bound_mj, cov_ref / 1e3, cov_kill / 1e3, gap_us / 1e3,
+           unobserved_us / 1e3, interpolated_mj, peak_mw, idle_mw);
+    fflush(stdout);
+    assert_int_equal(s_sql(c, "SELECT count(*) FROM runs WHERE state = 'done'"), 2);
+    assert_true(e_ref > 0 && peak_mw > idle_mw && idle_mw > 0);
+    assert_true(gap_us >= S_DOWN_MS * 1000.0);
+    assert_true(fabs(e_kill - e_ref) <= bound_mj);
+    assert_true(fabs(cov_kill - cov_ref) <= gap_us + 2.0 * gap_ref_us);
+    // The measure says how long no agent sampled, and what the bridge over it gave. It bridges
+    // from the last sample the old agent's energy took, at or after the last sample its
+    // telemetry got into the spool (flushed once a second): at most the telemetry's gap, which
+    // is on the wall clock (t_us), the bridge on the monotonic one: a sample gap allows for it.
+    assert_true(unobserved_us >= S_DOWN_MS * 1000.0 && unobserved_us <= gap_us + gap_ref_us);
+    assert_true(interpolated_mj >= idle_mw * unobserved_us / 1e6 &&
+                interpolated_mj <= peak_mw * unobserved_us / 1e6);
+}
+
 static void test_trainer_dies_while_agent_down(void **state)
 {
     s_ctx_t *c = *state;
@@ -322,6 +443,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_trainer_survives, s_setup, s_teardown),
         cmocka_unit_test_setup_teardown(test_trainer_dies_while_agent_down, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown(test_energy_across_reattach, s_setup, s_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

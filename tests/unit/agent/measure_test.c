@@ -561,14 +561,122 @@ static void test_sampler_actor(void **state)
     agent_platform_destroy(&p);
 }
 
+// The energy record of a measure at static power (the facts a record needs, nothing else).
+static json_t *t_energy(const agent_measure_t *m)
+{
+    json_t *power = json_pack("{s:i, s:s}", "mode_id", 0, "mode_name", "DEFAULT");
+    agent_measure_facts_t f = {.power_mode = power, .drop = JF_MEASURE_DROP_NONE};
+    json_t *rec = agent_measure_record(m, &f);
+    json_decref(power);
+    assert_non_null(rec);
+    json_t *e = json_incref(json_object_get(rec, "energy"));
+    json_decref(rec);
+    return e;
+}
+
+// A measure carried through its JSON text, as the spool keeps it, into a new measure.
+static agent_measure_t *t_resumed(const agent_measure_t *from, int64_t now_us)
+{
+    json_t *carry = agent_measure_carry(from);
+    assert_non_null(carry);
+    char *text = json_dumps(carry, JSON_COMPACT);
+    json_decref(carry);
+    json_t *back = json_loads(text, 0, NULL);
+    free(text);
+    agent_measure_opts_t o = {
+        .rate_hz = 10, .input_rail = "VDD_IN", .epochs = 3, .start_us = now_us};
+    agent_measure_t *m = agent_measure_new(&o, NULL);
+    jf_err_t err = {0};
+    assert_int_equal(agent_measure_resume(m, back, &err), 0);
+    json_decref(back);
+    return m;
+}
+
+// A run measured by three agent processes in turn (0-3 s, 5-8 s, 9-10 s; nothing sampled in
+// between): its energy covers the whole 10 s, the 3 s no agent sampled bridged and labelled.
+static void test_carry_resume(void **state)
+{
+    (void) state;
+    agent_measure_opts_t o = {
+        .rate_hz = 10, .input_rail = "VDD_IN", .epochs = 3, .start_us = T_T0_US};
+    agent_measure_t *a = agent_measure_new(&o, NULL);
+    t_feed(a, T_T0_US, T_T0_US + 3 * T_S, T_S / 10, true);
+    agent_measure_t *b = t_resumed(a, T_T0_US + 5 * T_S);
+    agent_measure_destroy(&a);
+    t_feed(b, T_T0_US + 5 * T_S, T_T0_US + 8 * T_S, T_S / 10, true);
+    agent_measure_t *c = t_resumed(b, T_T0_US + 9 * T_S);
+    agent_measure_destroy(&b);
+    t_feed(c, T_T0_US + 9 * T_S, T_T0_US + 10 * T_S, T_S / 10, true);
+    json_t *e = t_energy(c);
+    printf("energy_mj=%.3f covered_us=%lld unobserved_us=%lld interpolated_mj=%.3f\n",
+           t_num(e, "energy_mj"), (long long) t_num(e, "covered_us"),
+           (long long) t_num(e, "unobserved_us"), t_num(e, "interpolated_mj"));
+    assert_true(fabs(t_num(e, "energy_mj") - T_POWER_MW * 10) < 1e-3);
+    assert_int_equal((int64_t) t_num(e, "covered_us"), 10 * T_S);
+    assert_int_equal((int64_t) t_num(e, "unobserved_us"), 3 * T_S);
+    assert_true(fabs(t_num(e, "interpolated_mj") - T_POWER_MW * 3) < 1e-3);
+    assert_true(fabs(t_num(e, "avg_power_mw") - T_POWER_MW) < 1e-6);
+    json_t *soc = json_array_get(json_object_get(e, "rails"), 1);
+    assert_string_equal(json_string_value(json_object_get(soc, "name")), "VDD_SOC");
+    assert_true(fabs(t_num(soc, "energy_mj") - 1600.0 * 10) < 1e-3);
+    json_decref(e);
+    agent_measure_destroy(&c);
+}
+
+// A carry that is not one is refused with what is wrong, and the measure counts on its own.
+static void test_carry_bad(void **state)
+{
+    (void) state;
+    agent_measure_opts_t o = {
+        .rate_hz = 10, .input_rail = "VDD_IN", .epochs = 3, .start_us = T_T0_US};
+    static const char *const bad[][2] = {
+        {"{}", "measure carry: "},
+        {"{\"start_us\":-1,\"power_source\":\"\",\"unobserved_us\":0,\"interpolated_mj\":0,"
+         "\"energy\":{\"total\":0,\"energy_mj\":0,\"covered_us\":0,\"peak_power_mw\":0,"
+         "\"rails\":[]}}",
+         "out of range"},
+        {"{\"start_us\":1,\"power_source\":\"\",\"unobserved_us\":0,\"interpolated_mj\":0,"
+         "\"energy\":{\"total\":9,\"energy_mj\":0,\"covered_us\":0,\"peak_power_mw\":0,"
+         "\"rails\":[]}}",
+         "energy out of range"},
+        {"{\"start_us\":1,\"power_source\":\"\",\"unobserved_us\":0,\"interpolated_mj\":0,"
+         "\"energy\":{\"total\":1,\"energy_mj\":5,\"covered_us\":1,\"peak_power_mw\":0,"
+         "\"rails\":[{\"name\":\"\",\"energy_mj\":1,\"covered_us\":1,\"peak_power_mw\":0,"
+         "\"n\":1}]}}",
+         "energy.rails[0] out of range"},
+        {"{\"start_us\":1,\"power_source\":\"\",\"unobserved_us\":0,\"interpolated_mj\":0,"
+         "\"energy\":{\"total\":1,\"energy_mj\":5,\"covered_us\":1,\"peak_power_mw\":0,"
+         "\"rails\":[]},\"last\":{\"mono_us\":-5}}",
+         "measure carry: last"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        agent_measure_t *m = agent_measure_new(&o, NULL);
+        json_t *carry = json_loads(bad[i][0], 0, NULL);
+        assert_non_null(carry);
+        jf_err_t err = {0};
+        assert_int_equal(agent_measure_resume(m, carry, &err), -EINVAL);
+        if (!strstr(err.msg, bad[i][1])) {
+            fail_msg("row %zu: '%s' lacks '%s'", i, err.msg, bad[i][1]);
+        }
+        json_decref(carry);
+        t_feed(m, T_T0_US, T_T0_US + T_S, T_S / 10, true);
+        json_t *e = t_energy(m);
+        assert_true(fabs(t_num(e, "energy_mj") - T_POWER_MW) < 1e-3);
+        assert_null(json_object_get(e, "unobserved_us"));
+        json_decref(e);
+        agent_measure_destroy(&m);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_epoch_energy),        cmocka_unit_test(test_no_power),
         cmocka_unit_test(test_long_epoch_fallback), cmocka_unit_test(test_record),
-        cmocka_unit_test(test_record_tegrastats),
-        cmocka_unit_test(test_sampler_actor),       cmocka_unit_test(test_rapl_energy),
-        cmocka_unit_test(test_own_clock_time_base),       cmocka_unit_test(test_rapl_fixture),
+        cmocka_unit_test(test_record_tegrastats),   cmocka_unit_test(test_sampler_actor),
+        cmocka_unit_test(test_rapl_energy),         cmocka_unit_test(test_own_clock_time_base),
+        cmocka_unit_test(test_rapl_fixture),        cmocka_unit_test(test_carry_resume),
+        cmocka_unit_test(test_carry_bad),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

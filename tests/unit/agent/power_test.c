@@ -418,6 +418,75 @@ static void test_new_errors(void **state)
     assert_null(p);
 }
 
+// Another agent_power on the same tree and helper, as a restarted agent process has.
+static agent_power_t *t_second(const t_ctx_t *c)
+{
+    char status[PATH_MAX];
+    jft_power_path(status, "%s/" STATUS, c->tree.root);
+    agent_power_opts_t o = {.conf_path = c->tree.conf,
+                            .sysfs_root = c->tree.sys,
+                            .status_path = status,
+                            .helper_argv = c->tree.argv};
+    agent_power_t *p = agent_power_new(&o, NULL);
+    assert_non_null(p);
+    return p;
+}
+
+// A state stored by one object (an agent process that then dies) is restored by another that
+// takes its record over; a record whose slot is gone is forgotten at the restore; records that
+// are not one are refused with what is wrong.
+static void test_adopt(void **state)
+{
+    t_ctx_t *c = *state;
+    jf_err_t err = {0};
+    assert_null(agent_power_stored_json(c->power)); // nothing stored
+    assert_int_equal(agent_power_store(c->power, &err), 0);
+    json_t *rec = agent_power_stored_json(c->power);
+    assert_non_null(rec);
+    assert_int_equal(agent_power_set_mode(c->power, 0, NULL, &err), 0);
+    agent_power_t *later = t_second(c);
+    assert_int_equal(agent_power_adopt(later, rec, &err), 0);
+    assert_true(agent_power_has_stored(later));
+    assert_int_equal(agent_power_adopt(later, rec, &err), -EBUSY);
+    agent_power_state_t back;
+    assert_int_equal(agent_power_restore(later, &back, &err), 0);
+    t_file(c, CALLS, "-m 0\n-m 2\n");
+    assert_int_equal(back.mode_id, 2);
+    assert_int_equal(back.online_mask, 0x3f);
+    agent_power_destroy(&later);
+    // The slot is gone (restored above): a third process's restore of it forgets it.
+    agent_power_t *third = t_second(c);
+    assert_int_equal(agent_power_adopt(third, rec, &err), 0);
+    assert_int_equal(agent_power_restore(third, NULL, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "not there any more"));
+    assert_false(agent_power_has_stored(third));
+    agent_power_destroy(&third);
+    static const char *const bad[][2] = {
+        {"{}", "power: stored record: "},
+        {"{\"slot\":0,\"pmode\":2,\"mode_id\":2,\"mode_name\":\"M\",\"n_cpus\":6,"
+         "\"online_mask\":63,\"clusters\":[],\"has_gpu\":false,\"gpu_min_hz\":0,"
+         "\"gpu_max_hz\":0}",
+         "slot 0 (1..16)"},
+        {"{\"slot\":1,\"pmode\":2,\"mode_id\":2,\"mode_name\":\"M\",\"n_cpus\":6,"
+         "\"online_mask\":63,\"clusters\":[[0,5,1]],\"has_gpu\":false,\"gpu_min_hz\":0,"
+         "\"gpu_max_hz\":0}",
+         "clusters[0] is not"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        json_t *o = json_loads(bad[i][0], 0, NULL);
+        agent_power_t *p = t_second(c);
+        err = (jf_err_t){0};
+        assert_int_equal(agent_power_adopt(p, o, &err), -EINVAL);
+        if (!strstr(err.msg, bad[i][1])) {
+            fail_msg("row %zu: '%s' lacks '%s'", i, err.msg, bad[i][1]);
+        }
+        assert_false(agent_power_has_stored(p));
+        agent_power_destroy(&p);
+        json_decref(o);
+    }
+    json_decref(rec);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -432,6 +501,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_drop_caches, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_mode_in_force, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_new_errors, t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_adopt, t_setup, t_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
