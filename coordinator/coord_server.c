@@ -368,7 +368,8 @@ static int s_write_endpoint(const char *dir, const char *endpoint, jf_err_t *err
     return 0;
 }
 
-static zsock_t *s_bind_router(const char *endpoint, int64_t handshake_us,
+// rcvhwm: the receive high-water mark per connection, or 0 for libzmq's default (1000).
+static zsock_t *s_bind_router(const char *endpoint, int64_t handshake_us, int rcvhwm,
                               const coord_auth_t *auth, jf_err_t *err)
 {
     zsock_t *s = zsock_new(ZMQ_ROUTER);
@@ -390,6 +391,10 @@ static zsock_t *s_bind_router(const char *endpoint, int64_t handshake_us,
     zsock_set_heartbeat_timeout(s, 6000);
     zsock_set_heartbeat_ttl(s, 6000);
     zsock_set_handshake_ivl(s, (int) (handshake_us / JF_US_PER_MS));
+    if (rcvhwm > 0) {
+        // Before the bind: a listener hands its options to the connections it accepts.
+        zsock_set_rcvhwm(s, rcvhwm);
+    }
     if (zsock_bind(s, "%s", endpoint) < 0) {
         jf_err_set(err, -EADDRINUSE, "cannot bind '%s': %s", endpoint, zmq_strerror(zmq_errno()));
         zsock_destroy(&s);
@@ -467,8 +472,9 @@ static int s_bind_all(coord_server_t *self, jf_err_t *err)
     if (arc != 0) {
         return arc;
     }
-    self->agents = s_bind_router(c->agent_endpoint, c->handshake_timeout_us, self->auth, err);
-    self->control = self->agents ? s_bind_router(c->control_endpoint, c->handshake_timeout_us,
+    self->agents = s_bind_router(c->agent_endpoint, c->handshake_timeout_us, COORD_AGENT_RCVHWM,
+                                 self->auth, err);
+    self->control = self->agents ? s_bind_router(c->control_endpoint, c->handshake_timeout_us, 0,
                                                  NULL, err)
                                  : NULL;
     if (!self->control) {
@@ -517,6 +523,9 @@ coord_server_t *coord_server_new(const jf_fleet_config_t *fleet, const coord_ser
     jf_log_notice("server: epoch %lld, agents on %s, control on %s, store %s",
                   (long long) self->epoch, zsock_endpoint(self->agents),
                   fleet->coord.control_endpoint, fleet->coord.store_path);
+    jf_log_notice("server: receive high-water mark %d messages per agent connection (credit %d "
+                  "+ %d)",
+                  COORD_AGENT_RCVHWM, COORD_CREDIT_MAX, COORD_RCVHWM_SESSION_MSGS);
     return self;
 fail_destroy:
     coord_server_destroy(&self);
