@@ -5,7 +5,9 @@
  * is not an agent: it trains nothing and reads no hardware; every sample is a template taken
  * from a real agent (`jetfleet-agent --platform sim:TYPE --sample-once`) with its time stamp set.
  * SIGUSR1 marks a coordinator restart: the sessions then count their hellos until each is welcomed
- * again (bench/fleet-scale.sh). Built with -DJF_BUILD_BENCH=ON or with the tests. */
+ * again (bench/fleet-scale.sh). --queue-away makes the sessions queue what they send while no
+ * coordinator is there, as a DEALER without ZMQ_IMMEDIATE does (the restart flood of
+ * tests/integration/restart_memory_test.c). Built with -DJF_BUILD_BENCH=ON or with the tests. */
 #include "jf_log.h"
 #include "jf_msg.h"
 #include "jf_msg_run.h"
@@ -51,6 +53,7 @@ typedef struct lg_session {
     zsock_t *sock;               // owned: DEALER, routing id = board name
     char name[JF_IDENT_MAX + 1]; // board name
     bool welcomed;               // has a session with the coordinator
+    char session[JF_SESSION_ID_LEN + 1]; // the welcome's session while welcomed
     int64_t hello_at_us;         // when the outstanding hello left (0: none outstanding)
     int64_t hello_id;            // the id of the outstanding hello
     int64_t hello_next_us;       // when the next hello is due (0: at once)
@@ -84,6 +87,7 @@ typedef struct lg_opts {
     int64_t duration_us;  // how long to run
     uint64_t seed;        // for the hello jitter
     bool no_credit;       // do not say we understand credit (the behaviour of older agents)
+    bool queue_away;      // no ZMQ_IMMEDIATE: queue sends while disconnected (not the agent)
     int64_t batch_us;     // samples of this long go in one telemetry message
 } lg_opts_t;
 
@@ -100,6 +104,7 @@ typedef struct lg_stats {
     int64_t in_flight_total_max;    // most messages all sessions had in flight together
     int64_t in_flight_total;        // now
     int64_t dropped_samples;        // of attempts the coordinator dropped (lease expired)
+    size_t msg_bytes_max;           // the largest stream message encoded
 } lg_stats_t;
 
 typedef struct lg {
@@ -107,6 +112,7 @@ typedef struct lg {
     json_t *sample; // owned: the template
     jf_board_type_t type;
     int64_t next_id;
+    int64_t started_us;    // wall clock at start: every hello's started_us, as one agent process
     jf_rng_t rng;          // the hello jitter
     lg_session_t *s;       // owned: o.sessions entries
     zmq_pollitem_t *items; // owned
@@ -177,7 +183,7 @@ static void s_hello(lg_t *self, lg_session_t *s, int64_t now_us)
     jf_hello_t h = {.board_type = self->type,
                     .n_modes = fam->n_modes,
                     .n_storage = 1,
-                    .started_us = jf_clock_wall_us()};
+                    .started_us = self->started_us};
     (void) snprintf(h.name, sizeof h.name, "%s", s->name);
     (void) snprintf(h.platform, sizeof h.platform, "sim");
     memcpy(h.modes, fam->modes, fam->n_modes * sizeof h.modes[0]);
@@ -193,8 +199,13 @@ static void s_hello(lg_t *self, lg_session_t *s, int64_t now_us)
     // As the agent, say that we understand credit (docs/protocol.md §5.3.6), unless told to
     // behave as an older agent.
     json_t *sw = self->o.no_credit ? NULL : json_pack("{s:s}", JF_CREDIT_SOFTWARE_KEY, "1");
-    (void) s_send(self, s, jf_msg_hello_new(self->next_id++, &h, sw));
+    int rc = s_send(self, s, jf_msg_hello_new(self->next_id++, &h, sw));
     json_decref(sw);
+    if (rc < 0) {
+        // As the agent: not sent (no connection yet, ZMQ_IMMEDIATE), so not outstanding
+        // either; tried again at the next turn of the loop.
+        return;
+    }
     s->hello_at_us = now_us;
     int64_t backoff = LG_HELLO_RETRY_MIN_US << (s->hello_tries < 5 ? s->hello_tries : 5);
     backoff = backoff < LG_HELLO_RETRY_MAX_US ? backoff : LG_HELLO_RETRY_MAX_US;
@@ -238,6 +249,7 @@ static void s_flush_batch(lg_t *self, lg_session_t *s, int64_t now_us)
         jf_log_error("loadgen: '%s': out of memory, %zu samples lost", s->name, n);
         return;
     }
+    self->st.msg_bytes_max = len > self->st.msg_bytes_max ? len : self->st.msg_bytes_max;
     s->ref.seq++;
     (void) now_us; // sent by s_pump, window permitting
 }
@@ -356,6 +368,12 @@ static void s_on_welcome(lg_t *self, lg_session_t *s, const json_t *body, int64_
     if (jf_msg_welcome_parse(body, &w, NULL) != 0) {
         return;
     }
+    if (s->welcomed && strcmp(w.session, s->session) == 0) {
+        // As the agent (docs/protocol.md §4.1.2): the answer to a hello retry of the session
+        // we hold; rewinding again would only resend what is in flight.
+        return;
+    }
+    memcpy(s->session, w.session, sizeof s->session);
     if (w.credit > 0) {
         s_set_credit(self, s, w.credit);
     } else {
@@ -525,6 +543,16 @@ static int s_open_sessions(lg_t *self)
         zsock_set_linger(s->sock, 0);
         zsock_set_sndhwm(s->sock, 0); // the coordinator's behaviour is measured, not ours
         zsock_set_rcvhwm(s->sock, 0);
+        // As the agent (agent/session/agent_session.c, docs/protocol.md §1.5): while there is
+        // no connection sends fail instead of queueing for the next coordinator, and
+        // reconnects back off from 1 s. --queue-away keeps libzmq's defaults instead: what is
+        // sent while no coordinator is there waits in the session's queue and reaches the next
+        // coordinator all at once.
+        if (!self->o.queue_away) {
+            zsock_set_immediate(s->sock, 1);
+            zsock_set_reconnect_ivl(s->sock, 1000);
+            zsock_set_reconnect_ivl_max(s->sock, 30000);
+        }
         if (zsock_connect(s->sock, "%s", self->o.endpoint) != 0) {
             fprintf(stderr, "jf-loadgen: cannot connect to '%s'\n", self->o.endpoint);
             return -EINVAL;
@@ -573,7 +601,8 @@ static void s_report(lg_t *self, int64_t elapsed_us)
            secs > 0 ? (double) self->st.acked_samples / secs : 0.0, (long long) self->st.hellos,
            (long long) self->st.welcomes, (long long) self->st.not_registered,
            (long long) self->st.assigns, (long long) self->st.resent);
-    printf("dropped_samples=%lld\n", (long long) self->st.dropped_samples);
+    printf("dropped_samples=%lld msg_bytes_max=%zu\n", (long long) self->st.dropped_samples,
+           self->st.msg_bytes_max);
     printf("credit_min=%lld credit_max=%lld in_flight_max=%lld in_flight_total_max=%lld\n",
            (long long) self->st.credit_min, (long long) self->st.credit_max,
            (long long) self->st.in_flight_max, (long long) self->st.in_flight_total_max);
@@ -699,7 +728,7 @@ static int s_usage(void)
 {
     fprintf(stderr, "usage: jf-loadgen --endpoint ENDPOINT --sessions N --sample FILE\n"
                     "         [--prefix NAME] [--type TYPE] [--hz N] [--seconds S] [--seed N]\n"
-                    "         [--batch-ms MS] [--no-credit]\n");
+                    "         [--batch-ms MS] [--no-credit] [--queue-away]\n");
     return 2;
 }
 
@@ -715,6 +744,7 @@ static int s_parse(int argc, char **argv, lg_opts_t *o)
                                           {"seed", required_argument, NULL, 'r'},
                                           {"no-credit", no_argument, NULL, 'c'},
                                           {"batch-ms", required_argument, NULL, 'b'},
+                                          {"queue-away", no_argument, NULL, 'q'},
                                           {NULL, 0, NULL, 0}};
     *o = (lg_opts_t){.prefix = "lg-",
                      .type = "agx-xavier",
@@ -739,8 +769,8 @@ static int s_parse(int argc, char **argv, lg_opts_t *o)
             o->duration_us = v * JF_US_PER_S;
         } else if (c == 'r' && jf_parse_i64(optarg, 0, INT64_MAX, &v, NULL) == 0) {
             o->seed = (uint64_t) v;
-        } else if (c == 'c') {
-            o->no_credit = true;
+        } else if (c == 'c' || c == 'q') {
+            *(c == 'c' ? &o->no_credit : &o->queue_away) = true;
         } else if (c == 'b' && jf_parse_i64(optarg, 10, 10000, &v, NULL) == 0) {
             o->batch_us = v * JF_US_PER_MS;
         } else {
@@ -762,7 +792,7 @@ static void s_raise_nofile(void)
 
 int main(int argc, char **argv)
 {
-    lg_t self = {.next_id = 1};
+    lg_t self = {.next_id = 1, .started_us = jf_clock_wall_us()};
     if (s_parse(argc, argv, &self.o) != 0) {
         return s_usage();
     }

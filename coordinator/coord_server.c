@@ -163,9 +163,10 @@ static void s_log_bad(coord_server_t *self, const zframe_t *identity, const char
 // waiting, or a negative errno if a handler hit a store failure.
 static int s_receive_one(coord_server_t *self, zsock_t *sock, bool control, jf_err_t *err)
 {
-    if (!(zsock_events(sock) & ZMQ_POLLIN)) {
-        return 0;
-    }
+    // Not zsock_events(sock) first: ZMQ_EVENTS on a ROUTER with ROUTER_MANDATORY checks every
+    // peer's send pipe for room (router_t::xhas_out), so asking before each message cost O(peers)
+    // per message (15.5 % of the loop's time in std::_Rb_tree_increment at 2,000 sessions). The
+    // socket's receive timeout is 0 (s_bind_router): nothing waiting is a NULL at once.
     zmsg_t *m = zmsg_recv(sock);
     if (!m) {
         return 0;
@@ -368,7 +369,17 @@ static int s_write_endpoint(const char *dir, const char *endpoint, jf_err_t *err
     return 0;
 }
 
-static zsock_t *s_bind_router(const char *endpoint, int64_t handshake_us,
+// Heartbeats of libzmq's own (ZMTP) on the control socket, ms (docs/protocol.md §1.5).
+static void s_set_zmtp_heartbeats(zsock_t *s)
+{
+    zsock_set_heartbeat_ivl(s, 2000);
+    zsock_set_heartbeat_timeout(s, 6000);
+    zsock_set_heartbeat_ttl(s, 6000);
+}
+
+// rcvhwm: the receive high-water mark per connection, or 0 for libzmq's default (1000) and
+// ZMTP heartbeats.
+static zsock_t *s_bind_router(const char *endpoint, int64_t handshake_us, int rcvhwm,
                               const coord_auth_t *auth, jf_err_t *err)
 {
     zsock_t *s = zsock_new(ZMQ_ROUTER);
@@ -383,13 +394,23 @@ static zsock_t *s_bind_router(const char *endpoint, int64_t handshake_us,
     // A board's new connection takes over its routing id from a stale one (docs/protocol.md §1.3).
     zsock_set_router_handover(s, 1);
     zsock_set_sndtimeo(s, 0); // no send may wait for a peer that does not read
+    zsock_set_rcvtimeo(s, 0); // a receive with nothing waiting returns at once (s_receive_one)
     zsock_set_maxmsgsize(s, (int64_t) JF_MSG_MAX_BYTES_COORD * JF_MSG_TRANSPORT_FACTOR);
     zsock_set_backlog(s, COORD_BACKLOG);
     zsock_set_linger(s, 0);
-    zsock_set_heartbeat_ivl(s, 2000);
-    zsock_set_heartbeat_timeout(s, 6000);
-    zsock_set_heartbeat_ttl(s, 6000);
     zsock_set_handshake_ivl(s, (int) (handshake_us / JF_US_PER_MS));
+    if (rcvhwm > 0) {
+        // Before the bind: a listener hands its options to the connections it accepts. No ZMTP
+        // heartbeats with a mark that back-pressure reaches: in libzmq 4.3.4 a connection
+        // whose input stopped at the mark and whose peer then closed makes the next heartbeat
+        // timer assert (!_io_error, stream_engine_base.cpp:331) and abort the process (seen at
+        // 2,000 sessions; libzmq issues #3937, #4767), and while its input is stopped the
+        // engine cannot see the peer's PONGs, so the heartbeat timeout would close a healthy
+        // but pushed-back connection. Liveness is the application heartbeat's (§4.2).
+        zsock_set_rcvhwm(s, rcvhwm);
+    } else {
+        s_set_zmtp_heartbeats(s);
+    }
     if (zsock_bind(s, "%s", endpoint) < 0) {
         jf_err_set(err, -EADDRINUSE, "cannot bind '%s': %s", endpoint, zmq_strerror(zmq_errno()));
         zsock_destroy(&s);
@@ -467,8 +488,9 @@ static int s_bind_all(coord_server_t *self, jf_err_t *err)
     if (arc != 0) {
         return arc;
     }
-    self->agents = s_bind_router(c->agent_endpoint, c->handshake_timeout_us, self->auth, err);
-    self->control = self->agents ? s_bind_router(c->control_endpoint, c->handshake_timeout_us,
+    self->agents = s_bind_router(c->agent_endpoint, c->handshake_timeout_us, COORD_AGENT_RCVHWM,
+                                 self->auth, err);
+    self->control = self->agents ? s_bind_router(c->control_endpoint, c->handshake_timeout_us, 0,
                                                  NULL, err)
                                  : NULL;
     if (!self->control) {
@@ -517,6 +539,9 @@ coord_server_t *coord_server_new(const jf_fleet_config_t *fleet, const coord_ser
     jf_log_notice("server: epoch %lld, agents on %s, control on %s, store %s",
                   (long long) self->epoch, zsock_endpoint(self->agents),
                   fleet->coord.control_endpoint, fleet->coord.store_path);
+    jf_log_notice("server: receive high-water mark %d messages per agent connection (credit %d "
+                  "+ %d)",
+                  COORD_AGENT_RCVHWM, COORD_CREDIT_MAX, COORD_RCVHWM_SESSION_MSGS);
     return self;
 fail_destroy:
     coord_server_destroy(&self);

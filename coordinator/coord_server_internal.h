@@ -32,6 +32,15 @@
 #define COORD_CREDIT_MIN          1
 #define COORD_CREDIT_SLOW_TICK_US (INT64_C(250) * 1000)
 #define COORD_CREDIT_STEP_US      (INT64_C(1) * 1000000)
+// Receive high-water mark of the agent socket, per connection (docs/protocol.md §1.8): the
+// stream messages a session may have in flight under the largest grant, plus one of each
+// message that answers one exchange or timer (hello, heartbeat, run.accept or run.reject,
+// error). What a peer sends beyond it (go-back-N duplicates while acks are late, the window
+// of an agent without credit) waits in the kernel's buffers and the peer's send queue: libzmq
+// stops reading that connection, it drops nothing. The coordinator's receive backlog is then
+// at most this many messages per session, whatever the agents resend.
+#define COORD_RCVHWM_SESSION_MSGS 4
+#define COORD_AGENT_RCVHWM        (COORD_CREDIT_MAX + COORD_RCVHWM_SESSION_MSGS)
 
 // Why a reply was dropped instead of sent (counted; `jetfleet status` shows the counts).
 typedef enum coord_server_drop {

@@ -277,3 +277,13 @@ if(TARGET jft-privhelper-test)
   set_property(TEST integration.reattach_clocks APPEND PROPERTY LABELS reliability)
   add_dependencies(reattach_clocks_itest ${JF_ITEST_DEPS} jft-privhelper-test jft-fake-nvpmodel)
 endif()
+
+# Issues #11, #17: the coordinator's memory after a kill -9 restart, with 200 jf-loadgen sessions
+# that queue what they send while it is down, stays within its receive high-water mark: the
+# restarted coordinator's peak under the first one's plus sessions x mark x largest message.
+jf_add_integration_test(restart_memory TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/restart_memory_test.c
+                        LIBS jft_support jf_common)
+add_dependencies(restart_memory_itest ${JF_ITEST_DEPS} jf-loadgen)
+set_tests_properties(integration.restart_memory PROPERTIES LABELS "integration;reliability"
+                     RUN_SERIAL TRUE)
