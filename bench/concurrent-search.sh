@@ -4,7 +4,8 @@
 # clock steps x inference batch sizes) profiled on the simulator, then 10 x 10 latency and power
 # budget pairs per board; prints, per board and over all, for the gradient descent (gd) and the
 # active-learning search (al): within_budget_pct, gap_to_optimal_pct, modes_profiled (and the
-# share of answers within 7 % of the optimum) as name=value lines. Simulated data.
+# share of answers within 7 % of the optimum, why each case missed, the re-run noise, and
+# reference searches) as name=value lines. Simulated data. JF_CSEARCH_SEED: the seed (default 1).
 # Needs the build tree (scripts/build.sh build).
 #   bench/concurrent-search.sh [BOARD_TYPE...]   (default: orin-agx xavier-nx)
 set -eu
@@ -21,7 +22,7 @@ cc -std=c11 -O2 -D_GNU_SOURCE -Wall -Wextra -Wshadow -Wformat=2 -Wvla -Werror \
     -I"$root/agent/sim" -I"$root/common" -I"$root/coordinator/fit" \
     -o "$tmp/concurrent-search" "$root/bench/concurrent_search.c" \
     "$build/coordinator/fit/libjf_csearch.a" "$build/agent/sim/libjf_sim.a" \
-    "$build/common/libjf_common.a" -lyaml -ljansson -lm
+    "$build/common/libjf_common.a" -lyaml -ljansson -lsodium -lm
 start=$(date +%s)
 "$tmp/concurrent-search" "$params" "$@"
 echo "wall_s=$(( $(date +%s) - start ))"

@@ -3,10 +3,13 @@
  * of a board's space (cores x CPU x GPU x EMC steps of jf_board_clocks x inference batch sizes)
  * is profiled once on the simulator; for a grid of latency and power budgets spread over the
  * ranges those profiles span, each search answers, its answer is run again with another seed to
- * check the budgets, and its throughput is compared with the best point within the budgets.
- * Prints name=value lines. Built and run by bench/concurrent-search.sh. Simulated data. */
+ * check the budgets, and its throughput is compared with the best point within the budgets; each
+ * miss is classed (no answer, check run over a budget, far from the optimum). The searches'
+ * re-runs run the simulator with seeds of their own. Prints name=value lines. Built and run by
+ * bench/concurrent-search.sh. Simulated data. */
 #include "coord_csearch.h"
 #include "jf_board_clocks.h"
+#include "jf_parse.h"
 #include "sim_concurrent.h"
 
 #include <errno.h>
@@ -21,11 +24,15 @@
 #define B_SCALE      0.1 // of CIFAR-10 (313 training minibatches), of which a profile runs
 #define B_BATCHES    100 // the first B_BATCHES
 #define B_REQUESTS_MAX                                                                             \
-    20000                 // a profile past this many requests failed: the inference cannot
-                          // keep up (a stable one at the slowest point sees about 2,100)
-#define B_SEED       1    // profiling seed; the check runs with B_SEED + 1
-#define B_NEAR_PCT   7.0  // the study's "within 7 % of optimal"
-#define B_LAT_SPREAD 10.0 // latency budgets from the best p99 up to this many times it
+    20000 // a profile past this many requests failed: the inference cannot
+          // keep up (a stable one at the slowest point sees about 2,100)
+#define B_SEED                                                                                     \
+    1                        // profiling seed (JF_CSEARCH_SEED overrides it); the check runs with
+                             // seed + 1, a search's k-th re-run of a point with seed + 1 + k
+#define B_NEAR_PCT     7.0   // the study's "within 7 % of optimal"
+#define B_LAT_SPREAD   10.0  // latency budgets from the best p99 up to this many times it
+#define B_NOISE_STRIDE 7     // b_noise re-runs every 7th point
+#define B_Z97          1.881 // the normal quantile of 0.97, one-sided
 
 static const int b_batches[] = {1, 2, 4, 8, 16, 32};
 #define B_N_BATCHES ((int) (sizeof b_batches / sizeof b_batches[0]))
@@ -43,6 +50,7 @@ typedef struct b_board {
     coord_csearch_space_t space;
     size_t n_points;
     coord_csearch_obs_t *obs; // every point's profile (n_points)
+    uint64_t seed;            // of the profiles
 } b_board_t;
 
 static void b_point_of(const b_board_t *b, size_t idx, int p[COORD_CSEARCH_DIMS])
@@ -116,6 +124,14 @@ static int b_profile(void *arg, const int p[COORD_CSEARCH_DIMS], coord_csearch_o
     return 0;
 }
 
+// The searches' re-run function: the point run again on the simulator with a seed of its own.
+static int b_rerun(void *arg, const int p[COORD_CSEARCH_DIMS], int repeat, coord_csearch_obs_t *o,
+                   jf_err_t *err)
+{
+    const b_board_t *b = arg;
+    return b_run(b, p, b->seed + 1 + (uint64_t) repeat, o, err);
+}
+
 // Steps of a clock table the simulated board can run (at most its maximum).
 static int b_steps(const int64_t *steps_hz, size_t n, double max_hz)
 {
@@ -160,7 +176,7 @@ static int b_board_init(b_board_t *b, const sim_model_t *model, jf_board_type_t 
     for (size_t i = 0; i < b->n_points; i++) {
         int p[COORD_CSEARCH_DIMS];
         b_point_of(b, i, p);
-        int rc = b_run(b, p, B_SEED, &b->obs[i], err);
+        int rc = b_run(b, p, b->seed, &b->obs[i], err);
         if (rc != 0) {
             return rc;
         }
@@ -168,8 +184,8 @@ static int b_board_init(b_board_t *b, const sim_model_t *model, jf_board_type_t 
     return 0;
 }
 
-// The best throughput within the budgets over every point; 0 if none.
-static double b_optimum(const b_board_t *b, const coord_csearch_budget_t *bud)
+// The best throughput within the budgets over every point (its index into *ret_idx); 0 if none.
+static double b_optimum(const b_board_t *b, const coord_csearch_budget_t *bud, size_t *ret_idx)
 {
     double best = 0.0;
     for (size_t i = 0; i < b->n_points; i++) {
@@ -177,9 +193,24 @@ static double b_optimum(const b_board_t *b, const coord_csearch_budget_t *bud)
         if (o->ok && o->latency_us <= bud->latency_us && o->power_mw <= bud->power_mw &&
             o->train_sps > best) {
             best = o->train_sps;
+            *ret_idx = i;
         }
     }
     return best;
+}
+
+// Whether the exhaustive optimum (point idx) meets both budgets when run again: what answering
+// with the optimum itself would score on the check.
+static int b_oracle(const b_board_t *b, const coord_csearch_budget_t *bud, size_t idx,
+                    bool *ret_within, jf_err_t *err)
+{
+    int p[COORD_CSEARCH_DIMS];
+    b_point_of(b, idx, p);
+    coord_csearch_obs_t check = {0};
+    int rc = b_run(b, p, b->seed + 1, &check, err);
+    *ret_within = rc == 0 && check.ok && check.latency_us <= bud->latency_us &&
+                  check.power_mw <= bud->power_mw;
+    return rc;
 }
 
 typedef struct b_tally {
@@ -189,6 +220,14 @@ typedef struct b_tally {
     int near;        // answers within B_NEAR_PCT of the optimum (and found)
     double gap_sum;  // gaps in %, a missing answer counted 100
     double profiled; // profiles (sum over cases for gd; the one session for al)
+    // Why a case is not "within budget and within B_NEAR_PCT of the optimum":
+    int miss_none;      // no answer
+    int miss_rerun;     // near the optimum, but its check run fails a budget
+    int miss_far;       // its check run meets both budgets, but it is far from the optimum
+    int miss_both;      // far and failing its check run
+    int rerun_fail_lat; // check runs over the latency budget
+    int rerun_fail_pow; // check runs over the power budget
+    int oracle_within;  // cases whose exhaustive optimum meets both budgets on its check run
 } b_tally_t;
 
 static int b_account(const b_board_t *b, const coord_csearch_budget_t *bud, double opt,
@@ -197,18 +236,28 @@ static int b_account(const b_board_t *b, const coord_csearch_budget_t *bud, doub
     t->cases++;
     if (!r->found) {
         t->gap_sum += 100.0;
+        t->miss_none++;
         return 0;
     }
     t->found++;
     coord_csearch_obs_t check = {0};
-    int rc = b_run(b, r->point, B_SEED + 1, &check, err);
+    int rc = b_run(b, r->point, b->seed + 1, &check, err);
     if (rc != 0) {
         return rc;
     }
-    t->within += check.ok && check.latency_us <= bud->latency_us && check.power_mw <= bud->power_mw;
+    bool lat_ok = check.ok && check.latency_us <= bud->latency_us;
+    bool pow_ok = check.ok && check.power_mw <= bud->power_mw;
+    bool within = lat_ok && pow_ok;
+    t->within += within;
+    t->rerun_fail_lat += !lat_ok;
+    t->rerun_fail_pow += !pow_ok;
     double gap = 100.0 * (opt - r->obs.train_sps) / opt;
+    bool near = gap <= B_NEAR_PCT;
     t->gap_sum += gap;
-    t->near += gap <= B_NEAR_PCT;
+    t->near += near;
+    t->miss_rerun += near && !within;
+    t->miss_far += !near && within;
+    t->miss_both += !near && !within;
     return 0;
 }
 
@@ -231,14 +280,72 @@ static void b_budgets(const b_board_t *b, double lat_us[B_GRID], double pow_mw[B
     }
 }
 
+static int b_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *) a;
+    double y = *(const double *) b;
+    return (x > y) - (x < y);
+}
+
+// The re-run noise of the profiles: every B_NOISE_STRIDE-th point run again with the check's
+// seed; prints the standard deviation and the 97th percentile of log(second / first) of the p99
+// latency and of the power, over the points that ran both times.
+static int b_noise(const b_board_t *b, const char *name, double *ret_lat_sd, jf_err_t *err)
+{
+    size_t cap = b->n_points / B_NOISE_STRIDE + 1;
+    double *dl = malloc(cap * sizeof *dl);
+    double *dp = malloc(cap * sizeof *dp);
+    size_t n = 0;
+    int rc = dl && dp ? 0 : jf_err_set(err, -ENOMEM, "out of memory");
+    for (size_t i = 0; rc == 0 && i < b->n_points; i += B_NOISE_STRIDE) {
+        int p[COORD_CSEARCH_DIMS];
+        coord_csearch_obs_t o = {0};
+        b_point_of(b, i, p);
+        rc = b_run(b, p, b->seed + 1, &o, err);
+        if (rc == 0 && o.ok && b->obs[i].ok) {
+            dl[n] = log(o.latency_us / b->obs[i].latency_us);
+            dp[n++] = log(o.power_mw / b->obs[i].power_mw);
+        }
+    }
+    double *v[2] = {dl, dp};
+    const char *what[2] = {"latency", "power"};
+    for (int k = 0; rc == 0 && n > 1 && k < 2; k++) {
+        double sum = 0.0, sq = 0.0;
+        for (size_t i = 0; i < n; i++) {
+            sum += v[k][i];
+            sq += v[k][i] * v[k][i];
+        }
+        double mean = sum / (double) n;
+        qsort(v[k], n, sizeof v[k][0], b_cmp_double);
+        double sd = sqrt(fmax(0.0, sq / (double) n - mean * mean));
+        *ret_lat_sd = k == 0 ? sd : *ret_lat_sd;
+        printf("%s_rerun_log_ratio_%s_sd=%.4f\n%s_rerun_log_ratio_%s_p97=%.4f\n", name, what[k], sd,
+               name, what[k], v[k][(size_t) (0.97 * (double) (n - 1))]);
+    }
+    free(dl);
+    free(dp);
+    return rc;
+}
+
 static void b_print(const char *board, const char *search, const b_tally_t *t, double profiled)
 {
     printf("%s_%s_cases=%d\n", board, search, t->cases);
     printf("%s_%s_answered_pct=%.1f\n", board, search, 100.0 * t->found / t->cases);
     printf("%s_%s_within_budget_pct=%.1f\n", board, search, 100.0 * t->within / t->cases);
+    printf("%s_%s_within_budget_of_answered_pct=%.1f\n", board, search,
+           t->found ? 100.0 * t->within / t->found : 0.0);
     printf("%s_%s_gap_to_optimal_pct=%.2f\n", board, search, t->gap_sum / t->cases);
     printf("%s_%s_within_7pct_of_optimal_pct=%.1f\n", board, search, 100.0 * t->near / t->cases);
     printf("%s_%s_modes_profiled=%.1f\n", board, search, profiled);
+    printf("%s_%s_within_budget_and_7pct_pct=%.1f\n", board, search,
+           100.0 * (t->cases - t->miss_none - t->miss_rerun - t->miss_far - t->miss_both) /
+               t->cases);
+    printf("%s_%s_miss_no_answer=%d\n%s_%s_miss_rerun_fails_budget=%d\n", board, search,
+           t->miss_none, board, search, t->miss_rerun);
+    printf("%s_%s_miss_far_from_optimal=%d\n%s_%s_miss_far_and_rerun_fails=%d\n", board, search,
+           t->miss_far, board, search, t->miss_both);
+    printf("%s_%s_rerun_over_latency=%d\n%s_%s_rerun_over_power=%d\n", board, search,
+           t->rerun_fail_lat, board, search, t->rerun_fail_pow);
 }
 
 static void b_add(b_tally_t *sum, const b_tally_t *t)
@@ -249,57 +356,157 @@ static void b_add(b_tally_t *sum, const b_tally_t *t)
     sum->near += t->near;
     sum->gap_sum += t->gap_sum;
     sum->profiled += t->profiled;
+    sum->miss_none += t->miss_none;
+    sum->miss_rerun += t->miss_rerun;
+    sum->miss_far += t->miss_far;
+    sum->miss_both += t->miss_both;
+    sum->rerun_fail_lat += t->rerun_fail_lat;
+    sum->rerun_fail_pow += t->rerun_fail_pow;
+    sum->oracle_within += t->oracle_within;
 }
 
-// One budget pair: the descent in a session of its own, the active search's shared answer.
-static int b_case(const b_board_t *b, const coord_csearch_budget_t *bud, coord_csearch_t *al,
-                  b_tally_t *gd_t, b_tally_t *al_t, jf_err_t *err)
+// The searches scored, each with its own tally: the descent alone (no re-runs: no margin), the
+// active search with its re-runs (its answers keep a margin for the noise they learn), the
+// descent given that noise as a prior (its margin), the active search without re-runs, and the
+// exhaustive search answering with the margin of the noise b_noise measured (what a search that
+// knew the noise and profiled everything would score).
+enum { B_GD, B_AL, B_GD_PRIOR, B_AL_NOMARGIN, B_EXHAUSTIVE_MARGIN, B_KINDS };
+static const char *const b_kind_name[B_KINDS] = {"gd", "al", "gd_prior", "al_nomargin",
+                                                 "exhaustive_margin"};
+
+typedef struct b_sessions {
+    coord_csearch_t *al[2];      // the active search with and without re-runs (owned)
+    size_t al_profiled[2];       // their profiles
+    double margin_lat;           // B_EXHAUSTIVE_MARGIN's latency margin (log)
+    coord_csearch_noise_t noise; // what al[0] learned: B_GD's prior
+    b_tally_t t[B_KINDS];        // one tally per kind
+} b_sessions_t;
+
+// The exhaustive search with a margin: the best point whose latency times exp(margin) meets the
+// latency budget.
+static void b_exhaustive_margin(const b_board_t *b, const coord_csearch_budget_t *bud,
+                                double margin, coord_csearch_result_t *r)
 {
-    double opt = b_optimum(b, bud);
+    coord_csearch_budget_t tight = {.latency_us = bud->latency_us * exp(-margin),
+                                    .power_mw = bud->power_mw};
+    size_t idx = 0;
+    *r = (coord_csearch_result_t){0};
+    if (b_optimum(b, &tight, &idx) > 0.0) {
+        r->found = true;
+        b_point_of(b, idx, r->point);
+        r->obs = b->obs[idx];
+    }
+}
+
+// The descent for one budget pair in a session of its own, given the noise prior or not.
+static int b_gd(const b_board_t *b, const coord_csearch_budget_t *bud,
+                const coord_csearch_noise_t *prior, coord_csearch_result_t *r, jf_err_t *err)
+{
+    coord_csearch_t *gd = coord_csearch_new(&b->space, b_profile, (void *) b, err);
+    if (gd && prior) {
+        coord_csearch_set_noise(gd, prior);
+    }
+    int rc = gd ? coord_csearch_gd(gd, bud, NULL, r, err) : -1;
+    coord_csearch_destroy(&gd);
+    return rc;
+}
+
+// One budget pair: every kind's answer, accounted.
+static int b_case(const b_board_t *b, const coord_csearch_budget_t *bud, b_sessions_t *s,
+                  jf_err_t *err)
+{
+    size_t opt_idx = 0;
+    double opt = b_optimum(b, bud, &opt_idx);
     if (opt <= 0.0) {
         return 1; // nothing fits: not a case
     }
-    coord_csearch_t *gd = coord_csearch_new(&b->space, b_profile, (void *) b, err);
-    coord_csearch_result_t r = {0};
-    int rc = gd ? coord_csearch_gd(gd, bud, NULL, &r, err) : -1;
-    coord_csearch_destroy(&gd);
-    rc = rc != 0 ? rc : b_account(b, bud, opt, &r, gd_t, err);
-    gd_t->profiled += (double) r.profiled;
-    rc = rc != 0 ? rc : coord_csearch_choose(al, bud, &r, err);
-    return rc != 0 ? rc : b_account(b, bud, opt, &r, al_t, err);
+    bool oracle = false;
+    int rc = b_oracle(b, bud, opt_idx, &oracle, err);
+    for (int k = 0; rc == 0 && k < B_KINDS; k++) {
+        coord_csearch_result_t r = {0};
+        if (k == B_GD || k == B_GD_PRIOR) {
+            rc = b_gd(b, bud, k == B_GD_PRIOR ? &s->noise : NULL, &r, err);
+            s->t[k].profiled += (double) r.profiled;
+        } else if (k == B_AL || k == B_AL_NOMARGIN) {
+            rc = coord_csearch_choose(s->al[k == B_AL ? 0 : 1], bud, &r, err);
+        } else {
+            b_exhaustive_margin(b, bud, s->margin_lat, &r);
+        }
+        s->t[k].oracle_within += oracle;
+        rc = rc != 0 ? rc : b_account(b, bud, opt, &r, &s->t[k], err);
+    }
+    return rc;
 }
 
-static int b_study(const sim_model_t *model, jf_board_type_t type, b_tally_t *gd_sum,
-                   b_tally_t *al_sum, jf_err_t *err)
+// The active searches of one board, with and without re-runs.
+static int b_al(const b_board_t *b, b_sessions_t *s, jf_err_t *err)
 {
-    b_board_t b = {0};
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < 2; i++) {
+        s->al[i] = coord_csearch_new(&b->space, b_profile, (void *) b, err);
+        if (s->al[i] && i == 0) {
+            coord_csearch_set_rerun(s->al[i], b_rerun, (void *) b);
+        }
+        coord_csearch_al_opts_t opts = {.seed = b->seed};
+        rc = s->al[i] ? coord_csearch_al(s->al[i], &opts, &s->al_profiled[i], err) : -1;
+    }
+    if (rc == 0) {
+        coord_csearch_noise(s->al[0], &s->noise);
+    }
+    return rc;
+}
+
+static void b_report(const char *name, b_sessions_t *s, b_tally_t sum[B_KINDS])
+{
+    coord_csearch_noise_t nz = {0};
+    coord_csearch_noise(s->al[0], &nz);
+    printf("%s_al_learned_latency_log_sd=%.4f\n%s_al_learned_power_log_sd=%.4f\n"
+           "%s_al_learned_dof=%d\n%s_exhaustive_margin_latency_log=%.4f\n",
+           name, nz.latency_log_sd, name, nz.power_log_sd, name, nz.dof, name, s->margin_lat);
+    for (int k = 0; k < B_KINDS; k++) {
+        b_tally_t *t = &s->t[k];
+        if (k == B_AL || k == B_AL_NOMARGIN) {
+            t->profiled = (double) s->al_profiled[k == B_AL ? 0 : 1];
+        }
+        b_print(name, b_kind_name[k], t,
+                k == B_AL || k == B_AL_NOMARGIN ? t->profiled
+                : t->cases                      ? t->profiled / t->cases
+                                                : 0.0);
+        b_add(&sum[k], t);
+    }
+}
+
+static int b_study(const sim_model_t *model, jf_board_type_t type, uint64_t seed,
+                   b_tally_t sum[B_KINDS], jf_err_t *err)
+{
+    b_board_t b = {.seed = seed};
+    b_sessions_t s = {0};
+    const char *name = jf_board_type_name(type);
+    double sd_ratio = 0.0;
     int rc = b_board_init(&b, model, type, err);
-    coord_csearch_t *al = rc == 0 ? coord_csearch_new(&b.space, b_profile, &b, err) : NULL;
-    size_t al_profiled = 0;
-    coord_csearch_al_opts_t opts = {.seed = B_SEED};
-    rc = rc != 0 ? rc : al ? coord_csearch_al(al, &opts, &al_profiled, err) : -1;
+    rc = rc != 0 ? rc : b_noise(&b, name, &sd_ratio, err);
+    rc = rc != 0 ? rc : b_al(&b, &s, err);
+    // A new run less a first one has the standard deviation sd_ratio.
+    s.margin_lat = B_Z97 * sd_ratio;
     double lat[B_GRID], pw[B_GRID];
-    b_tally_t gd_t = {0}, al_t = {0};
     int infeasible = 0;
     if (rc == 0) {
         b_budgets(&b, lat, pw);
     }
     for (int i = 0; rc == 0 && i < B_GRID * B_GRID; i++) {
         coord_csearch_budget_t bud = {.latency_us = lat[i / B_GRID], .power_mw = pw[i % B_GRID]};
-        rc = b_case(&b, &bud, al, &gd_t, &al_t, err);
+        rc = b_case(&b, &bud, &s, err);
         infeasible += rc == 1;
         rc = rc == 1 ? 0 : rc;
     }
     if (rc == 0) {
-        const char *name = jf_board_type_name(type);
         printf("%s_points=%zu\n%s_cases_infeasible=%d\n", name, b.n_points, name, infeasible);
-        b_print(name, "gd", &gd_t, gd_t.cases ? gd_t.profiled / gd_t.cases : 0.0);
-        al_t.profiled = (double) al_profiled;
-        b_print(name, "al", &al_t, (double) al_profiled);
-        b_add(gd_sum, &gd_t);
-        b_add(al_sum, &al_t);
+        printf("%s_optimum_rerun_within_budget_pct=%.1f\n", name,
+               s.t[B_GD].cases ? 100.0 * s.t[B_GD].oracle_within / s.t[B_GD].cases : 0.0);
+        b_report(name, &s, sum);
     }
-    coord_csearch_destroy(&al);
+    coord_csearch_destroy(&s.al[0]);
+    coord_csearch_destroy(&s.al[1]);
     free(b.obs);
     return rc;
 }
@@ -313,9 +520,17 @@ int main(int argc, char **argv)
     jf_err_t err = {0};
     sim_model_t *model = sim_model_load(argv[1], &err);
     int rc = model ? 0 : -1;
-    b_tally_t gd = {0}, al = {0};
+    b_tally_t sum[B_KINDS] = {{0}};
     int boards = 0;
-    printf("data=simulated\n");
+    int64_t seed = B_SEED;
+    const char *env = getenv("JF_CSEARCH_SEED");
+    if (env && jf_parse_i64(env, 0, INT32_MAX, &seed, NULL) != 0) {
+        (void) fprintf(stderr, "concurrent-search: JF_CSEARCH_SEED '%.40s': expected an integer\n",
+                       env);
+        sim_model_destroy(&model);
+        return 2;
+    }
+    printf("data=simulated\nseed=%" PRId64 "\n", seed);
     for (int i = 2; rc == 0 && i < argc; i++, boards++) {
         jf_board_type_t type;
         if (!jf_board_type_parse(argv[i], &type) || !jf_board_clocks(type)) {
@@ -323,14 +538,22 @@ int main(int argc, char **argv)
             sim_model_destroy(&model);
             return 2;
         }
-        rc = b_study(model, type, &gd, &al, &err);
+        rc = b_study(model, type, (uint64_t) seed, sum, &err);
     }
     sim_model_destroy(&model);
     if (rc != 0) {
         (void) fprintf(stderr, "concurrent-search: %s\n", err.msg);
         return 1;
     }
-    b_print("all", "gd", &gd, gd.cases ? gd.profiled / gd.cases : 0.0);
-    b_print("all", "al", &al, boards ? al.profiled / boards : 0.0);
+    const b_tally_t *gd = &sum[B_GD];
+    printf("all_optimum_rerun_within_budget_pct=%.1f\n",
+           gd->cases ? 100.0 * gd->oracle_within / gd->cases : 0.0);
+    for (int k = 0; k < B_KINDS; k++) {
+        const b_tally_t *t = &sum[k];
+        bool per_board = k == B_AL || k == B_AL_NOMARGIN;
+        b_print("all", b_kind_name[k], t,
+                per_board ? (boards ? t->profiled / boards : 0.0)
+                          : (t->cases ? t->profiled / t->cases : 0.0));
+    }
     return 0;
 }

@@ -223,23 +223,62 @@ static void s_initial(const coord_csearch_t *cs, jf_rng_t *rng, size_t i, int p[
     }
 }
 
+static int s_by_throughput(const void *a, const void *b)
+{
+    const coord_csearch_entry_t *x = *(const coord_csearch_entry_t *const *) a;
+    const coord_csearch_entry_t *y = *(const coord_csearch_entry_t *const *) b;
+    return (x->obs.train_sps > y->obs.train_sps) - (x->obs.train_sps < y->obs.train_sps);
+}
+
+// n re-runs of Pareto-optimal points spread evenly over the front by throughput (round after
+// round when the front has fewer than n points): the points that answer budgets get firmer means
+// and the session learns the noise coord_csearch_choose keeps a margin for.
+static int s_rerun_front(coord_csearch_t *self, size_t n, jf_err_t *err)
+{
+    const coord_csearch_entry_t **front = malloc(self->n_entries * sizeof *front);
+    if (!front) {
+        return jf_err_set(err, -ENOMEM, "csearch: out of memory for %zu points", self->n_entries);
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < self->n_entries; i++) {
+        if (coord_csearch_on_front(self, i)) {
+            front[m++] = &self->entries[i];
+        }
+    }
+    qsort(front, m, sizeof *front, s_by_throughput);
+    int rc = 0;
+    for (size_t k = 0; rc == 0 && m > 0 && k < n; k++) {
+        // The k-th of n evenly spaced ranks, wrapping into further rounds.
+        size_t per_round = n < m ? n : m;
+        size_t rank = (k % per_round) * m / per_round;
+        rc = coord_csearch_rerun(self, (size_t) (front[rank] - self->entries), err);
+    }
+    free(front);
+    return rc;
+}
+
 int coord_csearch_al(coord_csearch_t *self, const coord_csearch_al_opts_t *opts,
                      size_t *ret_profiled, jf_err_t *err)
 {
     size_t min = opts && opts->min_profiles ? opts->min_profiles : COORD_CSEARCH_AL_MIN;
     size_t max = opts && opts->max_profiles ? opts->max_profiles : COORD_CSEARCH_AL_MAX;
+    size_t reruns = opts && opts->reruns ? opts->reruns : COORD_CSEARCH_AL_RERUNS;
+    reruns = self->rerun && reruns != (size_t) -1 ? (reruns < max ? reruns : max - 1) : 0;
+    size_t first_max = max - reruns;
+    min = min < first_max ? min : first_max;
     jf_rng_t rng = {0};
     jf_rng_seed(&rng, opts ? opts->seed : 0, S_STREAM);
+    size_t before = self->n_profiles;
     size_t start = self->n_entries;
     int rc = 0;
-    for (size_t i = 0; rc == 0 && i < S_INITIAL && self->n_entries - start < max; i++) {
+    for (size_t i = 0; rc == 0 && i < S_INITIAL && self->n_entries - start < first_max; i++) {
         int p[COORD_CSEARCH_DIMS];
         const coord_csearch_obs_t *o = NULL;
         bool is_new = false;
         s_initial(self, &rng, i, p);
         rc = coord_csearch_get(self, p, &o, &is_new, err);
     }
-    while (rc == 0 && self->n_entries - start < max) {
+    while (rc == 0 && self->n_entries - start < first_max) {
         int p[COORD_CSEARCH_DIMS];
         const coord_csearch_obs_t *o = NULL;
         bool is_new = false;
@@ -248,6 +287,7 @@ int coord_csearch_al(coord_csearch_t *self, const coord_csearch_al_opts_t *opts,
         }
         rc = coord_csearch_get(self, p, &o, &is_new, err);
     }
-    *ret_profiled = self->n_entries - start;
+    rc = rc != 0 ? rc : s_rerun_front(self, reruns, err);
+    *ret_profiled = self->n_profiles - before;
     return rc;
 }

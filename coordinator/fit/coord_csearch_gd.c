@@ -1,6 +1,7 @@
-/* The gradient-descent policy of the concurrent search (coord_csearch.h; docs/concurrent.md
- * "Gradient descent"): finite differences along each dimension of a penalised score, a step
- * along the gradient, steps halved when nothing improves. */
+/* The descent policy of the concurrent search (coord_csearch.h; docs/concurrent.md "Gradient
+ * descent"): a feasible start by bisection along the diagonal of the clocks, a coordinate search
+ * that ranks points feasibility first with a line search per dimension, then re-runs of the best
+ * points so that the answer keeps a margin for the run-to-run noise. */
 #include "coord_csearch_internal.h"
 
 #include <errno.h>
@@ -8,37 +9,50 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define S_PENALTY_DEFAULT 4.0  // weight of a budget overrun's log ratio in the score
-#define S_SCORE_FAILED    -1e3 // score of a point that does not run: below any that does
-#define S_FIRST_STEP_DIV  2    // the first step: half of each dimension
-#define S_CAPPED          1    // s_eval: the cap allows no new profile
-#define S_LINE_MAX        8.0  // the line search's longest step, in steps
+#define S_FIRST_STEP_DIV 4 // the coordinate search's first step: a quarter of each dimension
+#define S_BISECT_MAX     3 // bisections of the diagonal for a feasible start
+#define S_CAPPED         1 // s_eval: the cap allows no new profile
+#define S_BATCH          (COORD_CSEARCH_DIMS - 1) // the inference batch; the others are clocks
 
 typedef struct s_gd {
     coord_csearch_t *cs;                  // borrowed
     const coord_csearch_budget_t *budget; // borrowed
-    double penalty;                       // weight of the overruns
-    size_t cap;                           // new profiles allowed
-    size_t used;                          // new profiles made
+    size_t cap;                           // new points allowed
+    size_t used;                          // new points profiled
+    double lat_budget_us;                 // the latency budget less the margin of one run
+    double pow_budget_mw;                 // the power budget less the margin of one run
     int x[COORD_CSEARCH_DIMS];            // the current point
-    double fx;                            // its score
+    coord_csearch_obs_t fx;               // its observation
     int h[COORD_CSEARCH_DIMS];            // the step of each dimension, in steps of the space
 } s_gd_t;
 
-// log(throughput) less penalty x the overruns of the budgets as log ratios: the feasible points
-// rank by throughput, the others by how far out they are.
-static double s_score(const s_gd_t *g, const coord_csearch_obs_t *o)
+// How far o lies outside the budgets less the margin of one run: the sum of the overruns as log
+// ratios; 0 within both, +infinity for a point that did not run.
+static double s_overrun(const s_gd_t *g, const coord_csearch_obs_t *o)
 {
-    if (!o->ok || !(o->train_sps > 0.0)) {
-        return S_SCORE_FAILED;
+    if (!o->ok) {
+        return INFINITY;
     }
-    double over = fmax(0.0, log(o->latency_us / g->budget->latency_us)) +
-                  fmax(0.0, log(o->power_mw / g->budget->power_mw));
-    return log(o->train_sps) - g->penalty * over;
+    return fmax(0.0, log(o->latency_us / g->lat_budget_us)) +
+           fmax(0.0, log(o->power_mw / g->pow_budget_mw));
 }
 
-// The score of p, profiling it if new. Returns 0, S_CAPPED, or the profile's error.
-static int s_eval(s_gd_t *g, const int p[COORD_CSEARCH_DIMS], double *ret_score, jf_err_t *err)
+// Feasibility first: a point within both budgets beats any other, feasible points rank by
+// throughput, the others by how far out they are.
+static bool s_better(const s_gd_t *g, const coord_csearch_obs_t *a, const coord_csearch_obs_t *b)
+{
+    double oa = s_overrun(g, a);
+    double ob = s_overrun(g, b);
+    if (oa == 0.0 && ob == 0.0) {
+        return a->train_sps > b->train_sps;
+    }
+    return oa < ob;
+}
+
+// The observation of p into *ret, profiling it if new. Returns 0, S_CAPPED, or the profile's
+// error.
+static int s_eval(s_gd_t *g, const int p[COORD_CSEARCH_DIMS], coord_csearch_obs_t *ret,
+                  jf_err_t *err)
 {
     if (g->cs->slot[coord_csearch_index(g->cs, p)] < 0 && g->used >= g->cap) {
         return S_CAPPED;
@@ -48,97 +62,110 @@ static int s_eval(s_gd_t *g, const int p[COORD_CSEARCH_DIMS], double *ret_score,
     int rc = coord_csearch_get(g->cs, p, &o, &is_new, err);
     if (rc == 0) {
         g->used += is_new ? 1 : 0;
-        *ret_score = s_score(g, o);
+        *ret = *o;
     }
     return rc;
 }
 
-// One probe per dimension, one step down (up at the bottom); grad[d] the score's change per step
-// of the space. The best probe into best and *best_score if it beats *best_score.
-static int s_gradient(s_gd_t *g, double grad[COORD_CSEARCH_DIMS], int best[COORD_CSEARCH_DIMS],
-                      double *best_score, jf_err_t *err)
+// Evaluates p and moves there if it beats the current point (*ret_moved). Returns as s_eval.
+static int s_visit(s_gd_t *g, const int p[COORD_CSEARCH_DIMS], bool *ret_moved, jf_err_t *err)
 {
-    for (int d = 0; d < COORD_CSEARCH_DIMS; d++) {
-        grad[d] = 0.0;
-        int top = g->cs->space.size[d] - 1;
-        int step =
-            g->x[d] - g->h[d] >= 0 ? -g->h[d] : (g->h[d] < top - g->x[d] ? g->h[d] : top - g->x[d]);
-        if (step == 0) {
-            continue;
-        }
-        int y[COORD_CSEARCH_DIMS];
-        memcpy(y, g->x, sizeof y);
-        y[d] += step;
-        double s = 0.0;
-        int rc = s_eval(g, y, &s, err);
-        if (rc != 0) {
-            return rc;
-        }
-        grad[d] = (s - g->fx) / step;
-        if (s > *best_score) {
-            *best_score = s;
-            memcpy(best, y, sizeof y);
-        }
+    coord_csearch_obs_t o = {0};
+    *ret_moved = false;
+    int rc = s_eval(g, p, &o, err);
+    if (rc == 0 && s_better(g, &o, &g->fx)) {
+        memcpy(g->x, p, sizeof g->x);
+        g->fx = o;
+        *ret_moved = true;
     }
-    return 0;
+    return rc;
 }
 
-// The point t steps along the gradient: the dimension with the largest change per step moves by
-// t of its steps, the others by their share of that change, rounded; clamped to the space.
-static bool s_along(const s_gd_t *g, const double grad[COORD_CSEARCH_DIMS], double t,
-                    int z[COORD_CSEARCH_DIMS])
+// The point t of the way along the diagonal from the lowest to the highest clocks and cores, at
+// the middle batch size.
+static void s_diagonal(const s_gd_t *g, double t, int p[COORD_CSEARCH_DIMS])
 {
-    double top = 0.0;
     for (int d = 0; d < COORD_CSEARCH_DIMS; d++) {
-        top = fmax(top, fabs(grad[d] * g->h[d]));
+        int size = g->cs->space.size[d];
+        p[d] = d == S_BATCH ? size / 2 : (int) lround(t * (size - 1));
+    }
+}
+
+// A feasible start: the top of the diagonal if it is within both budgets, else bisection between
+// the bottom and the top for the highest feasible point on it. When the bottom is not feasible
+// either, the better of the two. Returns as s_eval.
+static int s_start(s_gd_t *g, jf_err_t *err)
+{
+    int p[COORD_CSEARCH_DIMS];
+    s_diagonal(g, 1.0, p);
+    int rc = s_eval(g, p, &g->fx, err);
+    memcpy(g->x, p, sizeof p);
+    if (rc != 0 || s_overrun(g, &g->fx) == 0.0) {
+        return rc;
     }
     bool moved = false;
-    for (int d = 0; d < COORD_CSEARCH_DIMS; d++) {
-        double share = top > 0.0 ? grad[d] * g->h[d] / top : 0.0;
-        long v = g->x[d] + lround(t * g->h[d] * share);
-        int hi = g->cs->space.size[d] - 1;
-        z[d] = (int) (v < 0 ? 0 : v > hi ? hi : v);
-        moved = moved || z[d] != g->x[d];
+    s_diagonal(g, 0.0, p);
+    rc = s_visit(g, p, &moved, err);
+    if (rc != 0 || s_overrun(g, &g->fx) > 0.0) {
+        return rc;
     }
-    return moved;
+    double lo = 0.0;
+    double hi = 1.0;
+    for (int i = 0; rc == 0 && i < S_BISECT_MAX; i++) {
+        double mid = 0.5 * (lo + hi);
+        s_diagonal(g, mid, p);
+        rc = s_visit(g, p, &moved, err);
+        lo = moved ? mid : lo;
+        hi = moved ? hi : mid;
+    }
+    return rc;
 }
 
-// A line search along the gradient: one step, then doubling while the score improves; half a
-// step if the first does not. The best point into best and *best_score if it beats them.
-static int s_line(s_gd_t *g, const double grad[COORD_CSEARCH_DIMS], int best[COORD_CSEARCH_DIMS],
-                  double *best_score, jf_err_t *err)
+// x moved by delta steps in dimension d, clamped to the space, into p; false if it does not move.
+static bool s_moved(const s_gd_t *g, int d, int delta, int p[COORD_CSEARCH_DIMS])
 {
-    double line_best = g->fx;
-    int prev[COORD_CSEARCH_DIMS];
-    memcpy(prev, g->x, sizeof prev);
-    for (double t = 1.0; t <= S_LINE_MAX; t *= 2.0) {
-        int z[COORD_CSEARCH_DIMS];
-        double s = 0.0;
-        if (!s_along(g, grad, t, z) || memcmp(z, prev, sizeof z) == 0) {
-            break; // clamped: no further point on the line
+    memcpy(p, g->x, sizeof g->x);
+    long v = (long) g->x[d] + delta;
+    int hi = g->cs->space.size[d] - 1;
+    p[d] = (int) (v < 0 ? 0 : v > hi ? hi : v);
+    return p[d] != g->x[d];
+}
+
+// A line search along dimension d in direction dir (+1, -1): a step of h[d], then doubling while
+// the moves improve. *ret_moved: at least one did.
+static int s_line(s_gd_t *g, int d, int dir, bool *ret_moved, jf_err_t *err)
+{
+    int p[COORD_CSEARCH_DIMS];
+    bool moved = true;
+    int rc = 0;
+    *ret_moved = false;
+    for (int step = g->h[d]; rc == 0 && moved && s_moved(g, d, dir * step, p); step *= 2) {
+        rc = s_visit(g, p, &moved, err);
+        *ret_moved = *ret_moved || (rc == 0 && moved);
+    }
+    return rc;
+}
+
+// One pass over the dimensions: in each, a line search in the direction that can help first (a
+// clock up, to more throughput, from a feasible point; down, to less power, from one that is not;
+// the batch down first, to less latency), then in the other; a dimension whose line search fails
+// both ways halves its step. Returns as s_eval.
+static int s_pass(s_gd_t *g, jf_err_t *err)
+{
+    for (int d = 0; d < COORD_CSEARCH_DIMS; d++) {
+        if (g->h[d] == 0) {
+            continue;
         }
-        int rc = s_eval(g, z, &s, err);
+        int dir = d != S_BATCH && s_overrun(g, &g->fx) == 0.0 ? 1 : -1;
+        bool moved = false;
+        int rc = s_line(g, d, dir, &moved, err);
+        if (rc == 0 && !moved) {
+            rc = s_line(g, d, -dir, &moved, err);
+        }
         if (rc != 0) {
             return rc;
         }
-        memcpy(prev, z, sizeof prev);
-        if (s <= line_best) {
-            if (t == 1.0 && s_along(g, grad, 0.5, z)) {
-                rc = s_eval(g, z, &s, err);
-                line_best = rc == 0 && s > line_best ? s : line_best;
-                if (rc == 0 && s > *best_score) {
-                    *best_score = s;
-                    memcpy(best, z, sizeof z);
-                }
-                return rc;
-            }
-            break;
-        }
-        line_best = s;
-        if (s > *best_score) {
-            *best_score = s;
-            memcpy(best, z, sizeof z);
-        }
+        g->h[d] = moved ? g->h[d] : g->h[d] / 2;
     }
     return 0;
 }
@@ -153,27 +180,33 @@ static bool s_any_step(const s_gd_t *g)
     return false;
 }
 
-// One iteration: gradient, move, keep the best of the probes and the move or halve the steps.
-// Returns 0, S_CAPPED or an error.
-static int s_iterate(s_gd_t *g, jf_err_t *err)
+// The entry of the profiled point with the most throughput within the budgets on its own
+// figures (no margin) that has not been re-run; SIZE_MAX if none.
+static size_t s_rerun_candidate(const coord_csearch_t *cs, const coord_csearch_budget_t *b)
 {
-    double grad[COORD_CSEARCH_DIMS] = {0};
-    int best[COORD_CSEARCH_DIMS];
-    double best_score = g->fx;
-    int rc = s_gradient(g, grad, best, &best_score, err);
-    if (rc == 0) {
-        rc = s_line(g, grad, best, &best_score, err);
-    }
-    if (rc < 0) {
-        return rc;
-    }
-    if (best_score > g->fx) {
-        memcpy(g->x, best, sizeof best);
-        g->fx = best_score;
-    } else {
-        for (int d = 0; d < COORD_CSEARCH_DIMS; d++) {
-            g->h[d] /= 2;
+    size_t best = SIZE_MAX;
+    coord_csearch_noise_t none = {0};
+    for (size_t i = 0; i < cs->n_entries; i++) {
+        const coord_csearch_entry_t *e = &cs->entries[i];
+        if (e->runs == 1 && coord_csearch_fits(e, &none, b) &&
+            (best == SIZE_MAX || e->obs.train_sps > cs->entries[best].obs.train_sps)) {
+            best = i;
         }
+    }
+    return best;
+}
+
+// Re-runs up to n of the best points within the budgets, once each: their means get firmer and
+// the session learns the noise that coord_csearch_choose keeps a margin for.
+static int s_reruns(coord_csearch_t *cs, const coord_csearch_budget_t *b, size_t n, jf_err_t *err)
+{
+    int rc = 0;
+    for (size_t k = 0; rc == 0 && k < n; k++) {
+        size_t i = s_rerun_candidate(cs, b);
+        if (i == SIZE_MAX) {
+            break;
+        }
+        rc = coord_csearch_rerun(cs, i, err);
     }
     return rc;
 }
@@ -187,25 +220,30 @@ int coord_csearch_gd(coord_csearch_t *self, const coord_csearch_budget_t *budget
     if (rc != 0) {
         return rc;
     }
+    size_t max = opts && opts->max_profiles ? opts->max_profiles : COORD_CSEARCH_GD_MAX;
+    size_t reruns = opts && self->rerun ? opts->reruns : 0;
+    reruns = reruns < max ? reruns : max - 1;
+    size_t before = self->n_profiles;
+    coord_csearch_noise_t nz = {0};
+    coord_csearch_noise(self, &nz);
+    double k = coord_csearch_margin_k(&nz, 1);
     s_gd_t g = {.cs = self,
                 .budget = budget,
-                .penalty = opts && opts->penalty > 0.0 ? opts->penalty : S_PENALTY_DEFAULT,
-                .cap = opts && opts->max_profiles ? opts->max_profiles : COORD_CSEARCH_GD_MAX};
-    // Start at the top clocks and cores and the middle batch size.
+                .cap = max - reruns,
+                .lat_budget_us = budget->latency_us * exp(-k * nz.latency_log_sd),
+                .pow_budget_mw = budget->power_mw * exp(-k * nz.power_log_sd)};
     for (int d = 0; d < COORD_CSEARCH_DIMS; d++) {
         int size = self->space.size[d];
-        g.x[d] = d == COORD_CSEARCH_DIMS - 1 ? size / 2 : size - 1;
         g.h[d] = size > 1 ? (size / S_FIRST_STEP_DIV > 1 ? size / S_FIRST_STEP_DIV : 1) : 0;
     }
-    rc = s_eval(&g, g.x, &g.fx, err);
+    rc = s_start(&g, err);
+    // Each pass moves to a better point or halves a step: it ends.
     while (rc == 0 && s_any_step(&g)) {
-        rc = s_iterate(&g, err);
+        rc = s_pass(&g, err);
     }
-    if (rc < 0) {
-        return rc;
-    }
-    rc = coord_csearch_choose(self, budget, &r, err);
-    r.profiled = g.used;
+    rc = rc < 0 ? rc : s_reruns(self, budget, reruns, err);
+    rc = rc != 0 ? rc : coord_csearch_choose(self, budget, &r, err);
+    r.profiled = self->n_profiles - before;
     *ret = r;
     return rc;
 }

@@ -176,11 +176,15 @@ static void test_concurrent_search(void **state)
     s_check_answer(f, strstr(out, "chosen: "), profiled);
     free(out);
 
-    // No point within 1 mW: the same start and probes, all from the store.
+    // No point within 1 mW: the same start (the diagonal's top and bottom) from the store, so
+    // fewer new runs than points profiled.
     long long before = jft_fleet_sql_int(f, "SELECT count(*) FROM runs");
     out = s_search(f, board, 1, "0.001");
     assert_non_null(strstr(out, "no profiled point meets both budgets"));
-    assert_int_equal(jft_fleet_sql_int(f, "SELECT count(*) FROM runs"), before);
+    long long profiled2 = strtoll(s_after(out, "modes_profiled="), NULL, 10);
+    long long added = jft_fleet_sql_int(f, "SELECT count(*) FROM runs") - before;
+    printf("csearch_second_profiled=%lld csearch_second_new_runs=%lld\n", profiled2, added);
+    assert_true(profiled2 >= 2 && added <= profiled2 - 2);
     free(out);
 
     // The active search with 4 profiles (two corners, two seeded random points): whatever it
