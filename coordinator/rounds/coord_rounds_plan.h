@@ -47,6 +47,13 @@ typedef struct coord_rounds_board {
     double time_scale;               // closed-loop correction (coord_rounds_correct): the factor
                                      // the modes' minibatch_s carry over the models' prediction;
                                      // 1 (or 0, never corrected) = the models' own
+    double warmup_s;    // a round's fixed cost: its run is one warm-up epoch (epoch 0), whose
+                        // first minibatches take this much longer than the models' per-minibatch
+                        // time says; every finish is warmup_s + m * minibatch_s (0 = none known)
+    double error_s;     // how far this board's predicted finish may be off, s (0 = unknown): the
+                        // spread of the measured warm-ups, then each round's measured error
+                        // (coord_rounds_correct); equal-finish keeps this margin in the window
+    size_t warmup_runs; // profiling runs warmup_s was measured on (0: not measured)
 } coord_rounds_board_t;
 
 typedef struct coord_rounds_choice {
@@ -95,14 +102,25 @@ int coord_rounds_plan(const jf_rounds_t *cfg, const coord_rounds_board_t *boards
                       coord_rounds_choice_t *ret_choices, jf_err_t *err);
 
 // Closed-loop correction (docs/rounds.md "Closed-loop correction"): the board's last round
-// trained trained_m minibatches in measured_s against the plan's planned_m in pred_s; every mode's
-// minibatch_s is multiplied by
-//     ratio = (measured_s / trained_m) / (pred_s / planned_m)
-// and board->time_scale by the same ratio, so that the next plan predicts that mode and count at
-// the measured time. Pure: no I/O. Returns the ratio applied, or 1.0 with nothing changed when an
-// input is not positive and finite (a board that was dropped or trained nothing).
+// trained trained_m minibatches in measured_s against the plan's planned_m in pred_s (which
+// includes board->warmup_s W); with the plan's time per minibatch t = (pred_s - W) / planned_m,
+//     ratio = measured_s / (W + trained_m * t)
+// multiplies every mode's minibatch_s, W and board->time_scale, so that the next plan predicts
+// that mode and count at the measured time, and board->error_s becomes
+// |measured_s - (W + trained_m * t)|, the error this prediction had. Pure: no I/O. Returns the
+// ratio applied, or 1.0 with nothing changed when an input is not positive and finite (a board
+// that was dropped or trained nothing).
 double coord_rounds_correct(coord_rounds_board_t *board, int64_t planned_m, double pred_s,
                             int64_t trained_m, double measured_s);
+
+// The warm-up term of one board (docs/rounds.md "Warm-up"): extra_s[j] is, for profiling run j,
+// the measured time of the first minibatches of its warm-up epoch 0 minus the same number of
+// minibatches at its later epoch's mean time per minibatch. *ret_warmup_s is their median and
+// *ret_error_s the largest distance of one from it (how far the term may be off for a mode).
+// Pure; extra_s is reordered (sorted). 0, or -ENOENT when n is 0 (nothing measured: the caller
+// keeps no warm-up term).
+int coord_rounds_warmup_estimate(double *extra_s, size_t n, double *ret_warmup_s,
+                                 double *ret_error_s);
 
 // The round time, spread and total energy of n choices.
 void coord_rounds_summarise(const coord_rounds_choice_t *choices, size_t n,
