@@ -261,6 +261,7 @@ typedef struct s_wrun {
     int64_t first_n;       // how many minibatches that is (at most the round's local work)
     double later_s;        // the run's first later epoch: its end-to-end time, s
     int64_t later_samples; // and its samples
+    int64_t cpu_hz;        // its CPU clock (the operating point of its epochs), 0 = unknown
 } s_wrun_t;
 
 typedef struct s_warm {
@@ -352,19 +353,31 @@ static int s_warm_minibatch_fn(int ncols, const char *const *names, const char *
     return 0;
 }
 
+// The CPU clock of each run, from its epochs' operating point.
+static int s_warm_obs_fn(const coord_obs_t *o, void *arg)
+{
+    s_warm_t *w = arg;
+    for (size_t i = 0; o->has_op && i < w->n; i++) {
+        w->runs[i].cpu_hz = strcmp(w->runs[i].run, o->run) == 0 ? o->cpu_hz : w->runs[i].cpu_hz;
+    }
+    return 0;
+}
+
 // The warm-up term of the board from the runs of its models' sweep: per run, the first
-// minibatches of epoch 0 against as many at its later epoch's mean (coord_rounds_warmup_estimate).
-// Runs without minibatch records or a later epoch do not count; with none, no term.
+// minibatches of epoch 0 against as many at its later epoch's mean, times its CPU clock
+// (coord_rounds_warmup_estimate). Runs without minibatch records, a later epoch or a known CPU
+// clock do not count; with none, no term.
 static int s_warmup(coord_store_t *store, const char *sweep, const s_seen_t *seen,
                     const jf_rounds_t *cfg, coord_rounds_board_t *b, jf_err_t *err)
 {
     s_warm_t *w = calloc(1, sizeof *w);
-    double *extra = calloc(S_WARMUP_RUNS_MAX, sizeof *extra);
+    double *extra = calloc(2 * S_WARMUP_RUNS_MAX, sizeof *extra);
     if (!w || !extra) {
         free(w);
         free(extra);
         return jf_err_set(err, -ENOMEM, "out of memory");
     }
+    double *ghz = extra + S_WARMUP_RUNS_MAX;
     *w = (s_warm_t){.seen = seen,
                     .m = cfg->local_unit == JF_ROUNDS_MINIBATCHES ? cfg->local_count : INT64_MAX,
                     .batch_size = cfg->batch_size};
@@ -372,15 +385,19 @@ static int s_warmup(coord_store_t *store, const char *sweep, const s_seen_t *see
     rc = rc ? rc
             : coord_store_select(store, COORD_TABLE_MINIBATCHES, sweep, "done", s_warm_minibatch_fn,
                                  w, err);
+    rc = rc ? rc : coord_store_obs_each(store, sweep, s_warm_obs_fn, w, err);
     size_t n = 0;
     for (size_t i = 0; rc == 0 && i < w->n; i++) {
         const s_wrun_t *r = &w->runs[i];
-        if (r->first_n > 0 && r->later_samples > 0) {
+        if (r->first_n > 0 && r->later_samples > 0 && r->cpu_hz > 0) {
             double later_n = ceil((double) r->later_samples / (double) w->batch_size);
+            ghz[n] = (double) r->cpu_hz / 1e9;
             extra[n++] = r->first_s - (double) r->first_n * r->later_s / later_n;
         }
     }
-    if (rc == 0 && coord_rounds_warmup_estimate(extra, n, &b->warmup_s, &b->error_s) == 0) {
+    double ghz_s = 0.0, rel_err = 0.0;
+    if (rc == 0 && coord_rounds_warmup_estimate(extra, ghz, n, &ghz_s, &rel_err) == 0) {
+        coord_rounds_set_warmup(b, ghz_s, rel_err);
         b->warmup_runs = n;
     }
     free(extra);

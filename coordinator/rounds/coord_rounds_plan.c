@@ -84,13 +84,13 @@ static double s_energy(const coord_rounds_board_t *b, const s_cand_t *c, double 
 static s_cand_t s_cand(const coord_rounds_board_t *b, size_t k, int64_t m)
 {
     return (s_cand_t){
-        .mode = k, .m = m, .finish_s = b->warmup_s + (double) m * b->modes[k].minibatch_s};
+        .mode = k, .m = m, .finish_s = b->modes[k].warmup_s + (double) m * b->modes[k].minibatch_s};
 }
 
 // The most minibatches of mode k that finish by by_s (at least 0).
 static int64_t s_m_by(const coord_rounds_board_t *b, size_t k, double by_s)
 {
-    double m = floor((by_s - b->warmup_s) / b->modes[k].minibatch_s);
+    double m = floor((by_s - b->modes[k].warmup_s) / b->modes[k].minibatch_s);
     return m > 0.0 ? (int64_t) m : 0;
 }
 
@@ -107,7 +107,8 @@ static bool s_best_in(const coord_rounds_board_t *b, int64_t m, bool m_for_lo, d
         }
         s_cand_t c = s_cand(b, k, m);
         if (m_for_lo && c.finish_s < lo_s) {
-            c = s_cand(b, k, (int64_t) ceil((lo_s - b->warmup_s) / b->modes[k].minibatch_s));
+            double m_lo = ceil((lo_s - b->modes[k].warmup_s) / b->modes[k].minibatch_s);
+            c = s_cand(b, k, (int64_t) m_lo);
         }
         double j = s_energy(b, &c, end_s);
         if (c.finish_s >= lo_s && c.finish_s <= hi_s && j < best_j) {
@@ -336,10 +337,14 @@ void coord_rounds_summarise(const coord_rounds_choice_t *choices, size_t n,
     *ret = s;
 }
 
-double coord_rounds_correct(coord_rounds_board_t *board, int64_t planned_m, double pred_s,
+double coord_rounds_correct(coord_rounds_board_t *board, const coord_rounds_choice_t *planned,
                             int64_t trained_m, double measured_s)
 {
-    double w = board->warmup_s;
+    if (planned->mode >= board->n_modes) {
+        return 1.0;
+    }
+    double w = board->modes[planned->mode].warmup_s, pred_s = planned->pred_s;
+    int64_t planned_m = planned->minibatches;
     if (planned_m <= 0 || trained_m <= 0 || !(pred_s > w) || !isfinite(pred_s) ||
         !(measured_s > 0.0) || !isfinite(measured_s)) {
         return 1.0;
@@ -348,8 +353,9 @@ double coord_rounds_correct(coord_rounds_board_t *board, int64_t planned_m, doub
     double ratio = measured_s / pred_trained_s;
     for (size_t k = 0; k < board->n_modes; k++) {
         board->modes[k].minibatch_s *= ratio;
+        board->modes[k].warmup_s *= ratio;
     }
-    board->warmup_s = w * ratio;
+    board->warmup_ghz_s *= ratio;
     board->time_scale = (board->time_scale > 0.0 ? board->time_scale : 1.0) * ratio;
     board->error_s = fabs(measured_s - pred_trained_s);
     return ratio;
@@ -361,15 +367,33 @@ static int s_cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int coord_rounds_warmup_estimate(double *extra_s, size_t n, double *ret_warmup_s,
-                                 double *ret_error_s)
+int coord_rounds_warmup_estimate(double *extra_s, const double *cpu_ghz, size_t n,
+                                 double *ret_ghz_s, double *ret_rel_err)
 {
     if (n == 0) {
         return -ENOENT;
     }
+    for (size_t j = 0; j < n; j++) {
+        extra_s[j] *= cpu_ghz[j];
+    }
     qsort(extra_s, n, sizeof *extra_s, s_cmp_double);
     double median = n % 2 ? extra_s[n / 2] : (extra_s[n / 2 - 1] + extra_s[n / 2]) / 2.0;
-    *ret_warmup_s = median;
-    *ret_error_s = fmax(median - extra_s[0], extra_s[n - 1] - median);
+    if (!(median > 0.0) || !isfinite(median)) {
+        return -ENOENT;
+    }
+    *ret_ghz_s = median;
+    *ret_rel_err = fmax(median - extra_s[0], extra_s[n - 1] - median) / median;
     return 0;
+}
+
+void coord_rounds_set_warmup(coord_rounds_board_t *board, double ghz_s, double rel_err)
+{
+    double largest_s = 0.0;
+    for (size_t k = 0; k < board->n_modes; k++) {
+        coord_rounds_mode_t *md = &board->modes[k];
+        md->warmup_s = md->op.cpu_hz > 0 ? ghz_s / ((double) md->op.cpu_hz / 1e9) : 0.0;
+        largest_s = fmax(largest_s, md->warmup_s);
+    }
+    board->warmup_ghz_s = ghz_s;
+    board->error_s = rel_err * largest_s;
 }

@@ -58,10 +58,10 @@ static coord_op_t t_op(size_t i)
 }
 
 // The warm-up of run i in test_warmup_measured: its epoch 0's first T_LOCAL minibatches take
-// this much longer than T_LOCAL of its epoch 1's (0 = no minibatch records).
-static double t_warmup_s(size_t i)
+// this much longer than T_LOCAL of its epoch 1's: (0.30 .. 0.34) s x GHz over its CPU clock.
+static double t_warmup_s(size_t i, const coord_op_t *op)
 {
-    return 0.3 + 0.01 * (double) (i % 5);
+    return (0.3 + 0.01 * (double) (i % 5)) / ((double) op->cpu_hz / T_GHZ);
 }
 
 #define T_LOCAL 10 // the rounds' local minibatches
@@ -169,7 +169,7 @@ static void t_build_with(coord_store_t *st, bool warmup, bool others)
                 : (coord_op_t){
                       .cores = 1, .cpu_hz = 729600000, .gpu_hz = 204000000, .emc_hz = 204000000};
         t_store_run(st, &specs[i], &op, i < T_RUNS ? T_SAMPLES : 10 * T_SAMPLES,
-                    warmup || i >= T_RUNS ? t_warmup_s(i) * (i < T_RUNS ? 1.0 : 100.0) : 0.0);
+                    warmup || i >= T_RUNS ? t_warmup_s(i, &op) * (i < T_RUNS ? 1.0 : 100.0) : 0.0);
     }
 }
 
@@ -236,7 +236,7 @@ static void test_modes_from_models(void **state)
         }
     }
     assert_int_equal(b->warmup_runs, 0); // no minibatch records: no warm-up term
-    assert_true(b->warmup_s == 0.0);
+    assert_true(b->warmup_ghz_s == 0.0 && b->modes[0].warmup_s == 0.0);
     assert_int_equal(boards[1].n_modes, 0); // no model for nano-09: no modes, not an error
     assert_int_equal(boards[1].time_model, 0);
     assert_int_equal(boards[1].maxn_mode_id, 0); // MAXN
@@ -286,14 +286,16 @@ static void test_other_kinds_left_out(void **state)
     assert_int_equal(boards[0].n_modes, T_RUNS);
     assert_int_equal(boards[0].minibatches_per_epoch, (T_SAMPLES + T_BATCH - 1) / T_BATCH);
     assert_int_equal(boards[0].warmup_runs, T_RUNS);
-    assert_true(fabs(boards[0].warmup_s - 0.32) < 1e-3);
-    assert_true(fabs(boards[0].error_s - 0.02) < 1e-3); // not the others' 30 s
+    assert_true(fabs(boards[0].warmup_ghz_s - 0.32) < 1e-3);
+    assert_true(fabs(boards[0].error_s - 0.02 / 1.1904) < 1e-3); // not the others' 30 s
     coord_rounds_boards_free(&boards, n);
 }
 
 // The warm-up term: per run, its epoch 0's first T_LOCAL minibatches against T_LOCAL at its
-// epoch 1's mean; the median over the runs (0.30 x 5, 0.31 x 5, 0.32 x 5, 0.33 x 5, 0.34 x 4:
-// 0.32) and the largest distance from it (0.02).
+// epoch 1's mean, times its CPU clock; the median over the runs (0.30 x 5, 0.31 x 5, 0.32 x 5,
+// 0.33 x 5, 0.34 x 4: 0.32 s x GHz) and the largest relative distance from it (0.02 / 0.32); each
+// mode's warm-up is 0.32 s x GHz over its CPU clock, the board's error that distance at the
+// slowest clock (1.1904 GHz).
 static void test_warmup_measured(void **state)
 {
     tstore_ctx_t *ctx = *state;
@@ -309,11 +311,15 @@ static void test_warmup_measured(void **state)
     if (coord_rounds_boards_load(ctx->store, &cfg, ptrs, 1, &boards, &n, &err) != 0) {
         fail_msg("%s", err.msg);
     }
-    print_message("rounds_boards_warmup_s=%.6f rounds_boards_warmup_error_s=%.6f runs=%zu\n",
-                  boards[0].warmup_s, boards[0].error_s, boards[0].warmup_runs);
+    print_message("rounds_boards_warmup_ghz_s=%.6f rounds_boards_warmup_error_s=%.6f runs=%zu\n",
+                  boards[0].warmup_ghz_s, boards[0].error_s, boards[0].warmup_runs);
     assert_int_equal(boards[0].warmup_runs, T_RUNS);
-    assert_true(fabs(boards[0].warmup_s - 0.32) < 1e-3);
-    assert_true(fabs(boards[0].error_s - 0.02) < 1e-3);
+    assert_true(fabs(boards[0].warmup_ghz_s - 0.32) < 1e-3);
+    assert_true(fabs(boards[0].error_s - 0.02 / 1.1904) < 1e-3);
+    for (size_t k = 0; k < boards[0].n_modes; k++) {
+        const coord_rounds_mode_t *m = &boards[0].modes[k];
+        assert_true(fabs(m->warmup_s - 0.32 / ((double) m->op.cpu_hz / T_GHZ)) < 1e-3);
+    }
     coord_rounds_boards_free(&boards, n);
 }
 
