@@ -120,10 +120,14 @@ static const s_table_sql_t s_sql[COORD_TABLE_COUNT] = {
                  "FROM fl_round x JOIN fl_rounds f ON f.id = x.rounds "
                  "WHERE (?1 IS NULL OR f.id = CAST(?1 AS INTEGER)) AND (?2 IS NULL OR ?2 = ?2) "
                  "ORDER BY f.id, x.round"},
+    // trained_minibatches: what the board's run trained, its samples in minibatches of the
+    // rounds' batch size (fewer than `minibatches`, the plan's, when its shard holds fewer).
     [COORD_TABLE_FL_BOARDS] =
         {.tail = "SELECT b.rounds, b.round, b.board, b.status, b.simulated, b.mode, "
                  "b.minibatches, b.samples, b.loss, b.start_s, b.finish_s, b.idle_s, b.energy_j, "
-                 "b.pred_s, b.pred_j, b.run, b.blob, b.detail FROM fl_round_board b "
+                 "b.pred_s, b.pred_j, b.run, b.blob, b.detail, CASE WHEN b.status = 'in' THEN "
+                 "(b.samples + f.batch_size - 1) / f.batch_size END AS trained_minibatches "
+                 "FROM fl_round_board b JOIN fl_rounds f ON f.id = b.rounds "
                  "WHERE (?1 IS NULL OR b.rounds = CAST(?1 AS INTEGER)) AND (?2 IS NULL OR ?2 = ?2) "
                  "ORDER BY b.rounds, b.round, b.board"},
 };

@@ -1,9 +1,13 @@
-/* jetfleet export: tidy tables (one observation per row, factors as columns) in CSV or JSON. */
+/* jetfleet export: tidy tables (one observation per row, factors as columns) in CSV or JSON.
+ * `--what rounds` exports federated rounds (docs/rounds.md "Records"), not a sweep's runs. */
 #include "cli_analysis.h"
 #include "cli_baseline.h"
 #include "cli_cmds.h"
+#include "cli_rounds.h"
 #include "cli_table.h"
 #include "cli_valid_cols.h"
+#include "coord_store_rounds.h"
+#include "jf_parse.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -25,6 +29,7 @@ static const struct {
 
 typedef struct s_args {
     const char *sweep, *what, *format, *out;
+    const char *rounds; // --rounds ID (--what rounds); NULL: every rounds run
     bool dynamic; // --dynamic (results, epochs): the idle baseline subtracted (docs/baseline.md)
 } s_args_t;
 
@@ -35,6 +40,7 @@ static int s_parse(int argc, char **argv, s_args_t *a)
                                          {"format", required_argument, NULL, 'f'},
                                          {"output", required_argument, NULL, 'o'},
                                          {"dynamic", no_argument, NULL, 'd'},
+                                         {"rounds", required_argument, NULL, 'r'},
                                          {NULL, 0, NULL, 0}};
     char **nargv = cli_getopt_argv("export", argc, argv);
     bool ok = nargv != NULL;
@@ -46,6 +52,7 @@ static int s_parse(int argc, char **argv, s_args_t *a)
                            : c == 'w' ? &a->what
                            : c == 'f' ? &a->format
                            : c == 'o' ? &a->out
+                           : c == 'r' ? &a->rounds
                                       : NULL;
         a->dynamic |= c == 'd';
         if (!dst && c != 'd') {
@@ -59,8 +66,37 @@ static int s_parse(int argc, char **argv, s_args_t *a)
     bool fmt_ok = strcmp(a->format, "csv") == 0 || strcmp(a->format, "json") == 0;
     bool dyn_ok = !a->dynamic || (a->what && (strcmp(a->what, "results") == 0 ||
                                               strcmp(a->what, "epochs") == 0));
-    return ok && c == -1 && optind == argc + 1 && a->sweep && a->what && fmt_ok && dyn_ok ? 0
-                                                                                          : -1;
+    // Rounds are not a sweep's: --what rounds takes --rounds ID (or nothing), never --sweep.
+    bool rounds = a->what && strcmp(a->what, "rounds") == 0;
+    bool scope_ok = rounds ? !a->sweep && !a->dynamic : a->sweep && !a->rounds;
+    return ok && c == -1 && optind == argc + 1 && a->what && scope_ok && fmt_ok && dyn_ok ? 0 : -1;
+}
+
+// --what rounds: every board of every round of one rounds run (--rounds ID) or of all, with the
+// columns of `jetfleet rounds show ID --boards`.
+static int s_export_rounds(cli_ctx_t *ctx, const s_args_t *a)
+{
+    jf_err_t err = {0};
+    int64_t id = 0;
+    if (a->rounds && jf_parse_i64(a->rounds, 1, INT64_MAX, &id, &err) != 0) {
+        return cli_fail(CLI_EXIT_USAGE, "--rounds '%s': %s", a->rounds, err.msg);
+    }
+    coord_store_t *store = cli_ctx_store(ctx, &err);
+    int rc = store ? 0 : -EIO;
+    rc = rc || !a->rounds ? rc : coord_store_fl_rounds_exists(store, id, &err);
+    if (rc != 0) {
+        return cli_fail(rc == -ENOENT ? CLI_EXIT_USAGE : CLI_EXIT_ERROR, "%s", err.msg);
+    }
+    FILE *out = a->out ? fopen(a->out, "w") : stdout;
+    if (!out) {
+        return cli_fail(CLI_EXIT_ERROR, "%s: %s", a->out, strerror(errno));
+    }
+    cli_format_t format = strcmp(a->format, "json") == 0 ? CLI_FORMAT_JSON : CLI_FORMAT_CSV;
+    rc = cli_rounds_write_boards(store, a->rounds, format, out, NULL, &err);
+    if ((out != stdout && fclose(out) != 0) || (out == stdout && fflush(out) != 0)) {
+        rc = rc ? rc : jf_err_set(&err, -EIO, "%s: write failed", a->out ? a->out : "stdout");
+    }
+    return rc == 0 ? CLI_EXIT_OK : cli_fail(CLI_EXIT_ERROR, "%s", err.msg);
 }
 
 int cli_cmd_export(cli_ctx_t *ctx, int argc, char **argv)
@@ -68,17 +104,23 @@ int cli_cmd_export(cli_ctx_t *ctx, int argc, char **argv)
     s_args_t a;
     int t = -1;
     bool with_valid = false;
-    for (size_t i = 0; s_parse(argc, argv, &a) == 0 && i < sizeof s_what / sizeof s_what[0]; i++) {
+    bool parsed = s_parse(argc, argv, &a) == 0;
+    for (size_t i = 0; parsed && i < sizeof s_what / sizeof s_what[0]; i++) {
         if (strcmp(a.what, s_what[i].name) == 0) {
             t = (int) s_what[i].table;
             with_valid = s_what[i].with_valid;
         }
     }
+    if (parsed && strcmp(a.what, "rounds") == 0) {
+        return s_export_rounds(ctx, &a);
+    }
     if (t < 0) {
         return cli_fail(CLI_EXIT_USAGE,
                         "usage: jetfleet export --sweep NAME --what "
                         "runs|epochs|minibatches|telemetry|results [--format csv|json] [-o FILE] "
-                        "[--dynamic (results, epochs)]");
+                        "[--dynamic (results, epochs)]\n"
+                        "       jetfleet export --what rounds [--rounds ID] [--format csv|json] "
+                        "[-o FILE]");
     }
     jf_err_t err = {0};
     coord_store_t *store = cli_ctx_store(ctx, &err);

@@ -26,6 +26,8 @@ static const char s_usage[] =
     "out)\n"
     "  export --sweep NAME --what runs|epochs|minibatches|telemetry|results\n"
     "         [--format csv|json] [-o FILE]     tidy tables for pandas\n"
+    "  export --what rounds [--rounds ID] [--format csv|json] [-o FILE]\n"
+    "                                           federated rounds, one row per board and round\n"
     "  import --sweep-name NAME FILE.csv [--board-type T]\n"
     "                                           load runs measured elsewhere as an imported sweep\n"
     "                                           (docs/import.md)\n"

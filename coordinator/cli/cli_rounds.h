@@ -6,6 +6,7 @@
 #define CLI_ROUNDS_H
 
 #include "cli_cmds.h"
+#include "cli_table.h"
 #include "jf_fleet_config.h"
 #include "jf_rounds.h"
 
@@ -47,5 +48,13 @@ int cli_rounds_run(cli_ctx_t *ctx, int argc, char **argv);
 
 // `jetfleet rounds show ID [--boards] [--format text|csv|json]`: the records; the exit code.
 int cli_rounds_show(cli_ctx_t *ctx, int argc, char **argv);
+
+// The per-board rows of rounds run key (its id as text; NULL: every rounds run), the columns of
+// `rounds show --boards` (COORD_TABLE_FL_BOARDS), written as format to out; `jetfleet export
+// --what rounds` writes the same. For each board whose run trained fewer minibatches than the
+// plan asked, a note line goes to notes (NULL: none). 0, or a negative errno with err (-EIO:
+// store or write, -ENOMEM).
+int cli_rounds_write_boards(coord_store_t *store, const char *key, cli_format_t format, FILE *out,
+                            FILE *notes, jf_err_t *err);
 
 #endif

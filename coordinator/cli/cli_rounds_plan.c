@@ -122,9 +122,11 @@ static void s_print_choice(const coord_rounds_board_t *b, const coord_rounds_cho
                (double) c->op.gpu_hz / 1e9, (double) c->op.emc_hz / 1e9);
     }
     printf(" minibatches=%lld pred_s=%.3f pred_j=%.3f wait_s=%.3f power_w=%.3f meets=%s "
-           "time_model=%lld power_model=%lld\n",
+           "time_model=%lld power_model=%lld warmup_s=%.3f warmup_ghz_s=%.4f warmup_runs=%zu "
+           "error_s=%.3f\n",
            (long long) c->minibatches, c->pred_s, c->pred_j, c->wait_s, b->modes[c->mode].power_w,
-           c->meets ? "yes" : "no", (long long) b->time_model, (long long) b->power_model);
+           c->meets ? "yes" : "no", (long long) b->time_model, (long long) b->power_model,
+           b->modes[c->mode].warmup_s, b->warmup_ghz_s, b->warmup_runs, b->error_s);
 }
 
 static void s_print_summary(const char *prefix, const coord_rounds_choice_t *c, size_t n)
@@ -145,6 +147,12 @@ static void s_print_notes(const s_plan_t *p, const coord_rounds_choice_t *c, int
         if (p->boards[i].idle_w <= 0.0) {
             printf("note: idle power of '%s' unknown: its wait at the barrier counts 0 J (give "
                    "idle_power in the rounds file)\n",
+                   p->boards[i].name);
+        }
+        if (p->boards[i].warmup_runs == 0) {
+            printf("note: warm-up of '%s' not measured (its profiling runs have no minibatch "
+                   "records or no epoch after the warm-up): pred_s leaves a round's warm-up "
+                   "epoch out\n",
                    p->boards[i].name);
         }
         if (c[i].minibatches != m) {

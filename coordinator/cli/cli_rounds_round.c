@@ -278,6 +278,13 @@ static void s_print(const cli_rounds_exec_t *x, const coord_fl_round_t *r)
                (long long) r->round, b->board, b->status, b->mode[0] ? b->mode : "-",
                (long long) b->minibatches, (long long) b->samples, b->loss, b->finish_s, b->idle_s,
                b->energy_j, b->simulated ? " simulated=1" : "");
+        int64_t bs = x->cfg->batch_size;
+        int64_t trained = (b->samples + bs - 1) / bs;
+        if (strcmp(b->status, "in") == 0 && trained != b->minibatches) {
+            printf("note: round=%lld board=%s trained_minibatches=%lld of minibatches=%lld asked "
+                   "(its shard holds fewer; docs/rounds.md \"Execution\")\n",
+                   (long long) r->round, b->board, (long long) trained, (long long) b->minibatches);
+        }
     }
     printf("round=%lld boards=%lld boards_in=%lld samples=%lld loss=%.5g round_s=%.3f "
            "spread_s=%.3f spread_pct=%.2f energy_j=%.3f weights=%.16s%s\n",

@@ -153,10 +153,14 @@ static int s_begin(cli_rounds_exec_t *x, jf_err_t *err)
                (long long) x->id, r.name, r.policy, r.straggler, x->n, (long long) r.rounds,
                (double) r.timeout_us / (double) JF_US_PER_S);
         for (size_t i = 0; i < x->n; i++) {
-            printf("plan board=%s mode=%s minibatches=%lld pred_s=%.3f pred_j=%.3f%s\n",
+            const coord_rounds_board_t *b = &x->boards[i];
+            double warmup_s = x->planned ? b->modes[x->choices[i].mode].warmup_s : 0.0;
+            printf("plan board=%s mode=%s minibatches=%lld pred_s=%.3f pred_j=%.3f warmup_s=%.3f "
+                   "warmup_ghz_s=%.4f warmup_runs=%zu error_s=%.3f%s\n",
                    x->specs[i]->name, x->choices[i].mode_name,
                    (long long) x->choices[i].minibatches, x->planned ? x->choices[i].pred_s : 0.0,
-                   x->planned ? x->choices[i].pred_j : 0.0, x->planned ? "" : " (no prediction)");
+                   x->planned ? x->choices[i].pred_j : 0.0, warmup_s, b->warmup_ghz_s,
+                   b->warmup_runs, b->error_s, x->planned ? "" : " (no prediction)");
         }
     }
     return rc;
@@ -177,13 +181,12 @@ static int s_correct(cli_rounds_exec_t *x, int64_t round, jf_err_t *err)
         }
         int64_t bs = x->cfg->batch_size;
         int64_t trained_m = (b->samples + bs - 1) / bs;
-        double ratio = coord_rounds_correct(&x->boards[i], x->choices[i].minibatches,
-                                            x->choices[i].pred_s, trained_m, b->finish_s);
+        double ratio = coord_rounds_correct(&x->boards[i], &x->choices[i], trained_m, b->finish_s);
         printf("correction round=%lld board=%s pred_s=%.3f finish_s=%.3f minibatches=%lld "
-               "trained_minibatches=%lld ratio=%.4f time_scale=%.4f\n",
+               "trained_minibatches=%lld ratio=%.4f time_scale=%.4f error_s=%.3f\n",
                (long long) round, x->specs[i]->name, x->choices[i].pred_s, b->finish_s,
                (long long) x->choices[i].minibatches, (long long) trained_m, ratio,
-               x->boards[i].time_scale);
+               x->boards[i].time_scale, x->boards[i].error_s);
     }
     int rc = coord_rounds_plan(x->cfg, x->boards, x->n, x->choices, err);
     for (size_t i = 0; rc == 0 && i < x->n; i++) {
@@ -290,6 +293,88 @@ static int s_parse_show(int argc, char **argv, int64_t *ret_id, bool *ret_boards
     return CLI_EXIT_OK;
 }
 
+// Collects the board rows whose run trained fewer minibatches than the plan asked (its shard
+// held fewer), as note lines; the rows themselves go on to the table, if any.
+typedef struct s_short {
+    cli_table_t *table; // borrowed; NULL: notes only
+    FILE *notes;        // owned memstream of the note lines
+    char *text;         // its buffer
+    size_t size;
+} s_short_t;
+
+static int s_short_row(int ncols, const char *const *names, const char *const *values,
+                       const coord_value_kind_t *kinds, void *arg)
+{
+    s_short_t *sh = arg;
+    const char *v[5] = {NULL};
+    static const char *const cols[5] = {"round", "board", "minibatches", "trained_minibatches",
+                                        "rounds"};
+    for (int i = 0; i < ncols; i++) {
+        for (int c = 0; c < 5; c++) {
+            v[c] = strcmp(names[i], cols[c]) == 0 ? values[i] : v[c];
+        }
+    }
+    if (v[2] && v[3] && strcmp(v[2], v[3]) != 0) {
+        (void) fprintf(sh->notes,
+                       "note: rounds %s round %s: board '%s' trained %s of the %s minibatches "
+                       "asked (its shard holds fewer; docs/rounds.md \"Execution\")\n",
+                       v[4] ? v[4] : "?", v[0] ? v[0] : "?", v[1] ? v[1] : "?", v[3], v[2]);
+    }
+    return sh->table ? cli_table_add_row(ncols, names, values, kinds, sh->table) : 0;
+}
+
+int cli_rounds_write_boards(coord_store_t *store, const char *key, cli_format_t format, FILE *out,
+                            FILE *notes, jf_err_t *err)
+{
+    s_short_t sh = {.table = cli_table_new(NULL)};
+    sh.notes = open_memstream(&sh.text, &sh.size);
+    int rc = sh.table && sh.notes ? 0 : jf_err_set(err, -ENOMEM, "out of memory");
+    rc = rc ? rc
+            : coord_store_select(store, COORD_TABLE_FL_BOARDS, key, NULL, s_short_row, &sh, err);
+    if (rc != 0 && sh.table && cli_table_error(sh.table)[0]) {
+        jf_err_set(err, rc, "%s", cli_table_error(sh.table));
+    }
+    if (rc == 0 && cli_table_write(sh.table, format, out) != 0) {
+        rc = jf_err_set(err, -EIO, "rounds: writing the table failed");
+    }
+    if (sh.notes && fclose(sh.notes) != 0) {
+        rc = rc ? rc : jf_err_set(err, -ENOMEM, "out of memory");
+    }
+    if (rc == 0 && notes && sh.text) {
+        (void) fputs(sh.text, notes);
+    }
+    free(sh.text);
+    cli_table_destroy(&sh.table);
+    return rc;
+}
+
+// The rounds of a rounds run as a table; the notes of its boards that trained fewer
+// minibatches than asked go to notes (NULL: none).
+static int s_write_rounds(coord_store_t *store, const char *key, cli_format_t format, FILE *notes,
+                          jf_err_t *err)
+{
+    cli_table_t *table = cli_table_new(NULL);
+    int rc = table ? coord_store_select(store, COORD_TABLE_FL_ROUNDS, key, NULL, cli_table_add_row,
+                                        table, err)
+                   : jf_err_set(err, -ENOMEM, "out of memory");
+    if (rc == 0 && cli_table_write(table, format, stdout) != 0) {
+        rc = jf_err_set(err, -EIO, "rounds: writing the table failed");
+    }
+    cli_table_destroy(&table);
+    if (rc == 0 && notes) {
+        s_short_t sh = {0};
+        sh.notes = open_memstream(&sh.text, &sh.size);
+        rc = sh.notes ? coord_store_select(store, COORD_TABLE_FL_BOARDS, key, NULL, s_short_row,
+                                           &sh, err)
+                      : jf_err_set(err, -ENOMEM, "out of memory");
+        if (sh.notes && fclose(sh.notes) == 0 && rc == 0 && sh.text) {
+            (void) fputs(sh.text, notes);
+        }
+        free(sh.text);
+    }
+    return rc;
+}
+
 int cli_rounds_show(cli_ctx_t *ctx, int argc, char **argv)
 {
     int64_t id = 0;
@@ -303,14 +388,12 @@ int cli_rounds_show(cli_ctx_t *ctx, int argc, char **argv)
     coord_store_t *store = cli_ctx_store(ctx, &err);
     char key[24];
     (void) snprintf(key, sizeof key, "%lld", (long long) id);
-    cli_table_t *table = cli_table_new(NULL);
+    // Notes only with the text table: CSV and JSON on stdout are data only.
+    FILE *notes = format == CLI_FORMAT_TEXT ? stdout : NULL;
     int rc = store ? coord_store_fl_rounds_exists(store, id, &err) : -EIO;
-    rc = rc      ? rc
-         : table ? coord_store_select(store, boards ? COORD_TABLE_FL_BOARDS : COORD_TABLE_FL_ROUNDS,
-                                      key, NULL, cli_table_add_row, table, &err)
-                 : jf_err_set(&err, -ENOMEM, "out of memory");
-    rc = rc ? rc : cli_table_write(table, format, stdout);
-    cli_table_destroy(&table);
+    rc = rc       ? rc
+         : boards ? cli_rounds_write_boards(store, key, format, stdout, notes, &err)
+                  : s_write_rounds(store, key, format, notes, &err);
     if (rc == 0 && format == CLI_FORMAT_TEXT) {
         printf("(simulated = 1: times and energy are the simulator's modelled figures; "
                "docs/rounds.md \"Records\")\n");

@@ -80,9 +80,18 @@ static double s_energy(const coord_rounds_board_t *b, const s_cand_t *c, double 
     return c->finish_s * md->power_w + b->idle_w * wait;
 }
 
+// A round's run is one warm-up epoch: its fixed cost, then m minibatches.
 static s_cand_t s_cand(const coord_rounds_board_t *b, size_t k, int64_t m)
 {
-    return (s_cand_t){.mode = k, .m = m, .finish_s = (double) m * b->modes[k].minibatch_s};
+    return (s_cand_t){
+        .mode = k, .m = m, .finish_s = b->modes[k].warmup_s + (double) m * b->modes[k].minibatch_s};
+}
+
+// The most minibatches of mode k that finish by by_s (at least 0).
+static int64_t s_m_by(const coord_rounds_board_t *b, size_t k, double by_s)
+{
+    double m = floor((by_s - b->modes[k].warmup_s) / b->modes[k].minibatch_s);
+    return m > 0.0 ? (int64_t) m : 0;
 }
 
 // The least-energy allowed candidate with m minibatches (or, when m_for_lo, the fewest that
@@ -96,11 +105,11 @@ static bool s_best_in(const coord_rounds_board_t *b, int64_t m, bool m_for_lo, d
         if (!s_allowed(b, &b->modes[k])) {
             continue;
         }
-        int64_t mk = m;
-        if (m_for_lo && (double) m * b->modes[k].minibatch_s < lo_s) {
-            mk = (int64_t) ceil(lo_s / b->modes[k].minibatch_s);
+        s_cand_t c = s_cand(b, k, m);
+        if (m_for_lo && c.finish_s < lo_s) {
+            double m_lo = ceil((lo_s - b->modes[k].warmup_s) / b->modes[k].minibatch_s);
+            c = s_cand(b, k, (int64_t) m_lo);
         }
-        s_cand_t c = s_cand(b, k, mk);
         double j = s_energy(b, &c, end_s);
         if (c.finish_s >= lo_s && c.finish_s <= hi_s && j < best_j) {
             *ret = c;
@@ -143,12 +152,11 @@ static void s_settle(const coord_rounds_board_t *boards, const s_cand_t *cands, 
 }
 
 // Equal-finish for one board: the round ends at t_s (the slowest board's fastest time); the
-// window is [t_s (1 - spread), t_s]. First the configured m in the window; else more minibatches
-// to reach it; else (a minibatch longer than the window) the latest finish not after t_s.
+// board's window is [lo_s, t_s]. First the configured m in the window; else more minibatches to
+// reach it; else (a minibatch longer than the window) the latest finish not after t_s.
 static bool s_equal_one(const coord_rounds_board_t *b, int64_t m, size_t fastest, double t_s,
-                        double spread_pct, s_cand_t *ret)
+                        double lo_s, s_cand_t *ret)
 {
-    double lo_s = t_s * (1.0 - spread_pct / 100.0);
     if (s_best_in(b, m, false, lo_s, t_s, t_s, ret) || s_best_in(b, m, true, lo_s, t_s, t_s, ret)) {
         return true;
     }
@@ -157,7 +165,7 @@ static bool s_equal_one(const coord_rounds_board_t *b, int64_t m, size_t fastest
         if (!s_allowed(b, &b->modes[k])) {
             continue;
         }
-        int64_t mk = (int64_t) floor(t_s / b->modes[k].minibatch_s);
+        int64_t mk = s_m_by(b, k, t_s);
         s_cand_t c = s_cand(b, k, mk > m ? mk : m);
         if (c.finish_s <= t_s && c.finish_s > ret->finish_s) {
             *ret = c;
@@ -223,7 +231,7 @@ static int s_deadline(const jf_rounds_t *cfg, const coord_rounds_board_t *boards
     double best_j = INFINITY;
     for (size_t bi = 0; bi < n; bi++) {
         for (size_t k = 0; k < boards[bi].n_modes; k++) {
-            double r_s = (double) m[bi] * boards[bi].modes[k].minibatch_s;
+            double r_s = s_cand(&boards[bi], k, m[bi]).finish_s;
             bool in = r_s >= floor_s && r_s <= fmax(dl_s, floor_s);
             double j = in && s_allowed(&boards[bi], &boards[bi].modes[k])
                            ? s_deadline_trial(&d, r_s, trial)
@@ -252,18 +260,31 @@ static int s_prepare(const jf_rounds_t *cfg, const coord_rounds_board_t *boards,
     return 0;
 }
 
+// The lower edge of board b's equal-finish window (docs/rounds.md "equal-finish"): with every
+// board's finish off by at most its error_s, the latest measured finish is at most t_s + err_max
+// and b's at least its predicted finish - b->error_s, so the measured spread stays within spread
+// when b's prediction is at least (1 - spread) (t_s + err_max) + b->error_s. The margin takes at
+// most half the window: the edge never rises above its middle, t_s (1 - spread / 2).
+static double s_window_lo(const coord_rounds_board_t *b, double t_s, double spread, double err_max)
+{
+    double lo_s = (1.0 - spread) * (t_s + err_max) + b->error_s;
+    return fmin(lo_s, t_s * (1.0 - spread / 2.0));
+}
+
 static void s_policy_cands(const jf_rounds_t *cfg, const coord_rounds_board_t *boards, size_t n,
                            const int64_t *m, const size_t *fastest, s_cand_t *cands, bool *meets)
 {
-    double t_s = 0.0;
+    double t_s = 0.0, err_max = 0.0;
     for (size_t i = 0; i < n; i++) {
         cands[i] = s_cand(&boards[i], fastest[i], m[i]);
         meets[i] = true;
         t_s = fmax(t_s, cands[i].finish_s);
+        err_max = fmax(err_max, boards[i].error_s);
     }
     if (cfg->policy == JF_ROUNDS_EQUAL_FINISH) {
         for (size_t i = 0; i < n; i++) {
-            meets[i] = s_equal_one(&boards[i], m[i], fastest[i], t_s, cfg->spread_pct, &cands[i]);
+            double lo_s = s_window_lo(&boards[i], t_s, cfg->spread_pct / 100.0, err_max);
+            meets[i] = s_equal_one(&boards[i], m[i], fastest[i], t_s, lo_s, &cands[i]);
         }
     }
 }
@@ -316,17 +337,63 @@ void coord_rounds_summarise(const coord_rounds_choice_t *choices, size_t n,
     *ret = s;
 }
 
-double coord_rounds_correct(coord_rounds_board_t *board, int64_t planned_m, double pred_s,
+double coord_rounds_correct(coord_rounds_board_t *board, const coord_rounds_choice_t *planned,
                             int64_t trained_m, double measured_s)
 {
-    if (planned_m <= 0 || trained_m <= 0 || !(pred_s > 0.0) || !isfinite(pred_s) ||
+    if (planned->mode >= board->n_modes) {
+        return 1.0;
+    }
+    double w = board->modes[planned->mode].warmup_s, pred_s = planned->pred_s;
+    int64_t planned_m = planned->minibatches;
+    if (planned_m <= 0 || trained_m <= 0 || !(pred_s > w) || !isfinite(pred_s) ||
         !(measured_s > 0.0) || !isfinite(measured_s)) {
         return 1.0;
     }
-    double ratio = (measured_s / (double) trained_m) / (pred_s / (double) planned_m);
+    double pred_trained_s = w + (double) trained_m * (pred_s - w) / (double) planned_m;
+    double ratio = measured_s / pred_trained_s;
     for (size_t k = 0; k < board->n_modes; k++) {
         board->modes[k].minibatch_s *= ratio;
+        board->modes[k].warmup_s *= ratio;
     }
+    board->warmup_ghz_s *= ratio;
     board->time_scale = (board->time_scale > 0.0 ? board->time_scale : 1.0) * ratio;
+    board->error_s = fabs(measured_s - pred_trained_s);
     return ratio;
+}
+
+static int s_cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *) a, y = *(const double *) b;
+    return (x > y) - (x < y);
+}
+
+int coord_rounds_warmup_estimate(double *extra_s, const double *cpu_ghz, size_t n,
+                                 double *ret_ghz_s, double *ret_rel_err)
+{
+    if (n == 0) {
+        return -ENOENT;
+    }
+    for (size_t j = 0; j < n; j++) {
+        extra_s[j] *= cpu_ghz[j];
+    }
+    qsort(extra_s, n, sizeof *extra_s, s_cmp_double);
+    double median = n % 2 ? extra_s[n / 2] : (extra_s[n / 2 - 1] + extra_s[n / 2]) / 2.0;
+    if (!(median > 0.0) || !isfinite(median)) {
+        return -ENOENT;
+    }
+    *ret_ghz_s = median;
+    *ret_rel_err = fmax(median - extra_s[0], extra_s[n - 1] - median) / median;
+    return 0;
+}
+
+void coord_rounds_set_warmup(coord_rounds_board_t *board, double ghz_s, double rel_err)
+{
+    double largest_s = 0.0;
+    for (size_t k = 0; k < board->n_modes; k++) {
+        coord_rounds_mode_t *md = &board->modes[k];
+        md->warmup_s = md->op.cpu_hz > 0 ? ghz_s / ((double) md->op.cpu_hz / 1e9) : 0.0;
+        largest_s = fmax(largest_s, md->warmup_s);
+    }
+    board->warmup_ghz_s = ghz_s;
+    board->error_s = rel_err * largest_s;
 }

@@ -30,6 +30,9 @@ typedef struct coord_rounds_mode {
     coord_op_t op;                         // cores and clocks (workers, batch of the rounds)
     double minibatch_s;                    // predicted seconds per local minibatch, > 0
     double power_w;                        // predicted mean power while training, W, > 0
+    double warmup_s; // a round's fixed cost in this mode: its run is one warm-up epoch (epoch
+                     // 0), whose first minibatches take this much longer than minibatch_s says;
+                     // the board's warmup_ghz_s over op's CPU clock, s (0 = none known)
 } coord_rounds_mode_t;
 
 typedef struct coord_rounds_board {
@@ -47,6 +50,12 @@ typedef struct coord_rounds_board {
     double time_scale;               // closed-loop correction (coord_rounds_correct): the factor
                                      // the modes' minibatch_s carry over the models' prediction;
                                      // 1 (or 0, never corrected) = the models' own
+    double warmup_ghz_s; // the warm-up term times the CPU clock, s x GHz (docs/rounds.md
+                         // "Warm-up"); each mode's warmup_s is this over its CPU clock; 0 = none
+    double error_s;      // how far this board's predicted finish may be off, s (0 = unknown):
+                         // the measured warm-ups' spread, then each round's measured error
+                         // (coord_rounds_correct); equal-finish keeps this margin in the window
+    size_t warmup_runs;  // profiling runs warmup_ghz_s was measured on (0: not measured)
 } coord_rounds_board_t;
 
 typedef struct coord_rounds_choice {
@@ -94,15 +103,31 @@ void coord_rounds_boards_free(coord_rounds_board_t **boards, size_t n);
 int coord_rounds_plan(const jf_rounds_t *cfg, const coord_rounds_board_t *boards, size_t n,
                       coord_rounds_choice_t *ret_choices, jf_err_t *err);
 
-// Closed-loop correction (docs/rounds.md "Closed-loop correction"): the board's last round
-// trained trained_m minibatches in measured_s against the plan's planned_m in pred_s; every mode's
-// minibatch_s is multiplied by
-//     ratio = (measured_s / trained_m) / (pred_s / planned_m)
-// and board->time_scale by the same ratio, so that the next plan predicts that mode and count at
-// the measured time. Pure: no I/O. Returns the ratio applied, or 1.0 with nothing changed when an
-// input is not positive and finite (a board that was dropped or trained nothing).
-double coord_rounds_correct(coord_rounds_board_t *board, int64_t planned_m, double pred_s,
+// Closed-loop correction (docs/rounds.md "Closed-loop correction"): the board's last round ran
+// the plan's choice (its mode, whose warm-up is W, planned->minibatches in planned->pred_s) and
+// trained trained_m minibatches in measured_s; with t = (pred_s - W) / minibatches,
+//     ratio = measured_s / (W + trained_m * t)
+// multiplies every mode's minibatch_s and warmup_s, board->warmup_ghz_s and board->time_scale,
+// so that the next plan predicts that mode and count at the measured time, and board->error_s
+// becomes |measured_s - (W + trained_m * t)|, the error this prediction had. Pure: no I/O.
+// Returns the ratio applied, or 1.0 with nothing changed when an input is not positive and
+// finite or the choice's mode is not the board's (a board that was dropped or trained nothing).
+double coord_rounds_correct(coord_rounds_board_t *board, const coord_rounds_choice_t *planned,
                             int64_t trained_m, double measured_s);
+
+// The warm-up term of one board (docs/rounds.md "Warm-up"): for profiling run j, extra_s[j] is
+// the measured time of the first minibatches of its warm-up epoch 0 minus as many at its later
+// epoch's mean time per minibatch, and cpu_ghz[j] its CPU clock (GHz, > 0). The products
+// extra_s[j] * cpu_ghz[j] are overwritten into extra_s and sorted; *ret_ghz_s is their median
+// (s x GHz) and *ret_rel_err the largest relative distance of one from it. Pure. 0, or -ENOENT
+// when n is 0 or the median is not positive (no warm-up term: the caller keeps none).
+int coord_rounds_warmup_estimate(double *extra_s, const double *cpu_ghz, size_t n,
+                                 double *ret_ghz_s, double *ret_rel_err);
+
+// Sets each mode's warmup_s to ghz_s over its CPU clock (0 for a mode without one) and the
+// board's warmup_ghz_s; its error_s becomes rel_err times the largest warmup_s of its modes (the
+// warm-up's error in the mode where it is largest). Pure.
+void coord_rounds_set_warmup(coord_rounds_board_t *board, double ghz_s, double rel_err);
 
 // The round time, spread and total energy of n choices.
 void coord_rounds_summarise(const coord_rounds_choice_t *choices, size_t n,

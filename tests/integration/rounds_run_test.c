@@ -210,6 +210,72 @@ static void s_unknown_blob(jft_fleet_t *f)
     free(why);
 }
 
+// The Nano's shard holds 40 samples, 3 minibatches of 16, fewer than the 4 asked: rounds show
+// says so (asked against trained, a note in the text table, the trained_minibatches column).
+static void s_short_shard(jft_fleet_t *f)
+{
+    char *out = jft_cli_expect(f, 0, 30000, (const char *[]){"rounds", "show", "1", NULL});
+    printf("%s\n", out);
+    assert_non_null(strstr(out, "note: rounds 1 round 2: board 'rrun-nano' trained 3 of the 4 "
+                                "minibatches asked (its shard holds fewer"));
+    assert_null(strstr(out, "board 'rrun-agx' trained")); // the others trained what was asked
+    free(out);
+    assert_int_equal(jft_fleet_sql_int(f, "SELECT count(*) FROM fl_round_board WHERE board = "
+                                          "'rrun-nano' AND minibatches = 4 AND samples = 40"),
+                     3);
+    out = jft_cli_expect(
+        f, 0, 30000, (const char *[]){"rounds", "show", "1", "--boards", "--format", "json", NULL});
+    assert_non_null(strstr(out, "\"trained_minibatches\": 3"));
+    assert_non_null(strstr(out, "\"trained_minibatches\": 4"));
+    assert_null(strstr(out, "note:")); // JSON on stdout is data only
+    free(out);
+}
+
+// export --what rounds: the rows and columns of rounds show --boards, in CSV and JSON; its
+// usage errors.
+static void s_export(jft_fleet_t *f)
+{
+    const char *formats[2] = {"csv", "json"};
+    for (int i = 0; i < 2; i++) {
+        char *show = jft_cli_expect(
+            f, 0, 30000,
+            (const char *[]){"rounds", "show", "1", "--boards", "--format", formats[i], NULL});
+        char *exp = jft_cli_expect(f, 0, 30000,
+                                   (const char *[]){"export", "--what", "rounds", "--rounds", "1",
+                                                    "--format", formats[i], NULL});
+        char *all = jft_cli_expect(
+            f, 0, 30000,
+            (const char *[]){"export", "--what", "rounds", "--format", formats[i], NULL});
+        assert_string_equal(exp, show);
+        assert_string_equal(all, show); // one rounds run in this store: all of them is the same
+        if (i == 0) {
+            assert_non_null(strstr(exp, "rounds,round,board,status"));
+            assert_non_null(strstr(exp, ",trained_minibatches\n"));
+            size_t lines = 0;
+            for (const char *p = exp; (p = strchr(p, '\n')); p++) {
+                lines++;
+            }
+            printf("rounds_export_csv_lines=%zu\n", lines);
+            assert_int_equal(lines, 1 + 3 * S_BOARDS); // header, 3 rounds of 3 boards
+        }
+        free(all);
+        free(exp);
+        free(show);
+    }
+    char *out = jft_cli_expect(
+        f, 2, 30000, (const char *[]){"export", "--what", "rounds", "--sweep", "x", NULL});
+    assert_non_null(strstr(out, "usage: jetfleet export"));
+    free(out);
+    out = jft_cli_expect(f, 2, 30000,
+                         (const char *[]){"export", "--what", "rounds", "--rounds", "7", NULL});
+    assert_non_null(strstr(out, "no rounds run 7"));
+    free(out);
+    out = jft_cli_expect(f, 2, 30000,
+                         (const char *[]){"export", "--what", "rounds", "--rounds", "x", NULL});
+    assert_non_null(strstr(out, "--rounds 'x'"));
+    free(out);
+}
+
 static void test_rounds_fedavg(void **state)
 {
     jft_fleet_t *f = *state;
@@ -253,6 +319,8 @@ static void test_rounds_fedavg(void **state)
     out = jft_cli_expect(f, 2, 30000, (const char *[]){"rounds", "show", "7", NULL});
     assert_non_null(strstr(out, "no rounds run 7"));
     free(out);
+    s_short_shard(f);
+    s_export(f);
     s_unknown_blob(f);
 }
 

@@ -3,7 +3,9 @@
  * follow known formulas, linear time and power models fitted on them and stored at board scope.
  * The board's table must hold every point of the measured grid, with the minibatches per epoch
  * of the rounds' batch size and each point's time and power as the formulas give them; a board
- * without models gets no modes; a newer model wins. */
+ * without models gets no modes; a newer model wins; runs that are not plain training (idle,
+ * roofline) in the sweep change nothing; the warm-up term is measured from the runs' epoch-0
+ * minibatch records. */
 #include "coord_rounds_plan.h"
 
 #include "coord_model.h"
@@ -55,14 +57,44 @@ static coord_op_t t_op(size_t i)
                         .batch_size = T_BATCH};
 }
 
-static void t_store_run(coord_store_t *st, const jf_run_spec_t *spec, const coord_op_t *op)
+// The warm-up of run i in test_warmup_measured: its epoch 0's first T_LOCAL minibatches take
+// this much longer than T_LOCAL of its epoch 1's: (0.30 .. 0.34) s x GHz over its CPU clock.
+static double t_warmup_s(size_t i, const coord_op_t *op)
+{
+    return (0.3 + 0.01 * (double) (i % 5)) / ((double) op->cpu_hz / T_GHZ);
+}
+
+#define T_LOCAL 10 // the rounds' local minibatches
+
+// Epoch 0's first T_LOCAL minibatch records: each at epoch 1's mean time per minibatch, the
+// first one warmup_s longer.
+static void t_store_minibatches(coord_store_t *st, const char *run, int64_t a, double e2e_us,
+                                double warmup_s)
+{
+    double n1 = ceil((double) T_SAMPLES / T_BATCH);
+    for (int k = 0; k < T_LOCAL; k++) {
+        jf_minibatch_rec_t mb = {.epoch = 0,
+                                 .index = k,
+                                 .samples = T_BATCH,
+                                 .fetch_stall_us = k == 0 ? (int64_t) (warmup_s * 1e6) : 0,
+                                 .compute_us = (int64_t) (e2e_us / n1)};
+        jf_err_t err = {0};
+        assert_int_equal(coord_store_add_minibatch(st, run, a, &mb, &err), 0);
+    }
+}
+
+static void t_store_run(coord_store_t *st, const jf_run_spec_t *spec, const coord_op_t *op,
+                        int64_t samples, double warmup_s)
 {
     jf_err_t err = {0};
     int64_t a = tstore_assign(st, spec->run_id);
     assert_int_equal(coord_store_run_start(st, spec->run_id, a, &err), 0);
+    if (warmup_s > 0.0) {
+        t_store_minibatches(st, spec->run_id, a, t_time_us(op), warmup_s);
+    }
     for (int e = 0; e < 2; e++) {
         jf_epoch_rec_t rec = tstore_epoch(e, (int64_t) t_time_us(op), 1.0);
-        rec.samples = T_SAMPLES;
+        rec.samples = samples;
         rec.has_energy = true;
         rec.avg_power_mw = t_power_mw(op);
         rec.energy_mj = rec.avg_power_mw * (double) rec.e2e_us / 1e6;
@@ -106,21 +138,44 @@ static int64_t t_put_model(coord_store_t *st, coord_target_t target, double scal
     return id;
 }
 
-static void t_build(coord_store_t *st)
+#define T_OTHERS 2 // runs of other kinds t_build_with can add
+
+// The sweep of T_RUNS training points on nx-01 (with minibatch records when warmup), and, when
+// others, an idle baseline and a roofline run on it at a point outside the grid with ten times
+// the samples: were their epochs taken for training epochs, the grid and the minibatches per
+// epoch would change.
+static void t_build_with(coord_store_t *st, bool warmup, bool others)
 {
-    static jf_run_spec_t specs[T_RUNS];
-    for (size_t i = 0; i < T_RUNS; i++) {
-        coord_op_t op = t_op(i);
-        specs[i] = tstore_spec(TSTORE_BOARD, 0);
+    static jf_run_spec_t specs[T_RUNS + T_OTHERS];
+    size_t n = T_RUNS + (others ? T_OTHERS : 0);
+    for (size_t i = 0; i < n; i++) {
+        coord_op_t op =
+            i < T_RUNS
+                ? t_op(i)
+                : (coord_op_t){
+                      .cores = 1, .cpu_hz = 729600000, .gpu_hz = 204000000, .emc_hz = 204000000};
+        specs[i] = tstore_spec(TSTORE_BOARD, i < T_RUNS ? 0 : (int) i);
         specs[i].custom = (jf_run_custom_t){
             .n_cores = op.cores, .cpu_hz = op.cpu_hz, .gpu_hz = op.gpu_hz, .emc_hz = op.emc_hz};
+        specs[i].idle_s = i == T_RUNS ? 30 : 0;
+        specs[i].roofline = i == T_RUNS + 1;
         jf_run_spec_compute_id(&specs[i]);
     }
-    (void) tstore_put(st, specs, T_RUNS);
-    for (size_t i = 0; i < T_RUNS; i++) {
-        coord_op_t op = t_op(i);
-        t_store_run(st, &specs[i], &op);
+    (void) tstore_put(st, specs, n);
+    for (size_t i = 0; i < n; i++) {
+        coord_op_t op =
+            i < T_RUNS
+                ? t_op(i)
+                : (coord_op_t){
+                      .cores = 1, .cpu_hz = 729600000, .gpu_hz = 204000000, .emc_hz = 204000000};
+        t_store_run(st, &specs[i], &op, i < T_RUNS ? T_SAMPLES : 10 * T_SAMPLES,
+                    warmup || i >= T_RUNS ? t_warmup_s(i, &op) * (i < T_RUNS ? 1.0 : 100.0) : 0.0);
     }
+}
+
+static void t_build(coord_store_t *st)
+{
+    t_build_with(st, false, false);
 }
 
 static jf_board_spec_t t_board(const char *name, jf_board_type_t type)
@@ -137,7 +192,7 @@ static jf_rounds_t t_cfg(void)
 {
     jf_rounds_t r = {.batch_size = T_BATCH,
                      .workers = 2,
-                     .local_count = 10,
+                     .local_count = T_LOCAL,
                      .policy = JF_ROUNDS_EQUAL_FINISH,
                      .spread_pct = 5.0};
     (void) snprintf(r.workload, sizeof r.workload, "lenet5-mnist");
@@ -180,6 +235,8 @@ static void test_modes_from_models(void **state)
                      m->power_w, want_s, want_w);
         }
     }
+    assert_int_equal(b->warmup_runs, 0); // no minibatch records: no warm-up term
+    assert_true(b->warmup_ghz_s == 0.0 && b->modes[0].warmup_s == 0.0);
     assert_int_equal(boards[1].n_modes, 0); // no model for nano-09: no modes, not an error
     assert_int_equal(boards[1].time_model, 0);
     assert_int_equal(boards[1].maxn_mode_id, 0); // MAXN
@@ -209,11 +266,70 @@ static void test_newest_model(void **state)
     coord_rounds_boards_free(&boards, n);
 }
 
+// Runs of other kinds in the models' sweep (an idle baseline, a roofline run) change neither the
+// grid, nor the minibatches per epoch, nor the warm-up term.
+static void test_other_kinds_left_out(void **state)
+{
+    tstore_ctx_t *ctx = *state;
+    t_build_with(ctx->store, true, true);
+    (void) t_put_model(ctx->store, COORD_TARGET_TIME, 1.0);
+    (void) t_put_model(ctx->store, COORD_TARGET_POWER, 1.0);
+    jf_board_spec_t spec = t_board(TSTORE_BOARD, JF_BOARD_XAVIER_NX);
+    const jf_board_spec_t *const ptrs[1] = {&spec};
+    jf_rounds_t cfg = t_cfg();
+    coord_rounds_board_t *boards = NULL;
+    size_t n = 0;
+    jf_err_t err = {0};
+    if (coord_rounds_boards_load(ctx->store, &cfg, ptrs, 1, &boards, &n, &err) != 0) {
+        fail_msg("%s", err.msg);
+    }
+    assert_int_equal(boards[0].n_modes, T_RUNS);
+    assert_int_equal(boards[0].minibatches_per_epoch, (T_SAMPLES + T_BATCH - 1) / T_BATCH);
+    assert_int_equal(boards[0].warmup_runs, T_RUNS);
+    assert_true(fabs(boards[0].warmup_ghz_s - 0.32) < 1e-3);
+    assert_true(fabs(boards[0].error_s - 0.02 / 1.1904) < 1e-3); // not the others' 30 s
+    coord_rounds_boards_free(&boards, n);
+}
+
+// The warm-up term: per run, its epoch 0's first T_LOCAL minibatches against T_LOCAL at its
+// epoch 1's mean, times its CPU clock; the median over the runs (0.30 x 5, 0.31 x 5, 0.32 x 5,
+// 0.33 x 5, 0.34 x 4: 0.32 s x GHz) and the largest relative distance from it (0.02 / 0.32); each
+// mode's warm-up is 0.32 s x GHz over its CPU clock, the board's error that distance at the
+// slowest clock (1.1904 GHz).
+static void test_warmup_measured(void **state)
+{
+    tstore_ctx_t *ctx = *state;
+    t_build_with(ctx->store, true, false);
+    (void) t_put_model(ctx->store, COORD_TARGET_TIME, 1.0);
+    (void) t_put_model(ctx->store, COORD_TARGET_POWER, 1.0);
+    jf_board_spec_t spec = t_board(TSTORE_BOARD, JF_BOARD_XAVIER_NX);
+    const jf_board_spec_t *const ptrs[1] = {&spec};
+    jf_rounds_t cfg = t_cfg();
+    coord_rounds_board_t *boards = NULL;
+    size_t n = 0;
+    jf_err_t err = {0};
+    if (coord_rounds_boards_load(ctx->store, &cfg, ptrs, 1, &boards, &n, &err) != 0) {
+        fail_msg("%s", err.msg);
+    }
+    print_message("rounds_boards_warmup_ghz_s=%.6f rounds_boards_warmup_error_s=%.6f runs=%zu\n",
+                  boards[0].warmup_ghz_s, boards[0].error_s, boards[0].warmup_runs);
+    assert_int_equal(boards[0].warmup_runs, T_RUNS);
+    assert_true(fabs(boards[0].warmup_ghz_s - 0.32) < 1e-3);
+    assert_true(fabs(boards[0].error_s - 0.02 / 1.1904) < 1e-3);
+    for (size_t k = 0; k < boards[0].n_modes; k++) {
+        const coord_rounds_mode_t *m = &boards[0].modes[k];
+        assert_true(fabs(m->warmup_s - 0.32 / ((double) m->op.cpu_hz / T_GHZ)) < 1e-3);
+    }
+    coord_rounds_boards_free(&boards, n);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_modes_from_models, tstore_setup, tstore_teardown),
         cmocka_unit_test_setup_teardown(test_newest_model, tstore_setup, tstore_teardown),
+        cmocka_unit_test_setup_teardown(test_other_kinds_left_out, tstore_setup, tstore_teardown),
+        cmocka_unit_test_setup_teardown(test_warmup_measured, tstore_setup, tstore_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

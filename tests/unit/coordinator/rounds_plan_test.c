@@ -341,8 +341,7 @@ static void test_correct(void **state)
     assert_int_equal(c[0].mode, 0);
     assert_int_equal(c[1].mode, 0);
     double measured_s = 1.6 * c[1].pred_s;
-    double ratio =
-        coord_rounds_correct(&b[1], c[1].minibatches, c[1].pred_s, c[1].minibatches, measured_s);
+    double ratio = coord_rounds_correct(&b[1], &c[1], c[1].minibatches, measured_s);
     assert_true(fabs(ratio - 1.6) < T_REL);
     assert_true(fabs(b[1].time_scale - 1.6) < T_REL);
     assert_true(fabs(slow[0].minibatch_s - 1.76) < T_REL);
@@ -352,18 +351,23 @@ static void test_correct(void **state)
     assert_int_equal(c[0].mode, 2);
     assert_true(c[0].meets);
     // Fewer minibatches trained (5 of 10) in half the predicted time: ratio 1, no change.
-    ratio = coord_rounds_correct(&b[0], 10, c[0].pred_s, 5, c[0].pred_s / 2.0);
+    ratio = coord_rounds_correct(&b[0], &c[0], 5, c[0].pred_s / 2.0);
     assert_true(fabs(ratio - 1.0) < T_REL);
     assert_true(fabs(fast[2].minibatch_s - 1.7) < T_REL);
     // 0.5 s per minibatch measured against 1.7 predicted.
-    ratio = coord_rounds_correct(&b[0], 10, c[0].pred_s, 4, 2.0);
+    ratio = coord_rounds_correct(&b[0], &c[0], 4, 2.0);
     assert_true(fabs(ratio - 0.5 / 1.7) < T_REL);
     assert_true(fabs(fast[0].minibatch_s - 0.5 / 1.7) < T_REL);
     assert_true(fabs(b[0].time_scale - 0.5 / 1.7) < T_REL);
     // Not measurements: nothing changes.
-    assert_true(coord_rounds_correct(&b[0], 10, c[0].pred_s, 4, NAN) == 1.0);
-    assert_true(coord_rounds_correct(&b[0], 10, 0.0, 4, 2.0) == 1.0);
-    assert_true(coord_rounds_correct(&b[0], 10, c[0].pred_s, 0, 2.0) == 1.0);
+    assert_true(coord_rounds_correct(&b[0], &c[0], 4, NAN) == 1.0);
+    coord_rounds_choice_t zero = c[0];
+    zero.pred_s = 0.0;
+    assert_true(coord_rounds_correct(&b[0], &zero, 4, 2.0) == 1.0);
+    assert_true(coord_rounds_correct(&b[0], &c[0], 0, 2.0) == 1.0);
+    zero = c[0];
+    zero.mode = 3; // not one of the board's modes
+    assert_true(coord_rounds_correct(&b[0], &zero, 4, 2.0) == 1.0);
     assert_true(fabs(fast[0].minibatch_s - 0.5 / 1.7) < T_REL);
 }
 
@@ -420,6 +424,118 @@ static void test_orin_equal_finish(void **state)
     }
 }
 
+// Equal-finish keeps each board's prediction error as a margin inside the window: a board that
+// is off by error_s must still finish within the spread when the slowest is off by its own. The
+// least-energy mode at the window's lower edge (9.05 s of [9, 10]) is then too early; the margin
+// never takes more than half the window.
+static void test_equal_finish_margin(void **state)
+{
+    (void) state;
+    coord_rounds_mode_t fast[3] = {{.mode_id = 0, .minibatch_s = 0.905, .power_w = 5.0},
+                                   {.mode_id = 1, .minibatch_s = 0.960, .power_w = 5.5},
+                                   {.mode_id = 2, .minibatch_s = 0.995, .power_w = 6.0}};
+    coord_rounds_mode_t slow[1] = {{.mode_id = 0, .minibatch_s = 1.0, .power_w = 5.0}};
+    coord_rounds_board_t b[2] = {{.name = "fast", .modes = fast, .n_modes = 3},
+                                 {.name = "slow", .modes = slow, .n_modes = 1}};
+    jf_rounds_t cfg = t_cfg(JF_ROUNDS_EQUAL_FINISH);
+    cfg.local_count = 10; // slow: 10 s; window [9, 10] s
+    cfg.spread_pct = 10.0;
+    coord_rounds_choice_t c[2];
+    jf_err_t err = {0};
+    assert_int_equal(coord_rounds_plan(&cfg, b, 2, c, &err), 0);
+    assert_int_equal(c[0].mode, 0); // no error known: the least energy, at the lower edge
+    b[0].error_s = 0.2;
+    b[1].error_s = 0.1;
+    assert_int_equal(coord_rounds_plan(&cfg, b, 2, c, &err), 0);
+    // Lower edge 0.9 * (10 + 0.2) + 0.2 = 9.38 s: 9.6 s is the cheapest at or after it.
+    assert_int_equal(c[0].mode, 1);
+    assert_true(c[0].pred_s >= 9.38 - 1e-9);
+    assert_true(c[0].meets);
+    // An error larger than the window: the edge stops at the window's middle, 9.5 s.
+    b[0].error_s = 2.0;
+    assert_int_equal(coord_rounds_plan(&cfg, b, 2, c, &err), 0);
+    assert_int_equal(c[0].mode, 1);
+    assert_true(c[0].meets);
+    fast[1].minibatch_s = 0.94; // 9.4 s: below the middle now, so the next mode
+    assert_int_equal(coord_rounds_plan(&cfg, b, 2, c, &err), 0);
+    assert_int_equal(c[0].mode, 2);
+}
+
+// A round's run is one warm-up epoch: every finish is the mode's warmup_s + m * minibatch_s, the
+// round time, the minibatches raised to reach the window and the correction all include it.
+static void test_warmup(void **state)
+{
+    (void) state;
+    coord_rounds_mode_t fast[1] = {
+        {.mode_id = 0, .minibatch_s = 0.5, .power_w = 5.0, .op = {.cpu_hz = 2000000000}}};
+    coord_rounds_mode_t slow[1] = {
+        {.mode_id = 0, .minibatch_s = 1.0, .power_w = 5.0, .op = {.cpu_hz = 500000000}}};
+    coord_rounds_board_t b[2] = {{.name = "fast", .modes = fast, .n_modes = 1},
+                                 {.name = "slow", .modes = slow, .n_modes = 1}};
+    coord_rounds_set_warmup(&b[0], 1.0, 0.0); // 1 s x GHz at 2 GHz: 0.5 s
+    coord_rounds_set_warmup(&b[1], 1.0, 0.1); // at 0.5 GHz: 2 s, off by up to 10 %
+    assert_true(fabs(fast[0].warmup_s - 0.5) < T_REL);
+    assert_true(fabs(slow[0].warmup_s - 2.0) < T_REL);
+    assert_true(fabs(b[1].error_s - 0.2) < T_REL);
+    b[1].error_s = 0.0; // the window of the test below without a margin
+    jf_rounds_t cfg = t_cfg(JF_ROUNDS_EQUAL_FINISH);
+    cfg.local_count = 10;
+    cfg.spread_pct = 10.0;
+    coord_rounds_choice_t c[2];
+    jf_err_t err = {0};
+    assert_int_equal(coord_rounds_plan(&cfg, b, 2, c, &err), 0);
+    assert_true(fabs(c[1].pred_s - 12.0) < T_REL); // 2 + 10 * 1
+    // Window [10.8, 12] s: fast needs ceil((10.8 - 0.5) / 0.5) = 21 minibatches, 11 s.
+    assert_int_equal(c[0].minibatches, 21);
+    assert_true(fabs(c[0].pred_s - 11.0) < T_REL);
+    // Measured 13 s for the 10 minibatches: the whole prediction, warm-up included, scales.
+    double ratio = coord_rounds_correct(&b[1], &c[1], 10, 13.0);
+    assert_true(fabs(ratio - 13.0 / 12.0) < T_REL);
+    assert_true(fabs(slow[0].warmup_s - 2.0 * 13.0 / 12.0) < T_REL);
+    assert_true(fabs(b[1].warmup_ghz_s - 13.0 / 12.0) < T_REL);
+    assert_true(fabs(b[1].error_s - 1.0) < T_REL);
+    assert_int_equal(coord_rounds_plan(&cfg, b, 2, c, &err), 0);
+    assert_true(fabs(c[1].pred_s - 13.0) < T_REL);
+    // 5 of 10 minibatches trained: predicted 0.5 + 5 * 0.5 = 3 s for them, measured 3.3 s.
+    coord_rounds_choice_t ten = {.mode = 0, .minibatches = 10, .pred_s = 5.5};
+    ratio = coord_rounds_correct(&b[0], &ten, 5, 3.3);
+    assert_true(fabs(ratio - 1.1) < T_REL);
+    assert_true(fabs(b[0].error_s - 0.3) < T_REL);
+    // Maxn and deadline see the warm-up too.
+    cfg.policy = JF_ROUNDS_DEADLINE;
+    cfg.deadline_us = 14 * 1000000LL;
+    assert_int_equal(coord_rounds_plan(&cfg, b, 2, c, &err), 0);
+    assert_true(c[1].meets);
+    cfg.deadline_us = 12 * 1000000LL; // 13 s needed
+    assert_int_equal(coord_rounds_plan(&cfg, b, 2, c, &err), 0);
+    assert_false(c[1].meets);
+}
+
+// The warm-up term from the profiling runs' measurements: the median of warm-up times CPU clock
+// (s x GHz), and the largest relative distance of one from it as its error.
+static void test_warmup_estimate(void **state)
+{
+    (void) state;
+    // 0.3 s at 1 GHz, 0.1 s at 2 GHz, 0.9 s at 1 GHz, 0.2 s at 1 GHz: 0.3, 0.2, 0.9, 0.2 s x GHz.
+    double extra[4] = {0.3, 0.1, 0.9, 0.2};
+    const double ghz[4] = {1.0, 2.0, 1.0, 1.0};
+    double w = 0.0, e = 0.0;
+    assert_int_equal(coord_rounds_warmup_estimate(extra, ghz, 4, &w, &e), 0);
+    assert_true(fabs(w - 0.25) < T_REL);
+    assert_true(fabs(e - 0.65 / 0.25) < T_REL);
+    double odd[3] = {0.4, -0.1, 0.25};
+    const double ghz3[3] = {1.0, 1.0, 2.0};
+    assert_int_equal(coord_rounds_warmup_estimate(odd, ghz3, 3, &w, &e), 0);
+    assert_true(fabs(w - 0.4) < T_REL);
+    assert_true(fabs(e - 0.5 / 0.4) < T_REL);
+    w = 7.0;
+    assert_int_equal(coord_rounds_warmup_estimate(odd, ghz3, 0, &w, &e), -ENOENT);
+    assert_true(w == 7.0); // nothing measured: nothing written
+    double neg[1] = {-0.2};
+    assert_int_equal(coord_rounds_warmup_estimate(neg, ghz3, 1, &w, &e), -ENOENT);
+    assert_true(w == 7.0); // no positive warm-up: no term
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -431,6 +547,9 @@ int main(void)
         cmocka_unit_test(test_equal_finish_more_minibatches),
         cmocka_unit_test(test_orin_equal_finish),
         cmocka_unit_test(test_correct),
+        cmocka_unit_test(test_equal_finish_margin),
+        cmocka_unit_test(test_warmup),
+        cmocka_unit_test(test_warmup_estimate),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
