@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -166,7 +167,15 @@ static int s_ensure_id(coord_store_t *self, char *note, jf_err_t *err)
     if (rc != -ENOENT) {
         return rc;
     }
-    rc = coord_store_exec(self, "INSERT INTO meta(key, value) VALUES('store_id', random())", COORD_NO_BINDS, err);
+    // Made here, not by SQL's random() (an integer in SQLite, a fraction in PostgreSQL): 64 bits
+    // from the kernel, the same on both back ends.
+    int64_t fresh = 0;
+    if (getrandom(&fresh, sizeof fresh, 0) != (ssize_t) sizeof fresh) {
+        return jf_err_set(err, -EIO, "store '%.200s': getrandom for a store id: %s", self->path,
+                          strerror(errno));
+    }
+    rc = coord_store_exec(self, "INSERT INTO meta(key, value) VALUES('store_id', ?)",
+                          COORD_BINDS(coord_int(fresh)), err);
     rc = rc ? rc
             : coord_store_scalar(self, "SELECT value FROM meta WHERE key = 'store_id'", COORD_NO_BINDS, &id, err);
     if (rc == 0) {

@@ -110,7 +110,7 @@ static const s_table_sql_t s_sql[COORD_TABLE_COUNT] = {
                  "ORDER BY x.epoch DESC LIMIT 1) AS final_loss FROM runs r LEFT JOIN epochs e ON "
                  "e.run = r.id AND e.attempt = r.attempt AND e.warmup = 0 LEFT JOIN boards b ON "
                  "b.name = r.board WHERE r.state = 'done' AND " S_SWEEP_FILTER
-                 " AND " S_STATE_FILTER " GROUP BY r.id ORDER BY r.ord"},
+                 " AND " S_STATE_FILTER " GROUP BY r.id, b.name ORDER BY r.ord"},
     // Federated rounds (docs/rounds.md "Records"): ?1 is the rounds run's id as text; ?2 is
     // unused. simulated = 1: times and energy are the simulator's modelled figures.
     [COORD_TABLE_FL_ROUNDS] =
