@@ -261,7 +261,6 @@ static const s_banned_t s_banned[] = {
     {"JULIANDAY", true, "julianday()"},
     {"DATETIME", true, "datetime()"},
     {"UNIXEPOCH", true, "unixepoch()"},
-    {"JSON_TREE", true, "json_tree()"},
     {"IFNULL", true, "ifnull() (use coalesce)"},
     {"IIF", true, "iif() (use CASE)"},
     {"INSTR", true, "instr()"},

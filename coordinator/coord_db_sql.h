@@ -21,14 +21,14 @@
  *                                     write; unlike it, also after this connection's own writes
  *                                     (a reader that caches on it only drops its cache more)
  * Provided as functions by coord_db_pg.c's compat script at open, not rewritten: json_extract,
- * json_each (two arguments), json_array_length (two arguments), total, sum over a boolean
- * (a comparison), group_concat, the
+ * json_each (two arguments), json_array_length (two arguments), json_tree (one argument; its ids
+ * number the nodes from 1), total, sum over a boolean (a comparison), group_concat, the
  * scalar max(a, b) / min(a, b), and pragma_table_info(table) (cid, name, type, notnull,
  * dflt_value, pk; type is PostgreSQL's name).
  * Errors (handled elsewhere, by the store per back end): any other PRAGMA, ATTACH, DETACH,
  * rowid/oid, AUTOINCREMENT, INSERT OR REPLACE|ROLLBACK|ABORT|FAIL, REPLACE INTO,
  * sqlite_schema/master, last_insert_rowid(), random() (an integer in SQLite, a fraction in
- * PostgreSQL), strftime/julianday/datetime/unixepoch(), json_tree, GLOB, REGEXP, COLLATE, the ==
+ * PostgreSQL), strftime/julianday/datetime/unixepoch(), GLOB, REGEXP, COLLATE, the ==
  * and -> / ->> operators, [bracketed] and `backquoted` identifiers, unterminated literals.
  * Not detected (no column types here): SQLite's loose typing, e.g. an INTEGER column used as a
  * boolean (WHERE online) or a comparison summed as a number. */

@@ -86,8 +86,8 @@ static const s_table_sql_t s_sql[COORD_TABLE_COUNT] = {
         {.tail = "SELECT t.run, r.board, t.attempt, t.seq, t.idx AS sample, t.t_us, "
                  "replace(substr(j.fullkey, 3), '\"', '') AS metric, j.value FROM telemetry_json t "
                  "JOIN runs r ON r.id = t.run AND r.attempt = t.attempt, json_tree(t.sample) j "
-                 "WHERE j.type IN ('integer', 'real') AND j.parent IS NOT NULL AND j.key IS NOT "
-                 "'t_us' AND " S_SWEEP_FILTER " AND " S_STATE_FILTER
+                 "WHERE j.type IN ('integer', 'real') AND j.parent IS NOT NULL AND (j.key IS "
+                 "NULL OR j.key <> 't_us') AND " S_SWEEP_FILTER " AND " S_STATE_FILTER
                  " ORDER BY r.ord, t.seq, t.idx, j.id"},
     [COORD_TABLE_SWEEPS] =
         {.tail = "SELECT s.name AS sweep, s.file, s.description, s.submitted_us, "
