@@ -150,3 +150,15 @@ if(LIBPQ_FOUND)
   set_tests_properties(unit.db_postgres unit.db_pg PROPERTIES TIMEOUT ${t} SKIP_RETURN_CODE 77)
   set_property(TEST unit.db_postgres unit.db_pg APPEND PROPERTY LABELS ecosystem)
 endif()
+if(LIBPQ_FOUND)
+  # The store's own cases on PostgreSQL (issue 13, docs/store.md §10): store_test.c and its
+  # support built with JF_DB_TEST_PG, a fresh database per case on a server main starts (jft_pg);
+  # cases about the SQLite file itself skip with a printed reason.
+  jf_add_unit_test(store_postgres
+    SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_test.c
+    ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_coord jft_pg)
+  target_compile_definitions(store_postgres_test PRIVATE JF_DB_TEST_PG)
+  math(EXPR t "90 * ${JF_TEST_TIMEOUT_SCALE}")
+  set_tests_properties(unit.store_postgres PROPERTIES TIMEOUT ${t} SKIP_RETURN_CODE 77)
+  set_property(TEST unit.store_postgres APPEND PROPERTY LABELS ecosystem)
+endif()
