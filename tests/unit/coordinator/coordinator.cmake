@@ -162,3 +162,13 @@ if(LIBPQ_FOUND)
   set_tests_properties(unit.store_postgres PROPERTIES TIMEOUT ${t} SKIP_RETURN_CODE 77)
   set_property(TEST unit.store_postgres APPEND PROPERTY LABELS ecosystem)
 endif()
+if(LIBPQ_FOUND)
+  # store_tables_test.c on PostgreSQL the same way (issue 13).
+  jf_add_unit_test(store_tables_postgres
+    SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_tables_test.c
+    ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_coord jft_pg)
+  target_compile_definitions(store_tables_postgres_test PRIVATE JF_DB_TEST_PG)
+  math(EXPR t "90 * ${JF_TEST_TIMEOUT_SCALE}")
+  set_tests_properties(unit.store_tables_postgres PROPERTIES TIMEOUT ${t} SKIP_RETURN_CODE 77)
+  set_property(TEST unit.store_tables_postgres APPEND PROPERTY LABELS ecosystem)
+endif()
