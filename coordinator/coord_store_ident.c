@@ -224,6 +224,16 @@ coord_store_t *coord_store_open_owned(const char *store_path, const char *data_d
     s_ident_t known = {0};
     bool found = false;
     ret_note[0] = '\0';
+    if (coord_db_is_postgres_uri(store_path)) {
+        // The store's queries run there (unit.store_postgres), but the coordinator's checks of
+        // its store are file checks: presence and size here, quick_check, the free-space floor.
+        // The URI is not printed: it may hold a password.
+        (void) jf_err_set(err, -ENOTSUP,
+                          "store: the coordinator does not run on a PostgreSQL store yet (its "
+                          "identity, integrity and free-space checks are SQLite's; docs/store.md "
+                          "§10)");
+        return NULL;
+    }
     if (!new_store && (s_load(data_dir, &known, &found, err) != 0 ||
                        (found && s_check_present(store_path, &known, err) != 0))) {
         return NULL;
