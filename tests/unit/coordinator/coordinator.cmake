@@ -8,7 +8,8 @@ jf_add_unit_test(store_tables
 jf_add_unit_test(registry
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/registry_test.c LIBS jf_coord)
 jf_add_unit_test(store_power
-  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_power_test.c LIBS jf_coord)
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_power_test.c
+  ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_coord)
 # The store's identity, check, backup and salvage (issue #17 §3): also under the reliability label.
 jf_add_unit_test(store_admin
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_admin_test.c
@@ -171,4 +172,14 @@ if(LIBPQ_FOUND)
   math(EXPR t "90 * ${JF_TEST_TIMEOUT_SCALE}")
   set_tests_properties(unit.store_tables_postgres PROPERTIES TIMEOUT ${t} SKIP_RETURN_CODE 77)
   set_property(TEST unit.store_tables_postgres APPEND PROPERTY LABELS ecosystem)
+endif()
+if(LIBPQ_FOUND)
+  # store_power_test.c on PostgreSQL the same way (issue 13).
+  jf_add_unit_test(store_power_postgres
+    SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_power_test.c
+    ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_coord jft_pg)
+  target_compile_definitions(store_power_postgres_test PRIVATE JF_DB_TEST_PG)
+  math(EXPR t "90 * ${JF_TEST_TIMEOUT_SCALE}")
+  set_tests_properties(unit.store_power_postgres PROPERTIES TIMEOUT ${t} SKIP_RETURN_CODE 77)
+  set_property(TEST unit.store_power_postgres APPEND PROPERTY LABELS ecosystem)
 endif()
