@@ -152,34 +152,23 @@ if(LIBPQ_FOUND)
   set_property(TEST unit.db_postgres unit.db_pg APPEND PROPERTY LABELS ecosystem)
 endif()
 if(LIBPQ_FOUND)
-  # The store's own cases on PostgreSQL (issue 13, docs/store.md §10): store_test.c and its
-  # support built with JF_DB_TEST_PG, a fresh database per case on a server main starts (jft_pg);
-  # cases about the SQLite file itself skip with a printed reason.
-  jf_add_unit_test(store_postgres
-    SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_test.c
-    ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_coord jft_pg)
-  target_compile_definitions(store_postgres_test PRIVATE JF_DB_TEST_PG)
-  math(EXPR t "90 * ${JF_TEST_TIMEOUT_SCALE}")
-  set_tests_properties(unit.store_postgres PROPERTIES TIMEOUT ${t} SKIP_RETURN_CODE 77)
-  set_property(TEST unit.store_postgres APPEND PROPERTY LABELS ecosystem)
-endif()
-if(LIBPQ_FOUND)
-  # store_tables_test.c on PostgreSQL the same way (issue 13).
-  jf_add_unit_test(store_tables_postgres
-    SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_tables_test.c
-    ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_coord jft_pg)
-  target_compile_definitions(store_tables_postgres_test PRIVATE JF_DB_TEST_PG)
-  math(EXPR t "90 * ${JF_TEST_TIMEOUT_SCALE}")
-  set_tests_properties(unit.store_tables_postgres PROPERTIES TIMEOUT ${t} SKIP_RETURN_CODE 77)
-  set_property(TEST unit.store_tables_postgres APPEND PROPERTY LABELS ecosystem)
-endif()
-if(LIBPQ_FOUND)
-  # store_power_test.c on PostgreSQL the same way (issue 13).
-  jf_add_unit_test(store_power_postgres
-    SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_power_test.c
-    ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_coord jft_pg)
-  target_compile_definitions(store_power_postgres_test PRIVATE JF_DB_TEST_PG)
-  math(EXPR t "90 * ${JF_TEST_TIMEOUT_SCALE}")
-  set_tests_properties(unit.store_power_postgres PROPERTIES TIMEOUT ${t} SKIP_RETURN_CODE 77)
-  set_property(TEST unit.store_power_postgres APPEND PROPERTY LABELS ecosystem)
+  # The store's own cases on PostgreSQL (issue 13, docs/store.md §10): a store test file and
+  # store_support.c built with JF_DB_TEST_PG as unit.<name>_postgres, a fresh database per case
+  # on a server its main starts (jft_pg); cases about the SQLite file itself skip with a
+  # printed reason.
+  function(jf_add_store_pg_test name)
+    jf_add_unit_test(${name}_postgres
+      SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/${name}_test.c
+      ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_coord jft_pg)
+    target_compile_definitions(${name}_postgres_test PRIVATE JF_DB_TEST_PG)
+    # initdb and the server's start on a loaded machine: more than the unit tests' 30 s.
+    math(EXPR t "90 * ${JF_TEST_TIMEOUT_SCALE}")
+    set_tests_properties(unit.${name}_postgres PROPERTIES TIMEOUT ${t} SKIP_RETURN_CODE 77)
+    set_property(TEST unit.${name}_postgres APPEND PROPERTY LABELS ecosystem)
+  endfunction()
+  jf_add_store_pg_test(store)
+  jf_add_store_pg_test(store_tables)
+  jf_add_store_pg_test(store_power)
+  jf_add_store_pg_test(store_blobs)
+  jf_add_store_pg_test(store_models)
 endif()
