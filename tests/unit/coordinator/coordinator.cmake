@@ -156,10 +156,15 @@ if(LIBPQ_FOUND)
   # store_support.c built with JF_DB_TEST_PG as unit.<name>_postgres, a fresh database per case
   # on a server its main starts (jft_pg); cases about the SQLite file itself skip with a
   # printed reason.
+  # Arguments after the name are the libraries under test (default jf_coord).
   function(jf_add_store_pg_test name)
+    set(libs ${ARGN})
+    if(NOT libs)
+      set(libs jf_coord)
+    endif()
     jf_add_unit_test(${name}_postgres
       SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/${name}_test.c
-      ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_coord jft_pg)
+      ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS ${libs} jft_pg)
     target_compile_definitions(${name}_postgres_test PRIVATE JF_DB_TEST_PG)
     # initdb and the server's start on a loaded machine: more than the unit tests' 30 s.
     math(EXPR t "90 * ${JF_TEST_TIMEOUT_SCALE}")
@@ -172,4 +177,5 @@ if(LIBPQ_FOUND)
   jf_add_store_pg_test(store_blobs)
   jf_add_store_pg_test(store_models)
   jf_add_store_pg_test(store_retention)
+  jf_add_store_pg_test(run_kinds jf_report)
 endif()
