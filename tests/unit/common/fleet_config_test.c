@@ -160,8 +160,9 @@ static void test_parse_base_dir(void **state)
     assert_string_equal(fleet->coord.store_path, "/var/db.sqlite");
     jf_fleet_config_destroy(&fleet);
     // A PostgreSQL URI is kept as written, not joined to data_dir (docs/store.md §10).
-    fleet = t_parse("coordinator:\n  data_dir: /abs\n  store: postgresql://lab@db/jf?sslmode=require\n"
-                    T_BOARD, "/srv", &err);
+    fleet = t_parse(
+        "coordinator:\n  data_dir: /abs\n  store: postgresql://lab@db/jf?sslmode=require\n" T_BOARD,
+        "/srv", &err);
     assert_non_null(fleet);
     assert_string_equal(fleet->coord.store_path, "postgresql://lab@db/jf?sslmode=require");
     jf_fleet_config_destroy(&fleet);

@@ -62,8 +62,10 @@ static const t_good_t s_good[] = {
      "SELECT 1 FROM r JOIN s ON s.run = r.id JOIN t ON (t.a = s.id) WHERE x", 0},
     {"SELECT 1 FROM r CROSS JOIN s, t CROSS JOIN (SELECT 1 FROM u JOIN v ON v.a = u.a) w",
      "SELECT 1 FROM r CROSS JOIN s, t CROSS JOIN (SELECT 1 FROM u JOIN v ON v.a = u.a) w", 0},
-    {"SELECT 1 FROM r cross join s WHERE 1 ORDER BY x", "SELECT 1 FROM r cross join s WHERE 1 "
-     "ORDER BY x", 0},
+    {"SELECT 1 FROM r cross join s WHERE 1 ORDER BY x",
+     "SELECT 1 FROM r cross join s WHERE 1 "
+     "ORDER BY x",
+     0},
     {"begin exclusive;", "BEGIN;", 0},
     {"COMMIT", "COMMIT", 0},
     {"SELECT total(x), group_concat(n, ', '), json_extract(m, '$.a.b') FROM t",

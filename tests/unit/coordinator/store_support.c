@@ -73,7 +73,7 @@ static int s_target(tstore_ctx_t *c)
         return -1;
     }
     char sql[64];
-    (void)snprintf(sql, sizeof sql, "CREATE DATABASE jft_store_%d", ++s_pg_dbs);
+    (void) snprintf(sql, sizeof sql, "CREATE DATABASE jft_store_%d", ++s_pg_dbs);
     coord_db_t *db = NULL;
     jf_err_t err = {0};
     int rc = coord_db_open(uri, false, &db, &err);
@@ -83,7 +83,7 @@ static int s_target(tstore_ctx_t *c)
         print_error("%s: %s\n", sql, err.msg);
         return -1;
     }
-    (void)snprintf(c->path, sizeof c->path, "postgresql:///jft_store_%d%s", s_pg_dbs, query);
+    (void) snprintf(c->path, sizeof c->path, "postgresql:///jft_store_%d%s", s_pg_dbs, query);
     return 0;
 }
 #else
@@ -103,7 +103,7 @@ bool tstore_on_postgres(void)
 
 static int s_target(tstore_ctx_t *c)
 {
-    (void)snprintf(c->path, sizeof c->path, "%s/store.db", c->dir);
+    (void) snprintf(c->path, sizeof c->path, "%s/store.db", c->dir);
     return 0;
 }
 #endif
