@@ -153,6 +153,25 @@ static int s_coord_path(const jf_yaml_node_t *map, const jf_yaml_node_t *at,
     return 0;
 }
 
+// `store`: a PostgreSQL URI ("postgresql://" or "postgres://", docs/store.md §10) is kept as
+// written; anything else is a SQLite path, resolved against data_dir.
+static int s_coord_store(jf_coord_settings_t *c, const jf_yaml_node_t *map,
+                         const jf_yaml_node_t *at, jf_err_t *err)
+{
+    const jf_yaml_node_t *v = s_opt(map, "store");
+    char raw[PATH_MAX] = {0};
+    int rc = v ? jf_yaml_node_to_str(v, raw, sizeof raw, err) : 0;
+    if (rc != 0) {
+        return rc;
+    }
+    if (strncmp(raw, "postgresql://", 13) == 0 || strncmp(raw, "postgres://", 11) == 0) {
+        (void) snprintf(c->store_path, sizeof c->store_path, "%s", raw);
+        return 0;
+    }
+    const s_path_spec_t store = {"store", JF_DEFAULT_STORE, c->data_dir};
+    return s_coord_path(map, at, &store, c->store_path, err);
+}
+
 static int s_coord_control(jf_coord_settings_t *c, const jf_yaml_node_t *map,
                            const jf_yaml_node_t *at, jf_err_t *err)
 {
@@ -302,8 +321,7 @@ static int s_parse_coord(jf_coord_settings_t *c, const jf_yaml_node_t *map,
     }
     const s_path_spec_t data = {"data_dir", JF_DEFAULT_DATA_DIR, base};
     rc = rc ? rc : s_coord_path(map, at, &data, c->data_dir, err);
-    const s_path_spec_t store = {"store", JF_DEFAULT_STORE, c->data_dir};
-    rc = rc ? rc : s_coord_path(map, at, &store, c->store_path, err);
+    rc = rc ? rc : s_coord_store(c, map, at, err);
     rc = rc ? rc : s_coord_control(c, map, at, err);
     rc = rc ? rc : s_coord_numbers(c, map, err);
     rc = rc ? rc : s_coord_heartbeat(c, map, err);

@@ -65,7 +65,8 @@ typedef struct jf_coord_settings {
     char agent_endpoint[JF_ENDPOINT_MAX + 1];   // ZeroMQ endpoint the coordinator binds for agents
     char control_endpoint[JF_ENDPOINT_MAX + 1]; // for the CLI; default ipc://<data_dir>/control.sock
     char data_dir[PATH_MAX];         // absolute (relative paths resolve against fleet.yaml's dir)
-    char store_path[PATH_MAX];       // absolute SQLite path (relative resolves against data_dir)
+    char store_path[PATH_MAX];       // absolute SQLite path (relative resolves against data_dir),
+                                     // or a postgresql:// URI as written
     int telemetry_hz;                // default telemetry rate, 1..50
     int64_t heartbeat_interval_us;   // 100 ms .. 60 s
     int64_t heartbeat_timeout_us;    // > 2 x interval, <= 10 min: board offline after this

@@ -66,6 +66,32 @@ const char coord_db_pg_compat_sql[] =
     "CREATE OR REPLACE AGGREGATE group_concat(text, text)"
     " (SFUNC = jf_group_concat_step, STYPE = text);"
     "CREATE OR REPLACE AGGREGATE group_concat(text) (SFUNC = jf_group_concat_step, STYPE = text);"
+    // SQLite's table-valued json_tree(doc): every node of the document in document order, with
+    // SQLite's type names, fullkey and path (a key that is not a letter then letters and digits
+    // is quoted, as SQLite does), parent the parent node's id (NULL for the root). id counts the
+    // nodes from 1, where SQLite's is an internal node number: only their order agrees.
+    "CREATE OR REPLACE FUNCTION json_tree(doc text) RETURNS TABLE(key text, value text,"
+    " type text, atom text, id bigint, parent bigint, fullkey text, path text)"
+    " LANGUAGE sql IMMUTABLE STRICT AS $f$"
+    " WITH RECURSIVE n(ord, key, v, fullkey, path) AS ("
+    "  SELECT ARRAY[]::bigint[], NULL::text, doc::json, '$'::text, '$'::text"
+    "  UNION ALL SELECT n.ord || e.o, e.k, e.v, n.fullkey || CASE WHEN e.arr THEN"
+    "   '[' || e.k || ']' WHEN e.k ~ '^[A-Za-z][A-Za-z0-9]*$' THEN '.' || e.k"
+    "   ELSE '.\"' || e.k || '\"' END, n.fullkey"
+    "  FROM n CROSS JOIN LATERAL ("
+    "   SELECT o.key, o.value, o.ord, false FROM json_each(CASE WHEN json_typeof(n.v) ="
+    "    'object' THEN n.v END) WITH ORDINALITY AS o(key, value, ord)"
+    "   UNION ALL SELECT (a.ord - 1)::text, a.value, a.ord, true FROM json_array_elements("
+    "    CASE WHEN json_typeof(n.v) = 'array' THEN n.v END) WITH ORDINALITY AS a(value, ord)"
+    "  ) AS e(k, v, o, arr)),"
+    " t AS (SELECT n.*, row_number() OVER (ORDER BY n.ord) AS id FROM n)"
+    " SELECT t.key, jf_sqlite_json_value(t.v), CASE json_typeof(t.v) WHEN 'number' THEN"
+    "  CASE WHEN t.v::text ~ '^-?[0-9]+$' THEN 'integer' ELSE 'real' END"
+    "  WHEN 'string' THEN 'text' WHEN 'boolean' THEN t.v::text ELSE json_typeof(t.v) END,"
+    "  CASE WHEN json_typeof(t.v) IN ('object', 'array') THEN NULL"
+    "  ELSE jf_sqlite_json_value(t.v) END, t.id, p.id, t.fullkey, t.path"
+    " FROM t LEFT JOIN t AS p ON cardinality(t.ord) > 0"
+    "  AND p.ord = t.ord[1:cardinality(t.ord) - 1] ORDER BY t.id $f$;"
     // SQLite's scalar max(a, b) and min(a, b): NULL when either is NULL (greatest/least skip
     // NULLs).
     "CREATE OR REPLACE FUNCTION max(a anycompatible, b anycompatible) RETURNS anycompatible"
@@ -88,4 +114,13 @@ const char coord_db_pg_compat_sql[] =
     " FROM information_schema.columns AS c"
     " WHERE c.table_schema = current_schema() AND c.table_name = t ORDER BY c.ordinal_position"
     " $f$;"
+    // The store's telemetry_json view calls coord_telemetry_json, which unpacks SQLite's packed
+    // samples in C (coord_telemetry_pack.h) and has no PostgreSQL counterpart yet (issue 13):
+    // here it exists so the view can be created, and reading a sample from it fails saying so
+    // (ERRCODE 0A000, feature_not_supported), never a wrong value.
+    "CREATE OR REPLACE FUNCTION coord_telemetry_json(base text, base_t_us bigint, t_us bigint,"
+    " vals bytea) RETURNS text LANGUAGE plpgsql STABLE AS $f$ BEGIN"
+    "  RAISE EXCEPTION 'coord_telemetry_json: the packed telemetry samples are decoded on SQLite"
+    " only, not on PostgreSQL (issue 13)' USING ERRCODE = '0A000';"
+    " END $f$;"
     "COMMIT;";

@@ -261,7 +261,6 @@ static const s_banned_t s_banned[] = {
     {"JULIANDAY", true, "julianday()"},
     {"DATETIME", true, "datetime()"},
     {"UNIXEPOCH", true, "unixepoch()"},
-    {"JSON_TREE", true, "json_tree()"},
     {"IFNULL", true, "ifnull() (use coalesce)"},
     {"IIF", true, "iif() (use CASE)"},
     {"INSTR", true, "instr()"},
@@ -353,7 +352,35 @@ static bool s_type(s_rw_t *rw, size_t i, size_t *ret_last)
     return false;
 }
 
-// INSERT OR <x>, BEGIN <mode>, WITHOUT ROWID, REPLACE INTO: *ret_last is the last token used.
+// True when the join whose JOIN keyword is token i has an ON clause: an ON at the same depth
+// before the next join, clause or the end of the enclosing parentheses.
+static bool s_join_has_on(const s_rw_t *rw, size_t i)
+{
+    static const char *const stops[] = {"JOIN",  "CROSS", "LEFT",  "INNER", "NATURAL", "WHERE",
+                                        "GROUP", "ORDER", "LIMIT", "UNION", ",",       ";"};
+    int depth = 0;
+    for (i = s_next(rw, i); i < rw->n; i = s_next(rw, i)) {
+        depth += s_is(rw, i, "(") ? 1 : s_is(rw, i, ")") ? -1 : 0;
+        if (depth < 0) {
+            return false;
+        }
+        if (depth > 0) {
+            continue;
+        }
+        if (s_is(rw, i, "ON")) {
+            return true;
+        }
+        for (size_t k = 0; k < sizeof stops / sizeof stops[0]; k++) {
+            if (s_is(rw, i, stops[k])) {
+                return false;
+            }
+        }
+    }
+    return false;
+}
+
+// INSERT OR <x>, BEGIN <mode>, WITHOUT ROWID, REPLACE INTO, CROSS JOIN ... ON: *ret_last is the
+// last token used.
 static int s_statement_word(s_rw_t *rw, size_t i, size_t *ret_last, bool *ret_done)
 {
     size_t a = s_next(rw, i), b = s_next(rw, a);
@@ -379,6 +406,13 @@ static int s_statement_word(s_rw_t *rw, size_t i, size_t *ret_last, bool *ret_do
         return 0;
     }
     if (s_is(rw, i, "WITHOUT") && s_is(rw, a, "ROWID")) {
+        *ret_last = a;
+        return 0;
+    }
+    // SQLite's CROSS JOIN with an ON clause is an inner join whose table order the planner
+    // keeps; PostgreSQL allows no ON after CROSS JOIN.
+    if (s_is(rw, i, "CROSS") && s_is(rw, a, "JOIN") && s_join_has_on(rw, a)) {
+        s_puts(&rw->out, "JOIN");
         *ret_last = a;
         return 0;
     }

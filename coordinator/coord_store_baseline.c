@@ -12,9 +12,9 @@
 static const char s_sql[] =
     "SELECT r.id, r.board, r.power_mode_id, r.power_mode, coalesce(r.power, r.power_mode),"
     " r.custom_cores IS NOT NULL, r.dvfs_off, r.telemetry_off, r.telemetry_hz, r.idle_s,"
-    " coalesce(e.avg_power_mw, json_extract(r.measure, '$.energy.avg_power_mw')),"
+    " coalesce(e.avg_power_mw, CAST(json_extract(r.measure, '$.energy.avg_power_mw') AS REAL)),"
     " coalesce(json_extract(r.measure, '$.energy.source'), ''),"
-    " coalesce(json_extract(r.measure, '$.telemetry.samples'), 0), r.finished_us"
+    " coalesce(CAST(json_extract(r.measure, '$.telemetry.samples') AS INTEGER), 0), r.finished_us"
     " FROM runs r LEFT JOIN epochs e ON e.run = r.id AND e.attempt = r.attempt AND e.epoch = 0"
     " WHERE r.board = ?1 AND r.idle_s > 0 AND r.state = 'done' AND r.id = (SELECT r2.id FROM runs"
     " r2 WHERE r2.board = r.board AND r2.idle_s > 0 AND r2.state = 'done' AND"

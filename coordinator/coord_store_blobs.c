@@ -86,7 +86,7 @@ int coord_store_weights_add_chunk(coord_store_t *self, const char *run, int64_t 
                                   const jf_msg_blob_chunk_t *c, jf_err_t *err)
 {
     return coord_store_exec(self,
-                            "INSERT OR IGNORE INTO weight_chunks(run, attempt, offset, blob,"
+                            "INSERT OR IGNORE INTO weight_chunks(run, attempt, \"offset\", blob,"
                             " size_bytes, data) VALUES(?, ?, ?, ?, ?, ?)",
                             COORD_BINDS(coord_text(run), coord_int(attempt), coord_int(c->offset),
                                         coord_text(c->blob), coord_int(c->size_bytes),
@@ -138,8 +138,8 @@ static int s_collect(coord_store_t *self, const char *run, int64_t attempt, s_as
 {
     coord_db_stmt_t *st =
         coord_store_stmt(self,
-                         "SELECT offset, blob, size_bytes, data FROM weight_chunks"
-                         " WHERE run = ? AND attempt = ? ORDER BY offset",
+                         "SELECT \"offset\", blob, size_bytes, data FROM weight_chunks"
+                         " WHERE run = ? AND attempt = ? ORDER BY \"offset\"",
                          COORD_BINDS(coord_text(run), coord_int(attempt)), err);
     if (!st) {
         return -EIO;
@@ -175,8 +175,8 @@ int coord_store_weights_assemble(coord_store_t *self, const char *run, int64_t a
     rc = rc ? rc : coord_store_blob_put(self, a.bytes, (size_t) a.size, sha, err);
     rc = rc ? rc
             : coord_store_exec(self,
-                               "INSERT OR REPLACE INTO run_weights(run, attempt, blob)"
-                               " VALUES(?, ?, ?)",
+                               "INSERT INTO run_weights(run, attempt, blob) VALUES(?, ?, ?)"
+                               " ON CONFLICT(run, attempt) DO UPDATE SET blob = excluded.blob",
                                COORD_BINDS(coord_text(run), coord_int(attempt), coord_text(sha)),
                                err);
     rc = rc ? rc

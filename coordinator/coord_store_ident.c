@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -166,7 +167,15 @@ static int s_ensure_id(coord_store_t *self, char *note, jf_err_t *err)
     if (rc != -ENOENT) {
         return rc;
     }
-    rc = coord_store_exec(self, "INSERT INTO meta(key, value) VALUES('store_id', random())", COORD_NO_BINDS, err);
+    // Made here, not by SQL's random() (an integer in SQLite, a fraction in PostgreSQL): 64 bits
+    // from the kernel, the same on both back ends.
+    int64_t fresh = 0;
+    if (getrandom(&fresh, sizeof fresh, 0) != (ssize_t) sizeof fresh) {
+        return jf_err_set(err, -EIO, "store '%.200s': getrandom for a store id: %s", self->path,
+                          strerror(errno));
+    }
+    rc = coord_store_exec(self, "INSERT INTO meta(key, value) VALUES('store_id', ?)",
+                          COORD_BINDS(coord_int(fresh)), err);
     rc = rc ? rc
             : coord_store_scalar(self, "SELECT value FROM meta WHERE key = 'store_id'", COORD_NO_BINDS, &id, err);
     if (rc == 0) {
@@ -215,6 +224,16 @@ coord_store_t *coord_store_open_owned(const char *store_path, const char *data_d
     s_ident_t known = {0};
     bool found = false;
     ret_note[0] = '\0';
+    if (coord_db_is_postgres_uri(store_path)) {
+        // The store's queries run there (unit.store_postgres), but the coordinator's checks of
+        // its store are file checks: presence and size here, quick_check, the free-space floor.
+        // The URI is not printed: it may hold a password.
+        (void) jf_err_set(err, -ENOTSUP,
+                          "store: the coordinator does not run on a PostgreSQL store yet (its "
+                          "identity, integrity and free-space checks are SQLite's; docs/store.md "
+                          "§10)");
+        return NULL;
+    }
     if (!new_store && (s_load(data_dir, &known, &found, err) != 0 ||
                        (found && s_check_present(store_path, &known, err) != 0))) {
         return NULL;

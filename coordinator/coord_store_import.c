@@ -132,6 +132,6 @@ int coord_store_import_run(coord_store_t *self, const char *sweep, const coord_i
               : coord_store_exec(
                     self,
                     "INSERT INTO sweep_runs(sweep, run, ord) VALUES(?, ?, ?)"
-                    " ON CONFLICT DO UPDATE SET ord = excluded.ord",
+                    " ON CONFLICT(sweep, run) DO UPDATE SET ord = excluded.ord",
                     COORD_BINDS(coord_text(sweep), coord_text(run->id), coord_int(run->ord)), err);
 }

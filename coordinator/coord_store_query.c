@@ -86,8 +86,8 @@ static const s_table_sql_t s_sql[COORD_TABLE_COUNT] = {
         {.tail = "SELECT t.run, r.board, t.attempt, t.seq, t.idx AS sample, t.t_us, "
                  "replace(substr(j.fullkey, 3), '\"', '') AS metric, j.value FROM telemetry_json t "
                  "JOIN runs r ON r.id = t.run AND r.attempt = t.attempt, json_tree(t.sample) j "
-                 "WHERE j.type IN ('integer', 'real') AND j.parent IS NOT NULL AND j.key IS NOT "
-                 "'t_us' AND " S_SWEEP_FILTER " AND " S_STATE_FILTER
+                 "WHERE j.type IN ('integer', 'real') AND j.parent IS NOT NULL AND (j.key IS "
+                 "NULL OR j.key <> 't_us') AND " S_SWEEP_FILTER " AND " S_STATE_FILTER
                  " ORDER BY r.ord, t.seq, t.idx, j.id"},
     [COORD_TABLE_SWEEPS] =
         {.tail = "SELECT s.name AS sweep, s.file, s.description, s.submitted_us, "
@@ -110,7 +110,7 @@ static const s_table_sql_t s_sql[COORD_TABLE_COUNT] = {
                  "ORDER BY x.epoch DESC LIMIT 1) AS final_loss FROM runs r LEFT JOIN epochs e ON "
                  "e.run = r.id AND e.attempt = r.attempt AND e.warmup = 0 LEFT JOIN boards b ON "
                  "b.name = r.board WHERE r.state = 'done' AND " S_SWEEP_FILTER
-                 " AND " S_STATE_FILTER " GROUP BY r.id ORDER BY r.ord"},
+                 " AND " S_STATE_FILTER " GROUP BY r.id, b.name ORDER BY r.ord"},
     // Federated rounds (docs/rounds.md "Records"): ?1 is the rounds run's id as text; ?2 is
     // unused. simulated = 1: times and energy are the simulator's modelled figures.
     [COORD_TABLE_FL_ROUNDS] =

@@ -14,8 +14,11 @@ static const char s_bench_sql[] =
     " FROM runs AS r JOIN epochs AS e ON e.run = r.id AND e.attempt = r.attempt"
     " LEFT JOIN boards AS b ON b.name = r.board"
     " WHERE r.board = ?1 AND r.roofline = 1 AND r.state = 'done' AND e.warmup = 0"
-    " AND e.bench IS NOT NULL AND e.work_flop IS NOT NULL AND (?2 IS NULL OR pw = ?2)"
-    " GROUP BY pw, e.bench ORDER BY pw, e.bench";
+    " AND e.bench IS NOT NULL AND e.work_flop IS NOT NULL"
+    " AND (?2 IS NULL OR coalesce(r.power, r.power_mode) = ?2)"
+    // One board (?1), so one platform: naming it in GROUP BY changes no group, and PostgreSQL
+    // wants every selected column grouped; WHERE repeats pw's expression for the same reason.
+    " GROUP BY pw, e.bench, b.platform ORDER BY pw, e.bench";
 
 static const char s_measured_sql[] =
     "SELECT coalesce(r.power, r.power_mode) AS pw, r.model, r.batch_size, count(*),"
@@ -28,7 +31,7 @@ static const char s_measured_sql[] =
     // concurrent inference, not in a container (docs/analysis.md "Run kinds").
     " AND coalesce(r.idle_s, 0) = 0 AND coalesce(r.concurrent_infer_model, '') = ''"
     " AND coalesce(nullif(r.runtime, ''), 'bare') = 'bare'"
-    " AND (?2 IS NULL OR pw = ?2)"
+    " AND (?2 IS NULL OR coalesce(r.power, r.power_mode) = ?2)"
     " GROUP BY pw, r.model, r.batch_size ORDER BY pw, r.model, r.batch_size";
 
 static void s_text(char *dst, coord_db_stmt_t *st, int col)

@@ -48,9 +48,16 @@ int coord_store_fl_round_put(coord_store_t *self, const coord_fl_round_t *r, jf_
 {
     return coord_store_exec(
         self,
-        "INSERT OR REPLACE INTO fl_round(rounds, round, init_blob, avg_blob, boards, boards_in,"
+        "INSERT INTO fl_round(rounds, round, init_blob, avg_blob, boards, boards_in,"
         " samples, loss, round_s, spread_s, spread_pct, energy_j, simulated, started_us,"
-        " finished_us) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " finished_us) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT(rounds, round) DO UPDATE SET init_blob = excluded.init_blob,"
+        " avg_blob = excluded.avg_blob, boards = excluded.boards,"
+        " boards_in = excluded.boards_in, samples = excluded.samples, loss = excluded.loss,"
+        " round_s = excluded.round_s, spread_s = excluded.spread_s,"
+        " spread_pct = excluded.spread_pct, energy_j = excluded.energy_j,"
+        " simulated = excluded.simulated, started_us = excluded.started_us,"
+        " finished_us = excluded.finished_us",
         COORD_BINDS(coord_int(r->rounds), coord_int(r->round), coord_text(s_or_null(r->init_blob)),
                     coord_text(s_or_null(r->avg_blob)), coord_int(r->boards),
                     coord_int(r->boards_in), coord_int(r->samples), coord_real(r->loss),
@@ -64,9 +71,15 @@ int coord_store_fl_board_put(coord_store_t *self, const coord_fl_board_t *b, jf_
 {
     return coord_store_exec(
         self,
-        "INSERT OR REPLACE INTO fl_round_board(rounds, round, board, run, status, simulated, mode,"
+        "INSERT INTO fl_round_board(rounds, round, board, run, status, simulated, mode,"
         " minibatches, samples, loss, start_s, finish_s, idle_s, energy_j, pred_s, pred_j, blob,"
-        " detail) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " detail) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        " ON CONFLICT(rounds, round, board) DO UPDATE SET run = excluded.run,"
+        " status = excluded.status, simulated = excluded.simulated, mode = excluded.mode,"
+        " minibatches = excluded.minibatches, samples = excluded.samples, loss = excluded.loss,"
+        " start_s = excluded.start_s, finish_s = excluded.finish_s, idle_s = excluded.idle_s,"
+        " energy_j = excluded.energy_j, pred_s = excluded.pred_s, pred_j = excluded.pred_j,"
+        " blob = excluded.blob, detail = excluded.detail",
         COORD_BINDS(coord_int(b->rounds), coord_int(b->round), coord_text(b->board),
                     coord_text(s_or_null(b->run)), coord_text(b->status),
                     coord_int(b->simulated ? 1 : 0), coord_text(s_or_null(b->mode)),

@@ -12,8 +12,8 @@
     "FROM epochs e WHERE e.run = r.id AND e.attempt = r.attempt AND e.epoch >= min(1, r.epochs - " \
     "1)) AS " x
 #define S_SAMPLES(key, x)                                                                          \
-    "(SELECT avg(json_extract(t.sample, '$." key "')) FROM telemetry_json t WHERE t.run = r.id "   \
-    "AND t.attempt = r.attempt) AS " x
+    "(SELECT avg(CAST(json_extract(t.sample, '$." key "') AS REAL)) FROM telemetry_json t "        \
+    "WHERE t.run = r.id AND t.attempt = r.attempt) AS " x
 
 static const char s_sql[] =
     "WITH m AS (SELECT r.id, r.board, r.workload, coalesce(r.power, r.power_mode) AS power,"

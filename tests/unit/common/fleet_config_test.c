@@ -159,6 +159,17 @@ static void test_parse_base_dir(void **state)
     assert_string_equal(fleet->coord.data_dir, "/abs");
     assert_string_equal(fleet->coord.store_path, "/var/db.sqlite");
     jf_fleet_config_destroy(&fleet);
+    // A PostgreSQL URI is kept as written, not joined to data_dir (docs/store.md §10).
+    fleet = t_parse(
+        "coordinator:\n  data_dir: /abs\n  store: postgresql://lab@db/jf?sslmode=require\n" T_BOARD,
+        "/srv", &err);
+    assert_non_null(fleet);
+    assert_string_equal(fleet->coord.store_path, "postgresql://lab@db/jf?sslmode=require");
+    jf_fleet_config_destroy(&fleet);
+    fleet = t_parse("coordinator:\n  store: postgres:///jf\n" T_BOARD, "/srv", &err);
+    assert_non_null(fleet);
+    assert_string_equal(fleet->coord.store_path, "postgres:///jf");
+    jf_fleet_config_destroy(&fleet);
     char cwd[PATH_MAX] = {0};
     assert_non_null(getcwd(cwd, sizeof cwd));
     char expect[PATH_MAX + 32] = {0};

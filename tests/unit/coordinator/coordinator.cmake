@@ -8,7 +8,8 @@ jf_add_unit_test(store_tables
 jf_add_unit_test(registry
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/registry_test.c LIBS jf_coord)
 jf_add_unit_test(store_power
-  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_power_test.c LIBS jf_coord)
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_power_test.c
+  ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_coord)
 # The store's identity, check, backup and salvage (issue #17 §3): also under the reliability label.
 jf_add_unit_test(store_admin
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_admin_test.c
@@ -149,4 +150,36 @@ if(LIBPQ_FOUND)
   math(EXPR t "90 * ${JF_TEST_TIMEOUT_SCALE}")
   set_tests_properties(unit.db_postgres unit.db_pg PROPERTIES TIMEOUT ${t} SKIP_RETURN_CODE 77)
   set_property(TEST unit.db_postgres unit.db_pg APPEND PROPERTY LABELS ecosystem)
+endif()
+if(LIBPQ_FOUND)
+  # The store's own cases on PostgreSQL (issue 13, docs/store.md §10): a store test file and
+  # store_support.c built with JF_DB_TEST_PG as unit.<name>_postgres, a fresh database per case
+  # on a server its main starts (jft_pg); cases about the SQLite file itself skip with a
+  # printed reason.
+  # Arguments after the name are the libraries under test (default jf_coord).
+  function(jf_add_store_pg_test name)
+    set(libs ${ARGN})
+    if(NOT libs)
+      set(libs jf_coord)
+    endif()
+    jf_add_unit_test(${name}_postgres
+      SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/${name}_test.c
+      ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS ${libs} jft_pg)
+    target_compile_definitions(${name}_postgres_test PRIVATE JF_DB_TEST_PG)
+    # initdb and the server's start on a loaded machine: more than the unit tests' 30 s.
+    math(EXPR t "90 * ${JF_TEST_TIMEOUT_SCALE}")
+    set_tests_properties(unit.${name}_postgres PROPERTIES TIMEOUT ${t} SKIP_RETURN_CODE 77)
+    set_property(TEST unit.${name}_postgres APPEND PROPERTY LABELS ecosystem)
+  endfunction()
+  jf_add_store_pg_test(store)
+  jf_add_store_pg_test(store_tables)
+  jf_add_store_pg_test(store_power)
+  jf_add_store_pg_test(store_blobs)
+  jf_add_store_pg_test(store_models)
+  jf_add_store_pg_test(store_retention)
+  jf_add_store_pg_test(store_import)
+  jf_add_store_pg_test(run_kinds jf_report)
+  jf_add_store_pg_test(validity jf_analysis)
+  jf_add_store_pg_test(report jf_report)
+  jf_add_store_pg_test(rounds_boards jf_rounds)
 endif()

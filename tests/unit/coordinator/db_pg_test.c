@@ -126,6 +126,11 @@ static const char *const s_compat_queries[] = {
     "SELECT coalesce(CAST(json_extract(doc, '$.a.b') AS REAL), 0),"
     " coalesce(CAST(json_extract(doc, '$.a.i') AS INTEGER), 0),"
     " coalesce(json_extract(doc, '$.a.s'), '') FROM j ORDER BY id",
+    // json_tree's ids are SQLite's internal node numbers: compare the order, not the numbers.
+    "SELECT j.id, t.key, t.value, t.type, t.atom, t.parent IS NULL, t.fullkey, t.path"
+    " FROM j, json_tree(j.doc) AS t ORDER BY j.id, t.id",
+    "SELECT j.id, t.fullkey, t.value FROM j, json_tree(j.doc) AS t"
+    " WHERE t.type IN ('integer', 'real') AND t.parent IS NOT NULL ORDER BY j.id, t.id",
     "SELECT json_array_length(doc, '$.cl'), json_array_length(doc, '$.a'),"
     " json_array_length(doc, '$.nope') FROM j ORDER BY id",
     "SELECT total(x), total(x > 1), total(y), count(*) FROM n",

@@ -59,7 +59,10 @@ static void s_import(tstore_ctx_t *c, const char *sweep, const char *source)
     coord_import_opts_t o = {.path = path, .sweep = sweep};
     coord_import_result_t res = {0};
     jf_err_t err = {0};
-    assert_int_equal(coord_import_csv(c->store, &o, NULL, NULL, &res, &err), 0);
+    int rc = coord_import_csv(c->store, &o, NULL, NULL, &res, &err);
+    if (rc != 0) {
+        fail_msg("import: %s", err.msg);
+    }
     assert_int_equal(res.runs, S_BOARDS * S_MODES);
 }
 
@@ -243,5 +246,11 @@ int main(void)
                                         tstore_teardown),
         cmocka_unit_test(test_html_is_one_safe_file),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int rc = tstore_main_begin();
+    if (rc != 0) {
+        return rc;
+    }
+    rc = cmocka_run_group_tests(tests, NULL, NULL);
+    tstore_main_end();
+    return rc;
 }

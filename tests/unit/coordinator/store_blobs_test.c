@@ -139,5 +139,11 @@ int main(void)
         T_TEST(test_assemble_in_any_order_with_retransmissions),
         T_TEST(test_assemble_refuses),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int rc = tstore_main_begin();
+    if (rc != 0) {
+        return rc;
+    }
+    rc = cmocka_run_group_tests(tests, NULL, NULL);
+    tstore_main_end();
+    return rc;
 }

@@ -2,6 +2,7 @@
  * wrote (read back with plain SQL and through coord_store_obs_each), a bad row skips its whole
  * run with its line number, a re-import is idempotent, a store failure rolls everything back,
  * and header problems (unknown or missing column) and broken quoting are refused whole. */
+#include "coord_db.h"
 #include "coord_import.h"
 #include "store_support.h"
 
@@ -87,34 +88,43 @@ static int s_import(tstore_ctx_t *c, const char *path, s_reports_t *rep, coord_i
     return coord_import_csv(c->store, &o, s_collect, rep, res, err);
 }
 
+// The store read on a connection of its own, through the seam (a file or a PostgreSQL URI).
+static coord_db_stmt_t *s_prepare(const tstore_ctx_t *c, const char *sql, coord_db_t **ret_db)
+{
+    jf_err_t err = {0};
+    if (coord_db_open(c->path, true, ret_db, &err) != 0) {
+        fail_msg("open %s: %s", c->path, err.msg);
+    }
+    coord_db_stmt_t *st = coord_db_prepare(*ret_db, sql, &err);
+    if (!st) {
+        fail_msg("prepare: %s", err.msg);
+    }
+    return st;
+}
+
 static int64_t s_count(const tstore_ctx_t *c, const char *sql)
 {
-    sqlite3 *db = NULL;
-    sqlite3_stmt *st = NULL;
-    assert_int_equal(sqlite3_open_v2(c->path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    int64_t n = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(db);
+    coord_db_t *db = NULL;
+    coord_db_stmt_t *st = s_prepare(c, sql, &db);
+    assert_int_equal(coord_db_step(st), COORD_DB_ROW);
+    int64_t n = coord_db_col_int64(st, 0);
+    coord_db_finalize(st);
+    coord_db_close(&db);
     return n;
 }
 
 // Every epoch stored, checked against the row the test wrote (matched by board and epoch).
 static void s_expect_good_rows(const tstore_ctx_t *c)
 {
-    sqlite3 *db = NULL;
-    sqlite3_stmt *st = NULL;
-    assert_int_equal(sqlite3_open_v2(c->path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_prepare_v2(
-                         db,
-                         "SELECT r.board, e.epoch, e.warmup, e.e2e_us, e.fetch_stall_us,"
-                         " e.compute_us, e.energy_mj, e.avg_power_mw, r.custom_cores,"
-                         " r.custom_cpu_hz, r.custom_gpu_hz, r.custom_emc_hz, r.state, b.platform,"
-                         " b.type, r.workers, r.batch_size FROM epochs e JOIN runs r ON r.id ="
-                         " e.run JOIN boards b ON b.name = r.board WHERE e.run = ?",
-                         -1, &st, NULL),
-                     SQLITE_OK);
+    coord_db_t *db = NULL;
+    coord_db_stmt_t *st =
+        s_prepare(c,
+                  "SELECT r.board, e.epoch, e.warmup, e.e2e_us, e.fetch_stall_us,"
+                  " e.compute_us, e.energy_mj, e.avg_power_mw, r.custom_cores,"
+                  " r.custom_cpu_hz, r.custom_gpu_hz, r.custom_emc_hz, r.state, b.platform,"
+                  " b.type, r.workers, r.batch_size FROM epochs e JOIN runs r ON r.id ="
+                  " e.run JOIN boards b ON b.name = r.board WHERE e.run = ?",
+                  &db);
     for (size_t i = 0; i < S_N_GOOD; i++) {
         const s_row_t *w = &s_good[i];
         coord_import_run_t key = {.cores = w->cores,
@@ -128,35 +138,35 @@ static void s_expect_good_rows(const tstore_ctx_t *c)
         (void) snprintf(key.storage, sizeof key.storage, "unknown");
         char id[JF_RUN_ID_LEN + 1];
         coord_import_run_id("lab", &key, id);
-        sqlite3_reset(st);
-        sqlite3_bind_text(st, 1, id, -1, SQLITE_TRANSIENT);
+        coord_db_reset(st);
+        assert_int_equal(coord_db_bind_text(st, 1, id), 0);
         bool found = false;
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            if (sqlite3_column_int(st, 1) != w->epoch) {
+        while (coord_db_step(st) == COORD_DB_ROW) {
+            if (coord_db_col_int64(st, 1) != w->epoch) {
                 continue;
             }
             found = true;
-            assert_string_equal((const char *) sqlite3_column_text(st, 0), w->board);
-            assert_int_equal(sqlite3_column_int(st, 2), w->epoch == 0);
-            assert_int_equal(sqlite3_column_int64(st, 3), llround(w->time_s * 1e6));
-            assert_int_equal(sqlite3_column_int64(st, 4), llround(w->stall_s * 1e6));
-            assert_int_equal(sqlite3_column_int64(st, 5), llround(w->compute_s * 1e6));
-            assert_true(fabs(sqlite3_column_double(st, 6) - w->energy_j * 1000.0) < 1e-6);
-            assert_true(fabs(sqlite3_column_double(st, 7) - w->power_w * 1000.0) < 1e-6);
-            assert_int_equal(sqlite3_column_int(st, 8), w->cores);
-            assert_int_equal(sqlite3_column_int64(st, 9), w->cpu_hz);
-            assert_int_equal(sqlite3_column_int64(st, 10), INT64_C(1300500000));
-            assert_int_equal(sqlite3_column_int64(st, 11), INT64_C(3199000000));
-            assert_string_equal((const char *) sqlite3_column_text(st, 12), "done");
-            assert_string_equal((const char *) sqlite3_column_text(st, 13), "imported");
-            assert_string_equal((const char *) sqlite3_column_text(st, 14), "orin-agx");
-            assert_int_equal(sqlite3_column_int(st, 15), 4);
-            assert_int_equal(sqlite3_column_int(st, 16), 64);
+            assert_string_equal(coord_db_col_text(st, 0), w->board);
+            assert_int_equal(coord_db_col_int64(st, 2), w->epoch == 0);
+            assert_int_equal(coord_db_col_int64(st, 3), llround(w->time_s * 1e6));
+            assert_int_equal(coord_db_col_int64(st, 4), llround(w->stall_s * 1e6));
+            assert_int_equal(coord_db_col_int64(st, 5), llround(w->compute_s * 1e6));
+            assert_true(fabs(coord_db_col_double(st, 6) - w->energy_j * 1000.0) < 1e-6);
+            assert_true(fabs(coord_db_col_double(st, 7) - w->power_w * 1000.0) < 1e-6);
+            assert_int_equal(coord_db_col_int64(st, 8), w->cores);
+            assert_int_equal(coord_db_col_int64(st, 9), w->cpu_hz);
+            assert_int_equal(coord_db_col_int64(st, 10), INT64_C(1300500000));
+            assert_int_equal(coord_db_col_int64(st, 11), INT64_C(3199000000));
+            assert_string_equal(coord_db_col_text(st, 12), "done");
+            assert_string_equal(coord_db_col_text(st, 13), "imported");
+            assert_string_equal(coord_db_col_text(st, 14), "orin-agx");
+            assert_int_equal(coord_db_col_int64(st, 15), 4);
+            assert_int_equal(coord_db_col_int64(st, 16), 64);
         }
         assert_true(found);
     }
-    sqlite3_finalize(st);
-    sqlite3_close(db);
+    coord_db_finalize(st);
+    coord_db_close(&db);
 }
 
 typedef struct s_obs_sum {
@@ -245,14 +255,12 @@ static const char s_dump_sql[] =
 
 static char *s_dump(const tstore_ctx_t *c)
 {
-    sqlite3 *db = NULL;
-    sqlite3_stmt *st = NULL;
-    assert_int_equal(sqlite3_open_v2(c->path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_prepare_v2(db, s_dump_sql, -1, &st, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    char *d = strdup((const char *) sqlite3_column_text(st, 0));
-    sqlite3_finalize(st);
-    sqlite3_close(db);
+    coord_db_t *db = NULL;
+    coord_db_stmt_t *st = s_prepare(c, s_dump_sql, &db);
+    assert_int_equal(coord_db_step(st), COORD_DB_ROW);
+    char *d = strdup(coord_db_col_text(st, 0));
+    coord_db_finalize(st);
+    coord_db_close(&db);
     return d;
 }
 
@@ -277,6 +285,7 @@ static void test_reimport_idempotent(void **state)
 
 static void test_store_failure_rolls_back(void **state)
 {
+    tstore_skip_on_postgres("it injects the failure with a SQLite trigger on the store file");
     tstore_ctx_t *c = *state;
     char text[4096], path[PATH_MAX + 32];
     s_good_csv(text, sizeof text);
@@ -466,5 +475,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_board_type_option, tstore_setup, tstore_teardown),
         cmocka_unit_test_setup_teardown(test_fleet_board_refused, tstore_setup, tstore_teardown),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int rc = tstore_main_begin();
+    if (rc != 0) {
+        return rc;
+    }
+    rc = cmocka_run_group_tests(tests, NULL, NULL);
+    tstore_main_end();
+    return rc;
 }

@@ -1,10 +1,12 @@
 /* Unit tests for the store's power extras (migration 3 -> 4): a run's custom point and DVFS
  * setting survive the store (params and columns), its readable label is stored, runs without
  * them have NULL custom columns, and a version-3 store opens with its runs labelled by their
- * mode. Each test has its own mkdtemp directory. */
+ * mode. Each test has a fresh store (store_support.h: a file, or a PostgreSQL database in
+ * unit.store_power_postgres). */
 #include "coord_store.h"
 
 #include "jf_units.h"
+#include "store_support.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -21,41 +23,6 @@
 #include <cmocka.h>
 
 #define T_ROWS_MAX 4
-
-typedef struct t_ctx {
-    char dir[PATH_MAX];
-    char path[PATH_MAX + 16]; // dir/store.db
-    coord_store_t *store;
-} t_ctx_t;
-
-static int t_setup(void **state)
-{
-    t_ctx_t *c = calloc(1, sizeof *c);
-    const char *tmp = getenv("TMPDIR");
-    (void) snprintf(c->dir, sizeof c->dir, "%s/jf-storep-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    assert_non_null(mkdtemp(c->dir));
-    (void) snprintf(c->path, sizeof c->path, "%s/store.db", c->dir);
-    jf_err_t err = {0};
-    c->store = coord_store_open(c->path, false, &err);
-    assert_non_null(c->store);
-    *state = c;
-    return 0;
-}
-
-static int t_teardown(void **state)
-{
-    t_ctx_t *c = *state;
-    coord_store_destroy(&c->store);
-    char path[PATH_MAX + 32];
-    static const char *const files[] = {"store.db", "store.db-wal", "store.db-shm"};
-    for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
-        (void) snprintf(path, sizeof path, "%s/%s", c->dir, files[i]);
-        (void) unlink(path); // best effort: some do not exist
-    }
-    (void) rmdir(c->dir);
-    free(c);
-    return 0;
-}
 
 static jf_run_spec_t t_spec(int repeat, bool extras)
 {
@@ -130,7 +97,7 @@ static void t_rows(coord_store_t *st, t_rows_t *out)
 
 static void test_roundtrip(void **state)
 {
-    t_ctx_t *c = *state;
+    tstore_ctx_t *c = *state;
     jf_run_spec_t runs[2] = {t_spec(0, false), t_spec(1, true)};
     t_put(c->store, runs, 2);
     for (size_t i = 0; i < 2; i++) {
@@ -156,7 +123,8 @@ static void test_roundtrip(void **state)
 // A store at schema version 3 (before the extras) opens, and its runs read as before.
 static void test_migrates_version_3(void **state)
 {
-    t_ctx_t *c = *state;
+    tstore_skip_on_postgres("it builds a version-3 store file with SQLite");
+    tstore_ctx_t *c = *state;
     jf_run_spec_t runs[1] = {t_spec(0, false)};
     t_put(c->store, runs, 1);
     coord_store_destroy(&c->store);
@@ -232,8 +200,14 @@ static void test_migrates_version_3(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_roundtrip, t_setup, t_teardown),
-        cmocka_unit_test_setup_teardown(test_migrates_version_3, t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_roundtrip, tstore_setup, tstore_teardown),
+        cmocka_unit_test_setup_teardown(test_migrates_version_3, tstore_setup, tstore_teardown),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int rc = tstore_main_begin();
+    if (rc != 0) {
+        return rc;
+    }
+    rc = cmocka_run_group_tests(tests, NULL, NULL);
+    tstore_main_end();
+    return rc;
 }

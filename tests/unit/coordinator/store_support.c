@@ -34,6 +34,88 @@ void tstore_rmtree_flat(const char *dir)
     (void)rmdir(dir);
 }
 
+#ifdef JF_DB_TEST_PG
+#include "coord_db.h"
+#include "jft_pg.h"
+
+// unit.store_postgres: one server for the whole group (main starts it), a database per test.
+static jft_pg_t *s_pg;
+static int s_pg_dbs; // databases made so far: the next one's number
+
+int tstore_main_begin(void)
+{
+    jf_err_t err = {0};
+    int rc = jft_pg_start("jft_store", &s_pg, &err);
+    if (rc != 0) {
+        fprintf(stderr, "%s\n", err.msg);
+        return rc == JFT_PG_SKIP ? 77 : 1; // 77: ctest's SKIP_RETURN_CODE
+    }
+    return 0;
+}
+
+void tstore_main_end(void)
+{
+    jft_pg_destroy(&s_pg);
+}
+
+bool tstore_on_postgres(void)
+{
+    return true;
+}
+
+// A new empty database on the group's server: c->path is its URI (the server's, with the
+// database's name changed).
+static int s_target(tstore_ctx_t *c)
+{
+    const char *uri = jft_pg_uri(s_pg); // "postgresql:///<db>?host=<dir>"
+    const char *query = strchr(uri, '?');
+    if (!query) {
+        return -1;
+    }
+    char sql[64];
+    (void) snprintf(sql, sizeof sql, "CREATE DATABASE jft_store_%d", ++s_pg_dbs);
+    coord_db_t *db = NULL;
+    jf_err_t err = {0};
+    int rc = coord_db_open(uri, false, &db, &err);
+    rc = rc ? rc : coord_db_exec_script(db, sql, &err);
+    coord_db_close(&db);
+    if (rc != 0) {
+        print_error("%s: %s\n", sql, err.msg);
+        return -1;
+    }
+    (void) snprintf(c->path, sizeof c->path, "postgresql:///jft_store_%d%s", s_pg_dbs, query);
+    return 0;
+}
+#else
+int tstore_main_begin(void)
+{
+    return 0;
+}
+
+void tstore_main_end(void)
+{
+}
+
+bool tstore_on_postgres(void)
+{
+    return false;
+}
+
+static int s_target(tstore_ctx_t *c)
+{
+    (void) snprintf(c->path, sizeof c->path, "%s/store.db", c->dir);
+    return 0;
+}
+#endif
+
+void tstore_skip_on_postgres(const char *why)
+{
+    if (tstore_on_postgres()) {
+        print_message("skipped on PostgreSQL: %s\n", why);
+        skip();
+    }
+}
+
 int tstore_setup(void **state)
 {
     tstore_ctx_t *c = calloc(1, sizeof *c);
@@ -46,9 +128,8 @@ int tstore_setup(void **state)
         free(c);
         return -1;
     }
-    (void)snprintf(c->path, sizeof c->path, "%s/store.db", c->dir);
     jf_err_t err = {0};
-    c->store = coord_store_open(c->path, false, &err);
+    c->store = s_target(c) == 0 ? coord_store_open(c->path, false, &err) : NULL;
     if (!c->store) {
         print_error("open %s: %s\n", c->path, err.msg);
         tstore_rmtree_flat(c->dir);

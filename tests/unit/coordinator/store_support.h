@@ -1,6 +1,8 @@
 /* Helpers shared by the coord_store unit tests (store_test.c: schema, sweeps, the run state
  * machine, records, counts; store_tables_test.c: the CLI tables and measurements): a fresh store
- * in its own mkdtemp directory per test (cmocka setup/teardown), hand-built sweeps (no YAML),
+ * per test (cmocka setup/teardown) in its own mkdtemp directory, or, built with JF_DB_TEST_PG, in
+ * a fresh database on a PostgreSQL server tstore_main_begin starts (unit.store_postgres, jft_pg.h),
+ * hand-built sweeps (no YAML),
  * run transitions that fail the test on error, and the CLI tables collected through the row
  * callback. */
 #ifndef STORE_SUPPORT_H
@@ -18,8 +20,8 @@
 
 // One test's store (cmocka state).
 typedef struct tstore_ctx {
-    char dir[PATH_MAX];
-    char path[PATH_MAX + 16]; // dir/store.db
+    char dir[PATH_MAX];       // the test's own directory (on PostgreSQL too, for other files)
+    char path[PATH_MAX + 64]; // what coord_store_open opens: dir/store.db, or a PostgreSQL URI
     coord_store_t *store;
 } tstore_ctx_t;
 
@@ -33,6 +35,19 @@ typedef struct tstore_table {
 } tstore_table_t;
 
 void tstore_rmtree_flat(const char *dir);
+
+// For main: starts the PostgreSQL server of a JF_DB_TEST_PG build (nothing on SQLite). Returns 0,
+// or the exit code main should return: 77 (ctest's skip) when the server's binaries are missing
+// and JF_ALLOW_SKIP_PG=1, 1 when the server did not start (the reason on stderr).
+int tstore_main_begin(void);
+void tstore_main_end(void); // stops that server and removes its directory
+
+// True when the tests run on PostgreSQL (a JF_DB_TEST_PG build).
+bool tstore_on_postgres(void);
+
+// Skips the running test on PostgreSQL, printing why (a test about the SQLite file itself, or
+// what PostgreSQL does not provide yet); does nothing on SQLite.
+void tstore_skip_on_postgres(const char *why);
 int tstore_setup(void **state);    // a fresh store in a new mkdtemp directory
 int tstore_teardown(void **state); // closes it and removes the directory
 

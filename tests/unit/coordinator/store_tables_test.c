@@ -244,6 +244,14 @@ static void test_measurements(void **state)
     assert_null(tstore_val(&t, 1, "cache_resident_after"));
     assert_null(tstore_val(&t, 2, "cache_resident_before"));
     tstore_table_free(&t);
+    tstore_select(c->store, COORD_TABLE_RESULTS, NULL, NULL, &t);
+    tstore_expect_real(&t, 0, "energy_mj", 15000.0); // epochs 1 and 2; warm-up left out
+    tstore_expect_real(&t, 0, "avg_power_mw", 7500.0);
+    tstore_table_free(&t);
+    // Last: what follows checks the measure columns' types, and json_extract returns text on
+    // PostgreSQL (docs/store.md §10).
+    tstore_skip_on_postgres("the runs table's measure columns come from json_extract, text on "
+                            "PostgreSQL (a number reads as TEXT, not REAL)");
     tstore_select(c->store, COORD_TABLE_RUNS, NULL, NULL, &t);
     assert_string_equal(tstore_val(&t, 0, "telemetry_source"), "sysfs");
     assert_string_equal(tstore_val(&t, 0, "energy_total"), "input-rail");
@@ -252,10 +260,6 @@ static void test_measurements(void **state)
     assert_string_equal(tstore_val(&t, 0, "cache_drop"), "fadvise");
     assert_string_equal(tstore_val(&t, 0, "telemetry_missed"), "0");
     assert_null(tstore_val(&t, 0, "disk_reads")); // the record has no disk: NULL
-    tstore_table_free(&t);
-    tstore_select(c->store, COORD_TABLE_RESULTS, NULL, NULL, &t);
-    tstore_expect_real(&t, 0, "energy_mj", 15000.0); // epochs 1 and 2; warm-up left out
-    tstore_expect_real(&t, 0, "avg_power_mw", 7500.0);
     tstore_table_free(&t);
 }
 
@@ -409,5 +413,11 @@ int main(void)
         T_TEST(test_select_callback_stops_and_bad_table),
         cmocka_unit_test(test_state_names),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int rc = tstore_main_begin();
+    if (rc != 0) {
+        return rc;
+    }
+    rc = cmocka_run_group_tests(tests, NULL, NULL);
+    tstore_main_end();
+    return rc;
 }

@@ -63,6 +63,7 @@ static void t_set_user_version(const char *path, int version)
 
 static void test_open_refuses_newer_schema(void **state)
 {
+    tstore_skip_on_postgres("it sets the version with SQLite on the store file");
     tstore_ctx_t *c = *state;
     coord_store_destroy(&c->store);
     t_set_user_version(c->path, coord_store_schema_latest() + 1);
@@ -82,6 +83,7 @@ static void test_open_refuses_newer_schema(void **state)
 
 static void test_open_failures(void **state)
 {
+    tstore_skip_on_postgres("it opens files that are not stores");
     tstore_ctx_t *c = *state;
     char path[PATH_MAX + 32];
     // Not a database at all.
@@ -352,6 +354,7 @@ static void test_resubmit_gives_fresh_attempts(void **state)
 // A store made by schema version 1 is migrated to the latest on open, keeping its rows.
 static void test_migrates_version_1(void **state)
 {
+    tstore_skip_on_postgres("it builds a version-1 store file with SQLite");
     tstore_ctx_t *c = *state;
     jf_run_spec_t runs[1] = {tstore_spec(TSTORE_BOARD, 0)};
     tstore_put(c->store, runs, 1);
@@ -511,6 +514,18 @@ static void test_records_are_idempotent(void **state)
     assert_int_equal(t.kinds[0][tstore_col(&t, "loss")], COORD_VALUE_NULL); // absent stays absent
     assert_string_equal(tstore_val(&t, 0, "minibatch"), "4");
     tstore_table_free(&t);
+}
+
+static void test_telemetry_records_are_idempotent(void **state)
+{
+    tstore_skip_on_postgres("the per-metric telemetry table reads telemetry_json (SQLite's "
+                            "packed samples) through json_tree");
+    tstore_ctx_t *c = *state;
+    jf_run_spec_t runs[1] = {tstore_spec(TSTORE_BOARD, 0)};
+    tstore_put(c->store, runs, 1);
+    const char *id = runs[0].run_id;
+    int64_t a = tstore_assign(c->store, id);
+    tstore_table_t t;
     const char *sample = "{\"t_us\":1700000000000000,\"gpu_pct\":87,\"emc_mhz\":1600}";
     for (int i = 0; i < 2; i++) {
         assert_int_equal(
@@ -657,10 +672,17 @@ int main(void)
         T_TEST(test_migrates_version_1),
         T_TEST(test_active_runs_and_acked),
         T_TEST(test_records_are_idempotent),
+        T_TEST(test_telemetry_records_are_idempotent),
         T_TEST(test_counts_per_state),
         T_TEST(test_sweep_cancel),
         T_TEST(test_transaction_rollback_and_commit),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int rc = tstore_main_begin();
+    if (rc != 0) {
+        return rc;
+    }
+    rc = cmocka_run_group_tests(tests, NULL, NULL);
+    tstore_main_end();
+    return rc;
 }
 

@@ -397,5 +397,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_unknown_sweep, tstore_setup, tstore_teardown),
         cmocka_unit_test_setup_teardown(test_unreadable_measure, tstore_setup, tstore_teardown),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int rc = tstore_main_begin();
+    if (rc != 0) {
+        return rc;
+    }
+    rc = cmocka_run_group_tests(tests, NULL, NULL);
+    tstore_main_end();
+    return rc;
 }
