@@ -39,6 +39,12 @@ static int s_local_m(const jf_rounds_t *cfg, const coord_rounds_board_t *b, int6
     return 0;
 }
 
+// Local work beyond the board's shard is not trained (its epoch ends): no plan counts on it.
+static int64_t s_cap_m(const coord_rounds_board_t *b, int64_t m)
+{
+    return b->max_minibatches > 0 && m > b->max_minibatches ? b->max_minibatches : m;
+}
+
 // The board's fastest allowed mode (ties: the lower power), or an error naming the board.
 static int s_fastest(const coord_rounds_board_t *b, size_t *ret_k, jf_err_t *err)
 {
@@ -108,7 +114,7 @@ static bool s_best_in(const coord_rounds_board_t *b, int64_t m, bool m_for_lo, d
         s_cand_t c = s_cand(b, k, m);
         if (m_for_lo && c.finish_s < lo_s) {
             double m_lo = ceil((lo_s - b->modes[k].warmup_s) / b->modes[k].minibatch_s);
-            c = s_cand(b, k, (int64_t) m_lo);
+            c = s_cand(b, k, s_cap_m(b, (int64_t) m_lo));
         }
         double j = s_energy(b, &c, end_s);
         if (c.finish_s >= lo_s && c.finish_s <= hi_s && j < best_j) {
@@ -151,13 +157,33 @@ static void s_settle(const coord_rounds_board_t *boards, const s_cand_t *cands, 
     }
 }
 
+// The choice the board's last round measured, when it is allowed and still finishes within
+// [lo_s, hi_s] as corrected: after the closed-loop correction its prediction is that round's
+// measurement, so keeping it keeps the board's error at its repeat-to-repeat noise, where a new
+// mode or count carries the models' error again (docs/rounds.md "Closed-loop correction").
+static bool s_keep_last(const coord_rounds_board_t *b, double lo_s, double hi_s, s_cand_t *ret)
+{
+    if (!b->has_last || b->last_mode >= b->n_modes || b->last_m <= 0 ||
+        !s_allowed(b, &b->modes[b->last_mode])) {
+        return false;
+    }
+    s_cand_t c = s_cand(b, b->last_mode, s_cap_m(b, b->last_m));
+    if (c.finish_s < lo_s || c.finish_s > hi_s) {
+        return false;
+    }
+    *ret = c;
+    return true;
+}
+
 // Equal-finish for one board: the round ends at t_s (the slowest board's fastest time); the
-// board's window is [lo_s, t_s]. First the configured m in the window; else more minibatches to
-// reach it; else (a minibatch longer than the window) the latest finish not after t_s.
+// board's window is [lo_s, t_s]. The last round's choice while it stays in the window; else the
+// configured m in the window; else more minibatches to reach it (up to the shard's); else (a
+// minibatch longer than the window) the latest finish not after t_s.
 static bool s_equal_one(const coord_rounds_board_t *b, int64_t m, size_t fastest, double t_s,
                         double lo_s, s_cand_t *ret)
 {
-    if (s_best_in(b, m, false, lo_s, t_s, t_s, ret) || s_best_in(b, m, true, lo_s, t_s, t_s, ret)) {
+    if (s_keep_last(b, lo_s, t_s, ret) || s_best_in(b, m, false, lo_s, t_s, t_s, ret) ||
+        s_best_in(b, m, true, lo_s, t_s, t_s, ret)) {
         return true;
     }
     *ret = s_cand(b, fastest, m);
@@ -165,7 +191,7 @@ static bool s_equal_one(const coord_rounds_board_t *b, int64_t m, size_t fastest
         if (!s_allowed(b, &b->modes[k])) {
             continue;
         }
-        int64_t mk = s_m_by(b, k, t_s);
+        int64_t mk = s_cap_m(b, s_m_by(b, k, t_s));
         s_cand_t c = s_cand(b, k, mk > m ? mk : m);
         if (c.finish_s <= t_s && c.finish_s > ret->finish_s) {
             *ret = c;
@@ -256,6 +282,7 @@ static int s_prepare(const jf_rounds_t *cfg, const coord_rounds_board_t *boards,
             s_fastest(&boards[i], &fastest[i], err) != 0) {
             return -EINVAL;
         }
+        m[i] = s_cap_m(&boards[i], m[i]);
     }
     return 0;
 }
@@ -357,7 +384,16 @@ double coord_rounds_correct(coord_rounds_board_t *board, const coord_rounds_choi
     }
     board->warmup_ghz_s *= ratio;
     board->time_scale = (board->time_scale > 0.0 ? board->time_scale : 1.0) * ratio;
-    board->error_s = fabs(measured_s - pred_trained_s);
+    // The first measurement replaces the warm-up's estimated error (coord_rounds_set_warmup);
+    // after that the largest measured error stays.
+    double e = fabs(measured_s - pred_trained_s);
+    board->error_s = board->has_last ? fmax(board->error_s, e) : e;
+    if (trained_m < planned_m) {
+        board->max_minibatches = trained_m;
+    }
+    board->has_last = true;
+    board->last_mode = planned->mode;
+    board->last_m = trained_m;
     return ratio;
 }
 

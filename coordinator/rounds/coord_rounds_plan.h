@@ -56,6 +56,12 @@ typedef struct coord_rounds_board {
                          // the measured warm-ups' spread, then each round's measured error
                          // (coord_rounds_correct); equal-finish keeps this margin in the window
     size_t warmup_runs;  // profiling runs warmup_ghz_s was measured on (0: not measured)
+    int64_t max_minibatches; // the most local minibatches the board can train in a round: its
+                             // shard's, learned when it trained fewer than a plan asked
+                             // (coord_rounds_correct); 0 = no limit known
+    bool has_last;           // last_mode and last_m hold the choice a round last measured
+    size_t last_mode;        // that choice's mode (index into modes)
+    int64_t last_m;          // and its minibatches
 } coord_rounds_board_t;
 
 typedef struct coord_rounds_choice {
@@ -108,8 +114,14 @@ int coord_rounds_plan(const jf_rounds_t *cfg, const coord_rounds_board_t *boards
 // trained trained_m minibatches in measured_s; with t = (pred_s - W) / minibatches,
 //     ratio = measured_s / (W + trained_m * t)
 // multiplies every mode's minibatch_s and warmup_s, board->warmup_ghz_s and board->time_scale,
-// so that the next plan predicts that mode and count at the measured time, and board->error_s
-// becomes |measured_s - (W + trained_m * t)|, the error this prediction had. Pure: no I/O.
+// so that the next plan predicts that mode and count at the measured time. With
+// e = |measured_s - (W + trained_m * t)|, the error this prediction had, board->error_s becomes
+// e at the board's first correction (replacing the warm-up's estimate) and the larger of its
+// value and e after that: the largest error a measured prediction of this board has had, kept
+// as equal-finish's margin (one round's error says little about the next when the board
+// changes mode or count). A board that trained fewer
+// minibatches than planned ran out of its shard: board->max_minibatches becomes trained_m. The
+// measured choice becomes board->last_mode and last_m. Pure: no I/O.
 // Returns the ratio applied, or 1.0 with nothing changed when an input is not positive and
 // finite or the choice's mode is not the board's (a board that was dropped or trained nothing).
 double coord_rounds_correct(coord_rounds_board_t *board, const coord_rounds_choice_t *planned,

@@ -536,6 +536,91 @@ static void test_warmup_estimate(void **state)
     assert_true(w == 7.0); // no positive warm-up: no term
 }
 
+// A board that trained fewer minibatches than planned ran out of its shard: no later plan gives
+// it more than it trained, so equal-finish does not raise its count past its shard to reach the
+// window, and the configured count is capped too.
+static void test_shard_cap(void **state)
+{
+    (void) state;
+    coord_rounds_mode_t fast[1] = {{.mode_id = 0, .minibatch_s = 1.0, .power_w = 10.0}};
+    coord_rounds_mode_t slow[1] = {{.mode_id = 0, .minibatch_s = 2.0, .power_w = 5.0}};
+    coord_rounds_board_t b[2] = {{.name = "fast", .modes = fast, .n_modes = 1},
+                                 {.name = "slow", .modes = slow, .n_modes = 1}};
+    jf_rounds_t cfg = t_cfg(JF_ROUNDS_EQUAL_FINISH);
+    cfg.local_count = 10; // slow: 20 s; window [18, 20] s: fast needs 18 minibatches
+    cfg.spread_pct = 10.0;
+    coord_rounds_choice_t c[2];
+    jf_err_t err = {0};
+    assert_int_equal(coord_rounds_plan(&cfg, b, 2, c, &err), 0);
+    assert_int_equal(c[0].minibatches, 18);
+    assert_true(c[0].meets);
+    // Its shard held 12: it trained 12 in 12 s, as predicted per minibatch.
+    double ratio = coord_rounds_correct(&b[0], &c[0], 12, 12.0);
+    assert_true(fabs(ratio - 1.0) < T_REL);
+    assert_int_equal(b[0].max_minibatches, 12);
+    assert_int_equal(coord_rounds_plan(&cfg, b, 2, c, &err), 0);
+    assert_int_equal(c[0].minibatches, 12); // not 18: the window cannot be met
+    assert_false(c[0].meets);
+    assert_true(fabs(c[0].pred_s - 12.0) < T_REL);
+    // The configured count itself is capped: 10 asked of a board whose shard holds 6.
+    b[1].max_minibatches = 6;
+    assert_int_equal(coord_rounds_plan(&cfg, b, 2, c, &err), 0);
+    assert_int_equal(c[1].minibatches, 6);
+    assert_true(fabs(c[1].pred_s - 12.0) < T_REL);
+    // A board that trained what it was asked gets no cap.
+    coord_rounds_board_t free_b = b[1];
+    free_b.max_minibatches = 0;
+    coord_rounds_choice_t asked = {.mode = 0, .minibatches = 10, .pred_s = 20.0};
+    (void) coord_rounds_correct(&free_b, &asked, 10, 20.0);
+    assert_int_equal(free_b.max_minibatches, 0);
+}
+
+// Equal-finish keeps a board's last measured mode and count while its corrected prediction
+// stays in the window, even when another mode there would cost less; the margin is the largest
+// measured error, which a later smaller error does not lower.
+static void test_keep_last(void **state)
+{
+    (void) state;
+    coord_rounds_mode_t fast[2] = {{.mode_id = 0, .minibatch_s = 0.95, .power_w = 6.0},
+                                   {.mode_id = 1, .minibatch_s = 0.98, .power_w = 5.0}};
+    coord_rounds_mode_t slow[1] = {{.mode_id = 0, .minibatch_s = 1.0, .power_w = 5.0}};
+    coord_rounds_board_t b[2] = {{.name = "fast", .modes = fast, .n_modes = 2},
+                                 {.name = "slow", .modes = slow, .n_modes = 1}};
+    jf_rounds_t cfg = t_cfg(JF_ROUNDS_EQUAL_FINISH);
+    cfg.local_count = 10; // slow: 10 s; window [9, 10] s
+    cfg.spread_pct = 10.0;
+    coord_rounds_choice_t c[2];
+    jf_err_t err = {0};
+    coord_rounds_set_warmup(&b[0], 0.0, 0.0);
+    b[0].error_s = 0.4; // a warm-up estimate: the first measurement replaces it
+    assert_int_equal(coord_rounds_plan(&cfg, b, 2, c, &err), 0);
+    assert_int_equal(c[0].mode, 1); // 9.8 s at 49 J against 9.5 s at 57 J
+    // Measured 9.7 s: mode 1 is now 9.7 s, mode 0 9.403 s; the error 0.1 s replaces 0.4.
+    (void) coord_rounds_correct(&b[0], &c[0], 10, 9.7);
+    assert_true(fabs(b[0].error_s - 0.1) < T_REL);
+    assert_true(b[0].has_last);
+    assert_int_equal(b[0].last_mode, 1);
+    assert_int_equal(b[0].last_m, 10);
+    // Make mode 0 the cheaper one in the window (lower edge 0.9 * 10.1 + 0.1 = 9.19 s): the
+    // planner still keeps mode 1, which fits.
+    fast[0].power_w = 1.0;
+    assert_int_equal(coord_rounds_plan(&cfg, b, 2, c, &err), 0);
+    assert_int_equal(c[0].mode, 1);
+    assert_int_equal(c[0].minibatches, 10);
+    assert_true(c[0].meets);
+    // A smaller error later does not lower the margin.
+    (void) coord_rounds_correct(&b[0], &c[0], 10, 9.72);
+    assert_true(fabs(b[0].error_s - 0.1) < T_REL);
+    // When the kept choice leaves the window (the slow board is now 15 s), the window is
+    // searched again.
+    slow[0].minibatch_s = 1.5;
+    b[0].error_s = 0.0;
+    b[1].error_s = 0.0;
+    assert_int_equal(coord_rounds_plan(&cfg, b, 2, c, &err), 0);
+    assert_true(c[0].pred_s >= 13.5 - 1e-9 && c[0].pred_s <= 15.0 + 1e-9);
+    assert_true(c[0].minibatches > 10);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -550,6 +635,8 @@ int main(void)
         cmocka_unit_test(test_equal_finish_margin),
         cmocka_unit_test(test_warmup),
         cmocka_unit_test(test_warmup_estimate),
+        cmocka_unit_test(test_shard_cap),
+        cmocka_unit_test(test_keep_last),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
