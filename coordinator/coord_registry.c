@@ -112,6 +112,11 @@ coord_board_t *coord_registry_at(coord_registry_t *self, size_t i)
 void coord_board_set_run(coord_board_t *board, coord_board_run_t state, const char *run,
                          int64_t attempt)
 {
+    bool same = state != COORD_BOARD_IDLE && run && strcmp(run, board->run) == 0 &&
+                attempt == board->attempt;
+    if (!same) {
+        board->cancel_next_mono_us = 0; // a cancel due is for the run it had
+    }
     board->run_state = state;
     board->attempt = state == COORD_BOARD_IDLE ? 0 : attempt;
     (void) snprintf(board->run, sizeof board->run, "%s",

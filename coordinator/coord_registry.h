@@ -39,6 +39,10 @@ typedef struct coord_board {
     int64_t attempt;                     // that run's attempt
     int64_t assign_next_mono_us;         // when to resend run.assign while ASSIGNED
     int assign_tries;                    // run.assign messages sent for this attempt
+    int64_t cancel_next_mono_us;         // > 0: its run's sweep was cancelled while the run
+                                         // ran; run.cancel goes again at this time, every
+                                         // heartbeat interval until the run ends (a first
+                                         // one may be lost: docs/protocol.md §5.5)
     int64_t idle_after_mono_us;          // dispatch nothing before this (it said it was busy)
     size_t n_modes;                      // power modes the agent reported in its hello
     jf_power_mode_t modes[JF_POWER_MODES_MAX];
@@ -76,6 +80,7 @@ size_t coord_registry_size(const coord_registry_t *self);
 coord_board_t *coord_registry_at(coord_registry_t *self, size_t i);
 
 // Marks the board busy with (run, attempt) in the given state, or idle with COORD_BOARD_IDLE.
+// A cancel due (cancel_next_mono_us) is kept only while the run and attempt stay the same.
 void coord_board_set_run(coord_board_t *board, coord_board_run_t state, const char *run,
                          int64_t attempt);
 

@@ -85,6 +85,13 @@ static int s_resume_one(coord_server_t *self, coord_board_t *board, const jf_hel
         rc = coord_store_run_start(self->store, row.run, row.attempt, err);
     }
     coord_board_set_run(board, COORD_BOARD_RUNNING, row.run, row.attempt);
+    bool cancelled = false;
+    rc = rc ? rc : coord_store_run_is_cancelled(self->store, row.run, &cancelled, err);
+    if (rc == 0 && cancelled) {
+        // Its sweep was cancelled while the agent was away, or by a coordinator that has since
+        // restarted: the run continues only until run.cancel reaches it, after the welcome.
+        board->cancel_next_mono_us = jf_clock_mono_us();
+    }
     return rc;
 }
 

@@ -220,11 +220,33 @@ static int s_liveness_board(coord_server_t *self, coord_board_t *board, int64_t 
     return 0;
 }
 
+// run.cancel again for a run whose sweep was cancelled while it ran: run.cancel is not
+// acknowledged, and a lost one would let the run train on to its end (docs/protocol.md §5.5).
+// The agent ignores a repeat for a run it is already stopping.
+static int s_cancel_again(coord_server_t *self, coord_board_t *board, int64_t now_us)
+{
+    if (!board->online || board->cancel_next_mono_us <= 0 || now_us < board->cancel_next_mono_us ||
+        board->run_state != COORD_BOARD_RUNNING) {
+        return 0;
+    }
+    board->cancel_next_mono_us = now_us + self->fleet->coord.heartbeat_interval_us;
+    jf_log_info("dispatch: run.cancel of run %s attempt %lld sent to '%s' again", board->run,
+                (long long) board->attempt, board->spec->name);
+    return coord_server_queue_board(self, board,
+                                    jf_msg_run_ref_new(JF_MSG_RUN_CANCEL,
+                                                       coord_server_next_id(self), board->run,
+                                                       board->attempt));
+}
+
 int coord_server_liveness(coord_server_t *self, jf_err_t *err)
 {
     int64_t now_us = jf_clock_mono_us();
     for (size_t i = 0; i < coord_registry_size(self->registry); i++) {
-        int rc = s_liveness_board(self, coord_registry_at(self->registry, i), now_us, err);
+        int rc = s_cancel_again(self, coord_registry_at(self->registry, i), now_us);
+        if (rc != 0) {
+            return jf_err_set(err, rc, "dispatch: cannot queue run.cancel");
+        }
+        rc = s_liveness_board(self, coord_registry_at(self->registry, i), now_us, err);
         if (rc != 0) {
             return rc;
         }
@@ -259,6 +281,13 @@ int coord_server_cancel_run(coord_server_t *self, const char *run, jf_err_t *err
         rc = coord_server_queue_board(
             self, board,
             jf_msg_run_ref_new(JF_MSG_RUN_CANCEL, coord_server_next_id(self), run, row.attempt));
+    }
+    if (rc == 0 && board && row.state == COORD_RUN_RUNNING && board->online &&
+        board->run_state == COORD_BOARD_RUNNING && strcmp(board->run, run) == 0 &&
+        board->attempt == row.attempt) {
+        // Until the agent's run.failed ends it: sent again every heartbeat interval.
+        board->cancel_next_mono_us =
+            jf_clock_mono_us() + self->fleet->coord.heartbeat_interval_us;
     }
     self->dispatch_needed = true;
     return rc;

@@ -126,6 +126,9 @@ int coord_store_run_start(coord_store_t *self, const char *run, int64_t attempt,
 // Ends the attempt: done, or failed with reason/detail. Also records it in the event log.
 int coord_store_run_finish(coord_store_t *self, const char *run, int64_t attempt, bool done,
                            const char *reason, const char *detail, jf_err_t *err);
+// *ret is true when every sweep that holds the run was cancelled (sweep cancel): an attempt of
+// it that still runs is to be stopped. 0 or -EIO with err.
+int coord_store_run_is_cancelled(coord_store_t *self, const char *run, bool *ret, jf_err_t *err);
 // The attempt was lost (agent gone or restarted): back to pending, or failed with reason
 // 'crashed' once max_attempts are used. *ret_failed tells which.
 int coord_store_run_requeue(coord_store_t *self, const char *run, int64_t attempt,

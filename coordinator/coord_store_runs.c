@@ -282,21 +282,31 @@ int coord_store_run_finish(coord_store_t *self, const char *run, int64_t attempt
                                   done ? NULL : reason, err);
 }
 
+int coord_store_run_is_cancelled(coord_store_t *self, const char *run, bool *ret, jf_err_t *err)
+{
+    int64_t live_sweeps = 0;
+    int rc = coord_store_scalar(self,
+                                "SELECT count(*) FROM sweep_runs r JOIN sweeps s ON s.name = "
+                                "r.sweep WHERE r.run = ? AND s.cancelled_us IS NULL",
+                                COORD_BINDS(coord_text(run)), &live_sweeps, err);
+    if (rc == 0) {
+        *ret = live_sweeps == 0;
+    }
+    return rc;
+}
+
 // What becomes of a lost attempt: pending again, failed for lack of attempts (counted since the
 // run was last submitted), or failed as cancelled when every sweep holding it was cancelled.
 static int s_requeue_fate(coord_store_t *self, const char *run, int64_t attempt, int max_attempts,
                           const char **ret_reason, jf_err_t *err)
 {
-    int64_t base = 0, live_sweeps = 0;
+    int64_t base = 0;
+    bool cancelled = false;
     int rc = coord_store_scalar(self, "SELECT attempt_base FROM runs WHERE id = ?",
                                 COORD_BINDS(coord_text(run)), &base, err);
-    rc = rc ? rc
-            : coord_store_scalar(self,
-                                 "SELECT count(*) FROM sweep_runs r JOIN sweeps s ON s.name = "
-                                 "r.sweep WHERE r.run = ? AND s.cancelled_us IS NULL",
-                                 COORD_BINDS(coord_text(run)), &live_sweeps, err);
+    rc = rc ? rc : coord_store_run_is_cancelled(self, run, &cancelled, err);
     if (rc == 0) {
-        *ret_reason = live_sweeps == 0           ? "cancelled"
+        *ret_reason = cancelled                        ? "cancelled"
                       : attempt - base >= max_attempts ? "crashed"
                                                        : NULL;
     }

@@ -30,6 +30,8 @@
 #define AGENT_CLOCK_SHIFT_MAX_US   (INT64_C(3600) * 1000000)
 #define AGENT_TRAINER_OUT_FMT      "trainer-%s-%lld.jsonl" // in --state-dir: run id, attempt
 #define AGENT_TEST_CRASH_ENV       "JF_TEST_AGENT_CRASH" // test builds only, see s_test_crash_point
+#define AGENT_TEST_DROP_CANCELS_ENV "JF_TEST_AGENT_DROP_CANCELS" // test builds only, see
+                                                                // s_test_drop_cancel
 #define AGENT_CLOCK_REFUSED        "unknown member 'echo_t_us'" // an older coordinator's detail
 #define AGENT_BLOB_RETRY_US        (INT64_C(5) * 1000000) // blob.get unanswered: ask again
 #define AGENT_BLOB_TRIES           6                      // then the run is refused
@@ -53,6 +55,7 @@ typedef struct agent_run {
     int64_t attempt;
     bool dropped;                // the coordinator said drop: report nothing more
     bool cancelled;              // run.cancel came while preparing: refuse it when ready
+    int cancels_seen;            // run.cancel messages for it so far (test hook only)
     char dataset_dir[PATH_MAX];  // <dataset_root>/<dataset>
     agent_runner_t *runner;      // owned
     agent_runner_mark_t mark;    // how far the spool has the trainer's output (re-attach)

@@ -5,11 +5,13 @@
 #include "agent_session_internal.h"
 
 #include "jf_msg_run.h"
+#include "jf_parse.h"
 #include "jf_units.h"
 #include "jf_workload.h"
 
 #include <errno.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -538,6 +540,29 @@ void agent_session_on_assign(agent_session_t *self, const jf_msg_t *msg)
     s_prepare(self, s, attempt, dataset_dir);
 }
 
+// Test builds only (JF_AGENT_TEST_HOOKS): JF_TEST_AGENT_DROP_CANCELS=<n> ignores the first n
+// run.cancel messages of a run being trained, as if the network had lost them, so that a test
+// sees the coordinator send it again (tests/integration/train_failure_test.c).
+#if JF_AGENT_TEST_HOOKS
+static bool s_test_drop_cancel(agent_run_t *r)
+{
+    const char *text = getenv(AGENT_TEST_DROP_CANCELS_ENV);
+    int64_t n = 0;
+    if (!text || jf_parse_i64(text, 0, INT32_MAX, &n, NULL) != 0 || r->cancels_seen++ >= n) {
+        return false;
+    }
+    jf_log_warn("run: %s=%s: run.cancel %d of %s ignored (test only)", AGENT_TEST_DROP_CANCELS_ENV,
+                text, r->cancels_seen, r->spec.run_id);
+    return true;
+}
+#else
+static bool s_test_drop_cancel(agent_run_t *r)
+{
+    (void) r;
+    return false;
+}
+#endif
+
 void agent_session_on_cancel(agent_session_t *self, const jf_msg_t *msg)
 {
     jf_msg_run_ref_t ref;
@@ -550,7 +575,8 @@ void agent_session_on_cancel(agent_session_t *self, const jf_msg_t *msg)
         agent_session_fetch_cancel(self);
         return;
     }
-    if (!r->active || r->attempt != ref.attempt || strcmp(r->spec.run_id, ref.run) != 0) {
+    if (!r->active || r->attempt != ref.attempt || strcmp(r->spec.run_id, ref.run) != 0 ||
+        (r->runner && s_test_drop_cancel(r))) {
         return;
     }
     jf_log_notice("run: cancelling %s attempt %lld", ref.run, (long long) ref.attempt);

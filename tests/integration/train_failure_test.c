@@ -1,7 +1,9 @@
 /* Integration: training that fails is reported, and the agent lives on. Real agents run a real
  * jetfleet-train child that crashes (SIGSEGV) or runs out of memory through the JF_TRAIN_FAULT
- * test hook; a long run is cancelled from the CLI and its child is killed. Each run ends failed
- * with the right reason, and every agent stays online and idle afterwards. */
+ * test hook; a long run is cancelled from the CLI and its child is killed; another long run is
+ * cancelled on an agent that loses the first run.cancel (test hook JF_TEST_AGENT_DROP_CANCELS),
+ * so it ends only because the coordinator sends run.cancel again (docs/protocol.md §5.5). Each
+ * run ends failed with the right reason, and every agent stays online and idle afterwards. */
 #include "jft_fleet.h"
 #include "jft_fs.h"
 
@@ -15,7 +17,7 @@
 #include <cmocka.h>
 #include <dirent.h>
 
-#define T_BOARDS   3
+#define T_BOARDS   4
 #define T_WAIT_MS  60000
 
 static const char s_faults[] = "name: faults\n"
@@ -25,6 +27,11 @@ static const char s_faults[] = "name: faults\n"
 
 static const char s_long[] = "name: long\n"
                              "target:\n  boards: [host-3]\n"
+                             "workloads:\n  - model: lenet5\n    dataset: mnist\n    epochs: 500\n"
+                             "storage: [local]\nbatch_sizes: [8]\n";
+
+static const char s_lost[] = "name: lost-cancel\n"
+                             "target:\n  boards: [host-4]\n"
                              "workloads:\n  - model: lenet5\n    dataset: mnist\n    epochs: 500\n"
                              "storage: [local]\nbatch_sizes: [8]\n";
 
@@ -111,13 +118,17 @@ static void test_crash_oom_and_cancel_are_reported(void **state)
     assert_int_equal(jft_fleet_start_agent(f, 0, crash), 0);
     assert_int_equal(jft_fleet_start_agent(f, 1, oom), 0);
     assert_int_equal(jft_fleet_start_agent(f, 2, NULL), 0);
+    char *drop[] = {"JF_TEST_AGENT_DROP_CANCELS=1", NULL};
+    assert_int_equal(jft_fleet_start_agent(f, 3, drop), 0);
     assert_true(jft_fleet_wait_online(f, T_BOARDS, 20000));
 
-    char faults[PATH_MAX], longer[PATH_MAX];
+    char faults[PATH_MAX], longer[PATH_MAX], lost[PATH_MAX];
     assert_int_equal(jft_fleet_write(f, "faults.yaml", s_faults, faults), 0);
     assert_int_equal(jft_fleet_write(f, "long.yaml", s_long, longer), 0);
+    assert_int_equal(jft_fleet_write(f, "lost.yaml", s_lost, lost), 0);
     t_cli(f, (const char *const[]){"sweep", "submit", faults, NULL});
     t_cli(f, (const char *const[]){"sweep", "submit", longer, NULL});
+    t_cli(f, (const char *const[]){"sweep", "submit", lost, NULL});
 
     t_wait_sql(f, "SELECT count(*) FROM runs WHERE board = 'host-1' AND state = 'failed' "
                   "AND fail_reason = 'crashed'", 1);
@@ -129,11 +140,17 @@ static void test_crash_oom_and_cancel_are_reported(void **state)
                      2);
 
     t_wait_sql(f, "SELECT count(*) FROM runs WHERE board = 'host-3' AND state = 'running'", 1);
-    assert_int_equal(t_trainers(f), 1);
+    t_wait_sql(f, "SELECT count(*) FROM runs WHERE board = 'host-4' AND state = 'running'", 1);
+    assert_int_equal(t_trainers(f), 2);
     t_cli(f, (const char *const[]){"sweep", "cancel", "long", NULL});
     t_wait_sql(f, "SELECT count(*) FROM runs WHERE board = 'host-3' AND state = 'failed' "
                   "AND fail_reason = 'cancelled'", 1);
-    assert_true(jft_wait_until(t_no_trainers, f, 10000)); // the child was killed
+    // host-4's agent ignores the first run.cancel, as if it were lost: its 500 epochs would run
+    // on for hours unless the coordinator sends it again.
+    t_cli(f, (const char *const[]){"sweep", "cancel", "lost-cancel", NULL});
+    t_wait_sql(f, "SELECT count(*) FROM runs WHERE board = 'host-4' AND state = 'failed' "
+                  "AND fail_reason = 'cancelled'", 1);
+    assert_true(jft_wait_until(t_no_trainers, f, 10000)); // the children were killed
 
     // Every agent lived on: alive, online and idle.
     for (size_t i = 0; i < T_BOARDS; i++) {
@@ -141,7 +158,8 @@ static void test_crash_oom_and_cancel_are_reported(void **state)
     }
     t_wait_sql(f, "SELECT count(*) FROM boards WHERE online = 1", T_BOARDS);
     t_wait_sql(f, "SELECT count(*) FROM runs WHERE state IN ('assigned', 'running')", 0);
-    fprintf(stderr, "crashed=1/1 oom=1/1 cancelled=1/1 agents_alive=%d/%d\n", T_BOARDS, T_BOARDS);
+    fprintf(stderr, "crashed=1/1 oom=1/1 cancelled=1/1 lost_cancel_resent=1/1 agents_alive=%d/%d\n",
+            T_BOARDS, T_BOARDS);
 }
 
 int main(void)
