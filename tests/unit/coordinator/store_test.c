@@ -518,8 +518,6 @@ static void test_records_are_idempotent(void **state)
 
 static void test_telemetry_records_are_idempotent(void **state)
 {
-    tstore_skip_on_postgres("the per-metric telemetry table reads telemetry_json (SQLite's "
-                            "packed samples) through json_tree");
     tstore_ctx_t *c = *state;
     jf_run_spec_t runs[1] = {tstore_spec(TSTORE_BOARD, 0)};
     tstore_put(c->store, runs, 1);
