@@ -39,7 +39,8 @@ static int s_pragmas(coord_store_t *self, jf_err_t *err)
 }
 
 // Registers the SQL function that unpacks a stored telemetry sample (the telemetry view and the
-// export call it). PostgreSQL: see coord_db_pg (the function is SQLite C code).
+// export call it). Not on PostgreSQL, which stores samples as JSON text (coord_store_telemetry.c)
+// and whose compat script defines the function (coord_db_pg_compat.c).
 static int s_register_functions(coord_store_t *self, jf_err_t *err)
 {
     sqlite3 *db = coord_db_sqlite(self->db);
