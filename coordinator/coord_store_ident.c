@@ -208,11 +208,16 @@ static int s_ensure_id(coord_store_t *self, char *note, jf_err_t *err)
         return jf_err_set(err, -EIO, "store '%.200s': getrandom for a store id: %s", self->path,
                           strerror(errno));
     }
-    rc = coord_store_exec(self, "INSERT INTO meta(key, value) VALUES('store_id', ?)",
+    // Another coordinator sharing a new PostgreSQL database may make its id at the same moment
+    // (docs/store.md §10): the first one stored is the store's, and the other takes it.
+    rc = coord_store_exec(self,
+                          "INSERT INTO meta(key, value) VALUES('store_id', ?) ON CONFLICT(key) DO"
+                          " NOTHING",
                           COORD_BINDS(coord_int(fresh)), err);
+    bool made = rc == 0 && coord_db_changes(self->db) == 1;
     rc = rc ? rc
             : coord_store_scalar(self, "SELECT value FROM meta WHERE key = 'store_id'", COORD_NO_BINDS, &id, err);
-    if (rc == 0) {
+    if (rc == 0 && made) {
         (void)snprintf(note, COORD_IDENT_NOTE_LEN,
                        "store: new store id %016" PRIx64 " for '%.200s'", (uint64_t)id, self->path);
     }

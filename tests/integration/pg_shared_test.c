@@ -1,7 +1,7 @@
 /* Integration (issue #13, docs/store.md §10): two coordinators share one PostgreSQL store. One
  * real server (jft_pg), two fleets of two simulated Xavier NX boards each, their own data
- * directories and fleet.yaml naming the same postgresql:// store; each runs a sweep of its own to
- * completion. Then the CLI of one fleet reads both sweeps from the shared store (results, the
+ * directories and fleet.yaml naming the same postgresql:// store, both started at once on the
+ * empty database; each runs a sweep of its own to completion. Then the CLI of one fleet reads both sweeps from the shared store (results, the
  * telemetry export), the counts match what was run, and the telemetry stored can be read back
  * (telemetry_json); each sweep ran on its own fleet's boards, every run in one attempt. A third
  * coordinator naming boards already claimed is refused, `jetfleet store check` names
@@ -162,10 +162,9 @@ static bool s_fleet_online(void *arg)
                      like) == S_SIMS;
 }
 
-static void s_start_fleet(s_ctx_t *c, size_t i)
+static void s_start_agents(s_ctx_t *c, size_t i)
 {
     jft_fleet_t *f = &c->fleets[i];
-    assert_int_equal(jft_fleet_start_coordinator(f), 0);
     for (size_t k = 0; k < S_SIMS; k++) {
         assert_int_equal(jft_fleet_start_sim_agent(f, k, s_agent_args), 0);
     }
@@ -339,8 +338,16 @@ static void test_two_coordinators_share_a_store(void **state)
 {
     s_ctx_t *c = *state;
     double t0 = s_now_s();
+    // Both coordinators start at once on the empty database: one creates the store, the other
+    // finds it (the migrations' advisory lock, docs/store.md §10).
     for (size_t i = 0; i < S_FLEETS; i++) {
-        s_start_fleet(c, i);
+        assert_int_equal(jft_fleet_spawn_coordinator(&c->fleets[i]), 0);
+    }
+    for (size_t i = 0; i < S_FLEETS; i++) {
+        assert_int_equal(jft_fleet_wait_coordinator(&c->fleets[i]), 0);
+    }
+    for (size_t i = 0; i < S_FLEETS; i++) {
+        s_start_agents(c, i);
     }
     // Both fleets run at once: fleet 0's sweep is submitted, fleet 1's runs to its end, then
     // fleet 0's is waited for (submitting it again adds nothing).
