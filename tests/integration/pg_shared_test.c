@@ -327,6 +327,23 @@ static void s_empty_database_refused(s_ctx_t *c)
     assert_int_equal(tables, 0);
 }
 
+// The shared store's totals: every run of both sweeps done, each in one attempt (no run was
+// leased twice), both fleets' boards, no sweep with the other's runs.
+static void s_check_totals(const s_ctx_t *c)
+{
+    long long runs = s_sql_int(c, "SELECT count(*) FROM runs WHERE state = 'done'");
+    long long boards = s_sql_int(c, "SELECT count(*) FROM boards");
+    long long crossed = s_sql_int(c, "SELECT count(*) FROM runs r JOIN sweep_runs s ON"
+                                     " s.run = r.id GROUP BY s.sweep ORDER BY 1 DESC LIMIT 1");
+    long long attempts = s_sql_int(c, "SELECT max(attempt) FROM runs");
+    printf("runs_done=%lld\nboards=%lld\nmax_runs_per_sweep=%lld\nmax_attempt=%lld\n", runs, boards,
+           crossed, attempts);
+    assert_int_equal(runs, S_FLEETS * S_RUNS);
+    assert_int_equal(boards, S_FLEETS * S_SIMS);
+    assert_int_equal(crossed, S_RUNS);
+    assert_int_equal(attempts, 1);
+}
+
 static double s_now_s(void)
 {
     struct timespec ts;
@@ -355,17 +372,7 @@ static void test_two_coordinators_share_a_store(void **state)
     s_submit(c, 1, true);
     s_submit(c, 0, true);
     printf("sweeps_wall_s=%.1f\n", s_now_s() - t0);
-    long long runs = s_sql_int(c, "SELECT count(*) FROM runs WHERE state = 'done'");
-    long long boards = s_sql_int(c, "SELECT count(*) FROM boards");
-    long long crossed = s_sql_int(c, "SELECT count(*) FROM runs r JOIN sweep_runs s ON"
-                                     " s.run = r.id GROUP BY s.sweep ORDER BY 1 DESC LIMIT 1");
-    long long attempts = s_sql_int(c, "SELECT max(attempt) FROM runs");
-    printf("runs_done=%lld\nboards=%lld\nmax_runs_per_sweep=%lld\nmax_attempt=%lld\n", runs, boards,
-           crossed, attempts);
-    assert_int_equal(runs, S_FLEETS * S_RUNS);
-    assert_int_equal(boards, S_FLEETS * S_SIMS);
-    assert_int_equal(crossed, S_RUNS);
-    assert_int_equal(attempts, 1); // no run was leased twice
+    s_check_totals(c);
     for (size_t i = 0; i < S_FLEETS; i++) {
         s_check_results(c, i);
         s_check_telemetry(c, i);
