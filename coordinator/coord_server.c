@@ -569,7 +569,7 @@ coord_server_t *coord_server_new(const jf_fleet_config_t *fleet, const coord_ser
     }
     jf_log_notice("server: epoch %lld, agents on %s, control on %s, store %s",
                   (long long) self->epoch, zsock_endpoint(self->agents),
-                  fleet->coord.control_endpoint, fleet->coord.store_path);
+                  fleet->coord.control_endpoint, coord_store_target(self->store));
     jf_log_notice("server: receive high-water mark %d messages per agent connection (credit %d "
                   "+ %d)",
                   COORD_AGENT_RCVHWM, COORD_CREDIT_MAX, COORD_RCVHWM_SESSION_MSGS);

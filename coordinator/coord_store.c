@@ -214,6 +214,11 @@ bool coord_store_is_postgres(const coord_store_t *self)
     return coord_db_kind(self->db) == COORD_DB_POSTGRES;
 }
 
+const char *coord_store_target(const coord_store_t *self)
+{
+    return self->path;
+}
+
 // The advisory lock class of board claims (the first of PostgreSQL's two int4 keys; the second
 // is the name's hashtext). Two names with one hash would refuse each other: the message says so.
 #define S_BOARD_LOCK_CLASS 1246979074

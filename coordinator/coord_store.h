@@ -108,6 +108,10 @@ int coord_store_claim_boards(coord_store_t *self, const char *const *names, size
 // True when the store is a PostgreSQL database (coord_db.h), false for a SQLite file.
 bool coord_store_is_postgres(const coord_store_t *self);
 
+// The store for messages: the file path, or the URI with any password replaced by "***"
+// (borrowed; valid until the store is destroyed).
+const char *coord_store_target(const coord_store_t *self);
+
 // Records the board's clock estimate (docs/protocol.md §4.2.1): offset and rtt in µs and when it
 // was measured (coordinator wall clock). Returns 0 or -EIO with err (coord_store_clock.c).
 int coord_store_board_set_clock(coord_store_t *self, const char *name, int64_t offset_us,
