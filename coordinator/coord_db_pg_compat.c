@@ -114,13 +114,10 @@ const char coord_db_pg_compat_sql[] =
     " FROM information_schema.columns AS c"
     " WHERE c.table_schema = current_schema() AND c.table_name = t ORDER BY c.ordinal_position"
     " $f$;"
-    // The store's telemetry_json view calls coord_telemetry_json, which unpacks SQLite's packed
-    // samples in C (coord_telemetry_pack.h) and has no PostgreSQL counterpart yet (issue 13):
-    // here it exists so the view can be created, and reading a sample from it fails saying so
-    // (ERRCODE 0A000, feature_not_supported), never a wrong value.
+    // The store's telemetry_json view calls coord_telemetry_json, which on SQLite unpacks the
+    // packed samples in C (coord_telemetry_pack.h). On PostgreSQL the store keeps each sample's
+    // JSON text in vals instead (coord_store_telemetry.c, docs/store.md §10): this returns it.
     "CREATE OR REPLACE FUNCTION coord_telemetry_json(base text, base_t_us bigint, t_us bigint,"
-    " vals bytea) RETURNS text LANGUAGE plpgsql STABLE AS $f$ BEGIN"
-    "  RAISE EXCEPTION 'coord_telemetry_json: the packed telemetry samples are decoded on SQLite"
-    " only, not on PostgreSQL (issue 13)' USING ERRCODE = '0A000';"
-    " END $f$;"
+    " vals bytea) RETURNS text LANGUAGE sql IMMUTABLE AS $f$"
+    " SELECT convert_from(vals, 'UTF8') $f$;"
     "COMMIT;";

@@ -432,6 +432,36 @@ static void s_load_active(const coord_run_row_t *row, void *arg)
     }
 }
 
+// On PostgreSQL the store's file checks have no object (docs/store.md §10): said once here.
+static void s_note_postgres(const coord_server_t *self)
+{
+    if (!coord_store_is_postgres(self->store)) {
+        return;
+    }
+    jf_log_notice("store: PostgreSQL store: no quick_check at start (it reads a SQLite file; check "
+                  "the server with amcheck/pg_amcheck), and back it up with pg_dump");
+    if (self->fleet->coord.min_free_bytes > 0) {
+        jf_log_warn("store: min_free_space is not applied to a PostgreSQL store (its disk is the "
+                    "server's, not this machine's); new runs are started whatever the free space");
+    }
+}
+
+// The fleet's board names, for the claims of a shared PostgreSQL store (coord_store.h).
+static int s_claim_boards(coord_server_t *self, jf_err_t *err)
+{
+    size_t n = self->fleet->n_boards;
+    const char **names = calloc(n ? n : 1, sizeof *names);
+    if (!names) {
+        return jf_err_set(err, -ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        names[i] = self->fleet->boards[i].name;
+    }
+    int rc = coord_store_claim_boards(self->store, names, n, err);
+    free(names);
+    return rc;
+}
+
 static int s_open_store(coord_server_t *self, bool new_store, jf_err_t *err)
 {
     char note[COORD_IDENT_NOTE_LEN] = {0};
@@ -443,9 +473,10 @@ static int s_open_store(coord_server_t *self, bool new_store, jf_err_t *err)
     if (note[0]) {
         jf_log_notice("%s", note);
     }
+    s_note_postgres(self);
     int rc = coord_store_begin(self->store, err);
     rc = rc ? rc : coord_store_bump_epoch(self->store, &self->epoch, err);
-    rc = rc ? rc : coord_store_boards_all_offline(self->store, err);
+    rc = rc ? rc : s_claim_boards(self, err);
     rc = rc ? rc : coord_store_event(self->store, "coordinator.start", NULL, NULL, self->epoch,
                                      NULL, err);
     rc = rc ? rc : coord_store_commit(self->store, err);
@@ -538,7 +569,7 @@ coord_server_t *coord_server_new(const jf_fleet_config_t *fleet, const coord_ser
     }
     jf_log_notice("server: epoch %lld, agents on %s, control on %s, store %s",
                   (long long) self->epoch, zsock_endpoint(self->agents),
-                  fleet->coord.control_endpoint, fleet->coord.store_path);
+                  fleet->coord.control_endpoint, coord_store_target(self->store));
     jf_log_notice("server: receive high-water mark %d messages per agent connection (credit %d "
                   "+ %d)",
                   COORD_AGENT_RCVHWM, COORD_CREDIT_MAX, COORD_RCVHWM_SESSION_MSGS);

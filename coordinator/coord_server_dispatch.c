@@ -100,7 +100,9 @@ static void s_check_space(coord_server_t *self)
 {
     int64_t now_us = jf_clock_mono_us();
     int64_t floor_bytes = self->fleet->coord.min_free_bytes;
-    if (floor_bytes <= 0 || now_us < self->next_space_check_us) {
+    // Not on PostgreSQL: the store is not on this machine's disk (said at start, coord_server.c).
+    if (floor_bytes <= 0 || now_us < self->next_space_check_us ||
+        coord_store_is_postgres(self->store)) {
         return;
     }
     self->next_space_check_us = now_us + COORD_SPACE_CHECK_US;

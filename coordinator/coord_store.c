@@ -39,7 +39,8 @@ static int s_pragmas(coord_store_t *self, jf_err_t *err)
 }
 
 // Registers the SQL function that unpacks a stored telemetry sample (the telemetry view and the
-// export call it). PostgreSQL: see coord_db_pg (the function is SQLite C code).
+// export call it). Not on PostgreSQL, which stores samples as JSON text (coord_store_telemetry.c)
+// and whose compat script defines the function (coord_db_pg_compat.c).
 static int s_register_functions(coord_store_t *self, jf_err_t *err)
 {
     sqlite3 *db = coord_db_sqlite(self->db);
@@ -206,6 +207,61 @@ int coord_store_board_set_online(coord_store_t *self, const char *name, bool onl
 int coord_store_boards_all_offline(coord_store_t *self, jf_err_t *err)
 {
     return coord_store_exec(self, "UPDATE boards SET online = 0", COORD_NO_BINDS, err);
+}
+
+bool coord_store_is_postgres(const coord_store_t *self)
+{
+    return coord_db_kind(self->db) == COORD_DB_POSTGRES;
+}
+
+const char *coord_store_target(const coord_store_t *self)
+{
+    return self->path;
+}
+
+// The advisory lock class of board claims (the first of PostgreSQL's two int4 keys; the second
+// is the name's hashtext). Two names with one hash would refuse each other: the message says so.
+#define S_BOARD_LOCK_CLASS 1246979074
+
+static int s_claim_board(coord_store_t *self, const char *name, jf_err_t *err)
+{
+    int64_t got = 0;
+    int rc = coord_store_scalar(
+        self, "SELECT count(*) FROM (SELECT pg_advisory_lock(?, hashtext(?))) AS claim",
+        COORD_BINDS(coord_int(S_BOARD_LOCK_CLASS), coord_text(name)), &got, err);
+    if (rc != 0 && coord_db_errclass(self->db) == COORD_DB_ERR_BUSY) {
+        return jf_err_set(err, -EBUSY,
+                          "%s: board '%.200s' is claimed by another coordinator on this database "
+                          "(board names must be unique among the coordinators that share a "
+                          "store, docs/store.md §10; a name with the same hash would also clash)",
+                          self->path, name);
+    }
+    return rc ? rc : coord_store_board_set_online(self, name, false, err);
+}
+
+// Sets the session's lock_timeout (PostgreSQL's text form: "3s", "0" for none).
+static int s_lock_timeout(coord_store_t *self, const char *value, jf_err_t *err)
+{
+    int64_t len = 0;
+    return coord_store_scalar(self, "SELECT length(set_config('lock_timeout', ?, false))",
+                              COORD_BINDS(coord_text(value)), &len, err);
+}
+
+int coord_store_claim_boards(coord_store_t *self, const char *const *names, size_t n, jf_err_t *err)
+{
+    if (!coord_store_is_postgres(self)) {
+        return coord_store_boards_all_offline(self, err);
+    }
+    // A claim waits a little for its holder to go: a coordinator restarted at once may start
+    // before the server has ended its predecessor's session.
+    int rc = s_lock_timeout(self, COORD_CLAIM_WAIT, err);
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        rc = s_claim_board(self, names[i], err);
+    }
+    if (rc == 0) {
+        rc = s_lock_timeout(self, "0", err);
+    }
+    return rc;
 }
 
 static const char *const s_state_names[COORD_RUN_STATE_COUNT] = {"pending", "assigned", "running",

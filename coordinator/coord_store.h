@@ -90,6 +90,28 @@ int coord_store_board_set_online(coord_store_t *self, const char *name, bool onl
 // Marks every board offline (at coordinator start: nobody is connected yet).
 int coord_store_boards_all_offline(coord_store_t *self, jf_err_t *err);
 
+// How long a board claim waits for another connection that holds the name (PostgreSQL's
+// lock_timeout text): long enough for the session of a coordinator that just exited to end.
+#define COORD_CLAIM_WAIT "3s"
+
+// At coordinator start on a PostgreSQL store shared by several coordinators (docs/store.md §10):
+// claims the fleet's n board names for this connection, for as long as it lives (session
+// advisory locks, released when the coordinator exits or its connection drops), and marks those
+// boards offline (only those: the other boards belong to other coordinators). Runs are
+// dispatched by board name, so two coordinators that claimed their boards never lease each
+// other's runs. Returns 0, -EBUSY when another connection still holds one of the names after
+// COORD_CLAIM_WAIT (err names it), or -EIO. On SQLite (one coordinator per store file) it marks
+// every board offline, as coord_store_boards_all_offline.
+int coord_store_claim_boards(coord_store_t *self, const char *const *names, size_t n,
+                             jf_err_t *err);
+
+// True when the store is a PostgreSQL database (coord_db.h), false for a SQLite file.
+bool coord_store_is_postgres(const coord_store_t *self);
+
+// The store for messages: the file path, or the URI with any password replaced by "***"
+// (borrowed; valid until the store is destroyed).
+const char *coord_store_target(const coord_store_t *self);
+
 // Records the board's clock estimate (docs/protocol.md §4.2.1): offset and rtt in µs and when it
 // was measured (coordinator wall clock). Returns 0 or -EIO with err (coord_store_clock.c).
 int coord_store_board_set_clock(coord_store_t *self, const char *name, int64_t offset_us,

@@ -1,5 +1,6 @@
 /* Store identity (coord_store_ident.h): the store id in meta, the identity file in the data
- * directory (JSON through jansson), and the refuse-to-start rule of docs/store.md, "Identity". */
+ * directory (JSON through jansson), and the refuse-to-start rule of docs/store.md, "Identity";
+ * on a PostgreSQL store (§10) the database's tables stand for the file. */
 #include "coord_store_ident.h"
 
 #include "coord_store_admin.h"
@@ -132,8 +133,41 @@ static int s_check_present(const char *store_path, const s_ident_t *known, jf_er
     return st.st_size == 0 ? s_refuse(store_path, -ENODATA, "empty (0 bytes)", known, err) : 0;
 }
 
+// The PostgreSQL form of s_check_present: a database that does not exist or cannot be reached
+// fails to connect (coord_db_open says why); one without jetfleet's tables is refused before
+// opening the store would create them. Messages name the URI without its password.
+static int s_check_present_pg(const char *uri, const s_ident_t *known, jf_err_t *err)
+{
+    coord_db_t *db = NULL;
+    int rc = coord_db_open(uri, true, &db, err);
+    coord_db_stmt_t *st =
+        rc ? NULL
+           : coord_db_prepare(db,
+                              "SELECT count(*) FROM information_schema.tables WHERE"
+                              " table_schema = current_schema() AND table_name = 'meta'",
+                              err);
+    if (rc == 0 && !st) {
+        rc = -EIO;
+    } else if (rc == 0 && coord_db_step(st) != COORD_DB_ROW) {
+        rc = jf_err_set(err, -EIO, "%s: looking for the store's tables: %s", coord_db_target(db),
+                        coord_db_errmsg(db));
+    } else if (rc == 0 && coord_db_col_int64(st, 0) == 0) {
+        rc = s_refuse(coord_db_target(db), -ENODATA, "empty (a database without jetfleet's tables)",
+                      known, err);
+    }
+    coord_db_finalize(st);
+    coord_db_close(&db);
+    return rc;
+}
+
+// SQLite's quick_check reads the store file's pages; a PostgreSQL server checks its own pages
+// (checksums, amcheck), which the coordinator's connection does not run: skipped there, and the
+// coordinator says so when it starts (coord_server.c, docs/store.md §10).
 static int s_check_sound(coord_store_t *self, jf_err_t *err)
 {
+    if (coord_store_is_postgres(self)) {
+        return 0;
+    }
     coord_store_check_report_t r = {0};
     int rc = coord_store_check_open(self, true, &r, err);
     if (rc == 0 && r.problems > 0) {
@@ -174,11 +208,16 @@ static int s_ensure_id(coord_store_t *self, char *note, jf_err_t *err)
         return jf_err_set(err, -EIO, "store '%.200s': getrandom for a store id: %s", self->path,
                           strerror(errno));
     }
-    rc = coord_store_exec(self, "INSERT INTO meta(key, value) VALUES('store_id', ?)",
+    // Another coordinator sharing a new PostgreSQL database may make its id at the same moment
+    // (docs/store.md §10): the first one stored is the store's, and the other takes it.
+    rc = coord_store_exec(self,
+                          "INSERT INTO meta(key, value) VALUES('store_id', ?) ON CONFLICT(key) DO"
+                          " NOTHING",
                           COORD_BINDS(coord_int(fresh)), err);
+    bool made = rc == 0 && coord_db_changes(self->db) == 1;
     rc = rc ? rc
             : coord_store_scalar(self, "SELECT value FROM meta WHERE key = 'store_id'", COORD_NO_BINDS, &id, err);
-    if (rc == 0) {
+    if (rc == 0 && made) {
         (void)snprintf(note, COORD_IDENT_NOTE_LEN,
                        "store: new store id %016" PRIx64 " for '%.200s'", (uint64_t)id, self->path);
     }
@@ -224,18 +263,10 @@ coord_store_t *coord_store_open_owned(const char *store_path, const char *data_d
     s_ident_t known = {0};
     bool found = false;
     ret_note[0] = '\0';
-    if (coord_db_is_postgres_uri(store_path)) {
-        // The store's queries run there (unit.store_postgres), but the coordinator's checks of
-        // its store are file checks: presence and size here, quick_check, the free-space floor.
-        // The URI is not printed: it may hold a password.
-        (void) jf_err_set(err, -ENOTSUP,
-                          "store: the coordinator does not run on a PostgreSQL store yet (its "
-                          "identity, integrity and free-space checks are SQLite's; docs/store.md "
-                          "§10)");
-        return NULL;
-    }
+    bool pg = coord_db_is_postgres_uri(store_path);
     if (!new_store && (s_load(data_dir, &known, &found, err) != 0 ||
-                       (found && s_check_present(store_path, &known, err) != 0))) {
+                       (found && (pg ? s_check_present_pg(store_path, &known, err)
+                                     : s_check_present(store_path, &known, err)) != 0))) {
         return NULL;
     }
     coord_store_t *self = coord_store_open(store_path, false, err);
@@ -244,9 +275,9 @@ coord_store_t *coord_store_open_owned(const char *store_path, const char *data_d
         coord_store_destroy(&self);
     }
     if (self && new_store && !ret_note[0]) {
-        (void)snprintf(ret_note, COORD_IDENT_NOTE_LEN,
-                       "store: --new-store: '%.200s' is this data directory's store from now on",
-                       store_path);
+        (void) snprintf(ret_note, COORD_IDENT_NOTE_LEN,
+                        "store: --new-store: '%.200s' is this data directory's store from now on",
+                        self->path); // a URI without its password
     }
     return self;
 }

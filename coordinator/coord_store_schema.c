@@ -203,13 +203,39 @@ int coord_store_schema_version(coord_store_t *self)
     return (int) v;
 }
 
+// PostgreSQL's BEGIN takes no database-wide write lock as SQLite's BEGIN IMMEDIATE does, so
+// coordinators sharing a database (docs/store.md §10) that start at once would run one
+// migration twice: there the migration's transaction first takes an advisory lock and reads the
+// version again. *ret_done is true when another connection has migrated past from meanwhile.
+static int s_lock_migration(coord_store_t *self, int from, bool *ret_done)
+{
+    *ret_done = false;
+    if (coord_db_kind(self->db) != COORD_DB_POSTGRES) {
+        return 0;
+    }
+    int64_t now = 0;
+    // 7022137: the migrations' lock key (the compat script takes 7022136, coord_db_pg_compat.c).
+    int rc = coord_db_exec_script(self->db, "SELECT pg_advisory_xact_lock(7022137)", NULL);
+    rc = rc ? rc : coord_store_user_version(self, &now, NULL);
+    *ret_done = rc == 0 && now > from;
+    return rc;
+}
+
 static int s_apply(coord_store_t *self, int from, jf_err_t *err)
 {
     s_step_fn step = from < (int) (sizeof s_steps / sizeof s_steps[0]) ? s_steps[from] : NULL;
     jf_err_t step_err = {0};
     const char *why = NULL;
+    bool done = false;
     if (coord_db_exec_script(self->db, "BEGIN IMMEDIATE", NULL) != 0 ||
-        coord_db_exec_script(self->db, s_migrations[from], NULL) != 0) {
+        s_lock_migration(self, from, &done) != 0) {
+        why = coord_db_errmsg(self->db);
+    } else if (done) {
+        return coord_db_exec_script(self->db, "COMMIT", NULL) == 0
+                   ? 0
+                   : jf_err_set(err, -EIO, "%s: migration %d -> %d: %s", self->path, from, from + 1,
+                                coord_db_errmsg(self->db));
+    } else if (coord_db_exec_script(self->db, s_migrations[from], NULL) != 0) {
         why = coord_db_errmsg(self->db);
     } else if (step && step(self, &step_err) != 0) {
         why = step_err.msg;

@@ -235,9 +235,12 @@ static int s_sync_leaf(const jf_schema_leaf_t *leaf, void *arg)
     if (rc != 0 || n != 0) {
         return rc;
     }
-    // Column names are plain identifiers from the static table (schema_test checks them).
-    char *sql = sqlite3_mprintf("ALTER TABLE runs ADD COLUMN %s %s", leaf->column,
-                                jf_schema_sql_type(leaf->field->type));
+    // Column names are plain identifiers from the static table (schema_test checks them). On
+    // PostgreSQL another coordinator sharing the database may add it meanwhile (IF NOT EXISTS
+    // waits for its lock, then skips; SQLite has one writer and no such clause).
+    bool pg = coord_db_kind(s->self->db) == COORD_DB_POSTGRES;
+    char *sql = sqlite3_mprintf("ALTER TABLE runs ADD COLUMN %s%s %s", pg ? "IF NOT EXISTS " : "",
+                                leaf->column, jf_schema_sql_type(leaf->field->type));
     rc = sql ? coord_db_exec_script(s->self->db, sql, NULL) : -ENOMEM;
     sqlite3_free(sql);
     if (rc != 0) {

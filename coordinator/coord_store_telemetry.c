@@ -1,7 +1,8 @@
 /* Store: telemetry samples in typed tables (docs/store.md, "Telemetry storage"): a series per
  * run attempt, layouts (base samples) per series, one packed row per sample
- * (coord_telemetry_pack.c), and the per-second means that retention puts in place of a
- * finished run's samples (coord_store_retention.h). Deleting samples is coord_store_retention.c's.
+ * (coord_telemetry_pack.c; on PostgreSQL the row holds the sample's JSON text instead, §10),
+ * and the per-second means that retention puts in place of a finished run's samples
+ * (coord_store_retention.h). Deleting samples is coord_store_retention.c's.
  */
 #include "coord_store_internal.h"
 #include "coord_store_retention.h"
@@ -14,6 +15,10 @@
 #include <string.h>
 
 #define S_US_PER_S INT64_C(1000000)
+// Significant digits of a real in a sample's JSON text on PostgreSQL (s_json_text): 17 always
+// gives a double back exactly.
+#define S_REAL_DIGITS_MIN 15
+#define S_REAL_DIGITS_MAX 17
 
 typedef struct s_layout {
     int64_t n;    // its number in the series; -1: the series has none yet
@@ -124,6 +129,62 @@ static int s_layout_add(coord_store_t *self, int64_t series, const json_t *sampl
     return l->base ? 0 : jf_err_set(err, -ENOMEM, "telemetry: out of memory");
 }
 
+// True when samples are stored packed (SQLite). On PostgreSQL a row's vals holds the sample's
+// compact JSON text (UTF-8): no SQL function there can unpack, and its coord_telemetry_json
+// returns vals as text (coord_db_pg_compat.c), so every reader of telemetry_json works
+// (docs/store.md §10). Layouts are kept alike on both: retention averages within one layout.
+static bool s_packs(const coord_store_t *self)
+{
+    return coord_db_kind(self->db) == COORD_DB_SQLITE;
+}
+
+// The sample as compact JSON text whose reals have the fewest significant digits, 15 (what
+// SQLite's JSON functions print) to 17 (jansson's default), that give every value back exactly.
+// Caller frees; NULL without memory.
+static char *s_json_text(const json_t *sample)
+{
+    for (int digits = S_REAL_DIGITS_MIN; digits < S_REAL_DIGITS_MAX; digits++) {
+        char *text = json_dumps(sample, JSON_COMPACT | JSON_REAL_PRECISION(digits));
+        json_t *back = text ? json_loads(text, 0, NULL) : NULL;
+        bool exact = back && json_equal(back, sample);
+        json_decref(back);
+        if (exact) {
+            return text;
+        }
+        free(text);
+    }
+    return json_dumps(sample, JSON_COMPACT | JSON_REAL_PRECISION(S_REAL_DIGITS_MAX));
+}
+
+// On PostgreSQL, replaces the packed *blob by the sample's JSON text; on SQLite keeps it.
+static int s_vals_for_backend(const coord_store_t *self, const json_t *sample, unsigned char **blob,
+                              size_t *len)
+{
+    if (s_packs(self)) {
+        return 0;
+    }
+    free(*blob);
+    *blob = (unsigned char *) s_json_text(sample);
+    *len = *blob ? strlen((const char *) *blob) : 0;
+    return *blob ? 0 : -ENOMEM;
+}
+
+// The sample a row's vals hold (packed against layout l, or JSON text on PostgreSQL), in *ret.
+static int s_vals_read(const coord_store_t *self, const s_layout_t *l, int64_t t_us,
+                       const void *vals, size_t len, json_t **ret)
+{
+    if (s_packs(self)) {
+        return coord_tpack_unpack(l->base, l->t_us, t_us, vals, len, ret);
+    }
+    json_t *v = json_loadb(vals, len, 0, NULL);
+    if (!json_is_object(v)) {
+        json_decref(v);
+        return -EPROTO;
+    }
+    *ret = v;
+    return 0;
+}
+
 // Packs sample into layout *l, or, when it does not fit, into a new layout made of itself
 // (which *l becomes); then inserts row (its layout set here).
 static int s_store_row(coord_store_t *self, s_row_t *row, const json_t *sample, int64_t t0_us,
@@ -136,6 +197,7 @@ static int s_store_row(coord_store_t *self, s_row_t *row, const json_t *sample, 
         rc = s_layout_add(self, row->series, sample, row->t_us, l, err);
         rc = rc ? rc : coord_tpack_pack(l->base, l->t_us, sample, row->t_us, &blob, &len);
     }
+    rc = rc ? rc : s_vals_for_backend(self, sample, &blob, &len);
     if (rc != 0) {
         return rc == -ENOMEM ? jf_err_set(err, rc, "telemetry: out of memory") : rc;
     }
@@ -364,12 +426,13 @@ static int s_read_raw(coord_store_t *self, int64_t series, int64_t t0_us, s_raw_
             break;
         }
         json_t *s = NULL;
-        rc = coord_tpack_unpack(l.base, l.t_us, r.t_us, coord_db_col_blob(st, 4),
-                                coord_db_col_bytes(st, 4), &s);
+        rc = s_vals_read(self, &l, r.t_us, coord_db_col_blob(st, 4), coord_db_col_bytes(st, 4), &s);
         if (rc != 0) {
             rc = jf_err_set(err, rc, "telemetry: sample %lld/%lld of series %lld: %s",
                             (long long) r.seq, (long long) r.idx, (long long) series,
-                            rc == -ENOMEM ? "out of memory" : "does not fit its layout");
+                            rc == -ENOMEM   ? "out of memory"
+                            : s_packs(self) ? "does not fit its layout"
+                                            : "is not a JSON object");
             break;
         }
         raw[n++] = (s_raw_t){.row = r, .sample = s};

@@ -38,7 +38,8 @@ int coord_tpack_mean(json_t *const *samples, size_t n, json_t **ret);
 
 // Registers COORD_TPACK_SQL_FN on db, a SQLite connection: every SQLite store connection (the
 // store passes coord_db_sqlite(), coord_db.h) and tests' own connections. A PostgreSQL store has
-// no such function yet (coord_store.c, s_register_functions). Returns 0 or -EIO.
+// no need of it: samples are stored as JSON text there, and its compat script's function of that
+// name returns them (coord_store_telemetry.c, coord_db_pg_compat.c). Returns 0 or -EIO.
 int coord_tpack_sql_register(sqlite3 *db);
 
 #endif

@@ -287,3 +287,13 @@ jf_add_integration_test(restart_memory TIMEOUT 120
 add_dependencies(restart_memory_itest ${JF_ITEST_DEPS} jf-loadgen)
 set_tests_properties(integration.restart_memory PROPERTIES LABELS "integration;reliability"
                      RUN_SERIAL TRUE)
+
+# Issue #13: two coordinators share one PostgreSQL store (a real server the test starts, jft_pg);
+# both sweeps and their telemetry read back through one fleet's CLI (docs/store.md §10).
+if(LIBPQ_FOUND)
+  jf_add_integration_test(pg_shared TIMEOUT 120
+                          SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/pg_shared_test.c
+                          LIBS jft_pg jft_support jf_coord jf_common)
+  add_dependencies(pg_shared_itest ${JF_ITEST_DEPS})
+  set_property(TEST integration.pg_shared APPEND PROPERTY LABELS ecosystem)
+endif()

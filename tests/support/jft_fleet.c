@@ -192,18 +192,25 @@ static size_t s_security_args(jft_fleet_t *f, char **argv)
     return 2;
 }
 
-int jft_fleet_start_coordinator(jft_fleet_t *f)
+int jft_fleet_spawn_coordinator(jft_fleet_t *f)
 {
     char bin[PATH_MAX], log[PATH_MAX + 16];
     jft_bin("jetfleet-coordinator", bin);
     (void) snprintf(log, sizeof log, "%s/coordinator.log", f->dir);
     char *argv[] = {bin, "--config", f->config, "--log-level", "info",
                     f->curve ? NULL : "--insecure-loopback", NULL};
-    int rc = jft_proc_start(&f->coord, log, argv, NULL);
-    if (rc == 0 && !jft_wait_until(s_endpoint_ready, f, 10000)) {
-        rc = -ETIMEDOUT;
-    }
-    return rc;
+    return jft_proc_start(&f->coord, log, argv, NULL);
+}
+
+int jft_fleet_wait_coordinator(jft_fleet_t *f)
+{
+    return jft_wait_until(s_endpoint_ready, f, 10000) ? 0 : -ETIMEDOUT;
+}
+
+int jft_fleet_start_coordinator(jft_fleet_t *f)
+{
+    int rc = jft_fleet_spawn_coordinator(f);
+    return rc ? rc : jft_fleet_wait_coordinator(f);
 }
 
 int jft_fleet_start_coordinator_nofile(jft_fleet_t *f, long soft, long hard)

@@ -78,6 +78,11 @@ const char *jft_fleet_board(const jft_fleet_t *f, const char *base);
 // Starts the coordinator and waits for its endpoint file. 0 or -errno.
 int jft_fleet_start_coordinator(jft_fleet_t *f);
 
+// The two halves of jft_fleet_start_coordinator, for tests that start several coordinators at
+// once: start the process (0 or -errno), then wait for its endpoint file (0 or -ETIMEDOUT).
+int jft_fleet_spawn_coordinator(jft_fleet_t *f);
+int jft_fleet_wait_coordinator(jft_fleet_t *f);
+
 // The same under `prlimit --nofile=soft:hard` (util-linux), so the coordinator starts with that
 // open-file limit. 0 or -errno (-ENOENT without /usr/bin/prlimit).
 int jft_fleet_start_coordinator_nofile(jft_fleet_t *f, long soft, long hard);

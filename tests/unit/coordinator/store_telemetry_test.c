@@ -2,7 +2,11 @@
  * docs/store.md, "Telemetry storage"): packing gives back the fixture samples and edge values
  * exactly, a sample of another shape or a damaged blob is refused; the store gives back what
  * went in (telemetry_json and the export's values), a version-8 store's rows migrate unchanged,
- * per-second means in bounded batches, and the store's bytes per sample from its page count. */
+ * per-second means in bounded batches, and the store's bytes per sample from its page count.
+ * Built with JF_DB_TEST_PG (unit.store_telemetry_postgres) the store cases run on PostgreSQL,
+ * which keeps each sample's JSON text (docs/store.md §10); the store is read back through the
+ * coord_db seam on both. */
+#include "coord_db.h"
 #include "coord_store_retention.h"
 #include "coord_telemetry_pack.h"
 #include "jf_rng.h"
@@ -232,46 +236,65 @@ static void test_mean(void **state)
 
 // ---- Through the store ----
 
-static sqlite3 *t_side_db(const tstore_ctx_t *c)
+// The store on a connection of its own, through the seam (a file or a PostgreSQL URI); on
+// SQLite with the telemetry SQL function registered, as the store's own connections have it.
+static coord_db_t *t_side_db(const tstore_ctx_t *c)
 {
-    sqlite3 *db = NULL;
-    assert_int_equal(sqlite3_open_v2(c->path, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
-    assert_int_equal(coord_tpack_sql_register(db), 0);
+    coord_db_t *db = NULL;
+    jf_err_t err = {0};
+    if (coord_db_open(c->path, false, &db, &err) != 0) {
+        fail_msg("open %s: %s", c->path, err.msg);
+    }
+    if (coord_db_sqlite(db)) {
+        assert_int_equal(coord_tpack_sql_register(coord_db_sqlite(db)), 0);
+    }
     return db;
 }
 
-static int64_t t_int(sqlite3 *db, const char *sql)
+static coord_db_stmt_t *t_prepare(coord_db_t *db, const char *sql)
 {
-    sqlite3_stmt *st = NULL;
-    assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    int64_t v = sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
+    jf_err_t err = {0};
+    coord_db_stmt_t *st = coord_db_prepare(db, sql, &err);
+    if (!st) {
+        fail_msg("prepare %s: %s", sql, err.msg);
+    }
+    return st;
+}
+
+static int64_t t_int(coord_db_t *db, const char *sql)
+{
+    coord_db_stmt_t *st = t_prepare(db, sql);
+    if (coord_db_step(st) != COORD_DB_ROW) {
+        fail_msg("%s: %s", sql, coord_db_errmsg(db));
+    }
+    int64_t v = coord_db_col_int64(st, 0);
+    coord_db_finalize(st);
     return v;
 }
 
 // Every stored sample of the run (telemetry_json, seq order) equals ts's, and there are n.
 static void t_expect_stored(const tstore_ctx_t *c, const t_samples_t *ts)
 {
-    sqlite3 *db = t_side_db(c);
-    sqlite3_stmt *st = NULL;
-    assert_int_equal(sqlite3_prepare_v2(db, "SELECT seq, sample FROM telemetry_json ORDER BY seq",
-                                        -1, &st, NULL),
-                     SQLITE_OK);
+    coord_db_t *db = t_side_db(c);
+    coord_db_stmt_t *st = t_prepare(db, "SELECT seq, sample FROM telemetry_json ORDER BY seq");
     size_t n = 0;
-    while (sqlite3_step(st) == SQLITE_ROW) {
+    int rc = 0;
+    while ((rc = coord_db_step(st)) == COORD_DB_ROW) {
         assert_true(n < ts->n);
-        assert_int_equal(sqlite3_column_int64(st, 0), (int64_t) n + 1);
-        json_t *got = json_loads((const char *) sqlite3_column_text(st, 1), 0, NULL);
+        assert_int_equal(coord_db_col_int64(st, 0), (int64_t) n + 1);
+        json_t *got = json_loads(coord_db_col_text(st, 1), 0, NULL);
         if (!json_equal(got, ts->s[n])) {
-            fail_msg("sample %zu: stored %s, sent %s", n, sqlite3_column_text(st, 1), ts->text[n]);
+            fail_msg("sample %zu: stored %s, sent %s", n, coord_db_col_text(st, 1), ts->text[n]);
         }
         json_decref(got);
         n++;
     }
+    if (rc != COORD_DB_DONE) {
+        fail_msg("reading telemetry_json: %s", coord_db_errmsg(db));
+    }
     assert_int_equal(n, ts->n);
-    sqlite3_finalize(st);
-    assert_int_equal(sqlite3_close(db), SQLITE_OK);
+    coord_db_finalize(st);
+    coord_db_close(&db);
 }
 
 static int64_t t_time_of(const json_t *s, size_t i)
@@ -320,10 +343,44 @@ static int t_on_export_row(int ncols, const char *const *names, const char *cons
     return 0;
 }
 
-// What the version-8 export printed for these samples: the same expressions over each text.
-static void t_old_export(const tstore_ctx_t *c, const t_samples_t *ts, t_lines_t *want)
+// One exported value line, "seq|metric|value": equal, or with tolerant (PostgreSQL, whose text
+// has as many digits as give the double back, where SQLite's json_tree prints 15) the same seq
+// and metric and values within 1e-14 relative.
+static bool t_same_line(const char *g, int glen, const char *w, int wlen, bool tolerant)
 {
-    sqlite3 *db = t_side_db(c);
+    if (glen == wlen && strncmp(g, w, (size_t) glen) == 0) {
+        return true;
+    }
+    const char *gv = memrchr(g, '|', (size_t) glen), *wv = memrchr(w, '|', (size_t) wlen);
+    if (!tolerant || !gv || !wv || gv - g != wv - w || strncmp(g, w, (size_t) (gv - g)) != 0) {
+        return false;
+    }
+    double a = strtod(gv + 1, NULL), b = strtod(wv + 1, NULL);
+    return fabs(a - b) <= 1e-14 * fmax(fabs(a), fabs(b));
+}
+
+// got equals want line by line (t_same_line), or the test fails naming the first that differs.
+static void t_expect_same_lines(const char *got, const char *want, bool tolerant)
+{
+    size_t line = 1;
+    const char *g = got, *w = want;
+    while (*g || *w) {
+        int glen = (int) strcspn(g, "\n"), wlen = (int) strcspn(w, "\n");
+        if (!t_same_line(g, glen, w, wlen, tolerant)) {
+            fail_msg("export line %zu: got '%.*s', expected '%.*s'", line, glen, g, wlen, w);
+        }
+        g += glen + (g[glen] == '\n');
+        w += wlen + (w[wlen] == '\n');
+        line++;
+    }
+}
+
+// What the version-8 export printed for these samples: the same expressions over each text
+// (SQLite's json_tree, on a connection of its own whatever the store's back end).
+static void t_old_export(const t_samples_t *ts, t_lines_t *want)
+{
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
     sqlite3_stmt *st = NULL;
     assert_int_equal(
         sqlite3_prepare_v2(db,
@@ -364,9 +421,9 @@ static void test_store_roundtrip_and_export(void **state)
     assert_int_equal(coord_store_select(c->store, COORD_TABLE_TELEMETRY, NULL, NULL,
                                         t_on_export_row, &got, &err),
                      0);
-    t_old_export(c, &ts, &want);
+    t_old_export(&ts, &want);
     assert_non_null(got.text);
-    assert_string_equal(got.text, want.text);
+    t_expect_same_lines(got.text, want.text, tstore_on_postgres());
     free(got.text);
     free(want.text);
     // Not an object: refused, naming the sample.
@@ -397,13 +454,13 @@ static void test_cache_rollback_and_other_writer(void **state)
     t_store_all(c, run.run_id, a, &ts);
     assert_int_equal(coord_store_commit(c->store, &err), 0);
     t_expect_stored(c, &ts);
-    sqlite3 *db = t_side_db(c);
-    assert_int_equal(sqlite3_exec(db,
-                                  "DELETE FROM telemetry_sample; DELETE FROM telemetry_layout;"
-                                  " DELETE FROM telemetry_series;",
-                                  NULL, NULL, NULL),
-                     SQLITE_OK);
-    assert_int_equal(sqlite3_close(db), SQLITE_OK);
+    coord_db_t *db = t_side_db(c);
+    assert_int_equal(coord_db_exec_script(db,
+                                          "DELETE FROM telemetry_sample; DELETE FROM"
+                                          " telemetry_layout; DELETE FROM telemetry_series;",
+                                          &err),
+                     0);
+    coord_db_close(&db);
     assert_int_equal(coord_store_begin(c->store, &err), 0);
     t_store_all(c, run.run_id, a, &ts);
     assert_int_equal(coord_store_commit(c->store, &err), 0);
@@ -466,6 +523,7 @@ static void t_make_v8(tstore_ctx_t *c, const char *run, int64_t a, const t_sampl
 static void test_migrates_version_8(void **state)
 {
     tstore_ctx_t *c = *state;
+    tstore_skip_on_postgres("it builds a version-8 store file with SQLite");
     t_samples_t ts;
     t_fixtures(&ts);
     jf_run_spec_t run = tstore_spec(TSTORE_BOARD, 1);
@@ -477,11 +535,10 @@ static void test_migrates_version_8(void **state)
     assert_null(coord_store_open(c->path, false, &err));
     assert_non_null(strstr(err.msg, "migration 8 -> 9 failed"));
     assert_non_null(strstr(err.msg, "is not a JSON object"));
-    sqlite3 *db = NULL;
-    assert_int_equal(sqlite3_open_v2(c->path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    coord_db_t *db = t_side_db(c);
     assert_int_equal(t_int(db, "PRAGMA user_version"), 8);
     assert_int_equal(t_int(db, "SELECT count(*) FROM telemetry"), (int64_t) ts.n + 1);
-    assert_int_equal(sqlite3_close(db), SQLITE_OK);
+    coord_db_close(&db);
     // Without it: every row moves, unchanged.
     assert_int_equal(unlink(c->path), 0);
     c->store = coord_store_open(c->path, false, &err);
@@ -498,7 +555,7 @@ static void test_migrates_version_8(void **state)
     db = t_side_db(c);
     assert_int_equal(t_int(db, "SELECT count(*) FROM sqlite_schema WHERE name = 'telemetry_v8'"),
                      0);
-    assert_int_equal(sqlite3_close(db), SQLITE_OK);
+    coord_db_close(&db);
     t_free(&ts);
 }
 
@@ -573,37 +630,35 @@ static void test_means(void **state)
     assert_int_equal(
         coord_store_agable_telemetry(c->store, JF_RETENTION_MEANS, INT64_MAX, &due, NULL), 0);
     assert_int_equal(due, 0);
-    sqlite3 *db = t_side_db(c);
-    sqlite3_stmt *st = NULL;
-    assert_int_equal(
-        sqlite3_prepare_v2(db,
-                           "SELECT mean_of, t_us, json_extract(sample, '$.rails[0].power_mw'),"
-                           " json_extract(sample, '$.t_us'), sample FROM telemetry_json"
-                           " WHERE run = ?1 ORDER BY seq",
-                           -1, &st, NULL),
-        SQLITE_OK);
-    assert_int_equal(sqlite3_bind_text(st, 1, runs[0].run_id, -1, SQLITE_STATIC), SQLITE_OK);
+    coord_db_t *db = t_side_db(c);
+    coord_db_stmt_t *st = t_prepare(
+        db, "SELECT mean_of, t_us, CAST(json_extract(sample, '$.rails[0].power_mw') AS INTEGER),"
+            " CAST(json_extract(sample, '$.t_us') AS INTEGER), sample FROM telemetry_json"
+            " WHERE run = ?1 ORDER BY seq");
+    assert_int_equal(coord_db_bind_text(st, 1, runs[0].run_id), 0);
     static const int64_t want[3][3] = {
         {10, 450000, 105}, {10, 1450000, 115}, {5, 2200000, 122}}; // mean_of, t - T0, power
     json_t *x = t_xavier();
     for (int i = 0; i < 3; i++) {
-        assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-        assert_int_equal(sqlite3_column_int64(st, 0), want[i][0]);
-        assert_int_equal(sqlite3_column_int64(st, 1), T_T0_US + want[i][1]);
-        assert_int_equal(sqlite3_column_int64(st, 2), want[i][2]);
-        assert_int_equal(sqlite3_column_int64(st, 3), T_T0_US + want[i][1]);
+        if (coord_db_step(st) != COORD_DB_ROW) {
+            fail_msg("mean %d: %s", i, coord_db_errmsg(db));
+        }
+        assert_int_equal(coord_db_col_int64(st, 0), want[i][0]);
+        assert_int_equal(coord_db_col_int64(st, 1), T_T0_US + want[i][1]);
+        assert_int_equal(coord_db_col_int64(st, 2), want[i][2]);
+        assert_int_equal(coord_db_col_int64(st, 3), T_T0_US + want[i][1]);
         // Everything else of these samples was constant: the mean is the sample.
-        json_t *m = json_loads((const char *) sqlite3_column_text(st, 4), 0, NULL);
+        json_t *m = json_loads(coord_db_col_text(st, 4), 0, NULL);
         t_set_int(m, "t_us", 0, NULL, json_integer_value(json_object_get(x, "t_us")));
         t_set_int(m, "rails", 0, "power_mw", 480);
         assert_true(json_equal(m, x));
         json_decref(m);
     }
-    assert_int_equal(sqlite3_step(st), SQLITE_DONE);
-    sqlite3_finalize(st);
+    assert_int_equal(coord_db_step(st), COORD_DB_DONE);
+    coord_db_finalize(st);
     json_decref(x);
     assert_int_equal(t_int(db, "SELECT count(*) FROM telemetry WHERE mean_of IS NULL"), 5);
-    assert_int_equal(sqlite3_close(db), SQLITE_OK);
+    coord_db_close(&db);
 }
 
 // ---- Size: bytes per stored sample, from the store's page count ----
@@ -661,8 +716,15 @@ static void t_board_step(t_board_t *b)
     }
 }
 
-static int64_t t_store_bytes(sqlite3 *db)
+// The store's size: SQLite's pages, or on PostgreSQL the telemetry tables' (with their indexes
+// and TOAST).
+static int64_t t_store_bytes(coord_db_t *db)
 {
+    if (coord_db_kind(db) == COORD_DB_POSTGRES) {
+        return t_int(db, "SELECT pg_total_relation_size('telemetry_sample')"
+                         " + pg_total_relation_size('telemetry_layout')"
+                         " + pg_total_relation_size('telemetry_series')");
+    }
     return t_int(db, "PRAGMA page_count") * t_int(db, "PRAGMA page_size");
 }
 
@@ -681,7 +743,7 @@ static void test_bytes_per_sample(void **state)
         boards[i] = (t_board_t){.s = t_xavier(), .t_us = T_T0_US, .mono_us = 6841673031};
         jf_rng_seed(&boards[i].rng, 17, (uint64_t) i);
     }
-    sqlite3 *db = t_side_db(c);
+    coord_db_t *db = t_side_db(c);
     int64_t before = t_store_bytes(db);
     // The boards' samples interleaved, one second's batch per board in turn, as a fleet sends.
     assert_int_equal(coord_store_begin(c->store, NULL), 0);
@@ -704,16 +766,19 @@ static void test_bytes_per_sample(void **state)
     int64_t layouts = t_int(db, "SELECT count(*) FROM telemetry_layout");
     int64_t vals_bytes = t_int(db, "SELECT sum(length(vals)) FROM telemetry_sample");
     double per = (double) grown / (double) samples;
-    printf("model=sim-agx-xavier-random-walk boards=%d samples=%lld layouts=%lld "
+    printf("backend=%s model=sim-agx-xavier-random-walk boards=%d samples=%lld layouts=%lld "
            "store_bytes=%lld bytes_per_sample=%.1f vals_bytes_per_sample=%.1f\n",
-           T_SIZE_BOARDS, (long long) samples, (long long) layouts, (long long) grown, per,
+           coord_db_kind(db) == COORD_DB_POSTGRES ? "postgresql" : "sqlite", T_SIZE_BOARDS,
+           (long long) samples, (long long) layouts, (long long) grown, per,
            (double) vals_bytes / (double) samples);
     for (int i = 0; i < T_SIZE_BOARDS; i++) {
         json_decref(boards[i].s);
     }
-    assert_int_equal(sqlite3_close(db), SQLITE_OK);
+    bool pg = coord_db_kind(db) == COORD_DB_POSTGRES;
+    coord_db_close(&db);
     assert_int_equal(layouts, T_SIZE_BOARDS); // one shape per board: names never repeat
-    assert_true(per <= T_BYTES_PER_SAMPLE_MAX);
+    // The bound is the packed format's (SQLite); PostgreSQL keeps each sample's JSON text.
+    assert_true(pg || per <= T_BYTES_PER_SAMPLE_MAX);
 }
 
 int main(void)
@@ -731,5 +796,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_means, tstore_setup, tstore_teardown),
         cmocka_unit_test_setup_teardown(test_bytes_per_sample, tstore_setup, tstore_teardown),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int rc = tstore_main_begin();
+    if (rc != 0) {
+        return rc;
+    }
+    rc = cmocka_run_group_tests(tests, NULL, NULL);
+    tstore_main_end();
+    return rc;
 }

@@ -2,6 +2,7 @@
  * (resubmission keeps done runs, retries failed ones), the run state machine and its
  * stale-attempt guards, requeue up to max_attempts, idempotent records, counts, cancel and
  * transactions. The CLI tables are store_tables_test.c; helpers are store_support.h. */
+#include "coord_db.h"
 #include "coord_store.h"
 
 #include "jf_units.h"
@@ -518,8 +519,6 @@ static void test_records_are_idempotent(void **state)
 
 static void test_telemetry_records_are_idempotent(void **state)
 {
-    tstore_skip_on_postgres("the per-metric telemetry table reads telemetry_json (SQLite's "
-                            "packed samples) through json_tree");
     tstore_ctx_t *c = *state;
     jf_run_spec_t runs[1] = {tstore_spec(TSTORE_BOARD, 0)};
     tstore_put(c->store, runs, 1);
@@ -652,6 +651,55 @@ static void test_transaction_rollback_and_commit(void **state)
     t_expect_counts(c->store, "smoke", 2, 0, 0, 0, 0);
 }
 
+// A board's online column, read on a connection of its own (the store at path).
+static int64_t t_online(const char *path, const char *board)
+{
+    coord_db_t *db = NULL;
+    jf_err_t err = {0};
+    assert_int_equal(coord_db_open(path, true, &db, &err), 0);
+    coord_db_stmt_t *st = coord_db_prepare(db, "SELECT online FROM boards WHERE name = ?", &err);
+    assert_non_null(st);
+    assert_int_equal(coord_db_bind_text(st, 1, board), 0);
+    assert_int_equal(coord_db_step(st), COORD_DB_ROW);
+    int64_t online = coord_db_col_int64(st, 0);
+    coord_db_finalize(st);
+    coord_db_close(&db);
+    return online;
+}
+
+// Coordinators sharing a PostgreSQL store claim their boards' names (docs/store.md §10): a
+// second connection cannot claim a name the first holds, until the first closes; only the
+// claimed boards are marked offline. On SQLite (one coordinator per file) every board is.
+static void test_claim_boards(void **state)
+{
+    tstore_ctx_t *c = *state;
+    jf_err_t err = {0};
+    const char *const mine[] = {"nx-01", "nx-02"}, *const theirs[] = {"nx-02", "nx-03"};
+    for (size_t i = 0; i < 3; i++) {
+        const char *name = i < 2 ? mine[i] : theirs[1];
+        assert_int_equal(coord_store_board_hello(c->store, name, "xavier-nx", "sim", "{}", &err),
+                         0);
+        assert_int_equal(coord_store_board_set_online(c->store, name, true, &err), 0);
+    }
+    coord_store_t *other = coord_store_open(c->path, false, &err);
+    assert_non_null(other);
+    assert_int_equal(coord_store_claim_boards(c->store, mine, 2, &err), 0);
+    assert_int_equal(t_online(c->path, "nx-01"), 0);
+    assert_int_equal(t_online(c->path, "nx-03"), tstore_on_postgres() ? 1 : 0);
+    int rc = coord_store_claim_boards(other, theirs, 2, &err);
+    if (tstore_on_postgres()) {
+        assert_int_equal(rc, -EBUSY);
+        assert_non_null(strstr(err.msg, "board 'nx-02' is claimed by another coordinator"));
+        coord_store_destroy(&c->store); // its claims end with its connection
+        assert_int_equal(coord_store_claim_boards(other, theirs, 2, &err), 0);
+        assert_int_equal(t_online(c->path, "nx-03"), 0);
+        c->store = other;
+    } else {
+        assert_int_equal(rc, 0);
+        coord_store_destroy(&other);
+    }
+}
+
 #define T_TEST(f) cmocka_unit_test_setup_teardown(f, tstore_setup, tstore_teardown)
 
 int main(void)
@@ -676,6 +724,7 @@ int main(void)
         T_TEST(test_counts_per_state),
         T_TEST(test_sweep_cancel),
         T_TEST(test_transaction_rollback_and_commit),
+        T_TEST(test_claim_boards),
     };
     int rc = tstore_main_begin();
     if (rc != 0) {
