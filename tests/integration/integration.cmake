@@ -287,3 +287,11 @@ jf_add_integration_test(restart_memory TIMEOUT 120
 add_dependencies(restart_memory_itest ${JF_ITEST_DEPS} jf-loadgen)
 set_tests_properties(integration.restart_memory PROPERTIES LABELS "integration;reliability"
                      RUN_SERIAL TRUE)
+
+# Issue #14: the coordinator SIGKILLed while a run returns its weights (~455 run.weights chunks of
+# a ResNet-18) and while the agent fetches them for the next round; assembled once, intact.
+jf_add_integration_test(blob_restart TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/blob_restart_test.c
+                        LIBS jft_support jf_common PkgConfig::SQLITE)
+add_dependencies(blob_restart_itest ${JF_ITEST_DEPS})
+set_property(TEST integration.blob_restart APPEND PROPERTY LABELS reliability)
