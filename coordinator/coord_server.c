@@ -587,6 +587,7 @@ void coord_server_destroy(coord_server_t **self_p)
     coord_server_t *self = *self_p;
     s_outbox_clear(self);
     free(self->out);
+    free(self->blob_data);
     zpoller_destroy(&self->poller);
     coord_fdguard_destroy(&self->fdguard); // before the agents socket it monitors
     zsock_destroy(&self->control);

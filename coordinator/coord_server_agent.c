@@ -399,6 +399,31 @@ static int s_on_run_reject(coord_server_t *self, coord_board_t *board, const zfr
     return rc;
 }
 
+// The blob named sha in self->blob_data: read from the store only when another blob was served
+// last. A fetch asks for every chunk in turn, and reading a chunk from the store reads the whole
+// blob (SQLite's substr() of a BLOB loads all of it): n chunks would read it n times.
+static int s_blob_load(coord_server_t *self, const char *sha, jf_err_t *err)
+{
+    if (self->blob_data && strcmp(self->blob_sha, sha) == 0) {
+        return 0;
+    }
+    void *data = NULL;
+    size_t len = 0;
+    jf_err_t why = {0};
+    int rc = coord_store_blob_get(self->store, sha, &data, &len, &why);
+    if (rc != 0 && rc != -ENOENT && err) {
+        *err = why; // -ENOENT is answered (unknown_blob), not a failure of the tick
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    free(self->blob_data);
+    self->blob_data = data;
+    self->blob_len = len;
+    memcpy(self->blob_sha, sha, sizeof self->blob_sha);
+    return 0;
+}
+
 // blob.get (docs/protocol.md §5.7.1): one chunk of a stored blob, or an error saying why not.
 static int s_on_blob_get(coord_server_t *self, coord_board_t *board, const zframe_t *identity,
                          const jf_msg_t *msg, jf_err_t *err)
@@ -406,18 +431,18 @@ static int s_on_blob_get(coord_server_t *self, coord_board_t *board, const zfram
     (void) identity;
     char sha[JF_BLOB_SHA256_HEX_LEN + 1] = {0};
     int64_t offset = 0;
-    void *data = NULL;
-    size_t len = 0;
-    int64_t size = 0;
     char detail[160] = {0};
     int rc = jf_msg_blob_get_parse(msg->body, sha, &offset, err);
-    rc = rc ? rc
-            : coord_store_blob_read(self->store, sha, offset, JF_BLOB_CHUNK_MAX_BYTES, &data,
-                                    &len, &size, err);
+    rc = rc ? rc : s_blob_load(self, sha, err);
     json_t *reply = NULL;
-    if (rc == 0 && len > 0) {
-        jf_msg_blob_part_t part = {
-            .blob = sha, .size_bytes = size, .offset = offset, .data = data, .len = len};
+    if (rc == 0 && (size_t) offset < self->blob_len) {
+        size_t left = self->blob_len - (size_t) offset;
+        jf_msg_blob_part_t part = {.blob = sha,
+                                   .size_bytes = (int64_t) self->blob_len,
+                                   .offset = offset,
+                                   .data = (const unsigned char *) self->blob_data + offset,
+                                   .len = left < JF_BLOB_CHUNK_MAX_BYTES ? left
+                                                                         : JF_BLOB_CHUNK_MAX_BYTES};
         reply = jf_msg_blob_data_new(coord_server_next_id(self), msg->id, &part);
     } else if (rc == -ENOENT) {
         (void) snprintf(detail, sizeof detail, "no blob %s", sha);
@@ -426,11 +451,10 @@ static int s_on_blob_get(coord_server_t *self, coord_board_t *board, const zfram
         rc = 0;
     } else if (rc == 0) {
         (void) snprintf(detail, sizeof detail,
-                        "blob.get: 'offset' %lld is past the end of blob %.16s... (%lld bytes)",
-                        (long long) offset, sha, (long long) size);
+                        "blob.get: 'offset' %lld is past the end of blob %.16s... (%zu bytes)",
+                        (long long) offset, sha, self->blob_len);
         reply = jf_msg_error_new(coord_server_next_id(self), msg->id, JF_MSG_E_BAD_FIELD, detail);
     }
-    free(data);
     return rc ? rc : coord_server_queue_board(self, board, reply);
 }
 

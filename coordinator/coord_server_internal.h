@@ -7,6 +7,7 @@
 #include "coord_registry.h"
 #include "coord_server.h"
 #include "coord_store.h"
+#include "jf_blob.h"
 #include "jf_log.h"
 #include "jf_msg.h"
 #include "jf_msg_run.h"
@@ -90,6 +91,10 @@ struct coord_server {
                                       // message that arrived before it has been read (liveness
                                       // measures silence up to here, docs/protocol.md §4.2)
 
+    char blob_sha[JF_BLOB_SHA256_HEX_LEN + 1]; // the blob blob.get served last ("": none)
+    void *blob_data;                // owned: its bytes, so that a fetch of n chunks reads the
+                                    // store once, not n times (blobs never change)
+    size_t blob_len;                // their length
     coord_limits_peer_t anonymous;  // one bucket for every peer not in fleet.yaml (§1.9)
     uint64_t auth_generation;       // coord_auth_generation at the last quarantine sync
     jf_log_ratelimit_t rl_limits;   // messages dropped by the limits

@@ -198,10 +198,36 @@ static int s_store_chunk_item(coord_server_t *self, const jf_msg_run_ref_t *ref,
     return coord_store_weights_add_chunk(self->store, ref->run, ref->attempt, msg->chunk, err);
 }
 
+// run.weights for a run whose params do not ask for weights (§5.7.2): refused like a message
+// about another board's run, neither stored nor acknowledged, so no chunk outlives the run.
+static int s_refuse_weights(coord_server_t *self, coord_board_t *board, const jf_msg_t *msg,
+                            const jf_msg_run_ref_t *ref)
+{
+    char detail[128] = {0};
+    (void) snprintf(detail, sizeof detail, "run %s does not return weights", ref->run);
+    jf_log_warn("server: run.weights from '%s': %s", board->spec->name, detail);
+    return coord_server_queue_board(
+        self, board,
+        jf_msg_error_new(coord_server_next_id(self), msg->id, JF_MSG_E_WRONG_STATE, detail));
+}
+
 int coord_server_on_run_weights(coord_server_t *self, coord_board_t *board,
                                 const zframe_t *identity, const jf_msg_t *msg, jf_err_t *err)
 {
     (void) identity;
+    jf_msg_run_ref_t ref;
+    coord_run_row_t row;
+    jf_run_spec_t spec;
+    int rc = coord_server_board_run(self, board, msg, &ref, &row, err);
+    if (rc != 0) {
+        return rc < 0 ? rc : 0;
+    }
+    if ((rc = coord_store_run_spec(self->store, ref.run, &spec, err)) != 0) {
+        return rc;
+    }
+    if (!spec.return_weights) {
+        return s_refuse_weights(self, board, msg, &ref);
+    }
     return s_on_batch(self, board, msg, 1, msg->chunk != NULL, s_store_chunk_item, err);
 }
 
@@ -209,6 +235,9 @@ static int s_end_attempt(coord_server_t *self, coord_board_t *board, const jf_ms
                          bool done, const char *reason, const char *detail, jf_err_t *err)
 {
     int rc = coord_store_run_finish(self->store, ref->run, ref->attempt, done, reason, detail, err);
+    // Chunks that no assembly took (weights that did not check out, or a run.failed after some)
+    // go with the attempt: the store keeps no half-blob.
+    rc = rc ? rc : coord_store_weights_drop(self->store, ref->run, ref->attempt, err);
     rc = rc ? rc : s_commit_seq(self, board, ref, err);
     if (strcmp(board->run, ref->run) == 0) {
         coord_board_set_run(board, COORD_BOARD_IDLE, NULL, 0);

@@ -94,6 +94,12 @@ int coord_store_weights_add_chunk(coord_store_t *self, const char *run, int64_t 
                             err);
 }
 
+int coord_store_weights_drop(coord_store_t *self, const char *run, int64_t attempt, jf_err_t *err)
+{
+    return coord_store_exec(self, "DELETE FROM weight_chunks WHERE run = ? AND attempt = ?",
+                            COORD_BINDS(coord_text(run), coord_int(attempt)), err);
+}
+
 // What the assembly has so far.
 typedef struct s_assembly {
     char blob[JF_BLOB_SHA256_HEX_LEN + 1]; // the name the first chunk gives
@@ -179,9 +185,7 @@ int coord_store_weights_assemble(coord_store_t *self, const char *run, int64_t a
                                " ON CONFLICT(run, attempt) DO UPDATE SET blob = excluded.blob",
                                COORD_BINDS(coord_text(run), coord_int(attempt), coord_text(sha)),
                                err);
-    rc = rc ? rc
-            : coord_store_exec(self, "DELETE FROM weight_chunks WHERE run = ? AND attempt = ?",
-                               COORD_BINDS(coord_text(run), coord_int(attempt)), err);
+    rc = rc ? rc : coord_store_weights_drop(self, run, attempt, err);
     free(a.bytes);
     if (rc == 0) {
         memcpy(ret_sha, sha, sizeof sha);

@@ -36,6 +36,10 @@ int coord_store_blob_read(coord_store_t *self, const char *sha, int64_t offset, 
 int coord_store_weights_add_chunk(coord_store_t *self, const char *run, int64_t attempt,
                                   const jf_msg_blob_chunk_t *chunk, jf_err_t *err);
 
+// Drops the chunks of (run, attempt): an attempt that ended without assembling them keeps no
+// half-blob. Call inside the tick's transaction. 0, -EIO with err.
+int coord_store_weights_drop(coord_store_t *self, const char *run, int64_t attempt, jf_err_t *err);
+
 // Assembles the chunks of (run, attempt) into a blob: they must name one blob and size, cover
 // [0, size) without gap or overlap, and hash to the blob's name. Then stores the blob, records it
 // as the attempt's returned weights, drops the chunks and writes the name to ret_sha. -EBADMSG

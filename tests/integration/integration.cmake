@@ -2,7 +2,7 @@
 set(JF_ITEST_DEPS jetfleet jetfleet-agent jetfleet-coordinator jetfleet-datagen jetfleet-train
     jetfleet-train-sim)
 
-foreach(t config_errors hostile sweep_e2e train_failure)
+foreach(t config_errors hostile hostile_blob sweep_e2e train_failure)
   jf_add_integration_test(${t} SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/${t}_test.c
                           LIBS jft_support jf_common)
   add_dependencies(${t}_itest ${JF_ITEST_DEPS})
@@ -297,3 +297,11 @@ if(LIBPQ_FOUND)
   add_dependencies(pg_shared_itest ${JF_ITEST_DEPS})
   set_property(TEST integration.pg_shared APPEND PROPERTY LABELS ecosystem)
 endif()
+
+# Issue #14: the coordinator SIGKILLed while a run returns its weights (~455 run.weights chunks of
+# a ResNet-18) and while the agent fetches them for the next round; assembled once, intact.
+jf_add_integration_test(blob_restart TIMEOUT 120
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/blob_restart_test.c
+                        LIBS jft_support jf_common PkgConfig::SQLITE)
+add_dependencies(blob_restart_itest ${JF_ITEST_DEPS})
+set_property(TEST integration.blob_restart APPEND PROPERTY LABELS reliability)

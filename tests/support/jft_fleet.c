@@ -6,6 +6,7 @@
 #include "jft_fs.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,6 +212,19 @@ int jft_fleet_start_coordinator(jft_fleet_t *f)
 {
     int rc = jft_fleet_spawn_coordinator(f);
     return rc ? rc : jft_fleet_wait_coordinator(f);
+}
+
+int jft_fleet_kill_coordinator(jft_fleet_t *f)
+{
+    jft_proc_signal(&f->coord, SIGKILL);
+    int status = 0;
+    int rc = jft_proc_wait(&f->coord, 10000, &status);
+    char endpoint[PATH_MAX + 16];
+    (void) snprintf(endpoint, sizeof endpoint, "%s/endpoint", f->data_dir);
+    if (rc == 0 && unlink(endpoint) != 0) {
+        rc = -errno;
+    }
+    return rc;
 }
 
 int jft_fleet_start_coordinator_nofile(jft_fleet_t *f, long soft, long hard)

@@ -83,6 +83,11 @@ int jft_fleet_start_coordinator(jft_fleet_t *f);
 int jft_fleet_spawn_coordinator(jft_fleet_t *f);
 int jft_fleet_wait_coordinator(jft_fleet_t *f);
 
+// SIGKILLs the coordinator (kill -9: no shutdown code runs), waits for it and removes its
+// endpoint file, so that the next jft_fleet_start_coordinator waits for the new one. The data
+// directory stays for that restart. 0 or -errno.
+int jft_fleet_kill_coordinator(jft_fleet_t *f);
+
 // The same under `prlimit --nofile=soft:hard` (util-linux), so the coordinator starts with that
 // open-file limit. 0 or -errno (-ENOENT without /usr/bin/prlimit).
 int jft_fleet_start_coordinator_nofile(jft_fleet_t *f, long soft, long hard);

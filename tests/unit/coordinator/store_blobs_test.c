@@ -130,6 +130,28 @@ static void test_assemble_refuses(void **state)
     }
 }
 
+// Dropping an attempt's chunks leaves nothing to assemble for it, and the other attempts' chunks.
+static void test_drop_chunks(void **state)
+{
+    tstore_ctx_t *c = *state;
+    t_fill();
+    char sha[JF_BLOB_SHA256_HEX_LEN + 1], got[JF_BLOB_SHA256_HEX_LEN + 1];
+    assert_int_equal(jf_blob_sha256(s_bytes, T_SIZE, sha, NULL), 0);
+    const size_t k = JF_BLOB_CHUNK_MAX_BYTES;
+    for (int64_t attempt = 1; attempt <= 2; attempt++) {
+        t_chunk(c->store, attempt, sha, T_SIZE, 0, k);
+        t_chunk(c->store, attempt, sha, T_SIZE, k, k);
+        t_chunk(c->store, attempt, sha, T_SIZE, 2 * k, T_SIZE - 2 * k);
+    }
+    assert_int_equal(coord_store_weights_drop(c->store, T_RUN, 1, NULL), 0);
+    assert_int_equal(coord_store_weights_drop(c->store, T_RUN, 9, NULL), 0); // none: no error
+    jf_err_t err = {0};
+    assert_int_equal(coord_store_weights_assemble(c->store, T_RUN, 1, got, &err), -EBADMSG);
+    assert_non_null(strstr(err.msg, "no chunk"));
+    assert_int_equal(coord_store_weights_assemble(c->store, T_RUN, 2, got, NULL), 0);
+    assert_string_equal(got, sha);
+}
+
 #define T_TEST(f) cmocka_unit_test_setup_teardown(f, tstore_setup, tstore_teardown)
 
 int main(void)
@@ -138,6 +160,7 @@ int main(void)
         T_TEST(test_put_get_read),
         T_TEST(test_assemble_in_any_order_with_retransmissions),
         T_TEST(test_assemble_refuses),
+        T_TEST(test_drop_chunks),
     };
     int rc = tstore_main_begin();
     if (rc != 0) {
