@@ -6,6 +6,7 @@
 #include "jf_sweep_internal.h"
 
 #include "jf_board_clocks.h"
+#include "jf_run_runtime.h"
 #include "jf_units.h"
 
 #include <errno.h>
@@ -156,6 +157,9 @@ static int s_check_value(const jf_sweep_ctx_t *ctx, jf_sweep_key_t key, const jf
         return jf_yaml_node_to_i64(item, 1, JF_BATCH_MAX, ret_num, err);
     case JF_SWEEP_KEY_REPEAT:
         return jf_yaml_node_to_i64(item, 0, JF_REPEATS_MAX - 1, ret_num, err);
+    case JF_SWEEP_KEY_RUNTIME:
+        return jf_sweep_check_vocab(item, jf_run_runtime_is_valid, "runtime", "bare, container",
+                                    err);
     default:
         return jf_yaml_error(err, -EINVAL, item, "internal error: rule key %d", (int) key);
     }
@@ -193,6 +197,8 @@ static bool s_match_value(jf_sweep_key_t key, const jf_sweep_combo_t *c, const c
         return c->batch_size == num;
     case JF_SWEEP_KEY_REPEAT:
         return c->repeat == num;
+    case JF_SWEEP_KEY_RUNTIME:
+        return jf_run_runtime_is_container(c->runtime) == jf_run_runtime_is_container(text);
     default:
         return false;
     }
@@ -214,6 +220,7 @@ static const struct {
     [JF_SWEEP_KEY_WORKERS] = {"workers", true},
     [JF_SWEEP_KEY_BATCH_SIZE] = {"batch_size", true},
     [JF_SWEEP_KEY_REPEAT] = {"repeat", true},
+    [JF_SWEEP_KEY_RUNTIME] = {"runtime", false},
 };
 
 static bool s_axis_has(const jf_sweep_axis_t *axis, bool numeric, const char *text, int64_t num)
@@ -531,6 +538,11 @@ static int s_parse(jf_sweep_ctx_t *ctx, jf_err_t *err)
     rc = rc ? rc : s_parse_axes(ctx, err);
     rc = rc ? rc : jf_sweep_settings_parse(ctx->root, ctx->fleet, &ctx->base, err);
     rc = rc ? rc : jf_sweep_runtimes_parse(ctx->root, ctx->runtimes, &ctx->n_runtimes, err);
+    for (size_t i = 0; rc == 0 && i < ctx->n_runtimes; i++) {
+        ctx->main.runtimes.texts[i] = ctx->runtimes[i];
+        ctx->main.runtimes.nums[i] = -1;
+        ctx->main.runtimes.n = i + 1;
+    }
     rc = rc ? rc : s_parse_rules(ctx, "exclude", &ctx->excludes, &ctx->n_excludes, err);
     rc = rc ? rc : s_parse_rules(ctx, "include", &ctx->includes, &ctx->n_includes, err);
     rc = rc ? rc : jf_sweep_expand(ctx, err);

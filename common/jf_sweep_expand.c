@@ -4,6 +4,7 @@
 #include "jf_sweep_internal.h"
 
 #include "jf_board_clocks.h"
+#include "jf_run_runtime.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -100,16 +101,6 @@ static int s_add_run_in(jf_sweep_ctx_t *ctx, const jf_sweep_combo_t *c, const ch
     return rc;
 }
 
-// A combination's runs: one per runtime of the sweep's `runtime` list (docs/containers.md).
-static int s_add_run(jf_sweep_ctx_t *ctx, const jf_sweep_combo_t *c, jf_err_t *err)
-{
-    int rc = 0;
-    for (size_t i = 0; rc == 0 && i < ctx->n_runtimes; i++) {
-        rc = s_add_run_in(ctx, c, ctx->runtimes[i], err);
-    }
-    return rc;
-}
-
 static bool s_excluded(const jf_sweep_ctx_t *ctx, const jf_sweep_combo_t *c)
 {
     for (size_t i = 0; i < ctx->n_excludes; i++) {
@@ -120,7 +111,26 @@ static bool s_excluded(const jf_sweep_ctx_t *ctx, const jf_sweep_combo_t *c)
     return false;
 }
 
-static int s_consider(jf_sweep_ctx_t *ctx, const jf_sweep_plan_t *p, const jf_sweep_combo_t *c,
+// A combination's runs: one per runtime of the plan (the sweep's `runtime` list, or an include
+// rule's, docs/containers.md) that no exclude rule removes.
+static int s_add_run(jf_sweep_ctx_t *ctx, const jf_sweep_plan_t *p, jf_sweep_combo_t *c,
+                     jf_err_t *err)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < p->runtimes.n; i++) {
+        c->runtime = p->runtimes.texts[i];
+        if (p->apply_excludes && s_excluded(ctx, c)) {
+            ctx->sweep->skips.excluded++;
+        } else {
+            rc = s_add_run_in(
+                ctx, c, jf_run_runtime_is_container(c->runtime) ? JF_RUN_RUNTIME_CONTAINER : "",
+                err);
+        }
+    }
+    return rc;
+}
+
+static int s_consider(jf_sweep_ctx_t *ctx, const jf_sweep_plan_t *p, jf_sweep_combo_t *c,
                       jf_err_t *err)
 {
     if (++ctx->combinations > S_COMBINATIONS_MAX) {
@@ -134,10 +144,8 @@ static int s_consider(jf_sweep_ctx_t *ctx, const jf_sweep_plan_t *p, const jf_sw
         skips->no_power_mode++;
     } else if (!jf_board_spec_storage(c->board, c->storage)) {
         skips->no_storage++;
-    } else if (p->apply_excludes && s_excluded(ctx, c)) {
-        skips->excluded++;
     } else {
-        return s_add_run(ctx, c, err);
+        return s_add_run(ctx, p, c, err);
     }
     return 0;
 }
@@ -231,6 +239,8 @@ static void s_include_plan(const jf_sweep_ctx_t *ctx, const jf_sweep_rule_t *rul
     p->batches =
         rule->has[JF_SWEEP_KEY_BATCH_SIZE] ? rule->values[JF_SWEEP_KEY_BATCH_SIZE] : p->batches;
     p->repeats = rule->has[JF_SWEEP_KEY_REPEAT] ? rule->values[JF_SWEEP_KEY_REPEAT] : p->repeats;
+    p->runtimes =
+        rule->has[JF_SWEEP_KEY_RUNTIME] ? rule->values[JF_SWEEP_KEY_RUNTIME] : p->runtimes;
 }
 
 int jf_sweep_expand(jf_sweep_ctx_t *ctx, jf_err_t *err)

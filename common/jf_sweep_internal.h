@@ -31,6 +31,7 @@ typedef enum jf_sweep_key {
     JF_SWEEP_KEY_WORKERS,
     JF_SWEEP_KEY_BATCH_SIZE,
     JF_SWEEP_KEY_REPEAT,
+    JF_SWEEP_KEY_RUNTIME,
     JF_SWEEP_KEY_COUNT,
 } jf_sweep_key_t;
 
@@ -65,6 +66,7 @@ typedef struct jf_sweep_plan {
     jf_sweep_axis_t workers;
     jf_sweep_axis_t batches;
     jf_sweep_axis_t repeats;
+    jf_sweep_axis_t runtimes; // texts: "" or "bare" for bare, "container"
 } jf_sweep_plan_t;
 
 typedef struct jf_sweep_combo {
@@ -78,6 +80,7 @@ typedef struct jf_sweep_combo {
     int workers;
     int batch_size;
     int repeat;
+    const char *runtime; // borrowed from the plan's runtimes axis; "" or "bare": bare
 } jf_sweep_combo_t;
 
 typedef struct jf_sweep_ctx {
