@@ -159,6 +159,13 @@ add_dependencies(model_cli_itest ${JF_ITEST_DEPS})
 jf_add_integration_test(model_cli_newest TIMEOUT 120 EXECUTABLE model_cli
                         ARGS --only test_recommend_newest)
 
+# jetfleet containers on a store built with the store API (issue #15, docs/containers.md): every
+# overhead figure (time, CPU, GPU, memory, energy) from known records, without a container engine.
+jf_add_integration_test(containers_report TIMEOUT 60
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/containers_report_test.c
+                        LIBS jft_support jf_coord jf_common)
+add_dependencies(containers_report_itest ${JF_ITEST_DEPS})
+
 # Issue #12: `jetfleet sweep submit --adaptive N` on one simulated board: N runs chosen in rounds,
 # models stored, predictions for the other points; the bad requests.
 jf_add_integration_test(adaptive TIMEOUT 120
