@@ -16,17 +16,24 @@ function(jf_add_unit_test name)
     ENVIRONMENT "JF_FIXTURES=${PROJECT_SOURCE_DIR}/tests/fixtures;JF_BIN_DIR=${PROJECT_BINARY_DIR}/bin")
 endfunction()
 
-# jf_add_integration_test(<scenario> SOURCES ... LIBS ... [TIMEOUT s])
+# jf_add_integration_test(<scenario> SOURCES ... LIBS ... [TIMEOUT s] [ARGS ...]), or
+# jf_add_integration_test(<scenario> EXECUTABLE <other scenario> [TIMEOUT s] [ARGS ...]): another
+# test of that scenario's executable with its own arguments (a cmocka filter, for one that would
+# not fit in one timeout).
 function(jf_add_integration_test name)
-  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LIBS" ${ARGN})
+  cmake_parse_arguments(T "" "TIMEOUT;EXECUTABLE" "SOURCES;LIBS;ARGS" ${ARGN})
   if(NOT T_TIMEOUT)
     set(T_TIMEOUT 120)
   endif()
   math(EXPR t "${T_TIMEOUT} * ${JF_TEST_TIMEOUT_SCALE}")
-  add_executable(${name}_itest ${T_SOURCES})
-  target_link_libraries(${name}_itest PRIVATE ${T_LIBS} PkgConfig::CMOCKA)
-  target_include_directories(${name}_itest PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)
-  add_test(NAME integration.${name} COMMAND ${name}_itest)
+  set(exe ${T_EXECUTABLE}_itest)
+  if(NOT T_EXECUTABLE)
+    set(exe ${name}_itest)
+    add_executable(${exe} ${T_SOURCES})
+    target_link_libraries(${exe} PRIVATE ${T_LIBS} PkgConfig::CMOCKA)
+    target_include_directories(${exe} PRIVATE ${PROJECT_SOURCE_DIR}/tests/support)
+  endif()
+  add_test(NAME integration.${name} COMMAND ${exe} ${T_ARGS})
   set_tests_properties(integration.${name} PROPERTIES LABELS integration TIMEOUT ${t}
     ENVIRONMENT "JF_FIXTURES=${PROJECT_SOURCE_DIR}/tests/fixtures;JF_BIN_DIR=${PROJECT_BINARY_DIR}/bin;JF_TEST_TIMEOUT_SCALE=${JF_TEST_TIMEOUT_SCALE}")
 endfunction()

@@ -15,7 +15,7 @@
 #define JF_SWEEP_DESC_MAX       512
 
 typedef struct jf_sweep_skips {
-    size_t excluded;        // combinations removed by exclude rules
+    size_t excluded;        // combinations removed by exclude rules, once per runtime
     size_t no_storage;      // board lacks the requested medium
     size_t no_power_mode;   // board lacks the requested power mode
 } jf_sweep_skips_t;

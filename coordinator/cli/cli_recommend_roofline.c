@@ -64,9 +64,9 @@ static int s_run(coord_store_t *st, const cli_recommend_roofline_args_t *a, bool
     rc = rc == 0 ? cli_roofline_work(&set, a->model, batch, &w, err) : rc;
     rc = rc == 0 ? s_choose(&set, &w, power, budget, &pick, err) : rc;
     if (rc == 0) {
-        printf("source=roofline (no fitted model given: predictions from the board's rooflines "
-               "and the work counted from %s's layers, docs/roofline.md)\n",
-               a->model);
+        printf("source=roofline (%s: predictions from the board's rooflines and the work "
+               "counted from %s's layers, docs/roofline.md)\n",
+               a->reason, a->model);
         printf("mode power=%s device=%s%s\ncandidates=%zu\n", pick.roof->power, pick.roof->device,
                pick.roof->simulated ? " (simulated)" : "", pick.candidates);
         printf("predicted_minibatch_time_s=%.6f predicted_power_w=%.3f "
@@ -100,5 +100,7 @@ int cli_recommend_roofline(cli_ctx_t *ctx, const cli_recommend_roofline_args_t *
     }
     coord_store_t *st = cli_ctx_store(ctx, &err);
     int rc = st ? s_run(st, a, power, budget, (int) batch, &err) : -EIO;
-    return rc == 0 ? CLI_EXIT_OK : cli_fail(CLI_EXIT_ERROR, "recommend: %s", err.msg);
+    return rc == 0 ? CLI_EXIT_OK
+                   : cli_fail(CLI_EXIT_ERROR, "recommend: %s, so from the rooflines: %s", a->reason,
+                              err.msg);
 }

@@ -12,11 +12,13 @@ typedef struct cli_recommend_roofline_args {
     const char *batch;        // samples per minibatch; NULL: 16
     const char *power_budget; // W, exactly one of the two budgets
     const char *time_budget;  // s per minibatch
+    const char *reason;       // why no fitted model is used (printed, and prefixed to errors)
 } cli_recommend_roofline_args_t;
 
 // Prints the setting that minimises predicted minibatch time under the power budget, or energy
 // under the time budget, among the board's rooflines with energy, saying that no fitted model
-// was used. Returns CLI_EXIT_OK, CLI_EXIT_USAGE or CLI_EXIT_ERROR (reported on stderr).
+// was used and why (reason). Returns CLI_EXIT_OK, CLI_EXIT_USAGE or CLI_EXIT_ERROR (reported on
+// stderr, after the reason).
 int cli_recommend_roofline(cli_ctx_t *ctx, const cli_recommend_roofline_args_t *a);
 
 #endif

@@ -6,6 +6,7 @@
 #include "coord_rounds_plan.h"
 
 #include "coord_model.h"
+#include "coord_model_pick.h"
 #include "coord_obs.h"
 #include "coord_valid_runs.h"
 #include "jf_parse.h"
@@ -20,27 +21,6 @@
 
 #define S_AXIS_MAX        64   // distinct values per clock or core count kept for the grid
 #define S_WARMUP_RUNS_MAX 1024 // runs of one board the warm-up term is measured on, at most
-
-// The newest models of one board: at board scope, else at its type's.
-typedef struct s_pick {
-    const char *workload, *board, *type; // borrowed
-    int64_t board_id[2], type_id[2];     // [0] time, [1] power; 0 = none
-} s_pick_t;
-
-static int s_pick_fn(const coord_model_row_t *row, void *arg)
-{
-    s_pick_t *p = arg;
-    int t = strcmp(row->target, "time") == 0 ? 0 : strcmp(row->target, "power") == 0 ? 1 : -1;
-    if (t < 0 || strcmp(row->workload, p->workload) != 0) {
-        return 0;
-    }
-    if (strcmp(row->scope, "board") == 0 && strcmp(row->scope_value, p->board) == 0) {
-        p->board_id[t] = row->id > p->board_id[t] ? row->id : p->board_id[t];
-    } else if (strcmp(row->scope, "type") == 0 && strcmp(row->scope_value, p->type) == 0) {
-        p->type_id[t] = row->id > p->type_id[t] ? row->id : p->type_id[t];
-    }
-    return 0;
-}
 
 // One model from the store, with the loader configuration it was trained on (for heads).
 static coord_model_t *s_model(coord_store_t *store, int64_t id, char *ret_sweep, size_t size,
@@ -416,14 +396,15 @@ static int s_board(coord_store_t *store, const jf_rounds_t *cfg, const jf_board_
                                 .maxn_mode_id = s_maxn_id(spec, type),
                                 .time_scale = 1.0};
     snprintf(b->name, sizeof b->name, "%s", spec->name);
-    s_pick_t p = {.workload = cfg->workload, .board = spec->name, .type = jf_board_type_name(type)};
-    int rc = coord_store_models_each(store, s_pick_fn, &p, err);
-    bool by_type = !(p.board_id[0] && p.board_id[1]);
-    int64_t tid = by_type ? p.type_id[0] : p.board_id[0];
-    int64_t pid = by_type ? p.type_id[1] : p.board_id[1];
-    if (rc != 0 || !tid || !pid) {
+    coord_model_pick_t p = {0};
+    int rc = coord_model_pick_newest(store, cfg->workload, spec->name, jf_board_type_name(type), &p,
+                                     err);
+    if (rc != 0 || !coord_model_pick_is_found(&p)) {
         return rc;
     }
+    bool by_type = p.by_type;
+    int64_t tid = p.time_id;
+    int64_t pid = p.power_id;
     char sweep[COORD_MODEL_TEXT_MAX + 1] = "";
     char unused[COORD_MODEL_TEXT_MAX + 1] = "";
     coord_model_t *tm = s_model(store, tid, sweep, sizeof sweep, err);

@@ -149,11 +149,22 @@ target_compile_definitions(sim_throttle_itest PRIVATE
 add_dependencies(sim_throttle_itest ${JF_ITEST_DEPS})
 
 # jetfleet model fit/list/predict/eval, pareto and recommend on a store built with the store API
-# (issue #12, docs/analysis.md), with the bad requests.
+# (issue #12, docs/analysis.md), with the bad requests; recommend without model ids (the store's
+# newest models, else the rooflines; issue #15) is a test of its own, to fit in the timeout.
 jf_add_integration_test(model_cli TIMEOUT 120
                         SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/model_cli_test.c
-                        LIBS jft_support jf_coord jf_common)
+                        LIBS jft_support jf_coord jf_common
+                        ARGS --skip test_recommend_newest)
 add_dependencies(model_cli_itest ${JF_ITEST_DEPS})
+jf_add_integration_test(model_cli_newest TIMEOUT 120 EXECUTABLE model_cli
+                        ARGS --only test_recommend_newest)
+
+# jetfleet containers on a store built with the store API (issue #15, docs/containers.md): every
+# overhead figure (time, CPU, GPU, memory, energy) from known records, without a container engine.
+jf_add_integration_test(containers_report TIMEOUT 60
+                        SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/containers_report_test.c
+                        LIBS jft_support jf_coord jf_common)
+add_dependencies(containers_report_itest ${JF_ITEST_DEPS})
 
 # Issue #12: `jetfleet sweep submit --adaptive N` on one simulated board: N runs chosen in rounds,
 # models stored, predictions for the other points; the bad requests.

@@ -431,6 +431,71 @@ static void test_pareto_recommend(void **state)
     free(out);
 }
 
+// The "mode cores=.. batch_size=.." line of recommend's output, into line.
+static void t_mode_line(const char *out, char *line, size_t size)
+{
+    const char *p = strstr(out, "\nmode cores=");
+    assert_non_null(p);
+    (void) snprintf(line, size, "%.*s", (int) strcspn(p + 1, "\n"), p + 1);
+}
+
+#define T_RECOMMEND_NEWEST(board)                                                                  \
+    (const char *const[])                                                                          \
+    {                                                                                              \
+        "recommend", "--workload", T_WORKLOAD, "--board", board, "--power-budget", "6",            \
+            "--margin", "0", NULL                                                                  \
+    }
+
+// recommend without model ids (issue #15): with no fitted model, the rooflines, and the error
+// says why (this store has none); once fitted, the store's newest pair of the board, with the
+// same mode as when the ids are given; a newer model replaces an older one; a board without a
+// pair of its own gets its type's.
+static void test_recommend_newest(void **state)
+{
+    t_ctx_t *c = *state;
+    t_expect_fail(c, 1, T_RECOMMEND_NEWEST("nx-01"),
+                  "recommend: no fitted time and power models of 'lenet5-mnist' for board "
+                  "'nx-01' or type 'xavier-nx', so from the rooflines: board 'nx-01' has no "
+                  "roofline in the store");
+    free(t_cli(c, 0, T_FIT("time", "linear", "nx-01", "grid")));
+    free(t_cli(c, 0, T_FIT("power", "linear", "nx-01", "grid")));
+    char *ref =
+        t_cli(c, 0,
+              (const char *const[]){"recommend", "--workload", T_WORKLOAD, "--board", "nx-01",
+                                    "--sweep", "grid", "--power-budget", "6", "--time-model", "1",
+                                    "--power-model", "2", "--margin", "0", NULL});
+    assert_non_null(strstr(ref, "source=model (time model 1 and power model 2 given"));
+    char *out = t_cli(c, 0, T_RECOMMEND_NEWEST("nx-01"));
+    assert_non_null(strstr(out, "source=model (the store's newest fitted models of workload "
+                                "'lenet5-mnist' for board 'nx-01': time model 1, power model 2, "
+                                "fitted on sweep 'grid'; candidates from sweep 'grid')"));
+    assert_true(t_value(out, "candidates") == 54);
+    char want[256], got[256];
+    t_mode_line(ref, want, sizeof want);
+    t_mode_line(out, got, sizeof got);
+    assert_string_equal(got, want);
+    free(out);
+    free(ref);
+    free(t_cli(c, 0, T_FIT("time", "linear", "nx-01", "grid")));
+    out = t_cli(c, 0, T_RECOMMEND_NEWEST("nx-01"));
+    assert_non_null(strstr(out, "for board 'nx-01': time model 3, power model 2,"));
+    free(out);
+    // nx-02 has no pair of its own (only a time model): its type's, on the type's runs of "grid".
+    free(t_cli(c, 0, T_FIT("time", "linear", "nx-02", "grid2")));
+    static const char *const targets[] = {"time", "power"};
+    for (size_t i = 0; i < 2; i++) {
+        free(t_cli(c, 0,
+                   (const char *const[]){"model", "fit", "--sweep", "grid", "--workload",
+                                         T_WORKLOAD, "--type", "xavier-nx", "--target", targets[i],
+                                         "--kind", "linear", NULL}));
+    }
+    out = t_cli(c, 0, T_RECOMMEND_NEWEST("nx-02"));
+    assert_non_null(strstr(out, "for board type 'xavier-nx', as the board has no pair of its own: "
+                                "time model 5, power model 6, fitted on sweep 'grid'"));
+    assert_true(t_value(out, "candidates") == 54);
+    free(out);
+}
+
 static void test_bad_requests(void **state)
 {
     t_ctx_t *c = *state;
@@ -474,11 +539,22 @@ static void test_bad_requests(void **state)
                   "transfer needs a reference mlp of target time");
 }
 
-int main(void)
+// Arguments: none (every test), or --only / --skip and a cmocka test-name pattern, so that ctest
+// runs the tests as two groups, each within its timeout (integration.cmake).
+int main(int argc, char **argv)
 {
+    if (argc == 3 && strcmp(argv[1], "--only") == 0) {
+        cmocka_set_test_filter(argv[2]);
+    } else if (argc == 3 && strcmp(argv[1], "--skip") == 0) {
+        cmocka_set_skip_filter(argv[2]);
+    } else if (argc != 1) {
+        fprintf(stderr, "usage: %s [--only PATTERN | --skip PATTERN]\n", argv[0]);
+        return 2;
+    }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_fit_predict_eval, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_pareto_recommend, t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_recommend_newest, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_bad_requests, t_setup, t_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

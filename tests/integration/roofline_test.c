@@ -6,7 +6,8 @@
  * every workload on them, and the sim board's measured LeNet-5 against its prediction. The
  * board names are this test's own. Prints host_peak_gflop_s, host_peak_gb_s, sim_peak_gflop_s,
  * sim_peak_gb_s, lenet5_time_err_pct as name=value lines. `jetfleet recommend` without fitted
- * models must choose from the rooflines and say so, and refuse a budget no setting meets. */
+ * models (none given, or none stored for the workload) must choose from the rooflines and say
+ * why, and refuse a budget no setting meets. */
 #include "jft_check.h"
 #include "jft_fleet.h"
 #include "jft_fs.h"
@@ -221,7 +222,18 @@ static void test_roofline_end_to_end(void **state)
     out = jft_cli_expect(f, 0, 60000,
                          (const char *const[]){"recommend", "--board", S_SIM, "--model", "resnet18",
                                                "--power-budget", "1000", NULL});
-    assert_non_null(strstr(out, "source=roofline"));
+    assert_non_null(strstr(out, "source=roofline (no --workload given to look up fitted models: "));
+    assert_non_null(strstr(out, "power=" S_MODE));
+    free(out);
+    // With a workload and no fitted model of it in the store: the rooflines too, saying why, with
+    // the work of the workload's model.
+    out = jft_cli_expect(f, 0, 60000,
+                         (const char *const[]){"recommend", "--workload", "lenet5-mnist", "--board",
+                                               S_SIM, "--power-budget", "1000", NULL});
+    assert_non_null(strstr(out, "source=roofline (no fitted time and power models of "
+                                "'lenet5-mnist' for board '" S_SIM "' or type 'xavier-nx': "
+                                "predictions from the board's rooflines and the work counted "
+                                "from lenet5's layers"));
     assert_non_null(strstr(out, "power=" S_MODE));
     free(out);
     out = jft_cli_expect(f, 1, 60000,

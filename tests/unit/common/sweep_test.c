@@ -344,6 +344,33 @@ static void test_runtime_sweep(void **state)
     assert_non_null(strstr(err.msg, "t.yaml:5:11: unknown runtime 'vm'"));
 }
 
+// The expected expansion of good/sweep-runtime-rules.yaml against good/fleet-lab.yaml, in order:
+// an exclude rule that names the runtime removes only that runtime's run, and an include rule's
+// runtime replaces the sweep's list.
+static const struct t_runtime_row {
+    int workers;
+    const char *runtime; // as in the run spec: "" for bare
+} t_runtime_runs[] = {{0, ""}, {0, "container"}, {1, ""}, {2, "container"}};
+
+static void test_runtime_rules(void **state)
+{
+    t_fleets_t *f = *state;
+    jf_sweep_t *sweep = t_load("yaml/good/sweep-runtime-rules.yaml", f->lab);
+    size_t n = sizeof t_runtime_runs / sizeof t_runtime_runs[0];
+    assert_int_equal(sweep->n_runs, n);
+    for (size_t i = 0; i < n; i++) {
+        const jf_run_spec_t *r = &sweep->runs[i];
+        if (r->workers != t_runtime_runs[i].workers ||
+            strcmp(r->runtime, t_runtime_runs[i].runtime) != 0) {
+            fail_msg("run %zu is workers %d runtime '%s', expected %d '%s'", i, r->workers,
+                     r->runtime, t_runtime_runs[i].workers, t_runtime_runs[i].runtime);
+        }
+    }
+    assert_int_equal(sweep->skips.excluded, 1);
+    t_assert_runs_sound(sweep);
+    jf_sweep_destroy(&sweep);
+}
+
 static void test_targets_and_mode_ids(void **state)
 {
     t_fleets_t *f = *state;
@@ -491,6 +518,9 @@ static const struct t_bad_sweep {
      "sweep-include-workers.yaml:8:31: 'workers': 99 is out of range [0, 16]"},
     {"sweep-rule-unknown-workload.yaml", -EINVAL,
      "sweep-rule-unknown-workload.yaml:8:16: 'lenet5' is not one of this sweep's workloads"},
+    {"sweep-rule-unknown-runtime.yaml", -EINVAL,
+     "sweep-rule-unknown-runtime.yaml:9:15: unknown runtime 'vm', expected one of: bare, "
+     "container"},
     {"sweep-bad-name.yaml", -EINVAL, "sweep-bad-name.yaml:1:7: 'name' must be a name of 1..64"},
     {"sweep-duplicate-value.yaml", -EINVAL, "sweep-duplicate-value.yaml:7:17: '0' is listed twice"},
     {"sweep-no-workloads.yaml", -EINVAL,
@@ -706,6 +736,7 @@ int main(void)
         cmocka_unit_test(test_settings),
         cmocka_unit_test(test_idle_sweep),
         cmocka_unit_test(test_runtime_sweep),
+        cmocka_unit_test(test_runtime_rules),
         cmocka_unit_test(test_roofline_key),
         cmocka_unit_test(test_targets_and_mode_ids),
         cmocka_unit_test(test_include_is_never_excluded),
