@@ -316,3 +316,11 @@ jf_add_integration_test(blob_restart TIMEOUT 120
                         LIBS jft_support jf_common PkgConfig::SQLITE)
 add_dependencies(blob_restart_itest ${JF_ITEST_DEPS})
 set_property(TEST integration.blob_restart APPEND PROPERTY LABELS reliability)
+
+# Issue #13, "Programs behave like the ecosystem's": docs/programs.md against every installed
+# program's --help (each long option has a row, each row's option is known or marked, and each
+# jetfleet command is there). Bash only; it runs the built programs' --help.
+add_test(NAME integration.programs_doc
+         COMMAND bash ${PROJECT_SOURCE_DIR}/tests/integration/programs_doc_test.sh
+                 ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR}/bin)
+set_tests_properties(integration.programs_doc PROPERTIES LABELS "integration;ecosystem" TIMEOUT 60)
