@@ -48,10 +48,10 @@ const char *agent_options_usage(void)
            "              coordinator's operator (jetfleet keys accept)\n"
            "  --insecure-loopback  plaintext to a coordinator on tcp://127.0.0.1 or ipc:// (tests)\n"
            "  --spool-in-memory  keep the spool in memory only, losing it on a restart\n"
-           "              (for tests that show what the file saves)\n"
+           "              (test builds only: for tests that show what the file saves)\n"
            "  --spool-forget-on-send  forget each result once sent, as if acknowledged, so\n"
-           "              nothing lost on the way is resent (tests only: the control that shows\n"
-           "              what acknowledgements save; never use it in production)\n"
+           "              nothing lost on the way is resent (test builds only: the control that\n"
+           "              shows what acknowledgements save)\n"
            "  --sample-once  print one telemetry sample (JSON; two readings 100 ms apart) and\n"
            "              exit\n"
            "  --parse-tegrastats  print one JSON telemetry sample per line of a saved tegrastats\n"
@@ -91,6 +91,26 @@ static int s_spool_option(agent_options_t *o, int c, const char *arg, jf_err_t *
     int rc = jf_parse_i64(arg, 1, INT64_C(1) << 62, &o->spool_max_bytes, err);
     return rc ? jf_err_prefix(err, "--spool-max-bytes") : 0;
 }
+
+// --spool-in-memory and --spool-forget-on-send exist for tests only (they lose what the spool
+// keeps: docs/programs.md): an agent built without tests (what cmake --install and the package
+// ship) refuses them, so a production agent's spool cannot be told to forget.
+#if JF_AGENT_TEST_HOOKS
+static int s_test_option(agent_options_t *o, int c, jf_err_t *err)
+{
+    (void) err;
+    o->spool_in_memory |= c == 'M';
+    o->spool_forget_on_send |= c == 'F';
+    return 0;
+}
+#else
+static int s_test_option(agent_options_t *o, int c, jf_err_t *err)
+{
+    (void) o;
+    return jf_err_set(err, -EINVAL, "%s: only in test builds of the agent (-DJF_BUILD_TESTS=ON)",
+                      c == 'M' ? "--spool-in-memory" : "--spool-forget-on-send");
+}
+#endif
 
 static int s_add_storage(agent_options_t *o, const char *arg, jf_err_t *err)
 {
@@ -338,8 +358,7 @@ int agent_options_parse(int argc, char **argv, agent_options_t *o, jf_err_t *err
         case 'P': rc = agent_platform_kind_parse(optarg, &o->platform, &o->sim_type, err); break;
         case 'O': o->sample_once = true; break;
         case 'D': case 'B': rc = s_spool_option(o, c, optarg, err); break;
-        case 'M': o->spool_in_memory = true; break;
-        case 'F': o->spool_forget_on_send = true; break;
+        case 'M': case 'F': rc = s_test_option(o, c, err); break;
         case 'k': (void) snprintf(o->key, sizeof o->key, "%s", optarg); break;
         case 'K': (void) snprintf(o->coordinator_key, sizeof o->coordinator_key, "%s", optarg);
             break;

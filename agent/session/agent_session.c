@@ -413,9 +413,15 @@ static int s_end_orphans(agent_session_t *self, jf_err_t *err)
     return ended < 0 ? ended : 0;
 }
 
-// Test only (tests/integration/clock_offset_test.c): JF_TEST_CLOCK_SHIFT_US shifts the wall
-// clocks in this agent's answers to heartbeats (§4.2.1), so a test can give a board a known clock
-// offset on one host.
+// Test builds only (JF_AGENT_TEST_HOOKS; tests/integration/clock_offset_test.c):
+// JF_TEST_CLOCK_SHIFT_US shifts the wall clocks in this agent's answers to heartbeats (§4.2.1),
+// so a test can give a board a known clock offset on one host. An installed agent ignores it.
+#if !JF_AGENT_TEST_HOOKS
+static int64_t s_test_clock_shift_us(void)
+{
+    return 0;
+}
+#else
 static int64_t s_test_clock_shift_us(void)
 {
     const char *text = getenv(AGENT_CLOCK_SHIFT_ENV);
@@ -432,6 +438,7 @@ static int64_t s_test_clock_shift_us(void)
                 AGENT_CLOCK_SHIFT_ENV, (long long) shift_us);
     return shift_us;
 }
+#endif
 
 agent_session_t *agent_session_new(const agent_session_opts_t *opts, jf_err_t *err)
 {

@@ -4,7 +4,8 @@
  * jft-privhelper-test must be accepted (so the probe can tell). Then the other build
  * configurations the project offers are configured (not built) into mkdtemp trees, and their
  * compile commands and install scripts are checked: the installed target is compiled with
- * JF_PRIVHELPER_TEST_HOOKS=0 and the test binary is never installed. */
+ * JF_PRIVHELPER_TEST_HOOKS=0 and the test binary is never installed; likewise the agent's
+ * library has its test-only options and hooks (JF_AGENT_TEST_HOOKS) only where tests are built. */
 #include "jft_fs.h"
 #include "jft_proc.h"
 
@@ -108,23 +109,41 @@ static void test_installed_helper_refuses_test_options(void **state)
     jft_tmpdir_remove(top);
 }
 
-// The definition privhelper_main.c is compiled with for target (told by the object the command
-// writes), or NULL if that target is not in the tree's compile commands. Caller frees.
-static char *t_hooks_definition(const json_t *commands, const char *target)
+// The definition of macro (e.g. "-DJF_PRIVHELPER_TEST_HOOKS=") that source is compiled with for
+// target (told by the object the command writes), or NULL if that target is not in the tree's
+// compile commands. Caller frees.
+static char *t_definition(const json_t *commands, const char *target, const char *source,
+                          const char *macro)
 {
     char object[PATH_MAX];
-    t_path(object, "-o CMakeFiles/%s.dir/privhelper_main.c.o ", target);
+    t_path(object, "-o CMakeFiles/%s.dir/%s.o ", target, source);
     size_t i = 0;
     const json_t *c = NULL;
     json_array_foreach(commands, i, c)
     {
         const char *cmd = json_string_value(json_object_get(c, "command"));
         if (cmd && strstr(cmd, object)) {
-            const char *def = strstr(cmd, "-DJF_PRIVHELPER_TEST_HOOKS=");
+            const char *def = strstr(cmd, macro);
             return def ? strndup(def, strcspn(def, " ")) : strdup("(none)");
         }
     }
     return NULL;
+}
+
+static char *t_hooks_definition(const json_t *commands, const char *target)
+{
+    return t_definition(commands, target, "privhelper_main.c", "-DJF_PRIVHELPER_TEST_HOOKS=");
+}
+
+// The agent's test-only options and hooks (--spool-in-memory, --spool-forget-on-send,
+// JF_TEST_*) exist only where tests are built: docs/programs.md.
+static void t_check_agent_hooks(const json_t *commands, bool tests)
+{
+    char *def =
+        t_definition(commands, "jf_agent", "agent_options.c", "-DJF_AGENT_TEST_HOOKS=");
+    assert_non_null(def);
+    assert_string_equal(def, tests ? "-DJF_AGENT_TEST_HOOKS=1" : "-DJF_AGENT_TEST_HOOKS=0");
+    free(def);
 }
 
 // Configures the project with the options into dir/b, then checks what the tree would compile
@@ -151,6 +170,7 @@ static bool t_check_configuration(const char *dir, char *const options[])
     assert_non_null(commands);
     char *installed = t_hooks_definition(commands, "jetfleet-privhelper");
     char *test_binary = t_hooks_definition(commands, "jft-privhelper-test");
+    t_check_agent_hooks(commands, test_binary != NULL);
     json_decref(commands);
     assert_non_null(installed);
     assert_string_equal(installed, "-DJF_PRIVHELPER_TEST_HOOKS=0");
