@@ -12,6 +12,10 @@ set(jf_install_programs jetfleet-coordinator jetfleet jetfleet-agent jetfleet-tr
 # outside the tree (libtorch's), so that an installed jetfleet-train still finds them.
 set_target_properties(${jf_install_programs} PROPERTIES INSTALL_RPATH_USE_LINK_PATH TRUE)
 install(TARGETS ${jf_install_programs} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The libtorch shim that the jetfleet CLI loads on first use (common/torch/jf_torch_lazy.c finds
+# it at bin/<the relative path from BINDIR to LIBDIR/jetfleet>); its own RPATH as the programs'.
+set_target_properties(jetfleet_torch PROPERTIES INSTALL_RPATH_USE_LINK_PATH TRUE)
+install(TARGETS jetfleet_torch LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/jetfleet)
 install(FILES ${PROJECT_SOURCE_DIR}/agent/share/sim_params.yaml
         DESTINATION ${CMAKE_INSTALL_DATADIR}/jetfleet)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/agent/share/nvpmodel
