@@ -24,6 +24,9 @@
 #include <cmocka.h>
 
 #define S_SESSIONS   200
+// Beyond the receive backlog's bound: the restarted coordinator was measured 29 kB over it (CI,
+// 2026-12-01) and 21 MB over it without the mark (bench/README.md), so 2 MiB keeps the power.
+#define S_ALLOWANCE_KB 2048
 #define S_PREFIX_FMT "%s-rm-" // board names: the fleet's tag, then loadgen's 4-digit index
 #define S_LOADGEN_S  75       // the sessions' whole run (they are stopped before its end)
 #define S_STREAM_MS  8000     // streaming before the kill
@@ -228,8 +231,10 @@ static void test_restart_memory_bounded(void **state)
     (void) jft_proc_wait(&c->loadgen, 90000 * jft_timeout_scale(), &status);
     long long msg_bytes = s_figure(out, "msg_bytes_max");
     // Per connection, libzmq holds at most the mark's messages in its pipe and one more that
-    // did not fit (its engine keeps it and stops reading the connection).
-    long long bound_kb = before_kb + S_SESSIONS * (hwm + 1) * msg_bytes / 1024;
+    // did not fit (its engine keeps it and stops reading the connection). S_ALLOWANCE_KB is what
+    // the restarted coordinator holds that the first did not at its peak: every session's
+    // registration answered at once and the allocator's arenas.
+    long long bound_kb = before_kb + S_SESSIONS * (hwm + 1) * msg_bytes / 1024 + S_ALLOWANCE_KB;
     printf("sessions=%d rcvhwm=%lld msg_bytes_max=%lld rss_before_restart_mb=%.1f "
            "rss_after_restart_mb=%.1f rss_bound_mb=%.1f not_registered=%lld\n",
            S_SESSIONS, hwm, msg_bytes, (double) before_kb / 1024, (double) after_kb / 1024,
