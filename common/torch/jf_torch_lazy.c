@@ -26,8 +26,8 @@
 // The loaded shim. Process-wide like the dynamic loader's own state, so a file-scope exception to
 // STYLE.md §12's rule on globals: written once, under s_once, then only read.
 typedef struct s_shim {
-    void *handle;      // dlopen's handle, NULL when the shim could not be loaded
-    char why[256];     // then: why not, for every error record
+    void *handle;  // dlopen's handle, NULL when the shim could not be loaded
+    char why[256]; // then: why not, for every error record
 } s_shim_t;
 
 static s_shim_t s_shim;
@@ -72,6 +72,12 @@ static void s_load(void)
     }
 }
 
+// A function without an error record (a name, a count, jf_torch_cost_minibatch, a destroy) takes
+// what only a call with one could have produced (a parsed kind, a cost, a session), so it is
+// reached only with the shim loaded and its stand-in result ("?", 0, nothing) is never used. The
+// exceptions, jf_torch_bench_has_cuda and jf_torch_bench_name, answer false and "?" without the
+// shim; the CLI does not call them.
+
 // The shim's symbol name, loading the shim on first use; NULL with err (-ENOSYS) if the shim or
 // the symbol cannot be had.
 static void *s_symbol(const char *name, jf_err_t *err)
@@ -90,31 +96,36 @@ static void *s_symbol(const char *name, jf_err_t *err)
 
 int jf_torch_model_parse(const char *name, jf_torch_model_kind_t *ret_model, jf_err_t *err)
 {
-    S_FN(jf_torch_model_parse) fn = (S_FN(jf_torch_model_parse)) s_symbol("jf_torch_model_parse", err);
+    S_FN(jf_torch_model_parse)
+    fn = (S_FN(jf_torch_model_parse)) s_symbol("jf_torch_model_parse", err);
     return fn ? fn(name, ret_model, err) : -ENOSYS;
 }
 
 const char *jf_torch_model_name(jf_torch_model_kind_t model)
 {
-    S_FN(jf_torch_model_name) fn = (S_FN(jf_torch_model_name)) s_symbol("jf_torch_model_name", NULL);
+    S_FN(jf_torch_model_name)
+    fn = (S_FN(jf_torch_model_name)) s_symbol("jf_torch_model_name", NULL);
     return fn ? fn(model) : "?";
 }
 
 int jf_torch_model_shape(jf_torch_model_kind_t model, jf_torch_shape_t *ret_shape, jf_err_t *err)
 {
-    S_FN(jf_torch_model_shape) fn = (S_FN(jf_torch_model_shape)) s_symbol("jf_torch_model_shape", err);
+    S_FN(jf_torch_model_shape)
+    fn = (S_FN(jf_torch_model_shape)) s_symbol("jf_torch_model_shape", err);
     return fn ? fn(model, ret_shape, err) : -ENOSYS;
 }
 
 int jf_torch_device_parse(const char *name, jf_torch_device_kind_t *ret_device, jf_err_t *err)
 {
-    S_FN(jf_torch_device_parse) fn = (S_FN(jf_torch_device_parse)) s_symbol("jf_torch_device_parse", err);
+    S_FN(jf_torch_device_parse)
+    fn = (S_FN(jf_torch_device_parse)) s_symbol("jf_torch_device_parse", err);
     return fn ? fn(name, ret_device, err) : -ENOSYS;
 }
 
 jf_torch_session_t *jf_torch_session_new(const jf_torch_session_opts_t *opts, jf_err_t *err)
 {
-    S_FN(jf_torch_session_new) fn = (S_FN(jf_torch_session_new)) s_symbol("jf_torch_session_new", err);
+    S_FN(jf_torch_session_new)
+    fn = (S_FN(jf_torch_session_new)) s_symbol("jf_torch_session_new", err);
     return fn ? fn(opts, err) : NULL;
 }
 
@@ -123,27 +134,32 @@ void jf_torch_session_destroy(jf_torch_session_t **self_p)
     if (!self_p || !*self_p) {
         return;
     }
-    S_FN(jf_torch_session_destroy) fn = (S_FN(jf_torch_session_destroy)) s_symbol("jf_torch_session_destroy", NULL);
+    S_FN(jf_torch_session_destroy)
+    fn = (S_FN(jf_torch_session_destroy)) s_symbol("jf_torch_session_destroy", NULL);
     if (fn) {
         fn(self_p);
     }
 }
 
-int jf_torch_session_step(jf_torch_session_t *self, const float *x, const int64_t *y, size_t batch, double *ret_loss, jf_err_t *err)
+int jf_torch_session_step(jf_torch_session_t *self, const float *x, const int64_t *y, size_t batch,
+                          double *ret_loss, jf_err_t *err)
 {
-    S_FN(jf_torch_session_step) fn = (S_FN(jf_torch_session_step)) s_symbol("jf_torch_session_step", err);
+    S_FN(jf_torch_session_step)
+    fn = (S_FN(jf_torch_session_step)) s_symbol("jf_torch_session_step", err);
     return fn ? fn(self, x, y, batch, ret_loss, err) : -ENOSYS;
 }
 
 const char *jf_torch_session_device_name(const jf_torch_session_t *self)
 {
-    S_FN(jf_torch_session_device_name) fn = (S_FN(jf_torch_session_device_name)) s_symbol("jf_torch_session_device_name", NULL);
+    S_FN(jf_torch_session_device_name)
+    fn = (S_FN(jf_torch_session_device_name)) s_symbol("jf_torch_session_device_name", NULL);
     return fn ? fn(self) : "?";
 }
 
 jf_torch_model_kind_t jf_torch_session_model(const jf_torch_session_t *self)
 {
-    S_FN(jf_torch_session_model) fn = (S_FN(jf_torch_session_model)) s_symbol("jf_torch_session_model", NULL);
+    S_FN(jf_torch_session_model)
+    fn = (S_FN(jf_torch_session_model)) s_symbol("jf_torch_session_model", NULL);
     return fn ? fn(self) : (jf_torch_model_kind_t){0};
 }
 
@@ -153,31 +169,40 @@ int jf_torch_info_read(jf_torch_info_t *ret_info, jf_err_t *err)
     return fn ? fn(ret_info, err) : -ENOSYS;
 }
 
-int jf_torch_session_weights_save(jf_torch_session_t *self, void **ret_bytes, size_t *ret_len, jf_err_t *err)
+int jf_torch_session_weights_save(jf_torch_session_t *self, void **ret_bytes, size_t *ret_len,
+                                  jf_err_t *err)
 {
-    S_FN(jf_torch_session_weights_save) fn = (S_FN(jf_torch_session_weights_save)) s_symbol("jf_torch_session_weights_save", err);
+    S_FN(jf_torch_session_weights_save)
+    fn = (S_FN(jf_torch_session_weights_save)) s_symbol("jf_torch_session_weights_save", err);
     return fn ? fn(self, ret_bytes, ret_len, err) : -ENOSYS;
 }
 
-int jf_torch_session_weights_load(jf_torch_session_t *self, const void *bytes, size_t len, jf_err_t *err)
+int jf_torch_session_weights_load(jf_torch_session_t *self, const void *bytes, size_t len,
+                                  jf_err_t *err)
 {
-    S_FN(jf_torch_session_weights_load) fn = (S_FN(jf_torch_session_weights_load)) s_symbol("jf_torch_session_weights_load", err);
+    S_FN(jf_torch_session_weights_load)
+    fn = (S_FN(jf_torch_session_weights_load)) s_symbol("jf_torch_session_weights_load", err);
     return fn ? fn(self, bytes, len, err) : -ENOSYS;
 }
 
-int jf_torch_weights_average(const void *const *blobs, const size_t *lens, const double *w, size_t n, void **ret_bytes, size_t *ret_len, jf_err_t *err)
+int jf_torch_weights_average(const void *const *blobs, const size_t *lens, const double *w,
+                             size_t n, void **ret_bytes, size_t *ret_len, jf_err_t *err)
 {
-    S_FN(jf_torch_weights_average) fn = (S_FN(jf_torch_weights_average)) s_symbol("jf_torch_weights_average", err);
+    S_FN(jf_torch_weights_average)
+    fn = (S_FN(jf_torch_weights_average)) s_symbol("jf_torch_weights_average", err);
     return fn ? fn(blobs, lens, w, n, ret_bytes, ret_len, err) : -ENOSYS;
 }
 
-int jf_torch_weights_flatten(const void *bytes, size_t len, double **ret_values, size_t *ret_n, jf_err_t *err)
+int jf_torch_weights_flatten(const void *bytes, size_t len, double **ret_values, size_t *ret_n,
+                             jf_err_t *err)
 {
-    S_FN(jf_torch_weights_flatten) fn = (S_FN(jf_torch_weights_flatten)) s_symbol("jf_torch_weights_flatten", err);
+    S_FN(jf_torch_weights_flatten)
+    fn = (S_FN(jf_torch_weights_flatten)) s_symbol("jf_torch_weights_flatten", err);
     return fn ? fn(bytes, len, ret_values, ret_n, err) : -ENOSYS;
 }
 
-int jf_torch_lstsq(const double *x, size_t n, size_t p, const double *y, double ridge, double *ret_coef, jf_err_t *err)
+int jf_torch_lstsq(const double *x, size_t n, size_t p, const double *y, double ridge,
+                   double *ret_coef, jf_err_t *err)
 {
     S_FN(jf_torch_lstsq) fn = (S_FN(jf_torch_lstsq)) s_symbol("jf_torch_lstsq", err);
     return fn ? fn(x, n, p, y, ridge, ret_coef, err) : -ENOSYS;
@@ -194,7 +219,8 @@ void jf_torch_mlp_destroy(jf_torch_mlp_t **self_p)
     if (!self_p || !*self_p) {
         return;
     }
-    S_FN(jf_torch_mlp_destroy) fn = (S_FN(jf_torch_mlp_destroy)) s_symbol("jf_torch_mlp_destroy", NULL);
+    S_FN(jf_torch_mlp_destroy)
+    fn = (S_FN(jf_torch_mlp_destroy)) s_symbol("jf_torch_mlp_destroy", NULL);
     if (fn) {
         fn(self_p);
     }
@@ -208,31 +234,37 @@ jf_torch_mlp_t *jf_torch_mlp_clone(const jf_torch_mlp_t *src, jf_err_t *err)
 
 int jf_torch_mlp_inputs(const jf_torch_mlp_t *self)
 {
-    S_FN(jf_torch_mlp_inputs) fn = (S_FN(jf_torch_mlp_inputs)) s_symbol("jf_torch_mlp_inputs", NULL);
+    S_FN(jf_torch_mlp_inputs)
+    fn = (S_FN(jf_torch_mlp_inputs)) s_symbol("jf_torch_mlp_inputs", NULL);
     return fn ? fn(self) : 0;
 }
 
 int jf_torch_mlp_outputs(const jf_torch_mlp_t *self)
 {
-    S_FN(jf_torch_mlp_outputs) fn = (S_FN(jf_torch_mlp_outputs)) s_symbol("jf_torch_mlp_outputs", NULL);
+    S_FN(jf_torch_mlp_outputs)
+    fn = (S_FN(jf_torch_mlp_outputs)) s_symbol("jf_torch_mlp_outputs", NULL);
     return fn ? fn(self) : 0;
 }
 
-int jf_torch_mlp_train(jf_torch_mlp_t *self, const float *x, const float *y, size_t n, const jf_torch_mlp_train_opts_t *opts, uint64_t seed, jf_err_t *err)
+int jf_torch_mlp_train(jf_torch_mlp_t *self, const float *x, const float *y, size_t n,
+                       const jf_torch_mlp_train_opts_t *opts, uint64_t seed, jf_err_t *err)
 {
     S_FN(jf_torch_mlp_train) fn = (S_FN(jf_torch_mlp_train)) s_symbol("jf_torch_mlp_train", err);
     return fn ? fn(self, x, y, n, opts, seed, err) : -ENOSYS;
 }
 
-int jf_torch_mlp_predict(jf_torch_mlp_t *self, const float *x, size_t n, float *ret_y, jf_err_t *err)
+int jf_torch_mlp_predict(jf_torch_mlp_t *self, const float *x, size_t n, float *ret_y,
+                         jf_err_t *err)
 {
-    S_FN(jf_torch_mlp_predict) fn = (S_FN(jf_torch_mlp_predict)) s_symbol("jf_torch_mlp_predict", err);
+    S_FN(jf_torch_mlp_predict)
+    fn = (S_FN(jf_torch_mlp_predict)) s_symbol("jf_torch_mlp_predict", err);
     return fn ? fn(self, x, n, ret_y, err) : -ENOSYS;
 }
 
 size_t jf_torch_mlp_param_count(const jf_torch_mlp_t *self)
 {
-    S_FN(jf_torch_mlp_param_count) fn = (S_FN(jf_torch_mlp_param_count)) s_symbol("jf_torch_mlp_param_count", NULL);
+    S_FN(jf_torch_mlp_param_count)
+    fn = (S_FN(jf_torch_mlp_param_count)) s_symbol("jf_torch_mlp_param_count", NULL);
     return fn ? fn(self) : 0;
 }
 
@@ -244,7 +276,8 @@ int jf_torch_mlp_params(const jf_torch_mlp_t *self, float *ret_params, size_t co
 
 int jf_torch_mlp_set_params(jf_torch_mlp_t *self, const float *params, size_t count, jf_err_t *err)
 {
-    S_FN(jf_torch_mlp_set_params) fn = (S_FN(jf_torch_mlp_set_params)) s_symbol("jf_torch_mlp_set_params", err);
+    S_FN(jf_torch_mlp_set_params)
+    fn = (S_FN(jf_torch_mlp_set_params)) s_symbol("jf_torch_mlp_set_params", err);
     return fn ? fn(self, params, count, err) : -ENOSYS;
 }
 
@@ -262,16 +295,17 @@ int jf_torch_layer_cost(const jf_torch_layer_t *layer, jf_torch_cost_t *ret_cost
 
 void jf_torch_cost_minibatch(const jf_torch_cost_t *cost, int batch, jf_torch_work_t *ret_work)
 {
-    S_FN(jf_torch_cost_minibatch) fn = (S_FN(jf_torch_cost_minibatch)) s_symbol("jf_torch_cost_minibatch", NULL);
+    S_FN(jf_torch_cost_minibatch)
+    fn = (S_FN(jf_torch_cost_minibatch)) s_symbol("jf_torch_cost_minibatch", NULL);
     if (fn) {
         fn(cost, batch, ret_work);
-    }
-    else {
+    } else {
         *ret_work = (jf_torch_work_t){0};
     }
 }
 
-jf_torch_bench_t *jf_torch_bench_new(jf_torch_bench_kind_t kind, jf_torch_device_kind_t device, int threads, jf_err_t *err)
+jf_torch_bench_t *jf_torch_bench_new(jf_torch_bench_kind_t kind, jf_torch_device_kind_t device,
+                                     int threads, jf_err_t *err)
 {
     S_FN(jf_torch_bench_new) fn = (S_FN(jf_torch_bench_new)) s_symbol("jf_torch_bench_new", err);
     return fn ? fn(kind, device, threads, err) : NULL;
@@ -282,7 +316,8 @@ void jf_torch_bench_destroy(jf_torch_bench_t **self_p)
     if (!self_p || !*self_p) {
         return;
     }
-    S_FN(jf_torch_bench_destroy) fn = (S_FN(jf_torch_bench_destroy)) s_symbol("jf_torch_bench_destroy", NULL);
+    S_FN(jf_torch_bench_destroy)
+    fn = (S_FN(jf_torch_bench_destroy)) s_symbol("jf_torch_bench_destroy", NULL);
     if (fn) {
         fn(self_p);
     }
@@ -290,7 +325,8 @@ void jf_torch_bench_destroy(jf_torch_bench_t **self_p)
 
 jf_torch_bench_work_t jf_torch_bench_work_of(const jf_torch_bench_t *self)
 {
-    S_FN(jf_torch_bench_work_of) fn = (S_FN(jf_torch_bench_work_of)) s_symbol("jf_torch_bench_work_of", NULL);
+    S_FN(jf_torch_bench_work_of)
+    fn = (S_FN(jf_torch_bench_work_of)) s_symbol("jf_torch_bench_work_of", NULL);
     return fn ? fn(self) : (jf_torch_bench_work_t){0};
 }
 
@@ -302,12 +338,14 @@ int jf_torch_bench_step(jf_torch_bench_t *self, jf_err_t *err)
 
 bool jf_torch_bench_has_cuda(void)
 {
-    S_FN(jf_torch_bench_has_cuda) fn = (S_FN(jf_torch_bench_has_cuda)) s_symbol("jf_torch_bench_has_cuda", NULL);
+    S_FN(jf_torch_bench_has_cuda)
+    fn = (S_FN(jf_torch_bench_has_cuda)) s_symbol("jf_torch_bench_has_cuda", NULL);
     return fn ? fn() : false;
 }
 
 const char *jf_torch_bench_name(jf_torch_bench_kind_t kind, jf_torch_device_kind_t device)
 {
-    S_FN(jf_torch_bench_name) fn = (S_FN(jf_torch_bench_name)) s_symbol("jf_torch_bench_name", NULL);
+    S_FN(jf_torch_bench_name)
+    fn = (S_FN(jf_torch_bench_name)) s_symbol("jf_torch_bench_name", NULL);
     return fn ? fn(kind, device) : "?";
 }
