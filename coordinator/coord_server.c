@@ -1,5 +1,6 @@
 /* Coordinator event loop: sockets, one store transaction per tick, replies after commit. */
 #include "coord_server_internal.h"
+#include "coord_store_blobs.h"
 #include "coord_store_ident.h"
 
 #include "jf_fs.h"
@@ -477,6 +478,12 @@ static int s_open_store(coord_server_t *self, bool new_store, jf_err_t *err)
     int rc = coord_store_begin(self->store, err);
     rc = rc ? rc : coord_store_bump_epoch(self->store, &self->epoch, err);
     rc = rc ? rc : s_claim_boards(self, err);
+    int64_t orphans = 0;
+    rc = rc ? rc : coord_store_weights_drop_orphans(self->store, &orphans, err);
+    if (rc == 0 && orphans > 0) {
+        jf_log_notice("store: dropped %lld weight chunk%s of attempts no longer in progress",
+                      (long long) orphans, orphans == 1 ? "" : "s");
+    }
     rc = rc ? rc : coord_store_event(self->store, "coordinator.start", NULL, NULL, self->epoch,
                                      NULL, err);
     rc = rc ? rc : coord_store_commit(self->store, err);

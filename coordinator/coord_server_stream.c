@@ -234,10 +234,8 @@ int coord_server_on_run_weights(coord_server_t *self, coord_board_t *board,
 static int s_end_attempt(coord_server_t *self, coord_board_t *board, const jf_msg_run_ref_t *ref,
                          bool done, const char *reason, const char *detail, jf_err_t *err)
 {
+    // coord_store_run_finish drops the chunks no assembly took: the store keeps no half-blob.
     int rc = coord_store_run_finish(self->store, ref->run, ref->attempt, done, reason, detail, err);
-    // Chunks that no assembly took (weights that did not check out, or a run.failed after some)
-    // go with the attempt: the store keeps no half-blob.
-    rc = rc ? rc : coord_store_weights_drop(self->store, ref->run, ref->attempt, err);
     rc = rc ? rc : s_commit_seq(self, board, ref, err);
     if (strcmp(board->run, ref->run) == 0) {
         coord_board_set_run(board, COORD_BOARD_IDLE, NULL, 0);

@@ -100,6 +100,19 @@ int coord_store_weights_drop(coord_store_t *self, const char *run, int64_t attem
                             COORD_BINDS(coord_text(run), coord_int(attempt)), err);
 }
 
+int coord_store_weights_drop_orphans(coord_store_t *self, int64_t *ret_dropped, jf_err_t *err)
+{
+    int rc = coord_store_exec(self,
+                              "DELETE FROM weight_chunks WHERE NOT EXISTS (SELECT 1 FROM runs r "
+                              "WHERE r.id = weight_chunks.run AND r.attempt = weight_chunks.attempt"
+                              " AND r.state IN ('assigned', 'running'))",
+                              COORD_NO_BINDS, err);
+    if (rc == 0) {
+        *ret_dropped = (int64_t) coord_db_changes(self->db);
+    }
+    return rc;
+}
+
 // What the assembly has so far.
 typedef struct s_assembly {
     char blob[JF_BLOB_SHA256_HEX_LEN + 1]; // the name the first chunk gives

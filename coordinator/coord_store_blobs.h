@@ -40,6 +40,11 @@ int coord_store_weights_add_chunk(coord_store_t *self, const char *run, int64_t 
 // half-blob. Call inside the tick's transaction. 0, -EIO with err.
 int coord_store_weights_drop(coord_store_t *self, const char *run, int64_t attempt, jf_err_t *err);
 
+// Drops the chunks of every attempt that is not in progress (assigned or running) any more:
+// those a store written by an older coordinator kept after the attempt ended. Call inside a
+// transaction. 0 with *ret_dropped, -EIO with err.
+int coord_store_weights_drop_orphans(coord_store_t *self, int64_t *ret_dropped, jf_err_t *err);
+
 // Assembles the chunks of (run, attempt) into a blob: they must name one blob and size, cover
 // [0, size) without gap or overlap, and hash to the blob's name. Then stores the blob, records it
 // as the attempt's returned weights, drops the chunks and writes the name to ret_sha. -EBADMSG

@@ -1,4 +1,5 @@
 /* Store: sweeps and the run state machine pending -> assigned -> running -> done | failed. */
+#include "coord_store_blobs.h"
 #include "coord_store_internal.h"
 
 #include "jf_units.h"
@@ -277,6 +278,9 @@ int coord_store_run_finish(coord_store_t *self, const char *run, int64_t attempt
                     coord_text(run), coord_int(attempt)),
         err);
     rc = s_update_one(self, rc, run, "finish", err);
+    // Weight chunks that no assembly took (weights that did not check out, a run.failed or
+    // run.reject after some) go with the attempt: the store keeps no half-blob.
+    rc = rc ? rc : coord_store_weights_drop(self, run, attempt, err);
     return rc ? rc
               : coord_store_event(self, done ? "run.done" : "run.failed", NULL, run, attempt,
                                   done ? NULL : reason, err);
@@ -334,6 +338,8 @@ int coord_store_run_requeue(coord_store_t *self, const char *run, int64_t attemp
                                      "attempt = ? AND state IN ('assigned', 'running')",
                                      COORD_BINDS(coord_text(run), coord_int(attempt)), err);
     rc = rc ? rc : s_update_one(self, rc, run, "requeue", err);
+    // The lost attempt's weight chunks go with it: the next attempt sends its own.
+    rc = rc ? rc : coord_store_weights_drop(self, run, attempt, err);
     rc = rc ? rc : coord_store_event(self, reason ? "run.failed" : "run.requeued", NULL, run,
                                      attempt, detail, err);
     if (rc == 0) {

@@ -2,6 +2,7 @@
  * put and read back whole and by chunks, and the assembly of a run's returned chunks, which must
  * name one blob, cover it without gap and hash to its name, and ignores retransmitted chunks. */
 #include "coord_store_blobs.h"
+#include "coord_store_internal.h"
 #include "store_support.h"
 
 #include <errno.h>
@@ -152,6 +153,62 @@ static void test_drop_chunks(void **state)
     assert_string_equal(got, sha);
 }
 
+static int64_t t_chunk_rows(coord_store_t *store, const char *run)
+{
+    int64_t n = -1;
+    jf_err_t err = {0};
+    if (coord_store_scalar(store, "SELECT count(*) FROM weight_chunks WHERE run = ?",
+                           COORD_BINDS(coord_text(run)), &n, &err) != 0) {
+        fail_msg("count chunks of %s: %s", run, err.msg);
+    }
+    return n;
+}
+
+// Every way an attempt ends takes its chunks with it: requeued (lost, or the agent busy),
+// failed (a run.reject, a run.failed), done; and at a coordinator's start the chunks of
+// attempts no longer in progress (a store an older coordinator left them in) are dropped, those
+// of a running attempt kept.
+static void test_attempt_end_drops_chunks(void **state)
+{
+    tstore_ctx_t *c = *state;
+    t_fill();
+    char sha[JF_BLOB_SHA256_HEX_LEN + 1];
+    assert_int_equal(jf_blob_sha256(s_bytes, T_SIZE, sha, NULL), 0);
+    jf_run_spec_t runs[3] = {tstore_spec(TSTORE_BOARD, 1), tstore_spec(TSTORE_BOARD, 2),
+                             tstore_spec(TSTORE_BOARD, 3)};
+    (void) tstore_put(c->store, runs, 3);
+    jf_err_t err = {0};
+    // Requeued: the attempt was lost.
+    int64_t a = tstore_assign(c->store, runs[0].run_id);
+    jf_msg_blob_chunk_t ch = {.size_bytes = T_SIZE, .data = s_bytes, .len = 100};
+    memcpy(ch.blob, sha, sizeof ch.blob);
+    assert_int_equal(coord_store_weights_add_chunk(c->store, runs[0].run_id, a, &ch, NULL), 0);
+    assert_int_equal(t_chunk_rows(c->store, runs[0].run_id), 1);
+    bool failed = true;
+    assert_int_equal(
+        coord_store_run_requeue(c->store, runs[0].run_id, a, 3, "agent lost", &failed, &err), 0);
+    assert_false(failed);
+    assert_int_equal(t_chunk_rows(c->store, runs[0].run_id), 0);
+    // Failed: rejected by the agent after some chunks.
+    a = tstore_assign(c->store, runs[1].run_id);
+    assert_int_equal(coord_store_weights_add_chunk(c->store, runs[1].run_id, a, &ch, NULL), 0);
+    assert_int_equal(
+        coord_store_run_finish(c->store, runs[1].run_id, a, false, "invalid", "no", &err), 0);
+    assert_int_equal(t_chunk_rows(c->store, runs[1].run_id), 0);
+    // Orphans: chunks of an ended attempt (as an older coordinator left them) go, those of the
+    // running attempt stay.
+    int64_t b = tstore_assign(c->store, runs[2].run_id);
+    assert_int_equal(coord_store_run_start(c->store, runs[2].run_id, b, NULL), 0);
+    assert_int_equal(coord_store_weights_add_chunk(c->store, runs[2].run_id, b, &ch, NULL), 0);
+    assert_int_equal(coord_store_weights_add_chunk(c->store, runs[1].run_id, a, &ch, NULL), 0);
+    assert_int_equal(coord_store_weights_add_chunk(c->store, runs[2].run_id, b + 7, &ch, NULL), 0);
+    int64_t dropped = -1;
+    assert_int_equal(coord_store_weights_drop_orphans(c->store, &dropped, &err), 0);
+    assert_int_equal(dropped, 2);
+    assert_int_equal(t_chunk_rows(c->store, runs[1].run_id), 0);
+    assert_int_equal(t_chunk_rows(c->store, runs[2].run_id), 1);
+}
+
 #define T_TEST(f) cmocka_unit_test_setup_teardown(f, tstore_setup, tstore_teardown)
 
 int main(void)
@@ -161,6 +218,7 @@ int main(void)
         T_TEST(test_assemble_in_any_order_with_retransmissions),
         T_TEST(test_assemble_refuses),
         T_TEST(test_drop_chunks),
+        T_TEST(test_attempt_end_drops_chunks),
     };
     int rc = tstore_main_begin();
     if (rc != 0) {
