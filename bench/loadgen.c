@@ -64,6 +64,8 @@ typedef struct lg_session {
     int64_t welcomed_at_us;      // last welcome (monotonic)
     int64_t first_hello_us;      // first hello of this session (monotonic; 0: none yet)
     int64_t hellos_since_mark;   // hellos sent since the restart mark
+    int64_t mark_hello_us;       // first hello since the restart mark (monotonic; 0: none)
+    bool hello_kicked;           // the next hello is due early, on a not_registered
     bool rewelcomed;             // welcomed since the restart mark
     bool running;                // holds a run
     jf_msg_run_ref_t ref;        // the run; ref.seq is the next seq to produce
@@ -97,6 +99,8 @@ typedef struct lg_stats {
     int64_t mark_us;                // the restart mark (SIGUSR1; monotonic; 0: none)
     int64_t rewelcomed;             // sessions welcomed since the mark
     bool mark_reported;             // the re-registration figures were printed
+    int64_t kicked_hellos;          // since the mark: hellos sent early on a not_registered
+    int64_t welcome_wait_max_us;    // since the mark: longest first hello -> welcome
     lg_lat_t dispatch;              // first hello -> run.assign received, per session, us
     lg_lat_t ack;                   // telemetry message sent -> its ack received, us
     int64_t credit_min, credit_max; // grants seen (0: none)
@@ -216,6 +220,11 @@ static void s_hello(lg_t *self, lg_session_t *s, int64_t now_us)
     }
     s->hellos_since_mark++;
     self->st.hellos++;
+    if (self->st.mark_us > 0) {
+        self->st.kicked_hellos += s->hello_kicked;
+        s->mark_hello_us = s->mark_hello_us ? s->mark_hello_us : now_us;
+    }
+    s->hello_kicked = false;
 }
 
 // Keeps a sent stream message until its ack.
@@ -389,6 +398,9 @@ static void s_on_welcome(lg_t *self, lg_session_t *s, const json_t *body, int64_
     if (self->st.mark_us > 0 && !s->rewelcomed) {
         s->rewelcomed = true;
         self->st.rewelcomed++;
+        int64_t wait = s->mark_hello_us > 0 ? now_us - s->mark_hello_us : 0;
+        self->st.welcome_wait_max_us =
+            wait > self->st.welcome_wait_max_us ? wait : self->st.welcome_wait_max_us;
     }
     for (size_t i = 0; i < w.n_resume; i++) {
         if (s->running && strcmp(w.resume[i].run, s->ref.run) == 0 &&
@@ -418,6 +430,7 @@ static void s_on_not_registered(lg_session_t *s, int64_t now_us)
         s->hello_tries = 0;
     } else if (s->hello_at_us > 0 && now_us - s->hello_at_us >= LG_HELLO_RETRY_MIN_US) {
         s->hello_next_us = 0;
+        s->hello_kicked = true;
     }
 }
 
@@ -621,9 +634,12 @@ static void s_mark_restart(lg_t *self, int64_t now_us)
     self->st.mark_us = now_us;
     self->st.rewelcomed = 0;
     self->st.mark_reported = false;
+    self->st.kicked_hellos = 0;
+    self->st.welcome_wait_max_us = 0;
     for (int i = 0; i < self->o.sessions; i++) {
         self->s[i].rewelcomed = false;
         self->s[i].hellos_since_mark = 0;
+        self->s[i].mark_hello_us = 0;
     }
 }
 
@@ -637,11 +653,13 @@ static void s_report_reregister(lg_t *self, int64_t now_us)
     }
     bool all = self->st.rewelcomed == self->o.sessions;
     printf("reregistered=%lld/%d reregister_s=%.2f hellos=%lld hellos_per_board=%.2f "
-           "hellos_per_board_max=%lld\n",
+           "hellos_per_board_max=%lld kicked_hellos=%lld welcome_wait_max_s=%.2f\n",
            (long long) self->st.rewelcomed, self->o.sessions,
            all ? (double) (self->st.last_welcome_us - self->st.mark_us) / JF_US_PER_S
                : (double) (now_us - self->st.mark_us) / JF_US_PER_S,
-           (long long) hellos, (double) hellos / self->o.sessions, (long long) max);
+           (long long) hellos, (double) hellos / self->o.sessions, (long long) max,
+           (long long) self->st.kicked_hellos,
+           (double) self->st.welcome_wait_max_us / JF_US_PER_S);
     fflush(stdout);
     self->st.mark_reported = true;
 }

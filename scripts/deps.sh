@@ -19,6 +19,7 @@ packages=(
   influxdb # integration.influx starts its own influxd; the package's service is not used
   podman runc # integration.containers (docs/containers.md); runc: crun refuses hybrid cgroups
   libpq-dev postgresql # the PostgreSQL store back end; unit.db_pg starts its own server
+  python3 # unit.influx_http's HTTP request recorder (tests/fixtures/http/recorder.py)
 )
 case "${1:-}" in
   --bench) packages+=(python3-torch python3-torchvision python3-pil) ;;

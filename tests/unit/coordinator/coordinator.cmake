@@ -102,6 +102,10 @@ set_tests_properties(unit.vendor_charts PROPERTIES LABELS "unit;ecosystem" TIMEO
 jf_add_unit_test(influx_line
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/influx_line_test.c LIBS jf_export)
 set_property(TEST unit.influx_line APPEND PROPERTY LABELS ecosystem)
+# The exporter's HTTP requests (1.x and 2.x write API) as a request recorder receives them.
+jf_add_unit_test(influx_http
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/influx_http_test.c LIBS jf_export jft_support)
+set_property(TEST unit.influx_http APPEND PROPERTY LABELS ecosystem)
 # The concurrent training and inference searches on synthetic landscapes (issue #15).
 jf_add_unit_test(csearch
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/csearch_test.c LIBS jf_csearch)
