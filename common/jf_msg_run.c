@@ -485,15 +485,12 @@ void jf_msg_telemetry_free(jf_msg_telemetry_t *telemetry)
     if (!telemetry) {
         return;
     }
-    for (size_t i = 0; telemetry->samples && i < telemetry->n_samples; i++) {
-        free(telemetry->samples[i].text);
-    }
     free(telemetry->samples);
     free(telemetry);
 }
 
-// A sample is checked, then kept as the compact text the store writes (jf_msg_run.h says why).
-static int s_decode_sample(const json_t *sample, jf_msg_sample_text_t *ret, jf_err_t *err)
+// A sample is checked, then lent to the payload as it is (jf_msg_run.h says why).
+static int s_decode_sample(const json_t *sample, jf_msg_sample_t *ret, jf_err_t *err)
 {
     int rc = jf_telemetry_sample_check(sample, err);
     if (rc != 0) {
@@ -501,8 +498,7 @@ static int s_decode_sample(const json_t *sample, jf_msg_sample_text_t *ret, jf_e
     }
     ret->t_us = json_integer_value(json_object_get(sample, "t_us"));
     ret->json = sample;
-    ret->text = json_dumps(sample, JSON_COMPACT);
-    return ret->text ? 0 : jf_err_set(err, -ENOMEM, "out of memory");
+    return 0;
 }
 
 int jf_msg_decode_telemetry(const json_t *body, jf_msg_t *msg, jf_err_t *err)
@@ -513,7 +509,7 @@ int jf_msg_decode_telemetry(const json_t *body, jf_msg_t *msg, jf_err_t *err)
         return rc;
     }
     jf_msg_telemetry_t *t = calloc(1, sizeof *t);
-    jf_msg_sample_text_t *samples = calloc(json_array_size(arr), sizeof *samples);
+    jf_msg_sample_t *samples = calloc(json_array_size(arr), sizeof *samples);
     if (!t || !samples) {
         free(samples);
         free(t);
@@ -521,7 +517,7 @@ int jf_msg_decode_telemetry(const json_t *body, jf_msg_t *msg, jf_err_t *err)
     }
     t->samples = samples;
     for (size_t i = 0; i < json_array_size(arr); i++) {
-        t->n_samples = i + 1; // counted first: a failed sample may hold nothing yet (text NULL)
+        t->n_samples = i + 1;
         if ((rc = s_decode_sample(json_array_get(arr, i), &samples[i], err)) != 0) {
             (void) jf_err_prefix(err, "samples[%zu]", i); // err may be NULL: keep rc
             jf_msg_telemetry_free(t);

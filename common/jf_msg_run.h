@@ -144,18 +144,17 @@ struct jf_msg_run_progress {
 
 // One checked telemetry sample as the coordinator stores it. The store packs a sample from its
 // JSON (docs/store.md, "Telemetry storage") and a sample is open (members the schema does not
-// know are kept), so the decoder keeps the compact text it checked rather than the typed struct
-// (about 10 kB each).
-typedef struct jf_msg_sample_text {
+// know are kept), so the decoder keeps the JSON it checked rather than the typed struct (about
+// 10 kB each), and no copy of it: the coordinator stores from the message's own tree.
+typedef struct jf_msg_sample {
     int64_t t_us;       // the sample's wall-clock time, us
-    char *text;         // the sample, compact JSON; owned by the payload
-    const json_t *json; // the same sample as JSON; borrowed from the message's body (valid while
-                        // jf_msg_t.body is), so the coordinator need not parse text again
-} jf_msg_sample_text_t;
+    const json_t *json; // the sample; borrowed from the message's body (valid while
+                        // jf_msg_t.body is)
+} jf_msg_sample_t;
 
 struct jf_msg_telemetry {
     size_t n_samples;
-    jf_msg_sample_text_t *samples; // n_samples, in message order; owned
+    jf_msg_sample_t *samples; // n_samples, in message order; owned
 };
 
 json_t *jf_msg_run_assign_new(int64_t id, const jf_run_spec_t *spec, int64_t attempt);

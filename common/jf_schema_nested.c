@@ -46,14 +46,19 @@ static int s_decode_elem(const jf_schema_field_t *f, const char *label, size_t i
                          void *e, jf_err_t *err)
 {
     if (!f->sub) {
-        char name[JF_SCHEMA_NAME_MAX + 24] = {0};
-        (void) snprintf(name, sizeof name, "%s[%zu]", label, i); // a long label is cut, not lost
         const jf_schema_field_t *t = f->elem;
         bool is_int = t->type == JF_SCHEMA_INT || t->type == JF_SCHEMA_I64;
         bool null_ok = t->nullable && json_is_null(x);
-        if (is_int && !null_ok &&
-            (!json_is_integer(x) || json_integer_value(x) < t->lo ||
-             json_integer_value(x) > t->hi)) {
+        bool int_bad = is_int && !null_ok &&
+                       (!json_is_integer(x) || json_integer_value(x) < t->lo ||
+                        json_integer_value(x) > t->hi);
+        // The element's name is made only for an error: arrays of telemetry samples are long.
+        if (!int_bad && jf_schema_decode_scalar(t, "", x, e, NULL) == 0) {
+            return 0;
+        }
+        char name[JF_SCHEMA_NAME_MAX + 24] = {0};
+        (void) snprintf(name, sizeof name, "%s[%zu]", label, i); // a long label is cut, not lost
+        if (int_bad) {
             // The words the measure checker gave an online CPU ("'online_cpus[0]' must be ...").
             return jf_err_set(err, -EINVAL, "'%s' must be an integer in [%lld, %lld]", name,
                               (long long) t->lo, (long long) t->hi);
@@ -71,13 +76,19 @@ static int s_decode_entry(const jf_schema_field_t *f, const char *label, const c
                           const json_t *x, void *e, jf_err_t *err)
 {
     const jf_schema_field_t *kf = &f->sub->fields[0], *vf = &f->sub->fields[1];
+    size_t len = strlen(key);
+    if (len < kf->size) {
+        memcpy(jf_schema_member(kf, e), key, len + 1);
+        if (jf_schema_decode_scalar(vf, "", x, jf_schema_member(vf, e), NULL) == 0) {
+            return 0; // the member's name is made only for an error
+        }
+    }
     char name[JF_SCHEMA_NAME_MAX + 80] = {0};
     (void) snprintf(name, sizeof name, "%s.%.64s", label, key); // cut, not lost, when long
-    if (strlen(key) >= kf->size) {
+    if (len >= kf->size) {
         return jf_err_set(err, -EINVAL, "'%s': the name is longer than %zu bytes", name,
                           kf->size - 1);
     }
-    memcpy(jf_schema_member(kf, e), key, strlen(key) + 1);
     return jf_schema_decode_scalar(vf, name, x, jf_schema_member(vf, e), err);
 }
 

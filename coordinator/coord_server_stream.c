@@ -144,13 +144,9 @@ static int s_store_progress_item(coord_server_t *self, const jf_msg_run_ref_t *r
 static int s_store_sample_item(coord_server_t *self, const jf_msg_run_ref_t *ref,
                                const jf_msg_t *msg, size_t i, jf_err_t *err)
 {
-    const jf_msg_sample_text_t *s = &msg->telemetry->samples[i];
-    if (s->json) {
-        return coord_store_add_telemetry_obj(self->store, ref->run, ref->attempt, ref->seq,
-                                             (int64_t) i, s->t_us, s->json, err);
-    }
-    return coord_store_add_telemetry(self->store, ref->run, ref->attempt, ref->seq, (int64_t) i,
-                                     s->t_us, s->text, err);
+    const jf_msg_sample_t *s = &msg->telemetry->samples[i];
+    return coord_store_add_telemetry_obj(self->store, ref->run, ref->attempt, ref->seq,
+                                         (int64_t) i, s->t_us, s->json, err);
 }
 
 // A batch of the stream: admitted in order, its n items stored from the decoder's typed

@@ -26,7 +26,7 @@ static void s_parse_family(const jf_msg_t *msg)
         n += r->rec.kind == JF_REC_MEASURE && r->measure ? r->measure->n_cache : 0;
         }
     for (size_t i = 0; msg->telemetry && i < msg->telemetry->n_samples; i++) {
-        n += strlen(msg->telemetry->samples[i].text);
+        n += json_object_size(msg->telemetry->samples[i].json);
     }
     (void) n; // only must not crash
 }
