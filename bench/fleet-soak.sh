@@ -46,11 +46,15 @@ for _ in $(seq 100); do [ -s "$work/state/endpoint" ] && break; sleep 0.1; done
   --sample "$work/sample.json" --prefix lg- --type agx-xavier --hz "$hz" --seconds "$seconds" \
   > "$work/loadgen.out" 2>&1 &
 pids+=($!)
-rss=()
+rss=() anon=() shm=()
 step=$(( seconds / 20 > 1 ? seconds / 20 : 1 ))
 for _ in $(seq 1 20); do
   sleep "$step"
   rss+=("$(awk '/^VmRSS/ {print $2}' "/proc/$coord/status")")
+  # What the resident size is made of: the heap and other private memory (RssAnon), and the
+  # store's mapped files (RssFile, RssShmem: SQLite's WAL index is a shared mapping).
+  anon+=("$(awk '/^RssAnon/ {print $2}' "/proc/$coord/status")")
+  shm+=("$(awk '/^RssShmem/ {print $2}' "/proc/$coord/status")")
 done
 wait "${pids[1]}" || true
 # jf-loadgen's last status line (its latency summary comes after it).
@@ -73,6 +77,8 @@ echo "sessions=$sessions hz=$hz seconds=$seconds samples_per_s=$rate"
 echo "acked_samples=$acked stored_samples=$stored lost=$(( acked > stored ? acked - stored : 0 ))"
 echo "rss_mb_series=$(printf '%s,' "${rss[@]}" | awk -F, '{for(i=1;i<NF;i++) printf "%s%.0f", (i>1?",":""), $i/1024}')"
 echo "rss_growth_mb_last_half=$(awk -v a="$half" -v b="$last" 'BEGIN {printf "%.1f", (b-a)/1024}')"
+echo "rss_anon_mb_series=$(printf '%s,' "${anon[@]}" | awk -F, '{for(i=1;i<NF;i++) printf "%s%.0f", (i>1?",":""), $i/1024}')"
+echo "rss_shmem_mb_series=$(printf '%s,' "${shm[@]}" | awk -F, '{for(i=1;i<NF;i++) printf "%s%.0f", (i>1?",":""), $i/1024}')"
 if [ -n "$telemetry_bytes" ] && [ "$stored" -gt 0 ]; then
   # The telemetry tables' pages (dbstat), overflow pages included, per stored sample.
   echo "bytes_per_sample=$(( telemetry_bytes / stored )) store_file_mb=$(( $(stat -c %s "$db") / 1048576 ))"

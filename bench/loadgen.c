@@ -265,7 +265,8 @@ static void s_flush_batch(lg_t *self, lg_session_t *s, int64_t now_us)
 
 static void s_produce(lg_t *self, lg_session_t *s, int64_t now_us)
 {
-    json_t *sample = json_deep_copy(self->sample);
+    // A shallow copy: the members below the top level are the template's, shared (read only).
+    json_t *sample = json_copy(self->sample);
     (void) json_object_set_new(sample, "t_us", json_integer(jf_clock_wall_us()));
     if (json_array_size(s->batch) == 0) {
         s->batch_since_us = now_us;

@@ -209,11 +209,18 @@ static int s_each_row(coord_store_t *self, coord_db_stmt_t *st, coord_run_row_fn
 int coord_store_active_runs(coord_store_t *self, const char *board, coord_run_row_fn fn,
                             void *arg, jf_err_t *err)
 {
-    coord_db_stmt_t *st = coord_store_stmt(self,
-                                           "SELECT " S_ROW_COLS " FROM runs WHERE state IN "
-                                           "('assigned', 'running') AND (?1 IS NULL OR board = ?1) "
-                                           "ORDER BY ord",
-                                           COORD_BINDS(coord_text(board)), err);
+    // Two statements, not "(?1 IS NULL OR board = ?1)": SQLite cannot use the index
+    // runs_board_state for that, and every hello asks for one board's runs (a scan of the whole
+    // table per hello made a 2,000-board fleet's re-registration quadratic).
+    coord_db_stmt_t *st =
+        board ? coord_store_stmt(self,
+                                 "SELECT " S_ROW_COLS " FROM runs WHERE board = ? AND state IN "
+                                 "('assigned', 'running') ORDER BY ord",
+                                 COORD_BINDS(coord_text(board)), err)
+              : coord_store_stmt(self,
+                                 "SELECT " S_ROW_COLS " FROM runs WHERE state IN "
+                                 "('assigned', 'running') ORDER BY ord",
+                                 COORD_NO_BINDS, err);
     return s_each_row(self, st, fn, arg, err);
 }
 
