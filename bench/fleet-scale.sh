@@ -125,6 +125,7 @@ acked=$(figure acked_samples)
 echo "hz=$hz seconds=$seconds after=$after produced_samples=$produced stored_samples=$stored" \
      "unacked_at_end=$unacked dropped_samples=$dropped acked_samples=$acked lost_acked=$(( acked > stored ? acked - stored : 0 ))"
 echo "reregistered=$rereg hellos_per_board_max=$(figure hellos_per_board_max)" \
+     "kicked_hellos=$(figure kicked_hellos) welcome_wait_max_s=$(figure welcome_wait_max_s)" \
      "rss_after_restart_mb=$rss_after_mb dispatch_p50_ms=$(figure dispatch_p50_ms)" \
      "ack_p50_ms=$(figure ack_p50_ms) ack_p99_ms=$(figure ack_p99_ms)"
 echo "credit_min=$(figure credit_min) credit_max=$(figure credit_max)" \
