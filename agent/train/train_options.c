@@ -156,7 +156,11 @@ static void s_usage_simulate(FILE *out)
         "                         with either, the model also trains for real, on the CPU with\n"
         "                         libtorch, on the dataset in --data (required then): losses\n"
         "                         are real, times and power stay the model's. jetfleet-train-sim\n"
-        "                         hands such a run to jetfleet-train beside it\n",
+        "                         hands such a run to jetfleet-train beside it\n"
+        "  --infer-model M, --infer-batch N, --infer-rate R, --infer-budget-ms L\n"
+        "                         inference beside training: model, requests per minibatch,\n"
+        "                         requests per second, latency budget (docs/concurrent.md);\n"
+        "                         simulated runs only (a real run refuses them, exit 2)\n",
         jf_run_spec_media(), TRAIN_SIM_SCALE_MIN, TRAIN_SIM_SCALE_MAX, TRAIN_SIM_SCALE_DEFAULT,
         TRAIN_SIM_SPEED_MIN, TRAIN_SIM_SPEED_MAX, TRAIN_SIM_SPEED_DEFAULT);
 }
@@ -192,6 +196,8 @@ void train_options_usage(FILE *out)
         "  --shard K/N      train on part K of N of the dataset: samples i with i mod N = K\n"
         "  --loader-only    the data pipeline alone (fetch, decode, preprocess, batch): no model,\n"
         "                   compute 0; samples_per_s is then the loader's images/s\n"
+        "  --roofline       the roofline microbenchmarks instead of training (docs/roofline.md);\n"
+        "                   the agent sets it from the run spec\n"
         "\n"
         "Test hook: environment variable %s=crash raises SIGSEGV after the first epoch record;\n"
         "%s=oom reports {\"kind\":\"error\",\"reason\":\"oom\"} and exits 3 after it.\n",
