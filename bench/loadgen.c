@@ -26,10 +26,6 @@
 #include <sys/resource.h>
 
 #define LG_SESSIONS_MAX 4000
-// The agent's hello back-off (agent/session/agent_session_internal.h, docs/protocol.md §4.1.1):
-// 1, 2, 4, 8, 16, then 30 s, each plus up to a quarter of it at random.
-#define LG_HELLO_RETRY_MIN_US (INT64_C(1) * 1000000)
-#define LG_HELLO_RETRY_MAX_US (INT64_C(30) * 1000000)
 #define LG_WINDOW_DEFAULT     32                      // as AGENT_SPOOL_WINDOW: without credit
 #define LG_RESEND_US          (INT64_C(5) * 1000000)  // as AGENT_SPOOL_RESEND_US: go back N
 #define LG_BATCH_US       (INT64_C(1) * 1000000) // default: one second of samples per message
@@ -211,8 +207,9 @@ static void s_hello(lg_t *self, lg_session_t *s, int64_t now_us)
         return;
     }
     s->hello_at_us = now_us;
-    int64_t backoff = LG_HELLO_RETRY_MIN_US << (s->hello_tries < 5 ? s->hello_tries : 5);
-    backoff = backoff < LG_HELLO_RETRY_MAX_US ? backoff : LG_HELLO_RETRY_MAX_US;
+    // The agent's back-off (jf_hello_backoff_us, docs/protocol.md §4.1.1), plus up to a quarter
+    // of it at random.
+    int64_t backoff = jf_hello_backoff_us(s->hello_tries);
     s->hello_next_us = now_us + backoff + (int64_t) jf_rng_below(&self->rng, backoff / 4 + 1);
     s->hello_tries++;
     if (s->first_hello_us == 0) {
@@ -421,15 +418,16 @@ static void s_on_welcome(lg_t *self, lg_session_t *s, const json_t *body, int64_
 
 // One hello per lost session, as the agent (agent/session/agent_session.c, docs/protocol.md
 // §4.1.1): every message in flight draws its own not_registered, and they do not each send a
-// hello. One that arrives when the outstanding hello is older than the first back-off step
-// retries it at once, as the agent does (at most one hello a second).
+// hello. One that arrives when the first hello is older than the first back-off step retries
+// it at once, as the agent does (the first retry only).
 static void s_on_not_registered(lg_session_t *s, int64_t now_us)
 {
     if (s->welcomed) {
         s->welcomed = false;
         s->hello_next_us = 0;
         s->hello_tries = 0;
-    } else if (s->hello_at_us > 0 && now_us - s->hello_at_us >= LG_HELLO_RETRY_MIN_US) {
+    } else if (s->hello_tries == 1 && s->hello_at_us > 0 &&
+               now_us - s->hello_at_us >= JF_HELLO_RETRY_FIRST_US) {
         s->hello_next_us = 0;
         s->hello_kicked = true;
     }

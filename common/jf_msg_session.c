@@ -200,6 +200,16 @@ static json_t *s_hello_runs(const jf_hello_t *h)
     return arr;
 }
 
+int64_t jf_hello_backoff_us(int tries)
+{
+    if (tries <= 0) {
+        return JF_HELLO_RETRY_FIRST_US;
+    }
+    // 4 s, 8 s, 16 s, then the cap: the shift stops before it could overflow.
+    int64_t backoff = JF_HELLO_RETRY_FIRST_US << (tries < 5 ? tries + 1 : 6);
+    return backoff < JF_HELLO_RETRY_MAX_US ? backoff : JF_HELLO_RETRY_MAX_US;
+}
+
 json_t *jf_msg_hello_new(int64_t id, const jf_hello_t *h, const json_t *software)
 {
     json_t *msg = jf_msg_new(JF_MSG_HELLO, id);

@@ -68,6 +68,15 @@ typedef struct jf_welcome {
     int64_t credit; // messages in flight per stream (0: not granted)
 } jf_welcome_t;
 
+// The hello retry (docs/protocol.md §4.1.1): the first retry after JF_HELLO_RETRY_FIRST_US, then
+// 4 s, 8 s, 16 s and 30 s from then on; the caller adds a random jitter of up to a quarter.
+// tries: the hellos sent since the last welcome or lost session, before this one (0 for the
+// first). One quick retry covers a hello lost with a connection; a coordinator that has not
+// answered two is busy (a fleet registering at once), and hurrying it only queues more hellos.
+#define JF_HELLO_RETRY_FIRST_US (INT64_C(1) * 1000000)
+#define JF_HELLO_RETRY_MAX_US   (INT64_C(30) * 1000000)
+int64_t jf_hello_backoff_us(int tries);
+
 // Parses a validated hello body. Returns 0 or -EPROTO/-EINVAL with err naming the field.
 int jf_msg_hello_parse(const json_t *body, jf_hello_t *ret_hello, jf_err_t *err);
 

@@ -103,8 +103,7 @@ static void s_send_hello(agent_session_t *self, int64_t now_us)
         return;
     }
     // Back off with jitter so a fleet restarting together does not knock in step.
-    int64_t backoff = AGENT_HELLO_RETRY_MIN_US << (self->hello_tries < 5 ? self->hello_tries : 5);
-    backoff = backoff < AGENT_HELLO_RETRY_MAX_US ? backoff : AGENT_HELLO_RETRY_MAX_US;
+    int64_t backoff = jf_hello_backoff_us(self->hello_tries);
     self->hello_next_us = now_us + backoff + (int64_t) (random() % (backoff / 4 + 1));
     self->hello_tries++;
     self->hello_sent_us = now_us;
@@ -165,11 +164,12 @@ static void s_on_error(agent_session_t *self, const jf_msg_t *msg)
         if (self->welcomed) {
             jf_log_notice("session: the coordinator has no session for us; registering again");
             s_session_lost(self);
-        } else if (self->hello_sent_us > 0 &&
-                   jf_clock_mono_us() - self->hello_sent_us >= AGENT_HELLO_RETRY_MIN_US) {
-            // The coordinator answers but our hello, older than the hello timeout, went
-            // unanswered (lost with a connection, or sent while it was stopped): retry now
-            // rather than at the end of the back-off; still at most one hello a second.
+        } else if (self->hello_tries == 1 && self->hello_sent_us > 0 &&
+                   jf_clock_mono_us() - self->hello_sent_us >= JF_HELLO_RETRY_FIRST_US) {
+            // The coordinator answers but our first hello, older than the first retry step,
+            // went unanswered (lost with a connection, or sent while it was stopped): the
+            // first retry goes now rather than at the end of its step. Only the first: a
+            // coordinator that leaves two hellos unanswered is busy, and the back-off waits.
             self->hello_next_us = 0;
         }
         return;

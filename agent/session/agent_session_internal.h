@@ -19,8 +19,6 @@
 #include <stdint.h>
 
 #define AGENT_TICK_MS              50
-#define AGENT_HELLO_RETRY_MIN_US   (INT64_C(1) * 1000000)
-#define AGENT_HELLO_RETRY_MAX_US   (INT64_C(30) * 1000000)
 #define AGENT_RECORDS_FLUSH_US     (INT64_C(250) * 1000)
 #define AGENT_RECORDS_BATCH        200
 #define AGENT_TELEMETRY_FLUSH_US   (INT64_C(1) * 1000000)

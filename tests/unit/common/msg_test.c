@@ -566,10 +566,24 @@ static void test_record_parse_failures(void **state)
     }
 }
 
+// The hello retry steps (docs/protocol.md §4.1.1): 1 s, then 4, 8, 16 s and 30 s from then on,
+// whatever the count (no shift overflows).
+static void test_hello_backoff(void **state)
+{
+    (void) state;
+    const int64_t want_s[] = {1, 4, 8, 16, 30, 30, 30};
+    for (int tries = 0; tries < 7; tries++) {
+        assert_int_equal(jf_hello_backoff_us(tries), want_s[tries] * JF_US_PER_S);
+    }
+    assert_int_equal(jf_hello_backoff_us(-1), JF_HELLO_RETRY_FIRST_US);
+    assert_int_equal(jf_hello_backoff_us(1000000), JF_HELLO_RETRY_MAX_US);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_bad_corpus),
+        cmocka_unit_test(test_hello_backoff),
         cmocka_unit_test(test_bad_corpus_every_file_has_a_row),
         cmocka_unit_test(test_good_corpus),
         cmocka_unit_test(test_nesting_3000_deep),
