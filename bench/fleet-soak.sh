@@ -4,22 +4,36 @@
 # simulated AGX Xavier sample (jetfleet-agent --platform sim:agx-xavier --sample-once). Prints
 # name=value figures: the coordinator's resident memory over time and its growth over the last
 # half, the stored samples against those the coordinator acknowledged (lost), and the store's
-# bytes per stored sample.
-#   bench/fleet-soak.sh [--sessions N] [--seconds S] [--hz HZ]   (defaults 1000, 1800, 10)
-#   bench/fleet-soak.sh --sessions 200 --seconds 120              (a CI-sized run)
+# bytes per stored sample. --run-seconds R makes each session end its run after R s of streaming
+# (run.failed) and take the sweep's next one (the time from a run's end to the next run.assign is
+# `redispatch`); --retention DUR sets fleet.yaml's retention (finished runs' telemetry dropped DUR
+# after they end) and prints the telemetry row count at the 20 points: bounded, it levels off.
+# Under retention rows are deleted by design, so `lost` is not computed then.
+#   bench/fleet-soak.sh [--sessions N] [--seconds S] [--hz HZ] [--run-seconds R] [--retention D]
+#                                                         (defaults 1000, 1800, 10, none, none)
+#   bench/fleet-soak.sh --sessions 200 --seconds 120 --run-seconds 10 --retention 1m
+#                                                         (the CI-sized run of issue #17)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=bench/loadgen-fleet.sh
 . "$top/bench/loadgen-fleet.sh"
-sessions=1000 seconds=1800 hz=10
+sessions=1000 seconds=1800 hz=10 run_s="" retention=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --sessions) sessions=$2; shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
     --hz) hz=$2; shift 2 ;;
-    *) echo "usage: $0 [--sessions N] [--seconds S] [--hz HZ]" >&2; exit 2 ;;
+    --run-seconds) run_s=$2; shift 2 ;;
+    --retention) retention=$2; shift 2 ;;
+    *) echo "usage: $0 [--sessions N] [--seconds S] [--hz HZ] [--run-seconds R]" \
+            "[--retention DURATION]" >&2; exit 2 ;;
   esac
 done
+repeats=1 lgrun=()
+if [ -n "$run_s" ]; then
+  repeats=$(( seconds / run_s + 2 )) # enough runs per board for the whole soak
+  lgrun=(--run-seconds "$run_s")
+fi
 build=${JF_BENCH_BUILD_DIR:-$top/build-bench}
 "$top/scripts/deps.sh" >/dev/null
 JF_BUILD_TYPE=Release "$top/scripts/build.sh" "$build" -DJF_BUILD_BENCH=ON >/dev/null
@@ -34,7 +48,7 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 (cd "$work" && "$bin/jetfleet-agent" --platform sim:agx-xavier --sample-once 2>/dev/null) > "$work/sample.json"
-write_loadgen_fleet "$work" "$sessions" "$hz" soak
+write_loadgen_fleet "$work" "$sessions" "$hz" soak "$repeats" "$retention"
 export JETFLEET_CONFIG=$work/fleet.yaml
 ulimit -n "$(ulimit -Hn)"
 "$bin/jetfleet-coordinator" --config "$work/fleet.yaml" --insecure-loopback > "$work/coordinator.log" 2>&1 &
@@ -44,9 +58,10 @@ for _ in $(seq 100); do [ -s "$work/state/endpoint" ] && break; sleep 0.1; done
 "$bin/jetfleet" sweep submit "$work/sweep.yaml" > /dev/null
 "$bin/jf-loadgen" --endpoint "$(cat "$work/state/endpoint")" --sessions "$sessions" \
   --sample "$work/sample.json" --prefix lg- --type agx-xavier --hz "$hz" --seconds "$seconds" \
-  > "$work/loadgen.out" 2>&1 &
+  ${lgrun[@]+"${lgrun[@]}"} > "$work/loadgen.out" 2>&1 &
 pids+=($!)
-rss=() anon=() shm=()
+rss=() anon=() shm=() rows=()
+dbfile() { find "$work/state" -name '*.db' | head -n 1; }
 step=$(( seconds / 20 > 1 ? seconds / 20 : 1 ))
 for _ in $(seq 1 20); do
   sleep "$step"
@@ -55,6 +70,10 @@ for _ in $(seq 1 20); do
   # store's mapped files (RssFile, RssShmem: SQLite's WAL index is a shared mapping).
   anon+=("$(awk '/^RssAnon/ {print $2}' "/proc/$coord/status")")
   shm+=("$(awk '/^RssShmem/ {print $2}' "/proc/$coord/status")")
+  if [ -n "$retention" ]; then
+    q='PRAGMA busy_timeout=5000; SELECT count(*) FROM telemetry_sample'
+    rows+=("$(sqlite3 "$(dbfile)" "$q" 2>/dev/null | tail -n 1)")
+  fi
 done
 wait "${pids[1]}" || true
 # jf-loadgen's last status line (its latency summary comes after it).
@@ -74,13 +93,24 @@ telemetry_bytes=$(sqlite3 "$db" "SELECT sum(pgsize) FROM dbstat WHERE name IN ('
   'sqlite_autoindex_telemetry_series_1', 'telemetry_layout', 'telemetry_sample')" 2>/dev/null || echo "")
 half=${rss[9]} last=${rss[19]}
 echo "sessions=$sessions hz=$hz seconds=$seconds samples_per_s=$rate"
-echo "acked_samples=$acked stored_samples=$stored lost=$(( acked > stored ? acked - stored : 0 ))"
-echo "rss_mb_series=$(printf '%s,' "${rss[@]}" | awk -F, '{for(i=1;i<NF;i++) printf "%s%.0f", (i>1?",":""), $i/1024}')"
+if [ -n "$retention" ]; then
+  echo "acked_samples=$acked stored_samples=$stored" \
+       "lost=not_computed (retention $retention deletes rows)"
+  echo "telemetry_rows_series=$(IFS=,; echo "${rows[*]}")"
+  max=0; for r in "${rows[@]}"; do [ "${r:-0}" -gt "$max" ] && max=$r; done
+  echo "telemetry_rows_max=$max telemetry_rows_end=${rows[19]:-} retention=$retention"
+else
+  echo "acked_samples=$acked stored_samples=$stored lost=$(( acked > stored ? acked - stored : 0 ))"
+fi
+# kB figures as a comma-separated list of MB.
+mb_series() { printf '%s,' "$@" | awk -F, '{for(i=1;i<NF;i++) printf "%s%.0f", (i>1?",":""), $i/1024}'; }
+echo "rss_mb_series=$(mb_series "${rss[@]}")"
 echo "rss_growth_mb_last_half=$(awk -v a="$half" -v b="$last" 'BEGIN {printf "%.1f", (b-a)/1024}')"
-echo "rss_anon_mb_series=$(printf '%s,' "${anon[@]}" | awk -F, '{for(i=1;i<NF;i++) printf "%s%.0f", (i>1?",":""), $i/1024}')"
-echo "rss_shmem_mb_series=$(printf '%s,' "${shm[@]}" | awk -F, '{for(i=1;i<NF;i++) printf "%s%.0f", (i>1?",":""), $i/1024}')"
+echo "rss_anon_mb_series=$(mb_series "${anon[@]}")"
+echo "rss_shmem_mb_series=$(mb_series "${shm[@]}")"
 if [ -n "$telemetry_bytes" ] && [ "$stored" -gt 0 ]; then
   # The telemetry tables' pages (dbstat), overflow pages included, per stored sample.
   echo "bytes_per_sample=$(( telemetry_bytes / stored )) store_file_mb=$(( $(stat -c %s "$db") / 1048576 ))"
 fi
 echo "loadgen: $final"
+grep '^runs_ended=' "$work/loadgen.out" | tail -n 1 | sed 's/^/loadgen: /' || true

@@ -64,6 +64,9 @@ typedef struct lg_session {
     bool hello_kicked;           // the next hello is due early, on a not_registered
     bool rewelcomed;             // welcomed since the restart mark
     bool running;                // holds a run
+    int64_t run_started_us;      // when its run.assign arrived (monotonic)
+    bool ending;                 // its run.failed is queued: the stream has ended
+    int64_t ended_us;            // when it was queued (monotonic)
     jf_msg_run_ref_t ref;        // the run; ref.seq is the next seq to produce
     int64_t acked_seq;           // highest seq the coordinator acknowledged
     int64_t next_send_seq;       // the next seq to hand to the socket (rewound by welcomes)
@@ -87,6 +90,7 @@ typedef struct lg_opts {
     bool no_credit;       // do not say we understand credit (the behaviour of older agents)
     bool queue_away;      // no ZMQ_IMMEDIATE: queue sends while disconnected (not the agent)
     int64_t batch_us;     // samples of this long go in one telemetry message
+    int64_t run_us;       // a run ends (run.failed) after streaming this long; 0: never
 } lg_opts_t;
 
 typedef struct lg_stats {
@@ -99,6 +103,8 @@ typedef struct lg_stats {
     int64_t welcome_wait_max_us;    // since the mark: longest first hello -> welcome
     lg_lat_t dispatch;              // first hello -> run.assign received, per session, us
     lg_lat_t ack;                   // telemetry message sent -> its ack received, us
+    lg_lat_t redispatch;            // a run's end queued -> the next run.assign received, us
+    int64_t runs_ended;             // runs ended by --run-seconds
     int64_t credit_min, credit_max; // grants seen (0: none)
     int64_t in_flight_max;          // most messages one session had in flight
     int64_t in_flight_total_max;    // most messages all sessions had in flight together
@@ -275,6 +281,30 @@ static void s_produce(lg_t *self, lg_session_t *s, int64_t now_us)
     }
 }
 
+// --run-seconds: the run's last samples, then a run.failed as the stream's final message (a
+// loadgen run has no epochs to be done with). The coordinator ends the attempt, which frees the
+// board for the sweep's next run of it, and lets retention at its telemetry.
+static void s_end_run(lg_t *self, lg_session_t *s, int64_t now_us)
+{
+    if (json_array_size(s->batch) > 0) {
+        s_flush_batch(self, s, now_us);
+    }
+    json_t *msg = jf_msg_run_failed_new(self->next_id++, &s->ref, JF_FAIL_CRASHED,
+                                        "jf-loadgen: the run ended after --run-seconds");
+    size_t len = 0;
+    char *text = msg ? jf_msg_encode(msg, &len) : NULL;
+    json_decref(msg);
+    if (!text || s_keep(s, s->ref.seq, text, len, 0) != 0) {
+        free(text);
+        jf_log_error("loadgen: '%s': out of memory ending its run", s->name);
+        return;
+    }
+    s->ref.seq++;
+    s->ending = true;
+    s->ended_us = now_us;
+    self->st.runs_ended++;
+}
+
 static void s_set_credit(lg_t *self, lg_session_t *s, int64_t credit)
 {
     s->credit = credit;
@@ -326,6 +356,8 @@ static void s_on_ack(lg_t *self, lg_session_t *s, const json_t *body, int64_t no
     }
 }
 
+static void s_drop_stream(lg_t *self, lg_session_t *s);
+
 static void s_on_assign(lg_t *self, lg_session_t *s, const json_t *body, int64_t now_us)
 {
     jf_run_spec_t spec;
@@ -334,6 +366,12 @@ static void s_on_assign(lg_t *self, lg_session_t *s, const json_t *body, int64_t
         return;
     }
     self->st.assigns++;
+    if (s->running && s->ending && strcmp(spec.run_id, s->ref.run) != 0) {
+        // The coordinator assigns the next run only once it has stored the end of this one,
+        // whose ack came before this message: what is still unacknowledged is counted dropped.
+        s_lat_add(&self->st.redispatch, now_us - s->ended_us);
+        s_drop_stream(self, s);
+    }
     if (s->running && strcmp(spec.run_id, s->ref.run) != 0) {
         (void) s_send(self, s,
                       jf_msg_run_reject_new(self->next_id++, spec.run_id, attempt, JF_FAIL_BUSY,
@@ -343,6 +381,8 @@ static void s_on_assign(lg_t *self, lg_session_t *s, const json_t *body, int64_t
     if (!s->running) {
         s_lat_add(&self->st.dispatch, now_us - s->first_hello_us);
         s->running = true;
+        s->ending = false;
+        s->run_started_us = now_us;
         memcpy(s->ref.run, spec.run_id, sizeof s->ref.run);
         s->ref.attempt = attempt;
         s->ref.seq = 1;
@@ -525,9 +565,13 @@ static void s_tick_session(lg_t *self, lg_session_t *s, int64_t now_us, int64_t 
     }
     // A run's samples are taken at the rate whether or not the coordinator is there, as on
     // an agent: they wait unacknowledged until it is.
-    while (producing && s->running && now_us >= s->next_sample_us) {
+    while (producing && s->running && !s->ending && now_us >= s->next_sample_us) {
         s_produce(self, s, now_us);
         s->next_sample_us += period_us;
+    }
+    if (producing && s->running && !s->ending && self->o.run_us > 0 &&
+        now_us - s->run_started_us >= self->o.run_us) {
+        s_end_run(self, s, now_us);
     }
     if (s->welcomed && s->running) {
         s_pump(self, s, now_us);
@@ -623,6 +667,10 @@ static void s_report(lg_t *self, int64_t elapsed_us)
            self->st.dispatch.n, s_lat_quantile_ms(&self->st.dispatch, 0.50),
            s_lat_quantile_ms(&self->st.dispatch, 0.99), self->st.ack.n,
            s_lat_quantile_ms(&self->st.ack, 0.50), s_lat_quantile_ms(&self->st.ack, 0.99));
+    printf("runs_ended=%lld redispatch_n=%zu redispatch_p50_ms=%.1f redispatch_p99_ms=%.1f\n",
+           (long long) self->st.runs_ended, self->st.redispatch.n,
+           s_lat_quantile_ms(&self->st.redispatch, 0.50),
+           s_lat_quantile_ms(&self->st.redispatch, 0.99));
     fflush(stdout);
 }
 
@@ -738,6 +786,7 @@ static void s_destroy(lg_t *self)
     free(self->items);
     free(self->st.dispatch.v);
     free(self->st.ack.v);
+    free(self->st.redispatch.v);
     json_decref(self->sample);
 }
 
@@ -745,7 +794,7 @@ static int s_usage(void)
 {
     fprintf(stderr, "usage: jf-loadgen --endpoint ENDPOINT --sessions N --sample FILE\n"
                     "         [--prefix NAME] [--type TYPE] [--hz N] [--seconds S] [--seed N]\n"
-                    "         [--batch-ms MS] [--no-credit] [--queue-away]\n");
+                    "         [--batch-ms MS] [--no-credit] [--queue-away] [--run-seconds S]\n");
     return 2;
 }
 
@@ -762,6 +811,7 @@ static int s_parse(int argc, char **argv, lg_opts_t *o)
                                           {"no-credit", no_argument, NULL, 'c'},
                                           {"batch-ms", required_argument, NULL, 'b'},
                                           {"queue-away", no_argument, NULL, 'q'},
+                                          {"run-seconds", required_argument, NULL, 'u'},
                                           {NULL, 0, NULL, 0}};
     *o = (lg_opts_t){.prefix = "lg-",
                      .type = "agx-xavier",
@@ -790,6 +840,8 @@ static int s_parse(int argc, char **argv, lg_opts_t *o)
             *(c == 'c' ? &o->no_credit : &o->queue_away) = true;
         } else if (c == 'b' && jf_parse_i64(optarg, 10, 10000, &v, NULL) == 0) {
             o->batch_us = v * JF_US_PER_MS;
+        } else if (c == 'u' && jf_parse_i64(optarg, 1, 7 * 24 * 3600, &v, NULL) == 0) {
+            o->run_us = v * JF_US_PER_S;
         } else {
             return -EINVAL;
         }
