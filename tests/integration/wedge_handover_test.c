@@ -19,7 +19,8 @@
 #include <cmocka.h>
 
 // The agent's first hello retry comes 1 s after its first hello (plus up to 25 % jitter,
-// agent_session_internal.h); the agent's start-up on a loaded machine gets 2 s more.
+// jf_hello_backoff_us in common/jf_msg_session.h); the agent's start-up on a loaded machine gets
+// 2 s more.
 #define S_REREGISTER_MAX_MS 3250
 #define S_WAIT_MS           15000
 

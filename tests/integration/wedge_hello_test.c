@@ -28,7 +28,7 @@
 #define S_ERROR_GAP_MS   80    // between two of them
 #define S_HB_MS          1000  // heartbeat interval our welcome gives the agent
 #define S_HB_TIMEOUT_MS  30000 // long: the agent must not reconnect during the test
-#define S_HELLO_RETRY_MS 1000  // the agent's first hello retry (agent_session_internal.h)
+#define S_HELLO_RETRY_MS 1000  // the agent's first hello retry (jf_hello_backoff_us)
 #define S_START_MS       20000
 
 static int s_setup(void **state)
@@ -117,7 +117,7 @@ static void test_agent_one_hello_per_lost_session(void **state)
     json_t *hb = jft_recv_type(router, "heartbeat", 3 * S_HB_MS * jft_timeout_scale(), NULL);
     assert_non_null(hb); // welcomed: it heartbeats
     json_decref(hb);
-    // The window holds the first hello and the first retry, not the second (2 s later).
+    // The window holds the first hello and the first retry, not the second (4 s later).
     int second_ms = -1;
     int hellos = s_errors_and_hellos(router, S_HELLO_RETRY_MS * 5 / 2, &second_ms);
     printf("not_registered_burst=%d\nhellos_in_window=%d\nhello_retry_ms=%d\n", S_BURST, hellos,

@@ -42,12 +42,21 @@ static bool t_listening(void *arg)
     return access(c->port_file, R_OK) == 0 || !jft_proc_alive(&c->server);
 }
 
+static int t_teardown(void **state);
+
 static int t_setup(void **state)
 {
-    t_ctx_t *c = calloc(1, sizeof *c);
-    if (!c || jft_tmpdir_new(c->dir) != 0) {
+    if (access(T_PYTHON, X_OK) != 0) {
+        fprintf(stderr, "influx_http: %s is missing (scripts/deps.sh installs python3)\n",
+                T_PYTHON);
         return -1;
     }
+    t_ctx_t *c = calloc(1, sizeof *c);
+    if (!c || jft_tmpdir_new(c->dir) != 0) {
+        free(c);
+        return -1;
+    }
+    *state = c; // from here t_teardown cleans up, after a failed start too
     (void) snprintf(c->port_file, sizeof c->port_file, "%s/port", c->dir);
     (void) snprintf(c->record, sizeof c->record, "%s/requests.jsonl", c->dir);
     (void) snprintf(c->status, sizeof c->status, "%s/status", c->dir);
@@ -55,24 +64,23 @@ static int t_setup(void **state)
     jft_fixture("http/recorder.py", script);
     (void) snprintf(log, sizeof log, "%s/recorder.log", c->dir);
     char *argv[] = {T_PYTHON, script, c->port_file, c->record, c->status, NULL};
-    if (access(T_PYTHON, X_OK) != 0) {
-        fprintf(stderr, "influx_http: %s is missing (scripts/deps.sh installs python3)\n",
-                T_PYTHON);
-        return -1;
-    }
     if (jft_proc_start(&c->server, log, argv, NULL) != 0 ||
         !jft_wait_until(t_listening, c, 10000 * jft_timeout_scale()) ||
         !jft_proc_alive(&c->server)) {
         char *text = jft_read_file(log, NULL);
         fprintf(stderr, "influx_http: the recorder did not start: %s\n", text ? text : "");
         free(text);
+        (void) t_teardown(state);
         return -1;
     }
     char *port = jft_read_file(c->port_file, NULL);
     c->port = port ? atoi(port) : 0;
     free(port);
-    *state = c;
-    return c->port > 0 ? 0 : -1;
+    if (c->port <= 0) {
+        (void) t_teardown(state);
+        return -1;
+    }
+    return 0;
 }
 
 static int t_teardown(void **state)
