@@ -12,6 +12,8 @@ static const char *const s_verdict_names[COORD_LIMITS_VERDICT_COUNT] = {
     [COORD_LIMITS_OVER_RATE] = "over_rate",
     [COORD_LIMITS_OVER_BYTES] = "over_bytes",
     [COORD_LIMITS_OVER_SIZE] = "over_size",
+    [COORD_LIMITS_INVALID] = "invalid",
+    [COORD_LIMITS_OTHER_BOARD_RUN] = "other_board_run",
 };
 
 const char *coord_limits_verdict_name(coord_limits_verdict_t v)
@@ -47,6 +49,16 @@ static coord_limits_verdict_t s_violation(coord_limits_peer_t *p, coord_limits_v
     p->dropped[v]++;
     p->limited = true;
     return v;
+}
+
+void coord_limits_peer_refused(coord_limits_peer_t *p, coord_limits_verdict_t v, int64_t now_us)
+{
+    if (v != COORD_LIMITS_INVALID && v != COORD_LIMITS_OTHER_BOARD_RUN) {
+        return;
+    }
+    bool limited = p->limited;
+    (void) s_violation(p, v, now_us);
+    p->limited = limited;
 }
 
 coord_limits_class_t coord_limits_class_of(jf_msg_type_t type)
@@ -142,20 +154,28 @@ bool coord_limits_peer_is_offender(const coord_limits_peer_t *p, const jf_limits
 uint64_t coord_limits_peer_dropped(const coord_limits_peer_t *p)
 {
     uint64_t n = 0;
-    for (int v = 1; v < COORD_LIMITS_VERDICT_COUNT; v++) {
+    for (int v = COORD_LIMITS_OVER_RATE; v <= COORD_LIMITS_OVER_SIZE; v++) {
         n += p->dropped[v];
     }
     return n;
 }
 
+uint64_t coord_limits_peer_refused_count(const coord_limits_peer_t *p)
+{
+    return p->dropped[COORD_LIMITS_INVALID] + p->dropped[COORD_LIMITS_OTHER_BOARD_RUN];
+}
+
 json_t *coord_limits_peer_json(const coord_limits_peer_t *p)
 {
-    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "passed",
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I}", "passed",
                      (json_int_t) p->passed, "ignored_quarantined", (json_int_t) p->ignored,
                      "dropped", (json_int_t) coord_limits_peer_dropped(p), "over_rate",
                      (json_int_t) p->dropped[COORD_LIMITS_OVER_RATE], "over_bytes",
                      (json_int_t) p->dropped[COORD_LIMITS_OVER_BYTES], "over_size",
-                     (json_int_t) p->dropped[COORD_LIMITS_OVER_SIZE], "peak_messages_per_s",
+                     (json_int_t) p->dropped[COORD_LIMITS_OVER_SIZE], "refused",
+                     (json_int_t) coord_limits_peer_refused_count(p), "invalid",
+                     (json_int_t) p->dropped[COORD_LIMITS_INVALID], "other_board_run",
+                     (json_int_t) p->dropped[COORD_LIMITS_OTHER_BOARD_RUN], "peak_messages_per_s",
                      (json_int_t) p->peak_msgs_per_s, "peak_bytes_per_s",
                      (json_int_t) p->peak_bytes_per_s, "largest_stream_bytes",
                      (json_int_t) p->largest_bytes[COORD_LIMITS_STREAM], "largest_other_bytes",

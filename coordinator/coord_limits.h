@@ -21,6 +21,9 @@ typedef enum coord_limits_verdict {
     COORD_LIMITS_OVER_RATE,  // the message bucket is empty
     COORD_LIMITS_OVER_BYTES, // the byte bucket holds less than the message
     COORD_LIMITS_OVER_SIZE,  // the message is larger than its class allows
+    // Refused by the protocol after passing the buckets (coord_limits_peer_refused):
+    COORD_LIMITS_INVALID,         // it did not decode (bad JSON, type, field, frames; not version)
+    COORD_LIMITS_OTHER_BOARD_RUN, // it names a run of another board
     COORD_LIMITS_VERDICT_COUNT
 } coord_limits_verdict_t;
 
@@ -45,7 +48,7 @@ typedef struct coord_limits_peer {
     coord_limits_bucket_t bytes; // bytes
     uint64_t passed;             // messages let through since init
     uint64_t ignored;            // messages dropped unread while the board was quarantined
-    uint64_t dropped[COORD_LIMITS_VERDICT_COUNT];   // messages dropped, by verdict (PASS unused)
+    uint64_t dropped[COORD_LIMITS_VERDICT_COUNT];   // dropped or refused, by verdict (PASS unused)
     int64_t violation_us[JF_LIMITS_VIOLATIONS_MAX]; // ring of the latest violation times
     size_t n_violations;   // violations since init (the ring holds the latest)
     bool limited;          // the latest message was dropped (one rate_limited reply each run)
@@ -72,6 +75,11 @@ coord_limits_verdict_t coord_limits_peer_check_type(coord_limits_peer_t *p, cons
                                                     jf_msg_type_t type, size_t size_bytes,
                                                     int64_t now_us);
 
+// A message that passed the buckets and that the protocol refused (v is COORD_LIMITS_INVALID or
+// COORD_LIMITS_OTHER_BOARD_RUN): counts one violation at now_us. Unlike a dropped message it does
+// not start a run of drops (its refusal was answered by the protocol's own error).
+void coord_limits_peer_refused(coord_limits_peer_t *p, coord_limits_verdict_t v, int64_t now_us);
+
 // Unregistered peers: only the message bucket, no size classes (their messages are decoded with
 // the protocol's own limit) and no history. True if the message may be decoded.
 bool coord_limits_peer_admit_anonymous(coord_limits_peer_t *p, int64_t per_s, int64_t burst,
@@ -81,8 +89,11 @@ bool coord_limits_peer_admit_anonymous(coord_limits_peer_t *p, int64_t per_s, in
 bool coord_limits_peer_is_offender(const coord_limits_peer_t *p, const jf_limits_t *cfg,
                                    int64_t now_us);
 
-// Messages dropped, all verdicts together.
+// Messages dropped over a limit (OVER_RATE, OVER_BYTES, OVER_SIZE together).
 uint64_t coord_limits_peer_dropped(const coord_limits_peer_t *p);
+
+// Messages the protocol refused (INVALID and OTHER_BOARD_RUN together).
+uint64_t coord_limits_peer_refused_count(const coord_limits_peer_t *p);
 
 // The class of a message type, and the cap cfg gives that class.
 coord_limits_class_t coord_limits_class_of(jf_msg_type_t type);

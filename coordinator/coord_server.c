@@ -160,6 +160,22 @@ static void s_log_bad(coord_server_t *self, const zframe_t *identity, const char
     }
 }
 
+// A board's message that did not decode is a violation of its limits (docs/protocol.md §1.9),
+// after its error reply: an honest agent never sends one. Except bad_version: an agent newer than
+// this coordinator sends those until one of the two is changed, and must not be quarantined.
+static void s_count_invalid(coord_server_t *self, bool control, const zframe_t *identity,
+                            const char *code)
+{
+    if (control || (code && strcmp(code, JF_MSG_E_BAD_VERSION) == 0)) {
+        return;
+    }
+    coord_board_t *board = coord_registry_board_by_id(
+        self->registry, zframe_data((zframe_t *) identity), zframe_size((zframe_t *) identity));
+    if (board) {
+        coord_server_limits_refused(self, board, COORD_LIMITS_INVALID);
+    }
+}
+
 // Takes one message from sock if one is waiting. Returns 1 if one was handled, 0 if none was
 // waiting, or a negative errno if a handler hit a store failure.
 static int s_receive_one(coord_server_t *self, zsock_t *sock, bool control, jf_err_t *err)
@@ -188,6 +204,7 @@ static int s_receive_one(coord_server_t *self, zsock_t *sock, bool control, jf_e
             s_log_bad(self, identity, "expected exactly one frame");
             s_reply_error(self, control, identity, -1, JF_MSG_E_BAD_FRAMES,
                           "a message is exactly one frame holding a JSON object");
+            s_count_invalid(self, control, identity, JF_MSG_E_BAD_FRAMES);
         }
         goto out_destroy;
     }
@@ -201,6 +218,7 @@ static int s_receive_one(coord_server_t *self, zsock_t *sock, bool control, jf_e
                       &code, &id, &derr) != 0) {
         s_log_bad(self, identity, derr.msg);
         s_reply_error(self, control, identity, id, code, derr.msg);
+        s_count_invalid(self, control, identity, code);
         goto out_destroy;
     }
     bool handle = control || coord_server_limits_check(self, identity, &msg, zframe_size(body));

@@ -315,10 +315,14 @@ int coord_server_board_run(coord_server_t *self, coord_board_t *board, const jf_
                            jf_msg_run_ref_t *ret_ref, coord_run_row_t *ret_row, jf_err_t *err)
 {
     jf_err_t perr = {0};
+    bool other = false;
     int rc = jf_msg_run_ref_parse(msg->body, ret_ref, &perr);
     if (rc == 0) {
         rc = coord_store_run_get(self->store, ret_ref->run, ret_row, err);
         if (rc == -ENOENT || (rc == 0 && strcmp(ret_row->board, board->spec->name) != 0)) {
+            // Another board's run is a violation (§1.9); an unknown one is not: an honest
+            // agent's spool can outlive the store it was sent to.
+            other = rc == 0;
             (void) snprintf(perr.msg, sizeof perr.msg, "run %s is not assigned to board '%s'",
                             ret_ref->run, board->spec->name);
             rc = -ENOENT;
@@ -332,6 +336,9 @@ int coord_server_board_run(coord_server_t *self, coord_board_t *board, const jf_
         json_t *e = jf_msg_error_new(coord_server_next_id(self), msg->id, JF_MSG_E_WRONG_STATE,
                                      perr.msg);
         rc = coord_server_queue_board(self, board, e);
+        if (other) {
+            coord_server_limits_refused(self, board, COORD_LIMITS_OTHER_BOARD_RUN);
+        }
         return rc < 0 ? rc : 1;
     }
     return 0;

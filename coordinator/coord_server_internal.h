@@ -164,6 +164,10 @@ int coord_server_cancel_run(coord_server_t *self, const char *run, jf_err_t *err
 bool coord_server_limits_admit(coord_server_t *self, const zframe_t *identity, zmsg_t *m);
 bool coord_server_limits_check(coord_server_t *self, const zframe_t *identity,
                                const jf_msg_t *msg, size_t size_bytes);
+// After the protocol refused a message of board's that passed both (v: COORD_LIMITS_INVALID or
+// COORD_LIMITS_OTHER_BOARD_RUN): counts the violation, which may quarantine the board.
+void coord_server_limits_refused(coord_server_t *self, coord_board_t *board,
+                                 coord_limits_verdict_t v);
 // Follows keys/quarantined/ (CURVE only): boards found there are quarantined, boards released
 // from there (`jetfleet keys release`) come back. Cheap when the keys did not change.
 void coord_server_limits_sync(coord_server_t *self);

@@ -56,11 +56,13 @@ static void s_quarantine(coord_server_t *self, coord_board_t *board, coord_limit
     const coord_limits_peer_t *p = &board->limits;
     char reason[COORD_QUARANTINE_REASON_MAX] = {0};
     (void) snprintf(reason, sizeof reason,
-                    "%d messages over its limits within %" PRId64 " ms (last %s; dropped so far: "
-                    "%" PRIu64 " over_rate, %" PRIu64 " over_bytes, %" PRIu64 " over_size)",
+                    "%d violations within %" PRId64 " ms (last %s; so far: %" PRIu64
+                    " over_rate, %" PRIu64 " over_bytes, %" PRIu64 " over_size, %" PRIu64
+                    " invalid, %" PRIu64 " other_board_run)",
                     l->quarantine_after, l->quarantine_window_us / JF_US_PER_MS,
                     coord_limits_verdict_name(last), p->dropped[COORD_LIMITS_OVER_RATE],
-                    p->dropped[COORD_LIMITS_OVER_BYTES], p->dropped[COORD_LIMITS_OVER_SIZE]);
+                    p->dropped[COORD_LIMITS_OVER_BYTES], p->dropped[COORD_LIMITS_OVER_SIZE],
+                    p->dropped[COORD_LIMITS_INVALID], p->dropped[COORD_LIMITS_OTHER_BOARD_RUN]);
     s_reply(self, board, JF_MSG_E_QUARANTINED, reason); // before the session ends, once
     coord_board_set_quarantine(board, reason, l);
     s_close_session(self, board, reason);
@@ -93,6 +95,19 @@ static bool s_violation(coord_server_t *self, coord_board_t *board, coord_limits
                 v == COORD_LIMITS_OVER_SIZE ? JF_MSG_E_TOO_LARGE : JF_MSG_E_RATE_LIMITED, detail);
     }
     return false;
+}
+
+void coord_server_limits_refused(coord_server_t *self, coord_board_t *board,
+                                 coord_limits_verdict_t v)
+{
+    if (board->quarantined) {
+        return;
+    }
+    coord_limits_peer_refused(&board->limits, v, jf_clock_mono_us());
+    if (coord_limits_peer_is_offender(&board->limits, &self->fleet->coord.limits,
+                                      jf_clock_mono_us())) {
+        s_quarantine(self, board, v);
+    }
 }
 
 bool coord_server_limits_admit(coord_server_t *self, const zframe_t *identity, zmsg_t *m)

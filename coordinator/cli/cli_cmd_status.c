@@ -24,7 +24,7 @@ static void s_add_board(cli_table_t *t, const json_t *b)
 {
     static const char *const names[] = {"board",           "type",         "online",
                                         "state",           "run",          "last_seen_s",
-                                        "clock_offset_us", "clock_rtt_us", "limited"};
+                                        "clock_offset_us", "clock_rtt_us", "violations"};
     char seen[32] = "-";
     json_t *ago = json_object_get(b, "last_seen_s_ago");
     if (json_is_number(ago)) {
@@ -32,11 +32,14 @@ static void s_add_board(cli_table_t *t, const json_t *b)
     }
     char offset[40] = "-", rtt[40] = "-";
     s_clock_cells(b, offset, rtt, sizeof offset);
+    // Messages over its limits and messages the protocol refused (§1.9): what a quarantine
+    // counts (older coordinators have no "refused": 0).
     char limited[32] = "-";
     json_t *lim = json_object_get(b, "limits");
     if (json_is_object(lim)) {
         (void) snprintf(limited, sizeof limited, "%lld",
-                        (long long) json_integer_value(json_object_get(lim, "dropped")));
+                        (long long) (json_integer_value(json_object_get(lim, "dropped")) +
+                                     json_integer_value(json_object_get(lim, "refused"))));
     }
     bool quarantined = json_is_true(json_object_get(b, "quarantined"));
     const char *run = json_string_value(json_object_get(b, "run"));

@@ -23,7 +23,9 @@
 
 #define S_UNKNOWN_AGENTS  100
 #define S_REVOKE_BOUND_MS 1000 // issue #11: nothing processed more than 1 s after a revoke
-#define S_PROBE           "{\"v\":1,\"type\":\"curve-probe\",\"id\":7}" // any message gets a reply
+// A heartbeat without a session: answered with not_registered, which is no violation of the
+// board's limits (docs/protocol.md §1.9), so probing for as long as a test needs is allowed.
+#define S_PROBE "{\"v\":1,\"type\":\"heartbeat\",\"id\":7,\"t_us\":1700000002000000}"
 
 static const char s_sweep[] = "name: curve\n"
                               "target:\n  device_types: [host]\n"

@@ -60,6 +60,7 @@ typedef struct s_peer {
     json_t *stash;             // owned: a run.assign that came while we waited for a reply
     int64_t next_id;
     int unexpected; // messages that must not have come
+    int pace_ms;    // wait this long before each hostile message (0: none)
 } s_peer_t;
 
 typedef struct s_run {
@@ -214,6 +215,9 @@ static json_t *s_hostile(s_peer_t *p, const char *what, json_t *msg, const char 
 {
     assert_non_null(msg);
     int64_t id = json_integer_value(json_object_get(msg, "id"));
+    if (p->pace_ms > 0) {
+        zclock_sleep(p->pace_ms);
+    }
     p->tally->sent++;
     s_send(p, msg);
     json_t *reply = s_next(p, S_REPLY_MS, true);
@@ -647,6 +651,13 @@ static void test_coordinator_refuses_hostile_blobs(void **state)
 {
     s_fx_t *fx = *state;
     jft_fleet_t *f = &fx->fleet;
+    // Most hostile messages here are violations of the sender's limits (protocol §1.9): paced
+    // (below) so that no 64 fall within 100 ms, each is answered as itself and none quarantines
+    // its board (a quarantine would show as an event in the store check).
+    assert_int_equal(jft_fleet_set_coord(f, NULL,
+                                         "  limits:\n    quarantine_after: 64\n"
+                                         "    quarantine_window: 100ms\n"),
+                     0);
     assert_int_equal(jft_fleet_start_coordinator(f), 0);
     fx->coord_started = true;
     s_submit(f, "other.yaml", s_other_sweep);
@@ -657,6 +668,8 @@ static void test_coordinator_refuses_hostile_blobs(void **state)
     s_peer_init(&fx->idle, jft_dealer_new(f->endpoint, "host-3"), "host-3", &f->coord, &fx->coord);
     s_peer_init(&fx->stranger, jft_dealer_new(f->endpoint, "stranger"), "stranger", &f->coord,
                 &fx->coord);
+    fx->board.pace_ms = 3; // 64 violations take over 189 ms
+    fx->idle.pace_ms = 3;
     fx->board.keep = &fx->idle;
     fx->idle.keep = &fx->board;
     fx->stranger.keep = &fx->board;

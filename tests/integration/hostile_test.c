@@ -65,6 +65,7 @@ typedef struct s_peer {
     int64_t next_id;           // id of the next message we build
     int misses;                // replies that never came
     int unexpected;            // messages that must not have come (run.accept, late replies)
+    int pace_ms;               // wait this long before each hostile message (0: none)
 } s_peer_t;
 
 typedef struct s_fx {
@@ -351,6 +352,9 @@ static void s_hostile_raw(s_peer_t *p, const char *what, const void *data, size_
                           const s_expect_t *e)
 {
     s_keepalive(p);
+    if (p->pace_ms > 0) {
+        zclock_sleep(p->pace_ms);
+    }
     p->tally->sent++;
     assert_int_equal(jft_send_raw(p->sock, p->to, data, len), 0);
     s_check_reply(p, what, e);
@@ -722,6 +726,19 @@ static void s_coord_still_serves(s_fx_t *fx)
     s_send_json(&fx->ctl, json_pack("{s:i, s:s, s:i}", "v", 1, "type", "ctl.status", "id", 9));
     msg = s_wait_type(&fx->ctl, "ctl.reply", S_REPLY_MS);
     assert_non_null(msg);
+    // host-1's hostile messages counted as violations of its limits (protocol §1.9): at least
+    // the corpus, every file of which fails to decode.
+    long long refused = -1;
+    size_t i = 0;
+    json_t *b = NULL;
+    json_array_foreach(json_object_get(json_object_get(msg, "data"), "boards"), i, b)
+    {
+        if (strcmp(json_string_value(json_object_get(b, "name")), "host-1") == 0) {
+            refused = json_integer_value(json_object_get(json_object_get(b, "limits"), "refused"));
+        }
+    }
+    printf("host1_refusals_counted=%lld\n", refused);
+    assert_true(refused >= S_CORPUS_MIN);
     json_decref(msg);
     assert_int_equal(jft_fleet_sql_int(&fx->fleet, "SELECT online FROM boards WHERE name = "
                                                    "'host-1'"),
@@ -732,6 +749,13 @@ static void test_coordinator_answers_hostile_messages(void **state)
 {
     s_fx_t *fx = *state;
     jft_fleet_t *f = &fx->fleet;
+    // Every hostile message of host-1 is a violation of its limits (protocol §1.9). They are
+    // paced (below) so that no 64 of them fall within 100 ms: each is answered as itself, and
+    // none is the one that quarantines (integration.limits checks that).
+    assert_int_equal(jft_fleet_set_coord(f, NULL,
+                                         "  limits:\n    quarantine_after: 64\n"
+                                         "    quarantine_window: 100ms\n"),
+                     0);
     assert_int_equal(jft_fleet_start_coordinator(f), 0);
     fx->coord_started = true;
     char *run = s_submit_pending_run(f);
@@ -739,6 +763,7 @@ static void test_coordinator_answers_hostile_messages(void **state)
     (void) snprintf(ctl_endpoint, sizeof ctl_endpoint, "ipc://%s/control.sock", f->data_dir);
     s_tally_t *t = &fx->summary->coord;
     s_peer_init(&fx->board, jft_dealer_new(f->endpoint, "host-1"), "host-1", &f->coord, t);
+    fx->board.pace_ms = 3; // 64 violations take over 189 ms
     s_peer_init(&fx->stranger, jft_dealer_new(f->endpoint, "stranger"), "stranger", &f->coord, t);
     s_peer_init(&fx->ctl, jft_dealer_new(ctl_endpoint, NULL), "cli", &f->coord, t);
     fx->stranger.keep = &fx->board;

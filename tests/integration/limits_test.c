@@ -5,7 +5,9 @@
  * messages; nothing they send afterwards is processed; the simulated boards are never limited and
  * lose nothing; the quarantine outlasts a coordinator restart; `jetfleet keys release` brings a
  * board back. Without CURVE, a flood from a peer outside fleet.yaml is answered only at the
- * unregistered rate. Figures are printed as name=value lines. */
+ * unregistered rate, and a board that sends messages no honest agent sends (undecodable, about
+ * another board's run) is quarantined like one over its limits. Figures are printed as name=value
+ * lines. */
 #include "jft_check.h"
 #include "jft_fleet.h"
 #include "jft_fs.h"
@@ -79,6 +81,13 @@ static int s_setup_plain(void **state)
     jft_fleet_t *f = calloc(1, sizeof *f);
     *state = f;
     return f && jft_fleet_setup(f, 1) == 0 ? 0 : -1;
+}
+
+static int s_setup_two(void **state)
+{
+    jft_fleet_t *f = calloc(1, sizeof *f);
+    *state = f;
+    return f && jft_fleet_setup(f, 2) == 0 ? 0 : -1;
 }
 
 static int s_teardown(void **state)
@@ -399,7 +408,7 @@ static void s_check_sweep_and_status(jft_fleet_t *f, s_peer_t *flood, s_peer_t *
     assert_int_equal(false_positives, 0);
     char *out = jft_cli_expect(f, 0, 10000, (const char *const[]){"status", NULL});
     char line[128];
-    (void) snprintf(line, sizeof line, "board host-1 QUARANTINED: %d messages over its limits",
+    (void) snprintf(line, sizeof line, "board host-1 QUARANTINED: %d violations within",
                     JF_LIMITS_QUARANTINE_AFTER);
     assert_non_null(strstr(out, line));
     free(out);
@@ -479,12 +488,108 @@ static void test_unregistered_flood_bounded(void **state)
     assert_true(dropped > 0);
 }
 
+// The other run of the protocol sweep: host-2's, which host-1 may not speak about.
+static const char s_other_sweep[] = "name: others\n"
+                                    "target:\n  boards: [host-2]\n"
+                                    "workloads:\n  - {model: lenet5, dataset: mnist, epochs: 1}\n"
+                                    "power_modes: [DEFAULT]\nstorage: [local]\n"
+                                    "workers: [0]\nbatch_sizes: [16]\n";
+
+// Sends text and waits for its error reply; returns its code ("" if none came).
+static const char *s_ask(s_peer_t *p, const char *text, char *code, size_t size)
+{
+    s_send_text(p, text, strlen(text));
+    json_t *r = jft_recv_json(p->sock, S_REPLY_MS * jft_timeout_scale(), NULL);
+    const char *c = json_string_value(json_object_get(r, "code"));
+    (void) snprintf(code, size, "%s", c ? c : "");
+    json_decref(r);
+    return code;
+}
+
+// Without CURVE: messages no honest agent sends (undecodable, or about another board's run) are
+// violations like drops (docs/protocol.md §1.9); what races produce is not. A registered board
+// that sends quarantine_after of them within the window is quarantined: its session closed,
+// nothing it sends answered.
+static void test_protocol_offender_quarantined(void **state)
+{
+    jft_fleet_t *f = *state;
+    assert_int_equal(jft_fleet_start_coordinator(f), 0);
+    char sweep[PATH_MAX];
+    assert_int_equal(jft_fleet_write(f, "others.yaml", s_other_sweep, sweep), 0);
+    free(jft_cli_expect(f, 0, 10000, (const char *const[]){"sweep", "submit", sweep, NULL}));
+    char *other = jft_fleet_sql_text(f, "SELECT id FROM runs WHERE board = 'host-2'");
+    assert_non_null(other);
+    s_peer_t p = {.name = "host-1", .next_id = 1};
+    p.sock = jft_dealer_new(f->endpoint, "host-1");
+    assert_non_null(p.sock);
+    assert_true(s_register(&p));
+    char text[256], code[64];
+    // Not violations: a run the store does not know, a message of a newer protocol version.
+    (void) snprintf(text, sizeof text,
+                    "{\"v\":1,\"type\":\"run.accept\",\"id\":1,\"run\":\"%s\",\"attempt\":1}",
+                    S_OTHER_RUN);
+    assert_string_equal(s_ask(&p, text, code, sizeof code), JF_MSG_E_WRONG_STATE);
+    assert_string_equal(s_ask(&p, "{\"v\":2,\"type\":\"heartbeat\",\"id\":2}", code, sizeof code),
+                        JF_MSG_E_BAD_VERSION);
+    // Violations, all answered until the last, which quarantines.
+    int n = 0;
+    bool quarantined = false;
+    while (!quarantined && n < JF_LIMITS_QUARANTINE_AFTER + 5) {
+        if (n % 2) {
+            (void) snprintf(text, sizeof text,
+                            "{\"v\":1,\"type\":\"run.accept\",\"id\":%d,\"run\":\"%s\","
+                            "\"attempt\":1}",
+                            10 + n, other);
+        } else {
+            (void) snprintf(text, sizeof text, "{\"v\":1,\"type\":\"heartbeat\",\"id\":%d,",
+                            10 + n);
+        }
+        n++;
+        // The refusal's own error comes first; the quarantined error follows it.
+        const char *c = s_ask(&p, text, code, sizeof code);
+        assert_string_equal(c, n % 2 ? JF_MSG_E_BAD_JSON : JF_MSG_E_WRONG_STATE);
+        if (n == JF_LIMITS_QUARANTINE_AFTER) {
+            json_t *r = jft_recv_json(p.sock, S_REPLY_MS * jft_timeout_scale(), NULL);
+            c = json_string_value(json_object_get(r, "code"));
+            quarantined = c && strcmp(c, JF_MSG_E_QUARANTINED) == 0;
+            json_decref(r);
+        }
+    }
+    // From now on nothing is answered, a hello included.
+    s_send_json(&p, s_hello(p.next_id++, "host-1"));
+    s_send_text(&p, text, strlen(text));
+    p.replies = 0;
+    s_quiet(&p, S_QUIET_MS);
+    json_t *st = s_status(f);
+    const json_t *b = s_board(st, "host-1");
+    bool closed = !json_is_true(json_object_get(b, "online"));
+    printf("protocol_violations_sent=%d\nprotocol_quarantined=%d\ninvalid=%lld\n"
+           "other_board_run=%lld\nrefused=%lld\nanswered_after_quarantine=%ld\n"
+           "session_closed_for_repeat_offender=%s\n",
+           n, quarantined, s_limit(st, "host-1", "invalid"),
+           s_limit(st, "host-1", "other_board_run"), s_limit(st, "host-1", "refused"), p.replies,
+           closed ? "yes" : "no");
+    assert_true(quarantined);
+    assert_int_equal(n, JF_LIMITS_QUARANTINE_AFTER);
+    assert_int_equal(s_limit(st, "host-1", "refused"), JF_LIMITS_QUARANTINE_AFTER);
+    assert_int_equal(s_limit(st, "host-1", "invalid"), JF_LIMITS_QUARANTINE_AFTER / 2);
+    assert_int_equal(s_limit(st, "host-1", "dropped"), 0);
+    assert_true(json_is_true(json_object_get(b, "quarantined")));
+    assert_true(closed);
+    assert_int_equal(p.replies, 0);
+    json_decref(st);
+    zsock_destroy(&p.sock);
+    free(other);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_offenders_quarantined_others_unharmed, s_setup,
                                         s_teardown),
         cmocka_unit_test_setup_teardown(test_unregistered_flood_bounded, s_setup_plain, s_teardown),
+        cmocka_unit_test_setup_teardown(test_protocol_offender_quarantined, s_setup_two,
+                                        s_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -237,10 +237,38 @@ static void test_json(void **state)
     assert_string_equal(coord_limits_verdict_name(COORD_LIMITS_OVER_BYTES), "over_bytes");
 }
 
+// Protocol refusals count towards a quarantine like drops, in their own counters, and neither
+// start a run of drops (the next rate drop is still answered) nor count as dropped.
+static void test_refused(void **state)
+{
+    (void) state;
+    jf_limits_t l = t_small();
+    coord_limits_peer_t p;
+    coord_limits_peer_init(&p, &l, T_T0_US);
+    coord_limits_peer_refused(&p, COORD_LIMITS_INVALID, T_T0_US);
+    coord_limits_peer_refused(&p, COORD_LIMITS_OTHER_BOARD_RUN, T_T0_US + 1);
+    coord_limits_peer_refused(&p, COORD_LIMITS_OVER_RATE, T_T0_US + 2); // not a refusal: ignored
+    assert_int_equal(p.n_violations, 2);
+    assert_false(p.limited);
+    coord_limits_peer_refused(&p, COORD_LIMITS_INVALID, T_T0_US + 3);
+    assert_false(coord_limits_peer_is_offender(&p, &l, T_T0_US + 3));
+    coord_limits_peer_refused(&p, COORD_LIMITS_INVALID, T_T0_US + 4);
+    assert_true(coord_limits_peer_is_offender(&p, &l, T_T0_US + 4)); // quarantine_after is 4
+    json_t *o = coord_limits_peer_json(&p);
+    assert_non_null(o);
+    assert_int_equal(json_integer_value(json_object_get(o, "invalid")), 3);
+    assert_int_equal(json_integer_value(json_object_get(o, "other_board_run")), 1);
+    assert_int_equal(json_integer_value(json_object_get(o, "refused")), 4);
+    assert_int_equal(json_integer_value(json_object_get(o, "dropped")), 0);
+    json_decref(o);
+    assert_string_equal(coord_limits_verdict_name(COORD_LIMITS_OTHER_BOARD_RUN), "other_board_run");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_refused),
         cmocka_unit_test(test_values),
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_message_bucket),
