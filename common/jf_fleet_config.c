@@ -27,13 +27,14 @@
 #define S_RETENTION_MIN_US   JF_US_PER_S         // short enough for a test of the policy
 #define S_RETENTION_MAX_US   (INT64_C(10) * 365 * 24 * 3600 * JF_US_PER_S)
 #define S_SIZE_NUMBER_MAX    (INT64_C(1) << 20) // 1M of a unit: up to 1 EiB with T
+#define S_OTHER_LOAD_MIN_PCT 0.001 // max_other_load: 0 would read as "not set"
 
 static const char *const s_top_keys[] = {"coordinator", "boards"};
 static const char *const s_coord_keys[] = {
     "agent_endpoint", "control_endpoint",   "data_dir",          "store",
     "telemetry_hz",   "heartbeat_interval", "heartbeat_timeout", "run_timeout",
     "max_attempts",   "handshake_timeout",  "clock_offset_warn", "retention",
-    "min_free_space", "limits", "influx"};
+    "min_free_space", "limits", "influx", "max_other_load"};
 static const char *const s_retention_keys[] = {"telemetry_raw", "telemetry_after"};
 // Binary size units for min_free_space; the unit is always explicit, as for durations.
 static const struct {
@@ -212,6 +213,10 @@ static int s_coord_numbers(jf_coord_settings_t *c, const jf_yaml_node_t *map, jf
     v = s_opt(map, "clock_offset_warn");
     if (rc == 0 && v) {
         rc = jf_yaml_node_to_duration_us(v, 1, S_CLOCK_WARN_MAX_US, &c->clock_offset_warn_us, err);
+    }
+    v = s_opt(map, "max_other_load");
+    if (rc == 0 && v) {
+        rc = jf_yaml_node_to_double(v, S_OTHER_LOAD_MIN_PCT, 100.0, &c->max_other_load_pct, err);
     }
     return rc;
 }

@@ -75,6 +75,8 @@ typedef struct jf_coord_settings {
     int64_t handshake_timeout_us;    // 100 ms .. 10 min: a connection that has not completed
                                      // its ZeroMQ handshake by then is closed
     int64_t clock_offset_warn_us;    // 1 us .. 60 s: warn when an agent's |clock offset| is above
+    double max_other_load_pct;       // (0, 100]: a run with more other load is left out of the
+                                     // analysis on every board; 0: not set (the analysis default)
     jf_retention_after_t telemetry_after; // JF_RETENTION_KEEP when fleet.yaml has no retention
     int64_t telemetry_raw_us;        // keep a finished run's samples this long (>= 1 s); 0: KEEP
     int64_t min_free_bytes;          // free-space floor of the store's filesystem; 0: none

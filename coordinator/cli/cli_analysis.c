@@ -21,11 +21,12 @@ bool cli_analysis_format(const char *name, cli_format_t *ret_format)
 
 coord_validity_opts_t cli_analysis_opts(const cli_ctx_t *ctx)
 {
-    // With --store and no config, the bound is the fleet default (what the coordinator uses
-    // when fleet.yaml does not set clock_offset_warn).
-    return (coord_validity_opts_t){.clock_offset_bound_us =
-                                       ctx->fleet ? ctx->fleet->coord.clock_offset_warn_us
-                                                  : JF_DEFAULT_CLOCK_WARN_US};
+    // With --store and no config, the bounds are the defaults (the clock's is what the
+    // coordinator uses when fleet.yaml does not set clock_offset_warn).
+    return (coord_validity_opts_t){
+        .clock_offset_bound_us =
+            ctx->fleet ? ctx->fleet->coord.clock_offset_warn_us : JF_DEFAULT_CLOCK_WARN_US,
+        .other_load_max_pct = ctx->fleet ? ctx->fleet->coord.max_other_load_pct : 0.0};
 }
 
 int cli_analysis_store(cli_ctx_t *ctx, coord_store_t **ret_store, coord_validity_opts_t *ret_opts)

@@ -90,7 +90,9 @@ int cli_cmd_check(cli_ctx_t *ctx, int argc, char **argv)
     if (rc != CLI_EXIT_OK) {
         return rc;
     }
-    opts.other_load_max_pct = max_other_pct;
+    if (a.max_other_load) {
+        opts.other_load_max_pct = max_other_pct; // else fleet.yaml's max_other_load, if set
+    }
     jf_err_t err = {0};
     s_out_t out = {.table = cli_table_new(NULL)};
     int crc = out.table

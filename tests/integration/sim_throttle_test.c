@@ -110,6 +110,24 @@ static void s_other_load(jft_fleet_t *f)
         (const char *const[]){"check", "--sweep", "hot", "--max-other-load", "lots", NULL});
     assert_non_null(strstr(out, "--max-other-load: want a percentage in (0, 100], got 'lots'"));
     free(out);
+    // The same bound from fleet.yaml's coordinator.max_other_load: check and the analysis
+    // commands use it; check's flag overrides it.
+    assert_int_equal(jft_fleet_set_coord(f, NULL, "  max_other_load: 0.001\n"), 0);
+    out = jft_cli_expect(f, 0, S_CLI_MS,
+                         (const char *const[]){"check", "--sweep", "hot", "--format", "csv", NULL});
+    assert_non_null(strstr(out, "other-load 2"));
+    free(out);
+    // Both runs over it: the analysis has nothing left, and says why.
+    out = jft_cli_expect(f, 1, S_CLI_MS,
+                         (const char *const[]){"variability", "--sweep", "hot", NULL});
+    assert_non_null(strstr(out, "left out: throttled 1, other-load 2"));
+    free(out);
+    out = jft_cli_expect(
+        f, 0, S_CLI_MS,
+        (const char *const[]){"check", "--sweep", "hot", "--max-other-load", "100", NULL});
+    assert_null(strstr(out, "other-load"));
+    free(out);
+    assert_int_equal(jft_fleet_set_coord(f, NULL, NULL), 0);
 }
 
 static void test_throttled_run_flagged(void **state)

@@ -44,6 +44,7 @@ static void t_assert_example_coord(const jf_coord_settings_t *c)
     assert_int_equal(c->max_attempts, 3);
     assert_int_equal(c->handshake_timeout_us, 10 * T_S);
     assert_int_equal(c->clock_offset_warn_us, 5 * T_S / 1000);
+    assert_true(c->max_other_load_pct == 0.0); // commented out there
     assert_int_equal(c->telemetry_after, JF_RETENTION_DROP);
     assert_int_equal(c->telemetry_raw_us, 168 * 3600 * T_S);
     assert_int_equal(c->min_free_bytes, INT64_C(2) << 30);
@@ -121,6 +122,7 @@ static void test_defaults_and_relative_data_dir(void **state)
     assert_int_equal(c->max_attempts, JF_DEFAULT_MAX_ATTEMPTS);
     assert_int_equal(c->handshake_timeout_us, JF_DEFAULT_HANDSHAKE_US);
     assert_int_equal(c->clock_offset_warn_us, JF_DEFAULT_CLOCK_WARN_US);
+    assert_true(c->max_other_load_pct == 0.0); // not set: the analysis default
     assert_int_equal(c->telemetry_after, JF_RETENTION_KEEP); // no retention: kept for ever
     assert_int_equal(c->min_free_bytes, 0);                  // no floor
     const jf_board_spec_t *b = &fleet->boards[0];
@@ -240,6 +242,8 @@ static const t_bad_file_t t_bad_fleets[] = {
      "fleet-handshake-timeout.yaml:2:22: 'handshake_timeout'"},
     {"fleet-clock-offset-warn.yaml", -EINVAL,
      "fleet-clock-offset-warn.yaml:2:22: 'clock_offset_warn'"},
+    {"fleet-max-other-load.yaml", -EINVAL,
+     "fleet-max-other-load.yaml:2:19: 'max_other_load': 0 is out of range"},
     {"fleet-retention-duration.yaml", -EINVAL,
      "fleet-retention-duration.yaml:3:20: 'telemetry_raw': expected a duration with a unit (us, "
      "ms, s, m, h), got '7d'"},
@@ -486,6 +490,19 @@ static void test_retention_and_floor_values(void **state)
     }
 }
 
+static void test_max_other_load(void **state)
+{
+    (void) state;
+    jf_err_t err = {0};
+    jf_fleet_config_t *fleet = t_parse("coordinator: {max_other_load: 12.5}\n" T_BOARD, "/", &err);
+    assert_non_null(fleet);
+    assert_true(fleet->coord.max_other_load_pct == 12.5);
+    jf_fleet_config_destroy(&fleet);
+    fleet = t_parse("coordinator: {max_other_load: 100.5}\n" T_BOARD, "/", &err);
+    assert_null(fleet);
+    assert_non_null(strstr(err.msg, "t.yaml:1:31: 'max_other_load'"));
+}
+
 static void test_long_default_control_endpoint(void **state)
 {
     (void) state;
@@ -521,6 +538,7 @@ int main(void)
         cmocka_unit_test(test_inline_errors),
         cmocka_unit_test(test_long_default_control_endpoint),
         cmocka_unit_test(test_retention_and_floor_values),
+        cmocka_unit_test(test_max_other_load),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
