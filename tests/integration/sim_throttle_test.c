@@ -80,6 +80,20 @@ static long long s_sql(jft_fleet_t *f, const char *board, const char *expr)
     return jft_fleet_sql_int(f, sql);
 }
 
+// Runs the CLI with args expecting exit code rc, and checks that its output holds text (or, with
+// present false, does not).
+static void s_cli_says(jft_fleet_t *f, int rc, const char *const *args, const char *text,
+                       bool present)
+{
+    char *out = jft_cli_expect(f, rc, S_CLI_MS, args);
+    if (present) {
+        assert_non_null(strstr(out, text));
+    } else {
+        assert_null(strstr(out, text));
+    }
+    free(out);
+}
+
 // Other load end to end: each run's record has it; sim boards are not judged on it by default
 // (their times are modelled), an explicit bound judges them on the host's load. The host's
 // other load is not under the test's control (other processes run beside it), so the bounds are
@@ -100,33 +114,23 @@ static void s_other_load(jft_fleet_t *f)
     assert_non_null(strstr(out, "other-load 2"));
     assert_non_null(strstr(out, "(a sim board: the host's load)"));
     free(out);
-    out = jft_cli_expect(
-        f, 0, S_CLI_MS,
-        (const char *const[]){"check", "--sweep", "hot", "--max-other-load", "100", NULL});
-    assert_null(strstr(out, "other-load"));
-    free(out);
-    out = jft_cli_expect(
-        f, 2, S_CLI_MS,
-        (const char *const[]){"check", "--sweep", "hot", "--max-other-load", "lots", NULL});
-    assert_non_null(strstr(out, "--max-other-load: want a percentage in (0, 100], got 'lots'"));
-    free(out);
+    s_cli_says(f, 0,
+               (const char *const[]){"check", "--sweep", "hot", "--max-other-load", "100", NULL},
+               "other-load", false);
+    s_cli_says(f, 2,
+               (const char *const[]){"check", "--sweep", "hot", "--max-other-load", "lots", NULL},
+               "--max-other-load: want a percentage in (0, 100], got 'lots'", true);
     // The same bound from fleet.yaml's coordinator.max_other_load: check and the analysis
     // commands use it; check's flag overrides it.
     assert_int_equal(jft_fleet_set_coord(f, NULL, "  max_other_load: 0.001\n"), 0);
-    out = jft_cli_expect(f, 0, S_CLI_MS,
-                         (const char *const[]){"check", "--sweep", "hot", "--format", "csv", NULL});
-    assert_non_null(strstr(out, "other-load 2"));
-    free(out);
+    s_cli_says(f, 0, (const char *const[]){"check", "--sweep", "hot", "--format", "csv", NULL},
+               "other-load 2", true);
     // Both runs over it: the analysis has nothing left, and says why.
-    out = jft_cli_expect(f, 1, S_CLI_MS,
-                         (const char *const[]){"variability", "--sweep", "hot", NULL});
-    assert_non_null(strstr(out, "left out: throttled 1, other-load 2"));
-    free(out);
-    out = jft_cli_expect(
-        f, 0, S_CLI_MS,
-        (const char *const[]){"check", "--sweep", "hot", "--max-other-load", "100", NULL});
-    assert_null(strstr(out, "other-load"));
-    free(out);
+    s_cli_says(f, 1, (const char *const[]){"variability", "--sweep", "hot", NULL},
+               "left out: throttled 1, other-load 2", true);
+    s_cli_says(f, 0,
+               (const char *const[]){"check", "--sweep", "hot", "--max-other-load", "100", NULL},
+               "other-load", false);
     assert_int_equal(jft_fleet_set_coord(f, NULL, NULL), 0);
 }
 
