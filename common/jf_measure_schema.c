@@ -321,10 +321,21 @@ static const jf_schema_field_t s_other_fields[] = {
     {.name = "max_pct", S_NUM(100), S_M(other_max_pct), .unit = "%",
      .doc = "the highest interval's share"},
 };
+static const jf_schema_field_t s_gpu_before_fields[] = {
+    {.name = "samples", S_I64(1, JF_MEASURE_COUNT_MAX), S_M(gpu_before_samples),
+     .doc = "samples between the sampler's start and epoch 0's start"},
+    {.name = "mean_pct", S_NUM(100), S_M(gpu_before_mean_pct), .unit = "%",
+     .doc = "their mean GPU load: the trainer was starting, not computing"},
+    {.name = "max_pct", S_NUM(100), S_M(gpu_before_max_pct), .unit = "%",
+     .doc = "the highest of them"},
+};
 // clang-format on
 static const jf_schema_t s_other_schema = {.name = "measure other load",
                                            JF_SCHEMA_FIELDS(s_other_fields),
                                            .words = JF_SCHEMA_WORDS_MEMBER};
+static const jf_schema_t s_gpu_before_schema = {.name = "measure gpu before",
+                                                JF_SCHEMA_FIELDS(s_gpu_before_fields),
+                                                .words = JF_SCHEMA_WORDS_MEMBER};
 
 static const jf_schema_t s_power_schema = {
     .name = "power mode", JF_SCHEMA_FIELDS(s_power_fields), .words = JF_SCHEMA_WORDS_MEMBER};
@@ -361,6 +372,8 @@ static const jf_schema_field_t s_measure_fields[] = {
      S_HAS(jf_measure_t, has_thermal), .doc = "temperatures and clocks against the mode's"},
     {.name = "other_load", S_FLAT(&s_other_schema), S_HAS(jf_measure_t, has_other_load),
      .doc = "CPU time used outside the agent's process tree"},
+    {.name = "gpu_before", S_FLAT(&s_gpu_before_schema), S_HAS(jf_measure_t, has_gpu_before),
+     .doc = "GPU load before epoch 0 began: another process's"},
 };
 // clang-format on
 

@@ -184,6 +184,10 @@ typedef struct jf_measure {
     int64_t other_intervals;      // intervals of about a second measured
     double other_mean_pct;        // CPU time outside the agent's process tree, % of all CPUs'
     double other_max_pct;         // the highest interval's, %
+    bool has_gpu_before;          // the GPU-before figures below were measured
+    int64_t gpu_before_samples;   // samples between the sampler's start and epoch 0's start
+    double gpu_before_mean_pct;   // their mean GPU load, % (the trainer was not computing)
+    double gpu_before_max_pct;    // their highest, %
 } jf_measure_t;
 
 // The measure record's schema (common/jf_measure_schema.c; docs/schema.md): the wire nests

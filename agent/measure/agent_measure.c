@@ -82,10 +82,11 @@ agent_measure_t *agent_measure_new(const agent_measure_opts_t *opts, jf_err_t *e
     self->has_after = calloc((size_t) opts->epochs, sizeof *self->has_after);
     self->after = calloc((size_t) opts->epochs, sizeof *self->after);
     self->thermal = agent_thermal_new();
-    if (!self->thermal) {
+    self->gpu_before = agent_gpubefore_new();
+    if (!self->thermal || !self->gpu_before) {
         jf_err_set(err, -ENOMEM, "measure: out of memory");
     }
-    if (!self->has_after || !self->after || !self->thermal ||
+    if (!self->has_after || !self->after || !self->thermal || !self->gpu_before ||
         s_open_energy(self, opts, err) != 0) {
         agent_measure_destroy(&self);
     }
@@ -104,6 +105,7 @@ void agent_measure_destroy(agent_measure_t **self_p)
     agent_energy_destroy(&self->energy);
     agent_energy_counter_destroy(&self->counter);
     agent_thermal_destroy(&self->thermal);
+    agent_gpubefore_destroy(&self->gpu_before);
     json_decref(self->last);
     free(self->has_after);
     free(self->after);
@@ -195,6 +197,11 @@ int agent_measure_add_sample(agent_measure_t *self, const json_t *sample, jf_err
     if (!s) {
         return jf_err_set(err, -ENOMEM, "measure: out of memory");
     }
+    const json_t *gpu = json_object_get(s, "gpu_load_pct");
+    const json_t *mono = json_object_get(s, "mono_us");
+    if (json_is_number(gpu) && json_is_integer(mono)) {
+        agent_gpubefore_add(self->gpu_before, json_integer_value(mono), json_number_value(gpu));
+    }
     int rc = agent_energy_add_json(self->energy, s, err);
     if (rc == 0 && !self->seen_power && s_has_power(s)) {
         self->seen_power = true;
@@ -257,6 +264,11 @@ int agent_measure_add_epoch(agent_measure_t *self, json_t *rec, int64_t read_us,
     }
     // e2e_us is in the run's time base already (a trainer with its own clock reports in it).
     int64_t read_tb_us = s_time(self, read_us);
+    // Epoch 0's start ends the time before the trainer computed. Not in a resumed measure: its
+    // samples began after the restart, inside the run.
+    if (rc == 0 && n == 0 && !self->has_carry) {
+        agent_gpubefore_settle(self->gpu_before, read_tb_us - json_integer_value(e2e));
+    }
     agent_measure_held_t *h = &self->held[self->n_held++];
     *h = (agent_measure_held_t){
         .rec = rec,
@@ -471,6 +483,13 @@ static int s_facts(const agent_measure_t *self, const agent_measure_facts_t *f, 
         m->other_intervals = f->sampling->other_intervals;
         m->other_mean_pct = f->sampling->other_mean_pct;
         m->other_max_pct = f->sampling->other_max_pct;
+    }
+    agent_gpubefore_result_t g;
+    if (agent_gpubefore_result(self->gpu_before, &g)) {
+        m->has_gpu_before = true;
+        m->gpu_before_samples = g.samples;
+        m->gpu_before_mean_pct = g.mean_pct;
+        m->gpu_before_max_pct = g.max_pct;
     }
     if (f->mount && f->medium) {
         m->has_storage = true;

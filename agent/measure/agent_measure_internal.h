@@ -3,6 +3,7 @@
 #ifndef AGENT_MEASURE_INTERNAL_H
 #define AGENT_MEASURE_INTERNAL_H
 
+#include "agent_gpubefore.h"
 #include "agent_measure.h"
 #include "agent_thermal.h"
 
@@ -26,6 +27,7 @@ struct agent_measure {
     agent_energy_t *energy;                          // owned
     agent_energy_counter_t *counter;                 // owned: RAPL counters
     agent_thermal_t *thermal;                        // owned: temperatures and clocks seen
+    agent_gpubefore_t *gpu_before;                   // owned: GPU load before epoch 0 began
     char input_rail[AGENT_ENERGY_RAIL_NAME_MAX + 1]; // "" if none
     int rate_hz;                                     // requested, in the run's time base
     int wall_rate_hz;                                // the sampler's rate

@@ -208,14 +208,33 @@ static void s_check_throttle(const json_t *measure, const coord_run_facts_t *f,
     }
 }
 
+// GPU load before epoch 0 (measure.gpu_before) beyond its bound, on real boards.
+static void s_check_gpu_before(const json_t *measure, bool sim, coord_run_validity_t *v)
+{
+    const json_t *g = json_object_get(measure, "gpu_before");
+    const json_t *mean = json_object_get(g, "mean_pct");
+    if (sim || !json_is_number(mean) ||
+        json_number_value(mean) <= COORD_VALIDITY_MAX_GPU_BEFORE_PCT) {
+        return;
+    }
+    const json_t *max = json_object_get(g, "max_pct");
+    s_flag(v, COORD_INVALID_OTHER_LOAD,
+           "GPU load %.1f%% on average before epoch 0 began (> %.0f%%: another process), at most "
+           "%.1f%%, over %lld samples",
+           json_number_value(mean), COORD_VALIDITY_MAX_GPU_BEFORE_PCT,
+           json_is_number(max) ? json_number_value(max) : 0.0,
+           (long long) json_integer_value(json_object_get(g, "samples")));
+}
+
 // CPU time used outside the agent's process tree (measure.other_load) beyond the bound. A record
-// without the figures (older agents, /proc unreadable) is not checked.
+// without the figures (older agents, /proc unreadable) is not checked. Then the GPU's.
 static void s_check_other_load(const json_t *measure, const coord_run_facts_t *f,
                                const coord_validity_opts_t *opts, coord_run_validity_t *v)
 {
     const json_t *mean = json_object_get(json_object_get(measure, "other_load"), "mean_pct");
     const json_t *max = json_object_get(json_object_get(measure, "other_load"), "max_pct");
     bool sim = strcmp(f->platform, "sim") == 0;
+    s_check_gpu_before(measure, sim, v);
     double bound = opts->other_load_max_pct > 0.0 ? opts->other_load_max_pct
                                                   : COORD_VALIDITY_MAX_OTHER_LOAD_PCT;
     if (!json_is_number(mean) || (sim && opts->other_load_max_pct <= 0.0)) {

@@ -37,6 +37,11 @@
 // (coord_validity_opts_t): their times are modelled and do not depend on the host's load, which
 // is what their agent measures.
 #define COORD_VALIDITY_MAX_OTHER_LOAD_PCT 25.0
+// GPU load before epoch 0 began (measure.gpu_before.mean_pct: the trainer starting, not
+// computing) above which a run on a real board is left out as other load: another process used
+// the GPU as the run began. Our choice. Not on sim boards, whose GPU load is modelled from the
+// trainer's own epochs.
+#define COORD_VALIDITY_MAX_GPU_BEFORE_PCT 10.0
 #define COORD_VALIDITY_DETAIL_MAX         511
 
 // Why a run is left out. A run can have several reasons.
@@ -49,7 +54,8 @@ typedef enum coord_invalid {
     COORD_INVALID_NO_EPOCHS,      // done but no measured (non-warm-up) epoch
     COORD_INVALID_EPOCH_OUTLIER,  // an epoch time outside the board's own distribution
     COORD_INVALID_THROTTLED,      // pinned clocks read back below the mode's
-    COORD_INVALID_OTHER_LOAD,     // CPU time outside the agent's process tree beyond the bound
+    COORD_INVALID_OTHER_LOAD,     // CPU time outside the agent's process tree beyond the bound,
+                                  // or GPU load before epoch 0 beyond its bound
     COORD_INVALID_COUNT,
 } coord_invalid_t;
 

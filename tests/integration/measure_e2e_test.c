@@ -232,6 +232,17 @@ static void t_check_nx1(jft_fleet_t *f)
     assert_int_equal(t_int(f, "SELECT abs(json_extract(measure, '$.energy.avg_power_mw') - 9535) "
                               "< 1 FROM runs WHERE board = 'nx-1'"),
                      1);
+    // The fixture's GPU load is 99.5 % all the time, before epoch 0 too, when the trainer does
+    // not compute: another process's, and check says so on this board (a real one to it).
+    assert_true(t_int(f, S_MEASURE("nx-1", "$.gpu_before.samples")) >= 1);
+    assert_int_equal(t_int(f, "SELECT json_extract(measure, '$.gpu_before.mean_pct') = 99.5 AND "
+                              "json_extract(measure, '$.gpu_before.max_pct') = 99.5 FROM runs "
+                              "WHERE board = 'nx-1'"),
+                     1);
+    char *out = t_cli(f, 0, (const char *const[]){"check", "--sweep", "measured", NULL});
+    assert_non_null(strstr(out, "GPU load 99.5% on average before epoch 0 began (> 10%: another "
+                                "process)"));
+    free(out);
 }
 
 // nx-4: energy from the fake tegrastats' VDD_IN (2763..9315 mW over its four lines), stated as

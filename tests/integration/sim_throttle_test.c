@@ -103,6 +103,13 @@ static void s_other_load(jft_fleet_t *f)
     for (size_t b = 0; b < S_SIMS; b++) {
         const char *board = b == 0 ? "sim-1" : "sim-2";
         assert_true(s_sql(f, board, "json_extract(measure, '$.other_load.intervals')") > 0);
+        // GPU load before epoch 0: a sim board's is modelled, and nothing else loads its GPU.
+        long long before = s_sql(f, board, "json_extract(measure, '$.gpu_before.samples')");
+        long long idle = s_sql(f, board, "json_extract(measure, '$.gpu_before.max_pct') = 0");
+        printf("%s_gpu_before_samples=%lld\n%s_gpu_before_all_zero=%lld\n", board, before, board,
+               idle);
+        assert_true(before >= 1);
+        assert_int_equal(idle, 1);
         printf("%s_other_load_mean_pct_x10=%lld\n", board,
                s_sql(f, board,
                      "CAST(10 * json_extract(measure, '$.other_load.mean_pct') AS "

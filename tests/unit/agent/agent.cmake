@@ -83,6 +83,9 @@ jf_add_unit_test(measure
 # Other load beside a run: CPU time outside the agent's process tree (agent_otherload).
 jf_add_unit_test(otherload
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/otherload_test.c LIBS jf_agent jft_support)
+# GPU load before a run's epoch 0 began, for the measure record's gpu_before (agent_gpubefore).
+jf_add_unit_test(gpubefore
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/gpubefore_test.c LIBS jf_agent)
 # Temperatures and clocks over a run for the measure record's thermal object (agent_thermal).
 jf_add_unit_test(thermal
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/thermal_test.c LIBS jf_agent jft_support)

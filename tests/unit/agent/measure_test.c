@@ -239,6 +239,49 @@ static void test_record(void **state)
     assert_int_equal(err.code, -EINVAL);
 }
 
+// GPU load before epoch 0: the samples before the epoch's start (its record's read time minus
+// its e2e) make the record's gpu_before; later ones and later epochs do not count.
+static void test_gpu_before(void **state)
+{
+    (void) state;
+    agent_measure_opts_t o = {
+        .rate_hz = 10, .input_rail = "VDD_IN", .epochs = 2, .start_us = T_T0_US};
+    agent_measure_t *m = agent_measure_new(&o, NULL);
+    assert_non_null(m);
+    // 2 s of start at 30 % and 50 % alternately, then 3 s of epoch 0 at 99 %.
+    for (int i = 0; i <= 50; i++) {
+        json_t *s = t_sample(T_T0_US + i * T_S / 10, true);
+        double load = i < 20 ? (i % 2 ? 50.0 : 30.0) : 99.0;
+        (void) json_object_set_new(s, "gpu_load_pct", json_real(load));
+        assert_int_equal(agent_measure_add_sample(m, s, NULL), 0);
+        json_decref(s);
+    }
+    // Epoch 0 from 2 s to 5 s; epoch 1's record does not move the window.
+    assert_int_equal(agent_measure_add_epoch(m, t_epoch(0, 3 * T_S), T_T0_US + 5 * T_S, NULL), 0);
+    assert_int_equal(agent_measure_add_epoch(m, t_epoch(1, 4 * T_S), T_T0_US + 5 * T_S, NULL), 0);
+    json_t *power =
+        json_pack("{s:i, s:s, s:b}", "mode_id", 8, "mode_name", "MODE_20W_6CORE", "dvfs_off", 0);
+    agent_measure_facts_t f = {.power_mode = power, .drop = JF_MEASURE_DROP_HELPER};
+    json_t *rec = agent_measure_record(m, &f);
+    assert_non_null(rec);
+    assert_int_equal(jf_measure_check(rec, NULL), 0);
+    const json_t *g = json_object_get(rec, "gpu_before");
+    assert_int_equal(json_integer_value(json_object_get(g, "samples")), 20);
+    assert_true(fabs(t_num(g, "mean_pct") - 40.0) < 1e-9);
+    assert_true(fabs(t_num(g, "max_pct") - 50.0) < 1e-9);
+    json_decref(rec);
+    agent_measure_destroy(&m);
+    // Without epoch 0's record (a run that failed while starting): no figure.
+    m = agent_measure_new(&o, NULL);
+    t_feed(m, T_T0_US, T_T0_US + T_S, T_S / 10, true);
+    rec = agent_measure_record(m, &f);
+    assert_non_null(rec);
+    assert_null(json_object_get(rec, "gpu_before"));
+    json_decref(rec);
+    json_decref(power);
+    agent_measure_destroy(&m);
+}
+
 // Rails taken from the sampler's tegrastats fallback: the energy's source is tegrastats, with
 // the interval it ran at, while the telemetry's source stays the samples' own.
 static void test_record_tegrastats(void **state)
@@ -676,7 +719,7 @@ int main(void)
         cmocka_unit_test(test_record_tegrastats),   cmocka_unit_test(test_sampler_actor),
         cmocka_unit_test(test_rapl_energy),         cmocka_unit_test(test_own_clock_time_base),
         cmocka_unit_test(test_rapl_fixture),        cmocka_unit_test(test_carry_resume),
-        cmocka_unit_test(test_carry_bad),
+        cmocka_unit_test(test_carry_bad),           cmocka_unit_test(test_gpu_before),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

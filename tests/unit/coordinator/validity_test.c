@@ -19,7 +19,7 @@
 
 #include <cmocka.h>
 
-#define S_RUNS 23
+#define S_RUNS 26
 #define S_GOOD                                                                                     \
     "{\"telemetry\":{\"rate_hz\":1,\"samples\":100,\"late\":0,\"missed\":0,"                       \
     "\"max_gap_us\":1000100,\"time_base\":\"monotonic\"},"                                         \
@@ -191,6 +191,30 @@ static const s_case_t s_cases[S_RUNS] = {
      {10.0, 10.0},
      -1,
      NULL},
+    // GPU load before epoch 0: 40 % on a real board is another process's (> 10 %), 5 % is not;
+    // a sim board's is modelled and not checked.
+    {"nx-07",
+     2,
+     S_TEL S_MODE_OK_OBJ ",\"gpu_before\":{\"samples\":12,\"mean_pct\":40.0,\"max_pct\":80.0}}",
+     true,
+     {10.0, 10.0},
+     COORD_INVALID_OTHER_LOAD,
+     "GPU load 40.0% on average before epoch 0 began (> 10%: another process), at most 80.0%, "
+     "over 12 samples"},
+    {"nx-07",
+     3,
+     S_TEL S_MODE_OK_OBJ ",\"gpu_before\":{\"samples\":12,\"mean_pct\":5.0,\"max_pct\":30.0}}",
+     true,
+     {10.0, 10.0},
+     -1,
+     NULL},
+    {"sim-1",
+     5,
+     S_TEL S_MODE_OK_OBJ ",\"gpu_before\":{\"samples\":12,\"mean_pct\":90.0,\"max_pct\":95.0}}",
+     true,
+     {10.0, 10.0},
+     -1,
+     NULL},
     {"sim-1",
      4,
      S_TEL S_MODE_OK_OBJ ",\"other_load\":{\"intervals\":30,\"mean_pct\":90.0,\"max_pct\":95.0}}",
@@ -292,9 +316,9 @@ static void test_each_reason(void **state)
     }
     char text[256];
     coord_validity_summary_format(&sum, text, sizeof text);
-    assert_string_equal(text, "23 runs, 8 valid, 15 left out: no-measure 1, telemetry 4, "
+    assert_string_equal(text, "26 runs, 10 valid, 16 left out: no-measure 1, telemetry 4, "
                               "power-mode 3, clock-offset 1, energy-missing 1, epoch-outlier 1, "
-                              "throttled 3, other-load 1");
+                              "throttled 3, other-load 2");
 }
 
 static void test_clock_bound_and_valid_runs(void **state)
@@ -308,7 +332,7 @@ static void test_clock_bound_and_valid_runs(void **state)
     assert_non_null(valid);
     const coord_validity_summary_t *s = coord_valid_runs_summary(valid);
     assert_int_equal(s->runs, S_RUNS);
-    assert_int_equal(s->valid, 9); // nx-04's 20 ms is within a 25 ms bound
+    assert_int_equal(s->valid, 11); // nx-04's 20 ms is within a 25 ms bound
     assert_int_equal(s->by_reason[COORD_INVALID_CLOCK_OFFSET], 0);
     assert_int_equal(s->by_reason[COORD_INVALID_TELEMETRY], 4);
     for (size_t i = 0; i < S_RUNS; i++) {
@@ -344,7 +368,8 @@ static void test_other_load_bound(void **state)
     coord_validity_opts_t opts = {.other_load_max_pct = 10.0};
     coord_valid_runs_t *valid = coord_valid_runs_new(c->store, "smoke", &opts, &err);
     assert_non_null(valid);
-    assert_int_equal(coord_valid_runs_summary(valid)->by_reason[COORD_INVALID_OTHER_LOAD], 3);
+    // nx-07's two and its GPU's, and sim-1's CPU (its GPU's is not checked, bound or not).
+    assert_int_equal(coord_valid_runs_summary(valid)->by_reason[COORD_INVALID_OTHER_LOAD], 4);
     const coord_run_validity_t *v = coord_valid_runs_verdict(valid, specs[S_RUNS - 1].run_id);
     assert_non_null(v);
     assert_true(v->reason[COORD_INVALID_OTHER_LOAD]);
