@@ -4,6 +4,7 @@
  * and to a real agent (through a ROUTER posing as its coordinator). Each gets an `error` reply
  * with the expected code (run.reject for a run.assign the board cannot run); the daemons live on
  * and answer heartbeats, the coordinator's store does not change and no run starts. */
+#include "hostile_cases.h"
 #include "jf_msg.h"
 #include "jf_msg_run.h"
 #include "jf_msg_session.h"
@@ -37,7 +38,6 @@
 #define S_AGENT_HB_MS         1000                // heartbeat interval our welcome gives the agent
 #define S_AGENT_HB_TIMEOUT_MS 3000                // and the silence after which it registers again
 #define S_WRONG_DIR_PREFIX    "type-wrong-dir-"   // fixtures bad only for the other receiver
-#define S_OTHER_RUN           "r0123456789abcdef" // a run id the store does not know
 
 typedef struct s_tally {
     int sent; // hostile messages sent
@@ -77,124 +77,11 @@ typedef struct s_fx {
     bool coord_started, agent_started;
 } s_fx_t;
 
-// One hostile frame and the error it must get.
-typedef struct s_text_case {
-    const char *what;
-    const char *text; // sent without its NUL
-    const char *code; // JF_MSG_E_*
-    int64_t re;       // expected "re": the message id, or -1 for null
-} s_text_case_t;
-
 typedef struct s_expect {
     const char *type; // "error" or "run.reject"
     const char *code; // error: the code; run.reject: the reason
     int64_t re;       // error: "re", -1 for null
 } s_expect_t;
-
-// ---------------------------------------------------------------------------------------------
-// Tables (STYLE.md §9): what every receiver must refuse, and what only some receivers refuse.
-
-static const s_text_case_t s_any_cases[] = {
-    {"truncated JSON", "{\"v\":1,\"type\":\"heartbeat\",\"id\":", JF_MSG_E_BAD_JSON, -1},
-    {"JSON array", "[{\"v\":1,\"type\":\"heartbeat\",\"id\":1,\"t_us\":1}]", JF_MSG_E_BAD_JSON, -1},
-    {"bare number", "42", JF_MSG_E_BAD_JSON, -1},
-    {"empty frame", "", JF_MSG_E_BAD_JSON, -1},
-    {"duplicate key", "{\"v\":1,\"v\":1,\"type\":\"heartbeat\",\"id\":1,\"t_us\":1}",
-     JF_MSG_E_BAD_JSON, -1},
-    {"unknown type", "{\"v\":1,\"type\":\"run.explode\",\"id\":101}", JF_MSG_E_UNKNOWN_TYPE, 101},
-    {"type missing", "{\"v\":1,\"id\":102}", JF_MSG_E_UNKNOWN_TYPE, 102},
-    {"type not a string", "{\"v\":1,\"type\":[\"hello\"],\"id\":103}", JF_MSG_E_UNKNOWN_TYPE, 103},
-    {"version 2", "{\"v\":2,\"type\":\"heartbeat\",\"id\":104,\"t_us\":1}", JF_MSG_E_BAD_VERSION,
-     104},
-    {"version 2 with a future type", "{\"v\":2,\"type\":\"session.resume\",\"id\":105}",
-     JF_MSG_E_BAD_VERSION, 105},
-    {"version missing", "{\"type\":\"heartbeat\",\"id\":106,\"t_us\":1}", JF_MSG_E_BAD_VERSION,
-     106},
-    {"version 1.0", "{\"v\":1.0,\"type\":\"heartbeat\",\"id\":107,\"t_us\":1}",
-     JF_MSG_E_BAD_VERSION, 107},
-};
-
-static const s_text_case_t s_coord_cases[] = {
-    {"ack to the coordinator",
-     "{\"v\":1,\"type\":\"ack\",\"id\":201,\"run\":\"" S_OTHER_RUN "\",\"attempt\":1,\"seq\":1}",
-     JF_MSG_E_UNKNOWN_TYPE, 201},
-    {"run.cancel to the coordinator",
-     "{\"v\":1,\"type\":\"run.cancel\",\"id\":202,\"run\":\"" S_OTHER_RUN "\",\"attempt\":1}",
-     JF_MSG_E_UNKNOWN_TYPE, 202},
-    {"ctl.status on the agent endpoint", "{\"v\":1,\"type\":\"ctl.status\",\"id\":203}",
-     JF_MSG_E_UNKNOWN_TYPE, 203},
-    {"heartbeat with an unknown member",
-     "{\"v\":1,\"type\":\"heartbeat\",\"id\":204,\"t_us\":1,\"exec\":\"/bin/sh\"}",
-     JF_MSG_E_BAD_FIELD, 204},
-    {"negative id", "{\"v\":1,\"type\":\"heartbeat\",\"id\":-5,\"t_us\":1}", JF_MSG_E_BAD_FIELD,
-     -1},
-};
-
-static const s_text_case_t s_ctl_cases[] = {
-    {"hello on the control endpoint", "{\"v\":1,\"type\":\"hello\",\"id\":301}",
-     JF_MSG_E_UNKNOWN_TYPE, 301},
-    {"heartbeat on the control endpoint", "{\"v\":1,\"type\":\"heartbeat\",\"id\":302,\"t_us\":1}",
-     JF_MSG_E_UNKNOWN_TYPE, 302},
-    {"ctl.status with an unknown member", "{\"v\":1,\"type\":\"ctl.status\",\"id\":303,\"all\":1}",
-     JF_MSG_E_BAD_FIELD, 303},
-    {"ctl.submit of broken YAML",
-     "{\"v\":1,\"type\":\"ctl.submit\",\"id\":304,\"file\":\"x.yaml\",\"yaml\":\"name: [\"}",
-     JF_MSG_E_BAD_REQUEST, 304},
-    {"ctl.submit for a board not in the fleet",
-     "{\"v\":1,\"type\":\"ctl.submit\",\"id\":305,\"file\":\"x.yaml\",\"yaml\":\"name: evil\\n"
-     "target: {boards: [nx-99]}\\nworkloads: [{model: lenet5, dataset: mnist}]\\n"
-     "storage: [local]\\n\"}",
-     JF_MSG_E_BAD_REQUEST, 305},
-    {"ctl.cancel of an unknown sweep",
-     "{\"v\":1,\"type\":\"ctl.cancel\",\"id\":306,\"sweep\":\"no\"}", JF_MSG_E_BAD_REQUEST, 306},
-};
-
-static const s_text_case_t s_agent_cases[] = {
-    {"telemetry to the agent",
-     "{\"v\":1,\"type\":\"telemetry\",\"id\":401,\"run\":\"" S_OTHER_RUN
-     "\",\"attempt\":1,\"seq\":1,\"samples\":[{\"t_us\":1}]}",
-     JF_MSG_E_UNKNOWN_TYPE, 401},
-    {"ctl.status to the agent", "{\"v\":1,\"type\":\"ctl.status\",\"id\":402}",
-     JF_MSG_E_UNKNOWN_TYPE, 402},
-    {"heartbeat with an unknown member",
-     "{\"v\":1,\"type\":\"heartbeat\",\"id\":403,\"t_us\":1,\"exec\":\"/bin/sh\"}",
-     JF_MSG_E_BAD_FIELD, 403},
-    {"run.cancel with an unknown member",
-     "{\"v\":1,\"type\":\"run.cancel\",\"id\":404,\"run\":\"" S_OTHER_RUN
-     "\",\"attempt\":1,\"kill\":\"all\"}",
-     JF_MSG_E_BAD_FIELD, 404},
-    {"negative id", "{\"v\":1,\"type\":\"heartbeat\",\"id\":-5,\"t_us\":1}", JF_MSG_E_BAD_FIELD,
-     -1},
-};
-
-// run.assign messages the decoder accepts but host-1 cannot run: run.reject, never a child.
-typedef struct s_reject_case {
-    const char *what;
-    const char *board, *model, *dataset, *storage;
-    int mode_id;
-    const char *mode;
-    const char *reason;
-    int custom_cores; // a custom point with this many cores (CPU 1190.4 MHz); 0: none
-    bool dvfs_off;
-} s_reject_case_t;
-
-static const s_reject_case_t s_reject_cases[] = {
-    {"run for another board", "nx-01", "lenet5", "mnist", "local", 0, "DEFAULT", "invalid", 0,
-     false},
-    {"model on the wrong dataset", "host-1", "lenet5", "cifar10", "local", 0, "DEFAULT", "invalid",
-     0, false},
-    {"power mode the board lacks", "host-1", "lenet5", "mnist", "local", 8, "MODE_20W_6CORE",
-     "infeasible", 0, false},
-    {"medium the board lacks", "host-1", "lenet5", "mnist", "nvme", 0, "DEFAULT", "infeasible", 0,
-     false},
-    {"dataset missing on the medium", "host-1", "resnet18", "cifar10", "local", 0, "DEFAULT",
-     "infeasible", 0, false},
-    // A host has no power modes to change (its sweep never asks; a hand-made assign may).
-    {"custom power mode on a host", "host-1", "lenet5", "mnist", "local", 0, "DEFAULT",
-     "infeasible", 2, false},
-    {"DVFS off on a host", "host-1", "lenet5", "mnist", "local", 0, "DEFAULT", "infeasible", 0,
-     true},
-};
 
 #define S_N(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -378,7 +265,7 @@ static void s_hostile_json(s_peer_t *p, const char *what, json_t *msg, const cha
     free(text);
 }
 
-static void s_hostile_table(s_peer_t *p, const s_text_case_t *cases, size_t n)
+static void s_hostile_table(s_peer_t *p, const hostile_text_case_t *cases, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         s_hostile_raw(p, cases[i].what, cases[i].text, strlen(cases[i].text),
@@ -486,7 +373,7 @@ static void s_hostile_corpus(s_peer_t *p, unsigned dir, size_t max_bytes)
 
 static void s_hostile_common(s_peer_t *p, unsigned dir, size_t max_bytes)
 {
-    s_hostile_table(p, s_any_cases, S_N(s_any_cases));
+    s_hostile_table(p, hostile_any_cases, hostile_n_any_cases);
     s_hostile_generated(p, max_bytes);
     s_hostile_corpus(p, dir, max_bytes);
 }
@@ -503,7 +390,7 @@ static json_t *s_hello_new(int64_t id, const char *name, jf_board_type_t type, c
     return jf_msg_hello_new(id, &h, NULL);
 }
 
-static json_t *s_assign_new(int64_t id, const s_reject_case_t *c)
+static json_t *s_assign_new(int64_t id, const hostile_reject_case_t *c)
 {
     jf_run_spec_t s = {.epochs = 1, .power_mode_id = c->mode_id, .prefetch = 2, .batch_size = 32,
                        .seed = 1, .telemetry_hz = 1, .timeout_us = 60 * JF_US_PER_S};
@@ -634,7 +521,7 @@ static void s_hostile_semantic(s_peer_t *p, const char *run)
         s_hostile_json(p, what, s_run_msg_new(types[i], p->next_id++, run), code);
     }
     s_hostile_json(p, "run.accept for an unknown run",
-                   s_run_msg_new(JF_MSG_RUN_ACCEPT, p->next_id++, S_OTHER_RUN), code);
+                   s_run_msg_new(JF_MSG_RUN_ACCEPT, p->next_id++, HOSTILE_OTHER_RUN), code);
     s_hostile_json(p, "hello naming another board",
                    s_hello_new(p->next_id++, "host-2", JF_BOARD_HOST, "host"), JF_MSG_E_BAD_FIELD);
     s_hostile_json(p, "hello as a Jetson",
@@ -645,8 +532,9 @@ static void s_hostile_semantic(s_peer_t *p, const char *run)
 static void s_hostile_to_coordinator(s_peer_t *p, const char *run)
 {
     s_hostile_common(p, JF_MSG_TO_COORD, JF_MSG_MAX_BYTES_COORD);
-    s_hostile_table(p, s_coord_cases, S_N(s_coord_cases));
-    s_reject_case_t c = {"", "host-1", "lenet5", "mnist", "local", 0, "DEFAULT", NULL, 0, false};
+    s_hostile_table(p, hostile_coord_cases, hostile_n_coord_cases);
+    hostile_reject_case_t c = {"", "host-1",  "lenet5", "mnist", "local",
+                               0,  "DEFAULT", NULL,     0,       false};
     s_hostile_json(p, "run.assign to the coordinator", s_assign_new(p->next_id++, &c),
                    JF_MSG_E_UNKNOWN_TYPE);
     s_hostile_semantic(p, run);
@@ -774,7 +662,7 @@ static void test_coordinator_answers_hostile_messages(void **state)
     s_hostile_to_coordinator(&fx->board, run);
     s_hostile_to_coordinator(&fx->stranger, run);
     s_hostile_common(&fx->ctl, JF_MSG_TO_CTL, JF_MSG_MAX_BYTES_COORD);
-    s_hostile_table(&fx->ctl, s_ctl_cases, S_N(s_ctl_cases));
+    s_hostile_table(&fx->ctl, hostile_ctl_cases, hostile_n_ctl_cases);
     s_coord_impostor(fx, run);
     s_coord_drop_oversize(fx);
     char *after = s_store_state(f);
@@ -823,13 +711,13 @@ static void s_hostile_assigns(s_peer_t *p, s_tally_t *rejects)
 {
     s_tally_t *errors = p->tally;
     p->tally = rejects;
-    for (size_t i = 0; i < S_N(s_reject_cases); i++) {
-        json_t *assign = s_assign_new(p->next_id++, &s_reject_cases[i]);
+    for (size_t i = 0; i < hostile_n_reject_cases; i++) {
+        json_t *assign = s_assign_new(p->next_id++, &hostile_reject_cases[i]);
         char *text = jf_msg_encode(assign, NULL);
         json_decref(assign);
         assert_non_null(text);
-        s_hostile_raw(p, s_reject_cases[i].what, text, strlen(text),
-                      &(s_expect_t){"run.reject", s_reject_cases[i].reason, -1});
+        s_hostile_raw(p, hostile_reject_cases[i].what, text, strlen(text),
+                      &(s_expect_t){"run.reject", hostile_reject_cases[i].reason, -1});
         free(text);
     }
     p->tally = errors;
@@ -911,13 +799,14 @@ static void test_agent_answers_hostile_messages(void **state)
     s_agent_register(p, S_START_MS);
 
     s_hostile_common(p, JF_MSG_TO_AGENT, JF_MSG_MAX_BYTES_AGENT);
-    s_hostile_table(p, s_agent_cases, S_N(s_agent_cases));
+    s_hostile_table(p, hostile_agent_cases, hostile_n_agent_cases);
     s_hostile_json(p, "hello to the agent",
                    s_hello_new(p->next_id++, "host-1", JF_BOARD_HOST, "host"),
                    JF_MSG_E_UNKNOWN_TYPE);
     s_hostile_assigns(p, &fx->summary->rejects);
     s_agent_drop_oversize(fx);
-    s_hostile_table(p, s_any_cases, S_N(s_any_cases)); // still answered on the new connection
+    s_hostile_table(p, hostile_any_cases,
+                    hostile_n_any_cases); // still answered on the new connection
 
     s_agent_answers_heartbeat(p);
     assert_true(jft_proc_alive(&f->agents[0]));

@@ -7,6 +7,8 @@ foreach(t config_errors hostile hostile_blob sweep_e2e train_failure)
                           LIBS jft_support jf_common)
   add_dependencies(${t}_itest ${JF_ITEST_DEPS})
 endforeach()
+# hostile's tables of hand-written messages live beside it.
+target_sources(hostile_itest PRIVATE ${PROJECT_SOURCE_DIR}/tests/integration/hostile_cases.c)
 
 # Reliability (issue #11): the coordinator never wedges — a peer that never reads, coordinator
 # pauses, a board's stale connection holding its routing id, `sweep submit --wait` bounds — and
