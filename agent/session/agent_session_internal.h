@@ -23,6 +23,7 @@
 #define AGENT_RECORDS_BATCH        200
 #define AGENT_TELEMETRY_FLUSH_US   (INT64_C(1) * 1000000)
 #define AGENT_FINISH_WAIT_US       (INT64_C(10) * 1000000) // for the final sample and residency
+#define AGENT_FIRST_SAMPLE_WAIT_MS  500 // before the trainer is spawned (s_await_first_sample)
 #define AGENT_RESTORE_WAIT_US      (INT64_C(90) * 1000000) // at exit: > the helper's timeout
 #define AGENT_CLOCK_SHIFT_ENV      "JF_TEST_CLOCK_SHIFT_US" // test hook, see s_test_clock_shift_us
 #define AGENT_CLOCK_SHIFT_MAX_US   (INT64_C(3600) * 1000000)
@@ -78,6 +79,7 @@ typedef struct agent_run {
     bool sampling;               // the sampler was started for this run
     bool stop_sent;              // and asked to stop
     bool sampler_stopped;        // its STOPPED answer arrived
+    int64_t samples_seen;        // samples of this run received from the sampler
     agent_sampler_stats_t sampling_stats; // its counts, once stopped
     int residency_pending;       // residency jobs not answered yet
     agent_runner_outcome_t outcome; // finishing: how the trainer ended

@@ -285,8 +285,30 @@ static json_t *s_clocks_record(const agent_worker_reply_t *p)
     return stored ? json_pack("{s:o, s:b}", "stored", stored, "dvfs_off", p->dvfs_off) : NULL;
 }
 
+// Waits, at most AGENT_FIRST_SAMPLE_WAIT_MS, for the run's first sample before the trainer is
+// spawned: the sampler's thread takes it at once, but on a loaded machine the trainer could
+// otherwise begin its first epoch before it, and the run would go without its GPU load before
+// epoch 0 (agent_gpubefore.h). Samples meanwhile are handled as the loop handles them; a sampler
+// that cannot read (its warning says why) costs the wait once per run.
+static void s_await_first_sample(agent_session_t *self)
+{
+    agent_run_t *r = &self->run;
+    int64_t until_us = jf_clock_mono_us() + AGENT_FIRST_SAMPLE_WAIT_MS * JF_US_PER_MS;
+    for (int64_t now_us = jf_clock_mono_us(); r->samples_seen == 0 && now_us < until_us;
+         now_us = jf_clock_mono_us()) {
+        zmq_pollitem_t item = {agent_sampler_handle(self->sampler), 0, ZMQ_POLLIN, 0};
+        long left_ms = (long) ((until_us - now_us + JF_US_PER_MS - 1) / JF_US_PER_MS);
+        if (zmq_poll(&item, 1, left_ms) < 0 && errno != EINTR) {
+            return;
+        }
+        if (item.revents & ZMQ_POLLIN) {
+            agent_session_on_sampler(self);
+        }
+    }
+}
+
 // Starts what the run needs once prepared: the mode (platforms without a power handle), the
-// stream, the measurements, the sampler, then the trainer.
+// stream, the measurements, the sampler (its first sample awaited), then the trainer.
 static int s_start(agent_session_t *self, jf_err_t *err)
 {
     agent_run_t *r = &self->run;
@@ -312,6 +334,11 @@ static int s_start(agent_session_t *self, jf_err_t *err)
         r->measure && r->power_mode &&
         agent_sampler_start(self->sampler, s->telemetry_off ? AGENT_SAMPLER_ENDS_ONLY : wall_hz,
                             disk) == 0;
+    r->records = json_array();
+    r->samples = json_array();
+    if (r->sampling) {
+        s_await_first_sample(self);
+    }
     r->runner = r->sampling ? s_runner_start(self, err) : NULL;
     if (!r->runner) {
         agent_spool_drop(self->spool, s->run_id, r->attempt);
@@ -320,8 +347,6 @@ static int s_start(agent_session_t *self, jf_err_t *err)
     if (r->prepared->has_residency) {
         agent_measure_set_residency(r->measure, -1, &r->prepared->residency);
     }
-    r->records = json_array();
-    r->samples = json_array();
     r->phase = AGENT_RUN_RUNNING;
     return 0;
 }

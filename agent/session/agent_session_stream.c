@@ -160,6 +160,7 @@ static void s_on_sample(agent_session_t *self, json_t *sample)
         json_decref(sample);
         return;
     }
+    r->samples_seen++;
     jf_err_t err = {0};
     uint64_t n = 0;
     if (agent_measure_add_sample(r->measure, sample, &err) != 0 &&
