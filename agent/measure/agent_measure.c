@@ -267,7 +267,11 @@ int agent_measure_add_epoch(agent_measure_t *self, json_t *rec, int64_t read_us,
     // Epoch 0's start ends the time before the trainer computed. Not in a resumed measure: its
     // samples began after the restart, inside the run.
     if (rc == 0 && n == 0 && !self->has_carry) {
-        agent_gpubefore_settle(self->gpu_before, read_tb_us - json_integer_value(e2e));
+        int64_t start_tb_us = read_tb_us - json_integer_value(e2e);
+        if (self->started_tb_us > 0 && self->started_tb_us < start_tb_us) {
+            start_tb_us = self->started_tb_us;
+        }
+        agent_gpubefore_settle(self->gpu_before, start_tb_us);
     }
     agent_measure_held_t *h = &self->held[self->n_held++];
     *h = (agent_measure_held_t){
@@ -275,6 +279,13 @@ int agent_measure_add_epoch(agent_measure_t *self, json_t *rec, int64_t read_us,
         .interval = rc == 0 ? s_epoch_interval(self, json_integer_value(e2e), read_tb_us) : -1,
         .deadline_us = read_us + 2 * self->period_us + AGENT_MEASURE_WAIT_US};
     return rc;
+}
+
+void agent_measure_trainer_started(agent_measure_t *self, int64_t read_us)
+{
+    if (self->started_tb_us == 0) {
+        self->started_tb_us = s_time(self, read_us);
+    }
 }
 
 size_t agent_measure_held(const agent_measure_t *self)

@@ -88,6 +88,13 @@ int agent_measure_add_sample(agent_measure_t *self, const json_t *sample, jf_err
 // kept and comes back without energy).
 int agent_measure_add_epoch(agent_measure_t *self, json_t *rec, int64_t read_us, jf_err_t *err);
 
+// The trainer's start line was read at read_us (monotonic; call before the platform acts on the
+// line). The trainer begins epoch 0 right after writing it, so no later sample counts as before
+// epoch 0: the time before ends at the earlier of this and epoch 0's read time less its e2e_us
+// (which errs late by the line's read delay, times the speed on a simulated clock). Only the
+// first call counts.
+void agent_measure_trainer_started(agent_measure_t *self, int64_t read_us);
+
 // The oldest held epoch record once it is ready: its closing sample has arrived, no power was
 // ever seen, its wait has timed out at now_us, or force. Energy fields are added where measured;
 // *ret_energy (may be NULL) says which case it was. Caller owns the result; NULL when none is

@@ -28,6 +28,7 @@ struct agent_measure {
     agent_energy_counter_t *counter;                 // owned: RAPL counters
     agent_thermal_t *thermal;                        // owned: temperatures and clocks seen
     agent_gpubefore_t *gpu_before;                   // owned: GPU load before epoch 0 began
+    int64_t started_tb_us; // the trainer's start line read, run's time base; 0: not yet
     char input_rail[AGENT_ENERGY_RAIL_NAME_MAX + 1]; // "" if none
     int rate_hz;                                     // requested, in the run's time base
     int wall_rate_hz;                                // the sampler's rate

@@ -130,6 +130,11 @@ static void s_on_trainer_line(const json_t *line, void *arg)
     agent_run_t *r = &self->run;
     agent_platform_line_t out = {0};
     jf_err_t err = {0};
+    const char *kind = json_string_value(json_object_get(line, "kind"));
+    if (r->measure && kind && strcmp(kind, "start") == 0) {
+        // Before the platform acts on it: a sim board's modelled load begins with this line.
+        agent_measure_trainer_started(r->measure, jf_clock_mono_us());
+    }
     if (agent_platform_trainer_line(self->platform, r->spec.dataset, line, &out, &err) != 0) {
         jf_log_warn("run: %s", err.msg);
     }

@@ -271,6 +271,25 @@ static void test_gpu_before(void **state)
     assert_true(fabs(t_num(g, "max_pct") - 50.0) < 1e-9);
     json_decref(rec);
     agent_measure_destroy(&m);
+    // The trainer's start line read at 1.5 s: epoch 0 begins right after it, even though its
+    // record, read late, would place the start at 2 s; the 5 samples from 1.5 s are not before.
+    m = agent_measure_new(&o, NULL);
+    assert_non_null(m);
+    for (int i = 0; i <= 50; i++) {
+        json_t *s = t_sample(T_T0_US + i * T_S / 10, true);
+        (void) json_object_set_new(s, "gpu_load_pct", json_real(i < 15 ? 10.0 : 99.0));
+        assert_int_equal(agent_measure_add_sample(m, s, NULL), 0);
+        json_decref(s);
+    }
+    agent_measure_trainer_started(m, T_T0_US + 15 * T_S / 10 - 1);
+    agent_measure_trainer_started(m, T_T0_US + 4 * T_S); // only the first counts
+    assert_int_equal(agent_measure_add_epoch(m, t_epoch(0, 3 * T_S), T_T0_US + 5 * T_S, NULL), 0);
+    rec = agent_measure_record(m, &f);
+    g = json_object_get(rec, "gpu_before");
+    assert_int_equal(json_integer_value(json_object_get(g, "samples")), 15);
+    assert_true(fabs(t_num(g, "max_pct") - 10.0) < 1e-9);
+    json_decref(rec);
+    agent_measure_destroy(&m);
     // Without epoch 0's record (a run that failed while starting): no figure.
     m = agent_measure_new(&o, NULL);
     t_feed(m, T_T0_US, T_T0_US + T_S, T_S / 10, true);
