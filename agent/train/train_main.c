@@ -26,12 +26,6 @@ static int s_execute(const train_run_opts_t *opts, jf_err_t *err)
     if (opts->run.roofline) {
         return train_roofline_exec(opts, stdout, err);
     }
-    if (opts->run.concurrent.infer_model[0] != '\0') {
-        return jf_err_set(err, -EINVAL,
-                          "--infer-model: concurrent training and inference runs only on "
-                          "simulated boards (--simulate, jetfleet-train-sim); this trainer does "
-                          "not interleave inference minibatches yet");
-    }
     if (opts->run.idle_s > 0) {
         return train_idle_exec(opts, stdout, err); // an idle baseline: no torch, no data
     }

@@ -160,7 +160,8 @@ static void s_usage_simulate(FILE *out)
         "  --infer-model M, --infer-batch N, --infer-rate R, --infer-budget-ms L\n"
         "                         inference beside training: model, requests per minibatch,\n"
         "                         requests per second, latency budget (docs/concurrent.md);\n"
-        "                         simulated runs only (a real run refuses them, exit 2)\n",
+        "                         modelled with --simulate; without it a second model serves\n"
+        "                         the requests for real between the training minibatches\n",
         jf_run_spec_media(), TRAIN_SIM_SCALE_MIN, TRAIN_SIM_SCALE_MAX, TRAIN_SIM_SCALE_DEFAULT,
         TRAIN_SIM_SPEED_MIN, TRAIN_SIM_SPEED_MAX, TRAIN_SIM_SPEED_DEFAULT);
 }
@@ -174,6 +175,8 @@ void train_options_usage(FILE *out)
         "                      [--seed N] [--drop-last|--no-drop-last] [--json-out FILE]\n"
         "                      [--max-batches N] [--minibatches N] [--loader-only]\n"
         "                      [--init-weights FILE] [--out-weights FILE] [--shard K/N]\n"
+        "                      [--infer-model M --infer-batch N --infer-rate R\n"
+        "                       --infer-budget-ms L]\n"
         "       jetfleet-train --help | --version (--version only as the one argument)\n"
         "\n"
         "Trains a model on the MNIST, CIFAR-10 or GLD-23k training set in DIR (kind recognised\n"

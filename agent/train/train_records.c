@@ -30,7 +30,8 @@ struct train_records {
     double loss_sum;        // current epoch: sum of loss * samples
     json_t *mark;           // owned; a simulated run's {"platform", "sim_speed"}, else NULL
     jf_epoch_rec_t work;    // current epoch: a roofline run's bench and work (train_records_
-                            // epoch_work); bench "" and has_work false otherwise
+                            // epoch_work), a concurrent run's inference (train_records_epoch_
+                            // concurrent); bench "", has_work and has_concurrent false otherwise
 };
 
 static int s_emit(FILE *out, const json_t *line, jf_err_t *err)
@@ -214,6 +215,12 @@ void train_records_epoch_work(train_records_t *self, const char *bench, double f
     self->work.work_bytes = bytes;
 }
 
+void train_records_epoch_concurrent(train_records_t *self, const jf_epoch_concurrent_t *c)
+{
+    self->work.has_concurrent = true;
+    self->work.concurrent = *c;
+}
+
 int train_records_minibatch(train_records_t *self, const train_minibatch_rec_t *rec, jf_err_t *err)
 {
     self->stall_sum_us += rec->fetch_stall_us;
@@ -246,7 +253,9 @@ static json_t *s_pack_epoch(const train_records_t *self, int64_t e2e_us)
                         .loss = isfinite(loss) ? loss : 0.0,
                         .has_work = self->work.has_work,
                         .work_flop = self->work.work_flop,
-                        .work_bytes = self->work.work_bytes};
+                        .work_bytes = self->work.work_bytes,
+                        .has_concurrent = self->work.has_concurrent,
+                        .concurrent = self->work.concurrent};
     (void) snprintf(e.bench, sizeof e.bench, "%s", self->work.bench); // same size
     json_t *line = jf_record_epoch_to_json(&e);
     double rate = (double) self->samples * (double) JF_US_PER_S / (double) e2e_us;

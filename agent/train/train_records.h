@@ -150,6 +150,10 @@ int train_records_epoch_end_sim(train_records_t *self, int64_t e2e_us,
 // by train_records_epoch_begin.
 void train_records_epoch_work(train_records_t *self, const char *bench, double flop, double bytes);
 
+// Gives the current epoch a concurrent run's inference figures (copied): its line will carry
+// "concurrent". Reset by train_records_epoch_begin.
+void train_records_epoch_concurrent(train_records_t *self, const jf_epoch_concurrent_t *c);
+
 // Writes the done line with the number of epochs completed. Returns 0 or -EIO.
 int train_records_done(train_records_t *self, jf_err_t *err);
 

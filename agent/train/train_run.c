@@ -3,8 +3,10 @@
  * Owns the dataset, session, loader and records; the records module does the output. */
 #include "train_run.h"
 
+#include "jf_rng.h"
 #include "jf_torch.h"
 #include "jf_units.h"
+#include "train_conc.h"
 #include "train_dataset.h"
 #include "train_loader.h"
 #include "train_records.h"
@@ -22,7 +24,14 @@ struct train_run {
     train_loader_t *loader;      // owned
     jf_torch_session_t *session; // owned
     train_records_t *records;    // owned
+    // A concurrent run (opts.run.concurrent; docs/concurrent.md): the inference model's session,
+    // one inference minibatch of synthetic requests in its input shape, the requests' queue.
+    jf_torch_session_t *infer; // owned; NULL: a training run alone
+    float *infer_x;            // owned
+    train_conc_t *conc;        // owned
 };
+
+#define S_CONC_STREAM UINT64_C(0x434f4e4300000000) // "CONC": mixed into the arrivals' seed
 
 // The code a constructor left in err, or fallback when err is NULL.
 static int s_failed(const jf_err_t *err, int fallback)
@@ -110,6 +119,51 @@ static int s_open_session(train_run_t *self, jf_torch_model_kind_t model, jf_err
                : 0;
 }
 
+// A concurrent run's inference: a session of the inference model on the training's device, in
+// evaluation mode; the requests' inputs are seeded uniform noise in the model's input shape (a
+// dense network's forward pass costs the same whatever the pixels), one minibatch of them reused
+// for every request.
+static int s_open_infer(train_run_t *self, jf_err_t *err)
+{
+    const jf_run_concurrent_t *c = &self->opts.run.concurrent;
+    jf_torch_session_opts_t so = {.threads = self->opts.threads, .seed = self->opts.seed + 1};
+    jf_torch_shape_t shape = {0};
+    int rc = jf_torch_model_parse(c->infer_model, &so.model, err);
+    rc = rc < 0 ? rc : jf_torch_model_shape(so.model, &shape, err);
+    rc = rc < 0 ? rc
+                : jf_torch_device_parse(self->opts.device ? self->opts.device : "cpu", &so.device,
+                                        err);
+    if (rc < 0) {
+        return rc;
+    }
+    if (c->infer_batch < 1 || c->infer_batch > JF_TORCH_BATCH_MAX) {
+        return jf_err_set(err, -EINVAL, "--infer-batch must be in 1..%d, got %d",
+                          JF_TORCH_BATCH_MAX, c->infer_batch);
+    }
+    size_t floats = (size_t) shape.channels * (size_t) shape.height * (size_t) shape.width *
+                    (size_t) c->infer_batch;
+    self->infer_x = malloc(floats * sizeof *self->infer_x);
+    if (!self->infer_x) {
+        return jf_err_set(err, -ENOMEM, "run: out of memory for %d inference inputs",
+                          c->infer_batch);
+    }
+    jf_rng_t rng;
+    jf_rng_seed(&rng, self->opts.seed, S_CONC_STREAM);
+    for (size_t i = 0; i < floats; i++) {
+        self->infer_x[i] = (float) jf_rng_uniform(&rng);
+    }
+    train_conc_opts_t co = {.batch = c->infer_batch,
+                            .rate_per_s = c->rate_per_s,
+                            .budget_us = c->budget_us,
+                            .seed = self->opts.seed ^ S_CONC_STREAM};
+    self->conc = train_conc_new(&co, err);
+    if (!self->conc) {
+        return s_failed(err, -EINVAL);
+    }
+    self->infer = jf_torch_session_new(&so, err);
+    return self->infer ? 0 : s_failed(err, -EIO);
+}
+
 static int s_open_loader(train_run_t *self, jf_err_t *err)
 {
     const train_run_opts_t *o = &self->opts;
@@ -181,6 +235,13 @@ static int s_open_all(train_run_t *self, jf_err_t *err)
     rc = rc < 0 || !model_run ? rc : s_check_shape(self, model, err);
     rc = rc < 0 ? rc : s_open_loader(self, err);
     rc = rc < 0 || !model_run ? rc : s_open_session(self, model, err);
+    bool concurrent = self->opts.run.concurrent.infer_model[0] != '\0';
+    if (rc == 0 && concurrent && !model_run) {
+        rc = jf_err_set(err, -EINVAL,
+                        "--infer-model: a loader-only run has no training to "
+                        "serve inference beside");
+    }
+    rc = rc < 0 || !concurrent ? rc : s_open_infer(self, err);
     return rc < 0 ? rc : s_open_records(self, err);
 }
 
@@ -208,6 +269,9 @@ void train_run_destroy(train_run_t **self_p)
     train_records_destroy(&self->records);
     train_loader_destroy(&self->loader); // joins the workers before the dataset closes
     jf_torch_session_destroy(&self->session);
+    jf_torch_session_destroy(&self->infer);
+    train_conc_destroy(&self->conc);
+    free(self->infer_x);
     train_dataset_destroy(&self->dataset);
     free(self);
     *self_p = NULL;
@@ -232,19 +296,61 @@ static int s_step(train_run_t *self, const train_batch_t *batch, int64_t stall_u
     return train_records_minibatch(self->records, &rec, err);
 }
 
+// A concurrent run's turn at a minibatch boundary: the full inference minibatches of the requests
+// waiting now (those arriving meanwhile wait for the next turn, so training is never starved);
+// with rest, after the epoch's last training minibatch, the partial one too. The turn's time
+// outside the forward passes counts as hand-over time.
+static int s_serve(train_run_t *self, bool rest, jf_err_t *err)
+{
+    if (!self->conc) {
+        return 0;
+    }
+    int64_t t0 = jf_clock_mono_us();
+    int rc = train_conc_arrive(self->conc, t0, err);
+    size_t batch = (size_t) self->opts.run.concurrent.infer_batch, waiting = 0;
+    int64_t infer_sum_us = 0;
+    bool served = false;
+    while (rc == 0 && (waiting = train_conc_waiting(self->conc)) > 0 &&
+           (rest || waiting >= batch)) {
+        size_t n = waiting < batch ? waiting : batch;
+        int64_t t1 = jf_clock_mono_us();
+        rc = jf_torch_session_infer(self->infer, self->infer_x, n, err);
+        int64_t t2 = jf_clock_mono_us();
+        if (rc == 0) {
+            train_conc_served(self->conc, n, t2, t2 - t1);
+            infer_sum_us += t2 - t1;
+            served = true;
+        }
+    }
+    if (served) {
+        train_conc_switched(self->conc, jf_clock_mono_us() - t0 - infer_sum_us);
+    }
+    return rc;
+}
+
 static int s_run_epoch(train_run_t *self, int epoch, jf_err_t *err)
 {
     int64_t start_us = jf_clock_mono_us();
     train_records_epoch_begin(self->records, epoch);
+    if (self->conc) {
+        train_conc_epoch_begin(self->conc, epoch, start_us);
+    }
     int rc = train_loader_epoch_start(self->loader, (uint64_t)epoch, err);
     while (rc == 0) {
         const train_batch_t *batch = NULL;
+        rc = s_serve(self, false, err);
         int64_t wait_us = jf_clock_mono_us();
-        rc = train_loader_next(self->loader, &batch, err);
+        rc = rc < 0 ? rc : train_loader_next(self->loader, &batch, err);
         if (rc < 0 || !batch) {
             break;
         }
         rc = s_step(self, batch, jf_clock_mono_us() - wait_us, err);
+    }
+    rc = rc < 0 ? rc : s_serve(self, true, err);
+    if (rc == 0 && self->conc) {
+        jf_epoch_concurrent_t c;
+        train_conc_epoch_end(self->conc, &c);
+        train_records_epoch_concurrent(self->records, &c);
     }
     return rc < 0 ? rc : train_records_epoch_end(self->records, jf_clock_mono_us() - start_us, err);
 }

@@ -669,6 +669,38 @@ extern "C" int jf_torch_session_step(jf_torch_session_t *self, const float *x, c
     }
 }
 
+extern "C" int jf_torch_session_infer(jf_torch_session_t *self, const float *x, size_t batch,
+                                      jf_err_t *err)
+{
+    if (!self || !x) {
+        return jf_err_set(err, -EINVAL, "torch: infer: session and inputs are required");
+    }
+    if (batch < 1 || batch > JF_TORCH_BATCH_MAX) {
+        return jf_err_set(err, -EINVAL, "torch: infer: batch must be in 1..%d, got %zu",
+                          JF_TORCH_BATCH_MAX, batch);
+    }
+    try {
+        const jf_torch_shape_t *s = &self->shape;
+        torch::NoGradGuard no_grad;
+        self->net->eval(); // BatchNorm uses its running statistics, as a served model does
+        torch::Tensor xt =
+            torch::from_blob(const_cast<float *>(x),
+                             {static_cast<int64_t>(batch), s->channels, s->height, s->width},
+                             torch::kFloat32)
+                .to(self->device);
+        torch::Tensor out = self->net->forward(xt);
+        if (self->device.is_cuda()) {
+            torch::cuda::synchronize(); // so that time measured around the call is real
+        }
+        return out.size(0) == static_cast<int64_t>(batch)
+                   ? 0
+                   : jf_err_set(err, -EIO, "torch: infer: %lld outputs for %zu inputs",
+                                static_cast<long long>(out.size(0)), batch);
+    } catch (...) {
+        return s_fail(err, "infer");
+    }
+}
+
 extern "C" const char *jf_torch_session_device_name(const jf_torch_session_t *self)
 {
     return self->device_name.c_str();

@@ -95,6 +95,13 @@ void jf_torch_session_destroy(jf_torch_session_t **self_p);
 int jf_torch_session_step(jf_torch_session_t *self, const float *x, const int64_t *y, size_t batch,
                           double *ret_loss, jf_err_t *err);
 
+// One inference minibatch: the forward pass alone, without gradients and in evaluation mode (a
+// served model; the session's model stays in that mode), then waits for the device, so that time
+// measured around the call is the real compute time. x holds batch samples of the model's shape
+// (borrowed). For a session that only serves: do not mix with jf_torch_session_step. Returns 0,
+// -EINVAL (batch outside 1..JF_TORCH_BATCH_MAX, NULL buffers), -ENOMEM or -EIO.
+int jf_torch_session_infer(jf_torch_session_t *self, const float *x, size_t batch, jf_err_t *err);
+
 // The device the session runs on: "cpu" or "cuda:0". Borrowed; valid until the session is
 // destroyed.
 const char *jf_torch_session_device_name(const jf_torch_session_t *self);

@@ -149,6 +149,13 @@ int jf_torch_session_step(jf_torch_session_t *self, const float *x, const int64_
     return fn ? fn(self, x, y, batch, ret_loss, err) : -ENOSYS;
 }
 
+int jf_torch_session_infer(jf_torch_session_t *self, const float *x, size_t batch, jf_err_t *err)
+{
+    S_FN(jf_torch_session_infer)
+    fn = (S_FN(jf_torch_session_infer)) s_symbol("jf_torch_session_infer", err);
+    return fn ? fn(self, x, batch, err) : -ENOSYS;
+}
+
 const char *jf_torch_session_device_name(const jf_torch_session_t *self)
 {
     S_FN(jf_torch_session_device_name)

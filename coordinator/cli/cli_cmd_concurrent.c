@@ -167,13 +167,6 @@ static int s_space(cli_ctx_t *ctx, s_search_t *s, jf_err_t *err)
                           s->a->board);
     }
     s->clocks = jf_board_clocks(s->board->simulates);
-    if (s->board->type != JF_BOARD_SIM) {
-        // jetfleet-train refuses concurrent runs (docs/concurrent.md): every run would fail.
-        return jf_err_set(err, -EINVAL,
-                          "--board '%.200s': concurrent training and inference runs only on "
-                          "simulated boards today",
-                          s->a->board);
-    }
     if (!s->clocks || s->board->n_storage == 0) {
         return jf_err_set(err, -EINVAL,
                           "--board '%.200s': a board with custom power modes and a storage "

@@ -77,11 +77,11 @@ static void s_bad_requests(jft_fleet_t *f, const char *board)
     s_expect(f, 2, (const char *[]){"concurrent", "search", "--board", board, NULL},
              "--policy is required");
     s_expect(f, 2, (const char *[]){"concurrent", "find", NULL}, "expected 'search'");
-    // The fleet's host board (never started): not simulated, so no concurrent runs.
+    // The fleet's host board (never started): no clock table, so no space to search.
     memcpy(args, base, sizeof base);
     args[3] = jft_fleet_board(f, "host-1");
     args[16] = NULL;
-    s_expect(f, 2, args, "concurrent training and inference runs only on simulated boards");
+    s_expect(f, 2, args, "a board with custom power modes and a storage medium is needed");
     assert_int_equal(jft_fleet_sql_int(f, "SELECT count(*) FROM sweeps"), 0);
 }
 

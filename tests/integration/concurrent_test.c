@@ -1,9 +1,11 @@
-/* Integration: the concurrent training and inference run kind on a simulated board
- * (docs/concurrent.md). A coordinator and one AGX Orin sim agent (boards named for this test)
- * run a sweep of one training workload alone and the same with inference beside it: both runs
- * are done, the concurrent run's epochs carry the inference figures (requests about the rate
- * times the epoch, ordered latencies, a share within budget) into the store, and its epochs take
- * longer than the training alone. Prints its figures as name=value lines. Simulated data. */
+/* Integration: the concurrent training and inference run kind (docs/concurrent.md). On a
+ * simulated board: a coordinator and one AGX Orin sim agent (boards named for this test) run a
+ * sweep of one training workload alone and the same with inference beside it: both runs are
+ * done, the concurrent run's epochs carry the inference figures (requests about the rate times
+ * the epoch, ordered latencies, a share within budget) into the store, and its epochs take longer
+ * than the training alone (simulated data). On a host board: the real trainer serves beside
+ * LeNet-5's training and its epochs reach the store with the same figures (measured). Prints its
+ * figures as name=value lines. */
 #include "jft_check.h"
 #include "jft_fleet.h"
 #include "jft_fs.h"
@@ -116,10 +118,58 @@ static void test_concurrent_run(void **state)
     assert_true(e2e_us > alone_us);
 }
 
+static const char s_host_sweep[] =
+    "name: concurrent-host\n"
+    "target:\n  device_types: [host]\n"
+    "workloads:\n"
+    "  - name: beside\n    model: lenet5\n    dataset: mnist\n    epochs: 2\n"
+    "    inference: {model: lenet5, batch: 4, rate_per_s: 200, budget_ms: 100}\n"
+    "storage: [local]\nworkers: [0]\nbatch_sizes: [32]\n";
+
+static int s_setup_host(void **state)
+{
+    jft_fleet_t *f = calloc(1, sizeof *f);
+    *state = f;
+    return f && jft_fleet_setup(f, 1) == 0 ? 0 : -1;
+}
+
+// The same run kind on a host board: jetfleet-train itself trains LeNet-5 and serves a second
+// LeNet-5 beside it on this machine's CPU (measured, not simulated); its epochs reach the store
+// with the inference's figures.
+static void test_concurrent_run_measured(void **state)
+{
+    jft_fleet_t *f = *state;
+    assert_int_equal(jft_fleet_start_coordinator(f), 0);
+    assert_int_equal(jft_fleet_start_agent(f, 0, NULL), 0);
+    assert_true(jft_fleet_wait_online(f, 1, 60000));
+    char sweep[PATH_MAX];
+    assert_int_equal(jft_fleet_write(f, "concurrent-host.yaml", s_host_sweep, sweep), 0);
+    char *out = jft_cli_expect(f, 0, 120000,
+                               (const char *const[]){"sweep", "submit", sweep, "--wait", NULL});
+    free(out);
+    assert_int_equal(s_sql(f, "SELECT count(*) FROM runs WHERE state = 'done' AND "
+                              "concurrent_infer_model = 'lenet5'"),
+                     1);
+    assert_int_equal(s_sql(f, "SELECT count(*) FROM epochs WHERE concurrent_requests > 0 AND "
+                              "concurrent_infer_us > 0 AND concurrent_latency_p50_us <= "
+                              "concurrent_latency_p99_us AND concurrent_latency_p99_us <= "
+                              "concurrent_latency_max_us AND concurrent_latency_max_us <= e2e_us "
+                              "AND concurrent_within_budget BETWEEN 0 AND 1 AND "
+                              "concurrent_infer_batches * 4 >= concurrent_requests"),
+                     2);
+    long long requests = s_sql(f, "SELECT sum(concurrent_requests) FROM epochs");
+    long long e2e_us = s_sql(f, "SELECT sum(e2e_us) FROM epochs");
+    long long p99_us = s_sql(f, "SELECT max(concurrent_latency_p99_us) FROM epochs");
+    printf("host_concurrent_requests=%lld host_concurrent_requests_expected=%.1f "
+           "host_concurrent_e2e_us=%lld host_concurrent_latency_p99_us=%lld data=measured\n",
+           requests, 200.0 * (double) e2e_us / 1e6, e2e_us, p99_us);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_concurrent_run, s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown(test_concurrent_run_measured, s_setup_host, s_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,7 +1,7 @@
 # Tests of agent/train: loader (no torch involved), dataset reader and generator, the GLD-23k
-# parts (train.csv, JPEG region decoding, transforms), records, options, and the two programs end
-# to end through $JF_BIN_DIR.
-foreach(module train_loader train_dataset train_gld train_records train_options)
+# parts (train.csv, JPEG region decoding, transforms), records, options, a concurrent run's
+# requests (train_conc), and the two programs end to end through $JF_BIN_DIR.
+foreach(module train_loader train_dataset train_gld train_records train_options train_conc)
   jf_add_unit_test(${module}
     SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/agent/${module}_test.c
     LIBS jf_train jf_torch jf_common jft_support)

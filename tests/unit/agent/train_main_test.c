@@ -230,17 +230,110 @@ static void test_invalid_input_exits_2(void **state)
     char *mnv3[] = {"jetfleet-train", "--model", "mobilenetv3", "--data", data, "--workers", "0",
                     "--batch",        "4",       "--epochs",    "1",      NULL};
     t_expect_invalid(mnv3, "model 'mobilenetv3' needs 3x224x224 input");
-    // The concurrent run kind (docs/concurrent.md) is simulated only: the real trainer refuses it
-    // rather than train without the inference.
-    char *conc[] = {"jetfleet-train", "--model", "lenet5", "--data", data, "--workers", "0",
-                    "--batch", "4", "--epochs", "1", "--infer-model", "mobilenetv3",
-                    "--infer-batch", "4", "--infer-rate", "30", "--infer-budget-ms", "200", NULL};
-    t_expect_invalid(conc, "concurrent training and inference runs only on simulated boards");
+    // A concurrent run needs training to serve beside.
+    char *conc[] = {"jetfleet-train",
+                    "--loader-only",
+                    "--data",
+                    data,
+                    "--workers",
+                    "0",
+                    "--batch",
+                    "4",
+                    "--epochs",
+                    "1",
+                    "--infer-model",
+                    "lenet5",
+                    "--infer-batch",
+                    "4",
+                    "--infer-rate",
+                    "30",
+                    "--infer-budget-ms",
+                    "200",
+                    NULL};
+    t_expect_invalid(conc, "a loader-only run has no training to serve inference beside");
     static t_child_t child;
     char *bad_scale[] = {"jetfleet-datagen", "--kind", "mnist", "--scale", "0",
                          "--seed",           "1",      "--out", data,      NULL};
     t_run(bad_scale, NULL, &child);
     assert_true(WIFEXITED(child.status) && WEXITSTATUS(child.status) == 2);
+}
+
+static double t_num(const json_t *obj, const char *key)
+{
+    const json_t *v = json_object_get(obj, key);
+    assert_true(json_is_number(v));
+    return json_number_value(v);
+}
+
+// A concurrent run (docs/concurrent.md) on the real trainer: LeNet-5 trains while a second
+// LeNet-5 serves requests arriving at 400 per s, 4 to a minibatch. Each epoch line carries the
+// inference's figures, consistent with each other and with the epoch: the requests about the
+// rate times the epoch (Poisson: within a factor 2 when 40 or more are expected), the latency
+// percentiles ordered and no shorter than a forward pass, the minibatches enough for the
+// requests, the inference's time inside the epoch and beside the training's compute.
+static void test_concurrent_run_serves_requests(void **state)
+{
+    char data[T_PATH_MAX];
+    t_join(data, *state, "mnist");
+    char *argv[] = {"jetfleet-train",
+                    "--model",
+                    "lenet5",
+                    "--data",
+                    data,
+                    "--workers",
+                    "1",
+                    "--batch",
+                    "16",
+                    "--epochs",
+                    "2",
+                    "--seed",
+                    "5",
+                    "--infer-model",
+                    "lenet5",
+                    "--infer-batch",
+                    "4",
+                    "--infer-rate",
+                    "400",
+                    "--infer-budget-ms",
+                    "50",
+                    NULL};
+    static t_child_t child;
+    t_run(argv, NULL, &child);
+    assert_true(WIFEXITED(child.status));
+    assert_int_equal(WEXITSTATUS(child.status), 0);
+    json_t *lines[T_LINES_MAX] = {0};
+    size_t n = t_lines(child.out, lines);
+    int epochs = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(t_str(lines[i], "kind"), "epoch") != 0) {
+            continue;
+        }
+        epochs++;
+        const json_t *c = json_object_get(lines[i], "concurrent");
+        assert_true(json_is_object(c));
+        double e2e = t_num(lines[i], "e2e_us"), compute = t_num(lines[i], "compute_us");
+        double requests = t_num(c, "requests"), batches = t_num(c, "infer_batches");
+        double infer = t_num(c, "infer_us"), sw = t_num(c, "switch_us");
+        double p50 = t_num(c, "latency_p50_us"), p99 = t_num(c, "latency_p99_us");
+        double max = t_num(c, "latency_max_us"), within = t_num(c, "within_budget");
+        double expected = 400.0 * e2e / 1e6;
+        print_message("epoch %d: e2e %.0f us, compute %.0f us, %.0f requests (%.1f expected) in "
+                      "%.0f minibatches, infer %.0f us, switch %.0f us, latency p50 %.0f p99 %.0f "
+                      "max %.0f us, within budget %.3f\n",
+                      epochs - 1, e2e, compute, requests, expected, batches, infer, sw, p50, p99,
+                      max, within);
+        if (expected >= 40.0) {
+            assert_true(requests > expected / 2 && requests < expected * 2);
+        }
+        assert_true(requests >= 1);
+        assert_true(batches >= requests / 4 && batches <= requests);
+        assert_true(infer > 0 && sw >= 0 && infer + sw + compute <= e2e);
+        assert_true(p50 <= p99 && p99 <= max && max <= e2e);
+        assert_true(p50 >= infer / batches / 2); // a request waits at least for its minibatch
+        assert_true(within >= 0.0 && within <= 1.0);
+    }
+    assert_int_equal(epochs, 2);
+    t_free_lines(lines, n);
 }
 
 int main(void)
@@ -250,6 +343,7 @@ int main(void)
         cmocka_unit_test(test_fault_crash_dies_by_signal),
         cmocka_unit_test(test_fault_oom_reports_and_exits_3),
         cmocka_unit_test(test_invalid_input_exits_2),
+        cmocka_unit_test(test_concurrent_run_serves_requests),
     };
     return cmocka_run_group_tests(tests, t_setup, t_teardown);
 }

@@ -1,7 +1,7 @@
 /* Unit tests for the libtorch shim through its C header: each model's loss falls over a few SGD
  * steps on a small fixed batch, a seed fixes the weights, bad input is refused with -EINVAL, a
- * missing CUDA with -ENODEV, an allocation failure with -ENOMEM "out of memory", and the build
- * information is filled in. */
+ * missing CUDA with -ENODEV, an allocation failure with -ENOMEM "out of memory", inference leaves
+ * the model as it was, and the build information is filled in. */
 #include "jf_torch.h"
 
 #include <errno.h>
@@ -176,6 +176,43 @@ static void test_step_input_refused(void **state)
     jf_torch_session_destroy(NULL);
 }
 
+// Inference (a concurrent run's second model): the forward pass alone, in evaluation mode, so
+// that serving changes nothing of the model, not even BatchNorm's running statistics (ResNet-18
+// has them: a forward pass in training mode would move them); bad input is refused.
+static void test_infer_leaves_the_model(void **state)
+{
+    (void) state;
+    jf_torch_session_opts_t opts = {.model = JF_TORCH_MODEL_RESNET18, .seed = 2};
+    jf_err_t err = {0};
+    jf_torch_session_t *s = jf_torch_session_new(&opts, &err);
+    assert_non_null(s);
+    jf_torch_shape_t shape = {0};
+    assert_int_equal(jf_torch_model_shape(JF_TORCH_MODEL_RESNET18, &shape, NULL), 0);
+    size_t floats = (size_t) (shape.channels * shape.height * shape.width);
+    float *x = calloc(2 * floats, sizeof *x);
+    int64_t y[2] = {0};
+    assert_non_null(x);
+    t_make_batch(&shape, 2, x, y);
+    void *before = NULL, *after = NULL;
+    size_t before_len = 0, after_len = 0;
+    assert_int_equal(jf_torch_session_weights_save(s, &before, &before_len, &err), 0);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(jf_torch_session_infer(s, x, 2, &err), 0);
+    }
+    assert_int_equal(jf_torch_session_infer(s, x, 1, &err), 0);
+    assert_int_equal(jf_torch_session_weights_save(s, &after, &after_len, &err), 0);
+    assert_int_equal(before_len, after_len);
+    assert_memory_equal(before, after, before_len);
+    assert_int_equal(jf_torch_session_infer(s, x, 0, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "infer: batch must be in 1..4096, got 0"));
+    assert_int_equal(jf_torch_session_infer(s, NULL, 2, &err), -EINVAL);
+    assert_int_equal(jf_torch_session_infer(NULL, x, 2, &err), -EINVAL);
+    free(before);
+    free(after);
+    free(x);
+    jf_torch_session_destroy(&s);
+}
+
 static void test_names_and_shapes(void **state)
 {
     (void)state;
@@ -275,6 +312,7 @@ int main(void)
         cmocka_unit_test(test_seed_fixes_the_weights),
         cmocka_unit_test(test_session_options_refused),
         cmocka_unit_test(test_step_input_refused),
+        cmocka_unit_test(test_infer_leaves_the_model),
         cmocka_unit_test(test_names_and_shapes),
         cmocka_unit_test(test_info_describes_the_build),
         cmocka_unit_test(test_allocation_failure_is_enomem),
