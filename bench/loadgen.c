@@ -66,7 +66,8 @@ typedef struct lg_session {
     bool running;                // holds a run
     int64_t run_started_us;      // when its run.assign arrived (monotonic)
     bool ending;                 // its run.failed is queued: the stream has ended
-    int64_t ended_us;            // when it was queued (monotonic)
+    int64_t end_seq;             // the run.failed's seq
+    int64_t ended_us;            // when it was first handed to the socket (monotonic; 0: not yet)
     jf_msg_run_ref_t ref;        // the run; ref.seq is the next seq to produce
     int64_t acked_seq;           // highest seq the coordinator acknowledged
     int64_t next_send_seq;       // the next seq to hand to the socket (rewound by welcomes)
@@ -103,7 +104,7 @@ typedef struct lg_stats {
     int64_t welcome_wait_max_us;    // since the mark: longest first hello -> welcome
     lg_lat_t dispatch;              // first hello -> run.assign received, per session, us
     lg_lat_t ack;                   // telemetry message sent -> its ack received, us
-    lg_lat_t redispatch;            // a run's end queued -> the next run.assign received, us
+    lg_lat_t redispatch;            // a run's end sent -> the next run.assign received, us
     int64_t runs_ended;             // runs ended by --run-seconds
     int64_t credit_min, credit_max; // grants seen (0: none)
     int64_t in_flight_max;          // most messages one session had in flight
@@ -299,9 +300,9 @@ static void s_end_run(lg_t *self, lg_session_t *s, int64_t now_us)
         jf_log_error("loadgen: '%s': out of memory ending its run", s->name);
         return;
     }
-    s->ref.seq++;
+    s->end_seq = s->ref.seq++;
     s->ending = true;
-    s->ended_us = now_us;
+    s->ended_us = 0; // set when it leaves (s_pump): it may wait for credit behind the stream
     self->st.runs_ended++;
 }
 
@@ -366,7 +367,7 @@ static void s_on_assign(lg_t *self, lg_session_t *s, const json_t *body, int64_t
         return;
     }
     self->st.assigns++;
-    if (s->running && s->ending && strcmp(spec.run_id, s->ref.run) != 0) {
+    if (s->running && s->ending && s->ended_us > 0 && strcmp(spec.run_id, s->ref.run) != 0) {
         // The coordinator assigns the next run only once it has stored the end of this one,
         // whose ack came before this message: what is still unacknowledged is counted dropped.
         s_lat_add(&self->st.redispatch, now_us - s->ended_us);
@@ -539,6 +540,9 @@ static void s_pump(lg_t *self, lg_session_t *s, int64_t now_us)
             s->last_ack_us = now_us; // nothing was in flight: the ack timer starts now
         }
         self->st.resent += m->sent_us > 0;
+        if (s->ending && m->seq == s->end_seq && s->ended_us == 0) {
+            s->ended_us = now_us;
+        }
         m->sent_us = m->sent_us > 0 ? m->sent_us : now_us;
         s->next_send_seq++;
         s->last_tx_us = now_us;
@@ -618,7 +622,7 @@ static int s_open_sessions(lg_t *self)
     return 0;
 }
 
-static void s_receive(lg_t *self, int64_t now_us)
+static void s_receive(lg_t *self)
 {
     if (zmq_poll(self->items, self->o.sessions, 10) <= 0) {
         return;
@@ -631,7 +635,9 @@ static void s_receive(lg_t *self, int64_t now_us)
                 zmq_msg_close(&m);
                 break;
             }
-            s_on_msg(self, &self->s[i], zmq_msg_data(&m), zmq_msg_size(&m), now_us);
+            // Each message's own time: the loop's may be up to a poll and a pass over all
+            // sessions old.
+            s_on_msg(self, &self->s[i], zmq_msg_data(&m), zmq_msg_size(&m), jf_clock_mono_us());
             zmq_msg_close(&m);
         }
     }
@@ -731,7 +737,7 @@ static void s_drain(lg_t *self, int64_t period_us)
         }
     }
     while (!s_stop && now < until && !s_all_acked(self)) {
-        s_receive(self, now);
+        s_receive(self);
         for (int i = 0; i < self->o.sessions; i++) {
             lg_session_t *s = &self->s[i];
             s_tick_session(self, s, now, period_us, false);
@@ -750,7 +756,7 @@ static int s_run(lg_t *self)
             s_mark = 0;
             s_mark_restart(self, now);
         }
-        s_receive(self, now);
+        s_receive(self);
         for (int i = 0; i < self->o.sessions; i++) {
             s_tick_session(self, &self->s[i], now, period_us, true);
         }
