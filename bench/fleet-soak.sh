@@ -8,8 +8,12 @@
 # (run.failed) and take the sweep's next one (the time from a run's end to the next run.assign is
 # `redispatch`); --retention DUR sets fleet.yaml's retention (finished runs' telemetry dropped DUR
 # after they end) and prints the telemetry row count at the 20 points: bounded, it levels off.
-# Under retention rows are deleted by design, so `lost` is not computed then.
+# Under retention rows are deleted by design, so `lost` is not computed then. --run-spread PCT
+# makes each run stream R s plus a seeded uniform draw below PCT % of R, so that runs end apart
+# as in a real sweep rather than all in the same tick. --keep leaves the work directory (the
+# coordinator's log, its store) and prints its path.
 #   bench/fleet-soak.sh [--sessions N] [--seconds S] [--hz HZ] [--run-seconds R] [--retention D]
+#                       [--run-spread PCT] [--keep]
 #                                                         (defaults 1000, 1800, 10, none, none)
 #   bench/fleet-soak.sh --sessions 200 --seconds 120 --run-seconds 10 --retention 1m
 #                                                         (the CI-sized run of issue #17)
@@ -17,7 +21,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=bench/loadgen-fleet.sh
 . "$top/bench/loadgen-fleet.sh"
-sessions=1000 seconds=1800 hz=10 run_s="" retention=""
+sessions=1000 seconds=1800 hz=10 run_s="" retention="" spread="" keep=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --sessions) sessions=$2; shift 2 ;;
@@ -25,14 +29,17 @@ while [ $# -gt 0 ]; do
     --hz) hz=$2; shift 2 ;;
     --run-seconds) run_s=$2; shift 2 ;;
     --retention) retention=$2; shift 2 ;;
+    --run-spread) spread=$2; shift 2 ;;
+    --keep) keep=1; shift ;;
     *) echo "usage: $0 [--sessions N] [--seconds S] [--hz HZ] [--run-seconds R]" \
-            "[--retention DURATION]" >&2; exit 2 ;;
+            "[--retention DURATION] [--run-spread PCT] [--keep]" >&2; exit 2 ;;
   esac
 done
 repeats=1 lgrun=()
 if [ -n "$run_s" ]; then
   repeats=$(( seconds / run_s + 2 )) # enough runs per board for the whole soak
   lgrun=(--run-seconds "$run_s")
+  [ -z "$spread" ] || lgrun+=(--run-spread "$spread")
 fi
 build=${JF_BENCH_BUILD_DIR:-$top/build-bench}
 "$top/scripts/deps.sh" >/dev/null
@@ -43,7 +50,7 @@ pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill -TERM "$p" 2>/dev/null || true; done
   wait 2>/dev/null || true
-  rm -rf "$work"
+  if [ "$keep" = 1 ]; then echo "kept=$work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT INT TERM
 

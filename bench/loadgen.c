@@ -65,6 +65,7 @@ typedef struct lg_session {
     bool rewelcomed;             // welcomed since the restart mark
     bool running;                // holds a run
     int64_t run_started_us;      // when its run.assign arrived (monotonic)
+    int64_t run_len_us;          // how long this run streams (--run-seconds, --run-spread)
     bool ending;                 // its run.failed is queued: the stream has ended
     int64_t end_seq;             // the run.failed's seq
     int64_t ended_us;            // when it was first handed to the socket (monotonic; 0: not yet)
@@ -92,6 +93,8 @@ typedef struct lg_opts {
     bool queue_away;      // no ZMQ_IMMEDIATE: queue sends while disconnected (not the agent)
     int64_t batch_us;     // samples of this long go in one telemetry message
     int64_t run_us;       // a run ends (run.failed) after streaming this long; 0: never
+    int run_spread_pct;   // each run streams run_us plus a seeded uniform draw below this % of
+                          // it (--run-spread), so that runs end apart as in a real sweep
 } lg_opts_t;
 
 typedef struct lg_stats {
@@ -384,6 +387,10 @@ static void s_on_assign(lg_t *self, lg_session_t *s, const json_t *body, int64_t
         s->running = true;
         s->ending = false;
         s->run_started_us = now_us;
+        int64_t spread_us = self->o.run_us / 100 * self->o.run_spread_pct;
+        s->run_len_us =
+            self->o.run_us +
+            (spread_us > 0 ? (int64_t) jf_rng_below(&self->rng, (uint64_t) spread_us) : 0);
         memcpy(s->ref.run, spec.run_id, sizeof s->ref.run);
         s->ref.attempt = attempt;
         s->ref.seq = 1;
@@ -574,7 +581,7 @@ static void s_tick_session(lg_t *self, lg_session_t *s, int64_t now_us, int64_t 
         s->next_sample_us += period_us;
     }
     if (producing && s->running && !s->ending && self->o.run_us > 0 &&
-        now_us - s->run_started_us >= self->o.run_us) {
+        now_us - s->run_started_us >= s->run_len_us) {
         s_end_run(self, s, now_us);
     }
     if (s->welcomed && s->running) {
@@ -800,25 +807,21 @@ static int s_usage(void)
 {
     fprintf(stderr, "usage: jf-loadgen --endpoint ENDPOINT --sessions N --sample FILE\n"
                     "         [--prefix NAME] [--type TYPE] [--hz N] [--seconds S] [--seed N]\n"
-                    "         [--batch-ms MS] [--no-credit] [--queue-away] [--run-seconds S]\n");
+                    "         [--batch-ms MS] [--no-credit] [--queue-away] [--run-seconds S]\n"
+                    "         [--run-spread PCT]\n");
     return 2;
 }
 
 static int s_parse(int argc, char **argv, lg_opts_t *o)
 {
-    static const struct option longs[] = {{"endpoint", required_argument, NULL, 'e'},
-                                          {"sessions", required_argument, NULL, 'n'},
-                                          {"sample", required_argument, NULL, 's'},
-                                          {"prefix", required_argument, NULL, 'p'},
-                                          {"type", required_argument, NULL, 't'},
-                                          {"hz", required_argument, NULL, 'z'},
-                                          {"seconds", required_argument, NULL, 'd'},
-                                          {"seed", required_argument, NULL, 'r'},
-                                          {"no-credit", no_argument, NULL, 'c'},
-                                          {"batch-ms", required_argument, NULL, 'b'},
-                                          {"queue-away", no_argument, NULL, 'q'},
-                                          {"run-seconds", required_argument, NULL, 'u'},
-                                          {NULL, 0, NULL, 0}};
+    static const struct option longs[] = {
+        {"endpoint", required_argument, NULL, 'e'},   {"sessions", required_argument, NULL, 'n'},
+        {"sample", required_argument, NULL, 's'},     {"prefix", required_argument, NULL, 'p'},
+        {"type", required_argument, NULL, 't'},       {"hz", required_argument, NULL, 'z'},
+        {"seconds", required_argument, NULL, 'd'},    {"seed", required_argument, NULL, 'r'},
+        {"no-credit", no_argument, NULL, 'c'},        {"batch-ms", required_argument, NULL, 'b'},
+        {"queue-away", no_argument, NULL, 'q'},       {"run-seconds", required_argument, NULL, 'u'},
+        {"run-spread", required_argument, NULL, 'j'}, {NULL, 0, NULL, 0}};
     *o = (lg_opts_t){.prefix = "lg-",
                      .type = "agx-xavier",
                      .sessions = 0,
@@ -848,6 +851,8 @@ static int s_parse(int argc, char **argv, lg_opts_t *o)
             o->batch_us = v * JF_US_PER_MS;
         } else if (c == 'u' && jf_parse_i64(optarg, 1, 7 * 24 * 3600, &v, NULL) == 0) {
             o->run_us = v * JF_US_PER_S;
+        } else if (c == 'j' && jf_parse_i64(optarg, 0, 1000, &v, NULL) == 0) {
+            o->run_spread_pct = (int) v;
         } else {
             return -EINVAL;
         }

@@ -233,10 +233,17 @@ out_destroy:
     return rc;
 }
 
+// Takes what waits on sock, at most COORD_DRAIN_MAX messages and COORD_DRAIN_BUDGET_US of
+// handling: the tick's dispatch and commit come after the drain, so its length is what a board
+// whose run has ended waits for its next run.
 static int s_drain(coord_server_t *self, zsock_t *sock, bool control, jf_err_t *err)
 {
+    int64_t start_us = jf_clock_mono_us();
     for (int i = 0; i < COORD_DRAIN_MAX; i++) {
         int64_t now_us = jf_clock_mono_us();
+        if (i > 0 && now_us - start_us >= COORD_DRAIN_BUDGET_US) {
+            break;
+        }
         int rc = s_receive_one(self, sock, control, err);
         if (rc == 0 && !control) {
             self->caught_up_mono_us = now_us; // nothing waited: we are not behind the agents
@@ -245,7 +252,8 @@ static int s_drain(coord_server_t *self, zsock_t *sock, bool control, jf_err_t *
             return rc;
         }
     }
-    self->drained_full = true; // more may be waiting: a backlog, which lowers the credit
+    // More waits: a backlog, which lowers the credit.
+    self->drained_full = self->drained_full || (zsock_events(sock) & ZMQ_POLLIN) != 0;
     return 0;
 }
 

@@ -18,6 +18,7 @@
 
 #define COORD_TICK_MS          50   // poll timeout: the longest the loop sleeps
 #define COORD_DRAIN_MAX        256  // messages taken from one socket per tick
+#define COORD_DRAIN_BUDGET_US  (INT64_C(50) * 1000) // and time spent on them, at most
 #define COORD_ASSIGN_RETRY_US  (INT64_C(2) * 1000000) // first run.assign resend
 #define COORD_ASSIGN_RETRY_MAX_US (INT64_C(30) * 1000000)
 #define COORD_LEASE_MIN_US     (INT64_C(60) * 1000000) // runs of an offline board survive this
@@ -27,8 +28,8 @@
 #define COORD_RETENTION_IDLE_US (INT64_C(1) * 1000000) // next retention batch when none was due
 // Credit (docs/protocol.md §5.3.6): each session may have this many stream messages in flight
 // per stream. The grant is halved when a tick finds a backlog (a socket drained to
-// COORD_DRAIN_MAX) or takes longer than COORD_CREDIT_SLOW_TICK_US (slow commits), and raised by
-// one otherwise, at most once per COORD_CREDIT_STEP_US either way.
+// COORD_DRAIN_MAX or COORD_DRAIN_BUDGET_US) or takes longer than COORD_CREDIT_SLOW_TICK_US (slow
+// commits), and raised by one otherwise, at most once per COORD_CREDIT_STEP_US either way.
 #define COORD_CREDIT_MAX          8
 #define COORD_CREDIT_MIN          1
 #define COORD_CREDIT_SLOW_TICK_US (INT64_C(250) * 1000)
