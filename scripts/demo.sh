@@ -11,7 +11,8 @@
 # fits time and power models on it, with their errors, its Pareto front and a recommended mode
 # under a power budget, profiles 12 of those points adaptively (sweep submit --adaptive) and checks
 # that model against all 54, measures rooflines on the host's CPU and one simulated AGX Xavier
-# (sweeps/demo-roofline.yaml, jetfleet roofline) and the idle baseline of one simulated Xavier NX
+# (sweeps/demo-roofline.yaml, jetfleet roofline), trains beside inference on both
+# (sweeps/demo-concurrent.yaml: real on the host) and the idle baseline of one simulated Xavier NX
 # (jetfleet baseline), writes an HTML report per sweep (jetfleet report), checks the store
 # and takes an online backup of it (jetfleet store check, jetfleet store backup) and prints the
 # wall time. Everything it makes stays in ./demo-run; the processes are stopped when
@@ -189,6 +190,24 @@ if "$bin/jetfleet" sweep submit "$top/sweeps/demo-roofline.yaml" --wait > "$run/
   done
 else
   echo "demo: the roofline sweep failed (see $run/demo-roofline.log)"
+fi
+echo
+echo "== concurrent training and inference (docs/concurrent.md): LeNet-5 trains while a second"
+echo "   LeNet-5 serves 100 requests/s, 4 per minibatch, 50 ms budget; for real on host-1's CPU"
+echo "   (measured), modelled on sim-agx-01 (simulated)"
+if "$bin/jetfleet" sweep submit "$top/sweeps/demo-concurrent.yaml" --wait \
+  > "$run/demo-concurrent.log" &&
+  "$bin/jetfleet" export --sweep demo-concurrent --what epochs --format csv \
+    > "$run/demo-concurrent.csv"; then
+  # One line per epoch from the export's columns, by name.
+  awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; next }
+    { printf "   %-11s epoch %s: %5.0f ms, %4d requests in %3d minibatches, latency p50 %5.1f ms p99 %5.1f ms, %5.1f %% within budget\n",
+        $c["board"], $c["epoch"], $c["e2e_s"] * 1000, $c["infer_requests"],
+        $c["infer_batches"], $c["latency_p50_s"] * 1000, $c["latency_p99_s"] * 1000,
+        $c["within_budget"] * 100 }' \
+    "$run/demo-concurrent.csv"
+else
+  echo "demo: the concurrent sweep failed (see $run/demo-concurrent.log and the message above)"
 fi
 echo
 echo "== idle baseline (docs/baseline.md): sim-nx-01's idle power with DVFS on and off, telemetry on"
