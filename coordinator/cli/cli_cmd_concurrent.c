@@ -27,7 +27,7 @@
 #define S_USAGE                                                                                    \
     "usage: jetfleet concurrent search --board B --policy gd|al --workload MODEL-DATASET "         \
     "--infer-model M --rate R --latency-budget-ms L --power-budget-w P [--batch N] [--seed S] "    \
-    "[--timeout SECONDS] [--max-profiles N]"
+    "[--timeout SECONDS] [--max-profiles N] [--reruns N]"
 
 static const int s_infer_batches[] = {1, 2, 4, 8, 16, 32};
 #define S_N_INFER ((int) (sizeof s_infer_batches / sizeof s_infer_batches[0]))
@@ -37,7 +37,11 @@ typedef struct s_args {
     const jf_workload_t *work;
     double rate_per_s, power_mw;
     int64_t budget_ms, batch, seed, timeout_s, max_profiles;
+    int64_t reruns; // re-runs of profiled points (-1: the policy's default)
 } s_args_t;
+
+// A re-run's sweep seed: the search's, moved by this much per repeat (new arrivals, new noise).
+#define S_RERUN_SEED_STEP 7919
 
 // A profiled point's run and the share of its requests within the latency budget.
 typedef struct s_seen {
@@ -119,14 +123,25 @@ static int s_check(const char *const *v, s_args_t *a)
     rc = rc ? rc : s_opt_i64(v[8], 0, INT64_MAX / 2, 1, "seed", &a->seed);
     rc = rc ? rc : s_opt_i64(v[9], 1, 7 * 24 * 3600, 0, "timeout", &a->timeout_s);
     rc = rc ? rc : s_opt_i64(v[10], 1, COORD_CSEARCH_AL_MAX, 0, "max-profiles", &a->max_profiles);
+    rc = rc ? rc : s_opt_i64(v[11], 0, COORD_CSEARCH_AL_MAX - 1, -1, "reruns", &a->reruns);
     return rc;
 }
 
 static int s_parse(int argc, char **argv, s_args_t *a)
 {
-    static const char *const names[] = {
-        "board",          "policy", "workload", "infer-model", "rate",         "latency-budget-ms",
-        "power-budget-w", "batch",  "seed",     "timeout",     "max-profiles", NULL};
+    static const char *const names[] = {"board",
+                                        "policy",
+                                        "workload",
+                                        "infer-model",
+                                        "rate",
+                                        "latency-budget-ms",
+                                        "power-budget-w",
+                                        "batch",
+                                        "seed",
+                                        "timeout",
+                                        "max-profiles",
+                                        "reruns",
+                                        NULL};
     const char *v[CLI_MODELS_OPTS_MAX] = {0};
     if (cli_models_opts("concurrent search", argc, argv, names, v) != 0) {
         return cli_fail(CLI_EXIT_USAGE, S_USAGE);
@@ -186,10 +201,10 @@ static void s_sweep_name(s_search_t *s)
 {
     char key[1024];
     const s_args_t *a = s->a;
-    (void) snprintf(key, sizeof key, "%s|%s|%s|%s|%.6g|%lld|%.6g|%lld|%lld|%lld", a->board,
+    (void) snprintf(key, sizeof key, "%s|%s|%s|%s|%.6g|%lld|%.6g|%lld|%lld|%lld|%lld", a->board,
                     a->policy, a->work->name, a->infer_model, a->rate_per_s,
                     (long long) a->budget_ms, a->power_mw, (long long) a->batch,
-                    (long long) a->seed, (long long) a->max_profiles);
+                    (long long) a->seed, (long long) a->max_profiles, (long long) a->reruns);
     uint64_t h = 1469598103934665603ull; // FNV-1a
     for (const unsigned char *p = (const unsigned char *) key; *p; p++) {
         h = (h ^ *p) * 1099511628211ull;
@@ -204,8 +219,9 @@ static json_t *s_hz(int64_t hz)
     return json_string(text);
 }
 
-// The sweep of one point as JSON text (YAML reads JSON). Caller frees; NULL when out of memory.
-static char *s_point_yaml(const s_search_t *s, const int p[COORD_CSEARCH_DIMS])
+// The sweep of one point with a seed as JSON text (YAML reads JSON). Caller frees; NULL when out
+// of memory.
+static char *s_point_yaml(const s_search_t *s, const int p[COORD_CSEARCH_DIMS], int64_t seed)
 {
     const s_args_t *a = s->a;
     json_t *custom = json_pack("{s:{s:i, s:o, s:o, s:o}}", "custom", "cores", p[0] + 1, "cpu_freq",
@@ -220,7 +236,7 @@ static char *s_point_yaml(const s_search_t *s, const int p[COORD_CSEARCH_DIMS])
         "epochs", CLI_CONCURRENT_EPOCHS, "inference", "model", a->infer_model, "batch",
         s_infer_batches[p[4]], "rate_per_s", a->rate_per_s, "budget_ms", (json_int_t) a->budget_ms,
         "power_modes", custom, "storage", s->board->storage[0].medium, "batch_sizes",
-        (json_int_t) a->batch, "seed", (json_int_t) a->seed);
+        (json_int_t) a->batch, "seed", (json_int_t) seed);
     char *text = root ? json_dumps(root, JSON_PRESERVE_ORDER) : NULL;
     json_decref(root);
     return text;
@@ -339,11 +355,11 @@ static int s_measure(s_search_t *s, const char *yaml, s_found_t *f, jf_err_t *er
                : coord_store_select(store, COORD_TABLE_RUNS, s->sweep, NULL, s_on_run, f, err);
 }
 
-static int s_profile(void *arg, const int p[COORD_CSEARCH_DIMS], coord_csearch_obs_t *ret_obs,
-                     jf_err_t *err)
+// Runs point p with the sweep seed seed (tag names it in the output: "profile", "rerun").
+static int s_point(s_search_t *s, const int p[COORD_CSEARCH_DIMS], int64_t seed, const char *tag,
+                   coord_csearch_obs_t *ret_obs, jf_err_t *err)
 {
-    s_search_t *s = arg;
-    char *yaml = s_point_yaml(s, p);
+    char *yaml = s_point_yaml(s, p, seed);
     jf_sweep_t *sw = NULL;
     const jf_fleet_config_t *fleet = cli_ctx_fleet(s->ctx, err);
     if (!yaml || !fleet) {
@@ -361,7 +377,7 @@ static int s_profile(void *arg, const int p[COORD_CSEARCH_DIMS], coord_csearch_o
     memcpy(seen->point, p, sizeof seen->point);
     s_found_t f = {0};
     char label[32];
-    (void) snprintf(label, sizeof label, "profile %zu:", ++s->n_profiles);
+    (void) snprintf(label, sizeof label, "%s %zu:", tag, ++s->n_profiles);
     s_print_point(s, p, label);
     // The run id, as the coordinator will expand it; a point the board cannot run is no run.
     jf_err_t perr = {0};
@@ -387,6 +403,22 @@ static int s_profile(void *arg, const int p[COORD_CSEARCH_DIMS], coord_csearch_o
     return rc;
 }
 
+static int s_profile(void *arg, const int p[COORD_CSEARCH_DIMS], coord_csearch_obs_t *ret_obs,
+                     jf_err_t *err)
+{
+    s_search_t *s = arg;
+    return s_point(s, p, s->a->seed, "profile", ret_obs, err);
+}
+
+// The searches' re-run (docs/concurrent.md, "Noise and the margin"): the same point as another
+// run of the sweep, its seed moved, so its arrivals and noise are its own.
+static int s_rerun(void *arg, const int p[COORD_CSEARCH_DIMS], int repeat,
+                   coord_csearch_obs_t *ret_obs, jf_err_t *err)
+{
+    s_search_t *s = arg;
+    return s_point(s, p, s->a->seed + (int64_t) repeat * S_RERUN_SEED_STEP, "rerun", ret_obs, err);
+}
+
 // Runs the policy's search; *ret_result is its answer for the budgets.
 static int s_search(coord_csearch_t *cs, const s_args_t *a, coord_csearch_result_t *ret_result,
                     jf_err_t *err)
@@ -394,12 +426,21 @@ static int s_search(coord_csearch_t *cs, const s_args_t *a, coord_csearch_result
     coord_csearch_budget_t budget = {.latency_us = (double) a->budget_ms * 1e3,
                                      .power_mw = a->power_mw};
     if (strcmp(a->policy, "gd") == 0) {
-        coord_csearch_gd_opts_t o = {.max_profiles = (size_t) a->max_profiles};
+        // The descent re-runs nothing by default: a few re-runs leave a t quantile so large
+        // that almost no point is left inside the margin (docs/concurrent.md).
+        coord_csearch_gd_opts_t o = {.max_profiles = (size_t) a->max_profiles,
+                                     .reruns = a->reruns > 0 ? (size_t) a->reruns : 0};
         return coord_csearch_gd(cs, &budget, &o, ret_result, err);
     }
     size_t max = a->max_profiles ? (size_t) a->max_profiles : COORD_CSEARCH_AL_MAX;
+    // The active search's default re-runs take a share of a full session; a shorter one given
+    // by --max-profiles alone keeps its profiles for new points.
+    size_t reruns = a->reruns >= 0                ? (size_t) a->reruns
+                    : max >= COORD_CSEARCH_AL_MIN ? COORD_CSEARCH_AL_RERUNS
+                                                  : 0;
     coord_csearch_al_opts_t o = {.min_profiles = max < COORD_CSEARCH_AL_MIN ? max : 0,
                                  .max_profiles = max,
+                                 .reruns = reruns > 0 ? reruns : (size_t) -1,
                                  .seed = (uint64_t) a->seed};
     size_t profiled = 0;
     int rc = coord_csearch_al(cs, &o, &profiled, err);
@@ -409,8 +450,12 @@ static int s_search(coord_csearch_t *cs, const s_args_t *a, coord_csearch_result
 static int s_report(const s_search_t *s, const coord_csearch_t *cs, const coord_csearch_result_t *r)
 {
     const s_args_t *a = s->a;
-    printf("modes_profiled=%zu\nruns_submitted=%zu\n", coord_csearch_profiled(cs),
-           s->runs_submitted);
+    coord_csearch_noise_t noise;
+    coord_csearch_noise(cs, &noise);
+    printf("modes_profiled=%zu\nruns_submitted=%zu\nnoise_dof=%d\nlatency_log_sd=%.4f\n"
+           "power_log_sd=%.4f\n",
+           coord_csearch_profiled(cs), s->runs_submitted, noise.dof, noise.latency_log_sd,
+           noise.power_log_sd);
     if (!r->found) {
         return cli_fail(CLI_EXIT_ERROR,
                         "no profiled point meets both budgets (latency p99 <= %lld ms, power <= "
@@ -449,6 +494,9 @@ static int s_concurrent_search(cli_ctx_t *ctx, int argc, char **argv)
            s.board->type == JF_BOARD_SIM ? "simulated" : "measured", s.sweep, s.space.size[0],
            s.space.size[1], s.space.size[2], s.space.size[3], s.space.size[4]);
     coord_csearch_t *cs = coord_csearch_new(&s.space, s_profile, &s, &err);
+    if (cs) {
+        coord_csearch_set_rerun(cs, s_rerun, &s);
+    }
     coord_csearch_result_t r = {0};
     rc = cs ? s_search(cs, &a, &r, &err) : -ENOMEM;
     code = rc == 0 ? s_report(&s, cs, &r) : cli_fail(CLI_EXIT_ERROR, "%s", err.msg);

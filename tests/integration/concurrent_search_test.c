@@ -187,8 +187,9 @@ static void test_concurrent_search(void **state)
     assert_true(profiled2 >= 2 && added <= profiled2 - 2);
     free(out);
 
-    // The active search with 4 profiles (two corners, two seeded random points): whatever it
-    // answers, its sweep holds exactly the runs it reported.
+    // The active search with 6 profiles, 2 of them re-runs (two corners, two seeded random
+    // points, then two re-runs of Pareto-optimal ones): whatever it answers, its sweep holds
+    // exactly the runs it reported, the re-runs under a seed of their own.
     char path[PATH_MAX + 16];
     (void) snprintf(path, sizeof path, "%s/al.out", f->dir);
     int rc = jft_fleet_cli(f, path, S_CLI_MS,
@@ -209,7 +210,9 @@ static void test_concurrent_search(void **state)
                                             "--power-budget-w",
                                             S_POWER_W,
                                             "--max-profiles",
-                                            "4",
+                                            "6",
+                                            "--reruns",
+                                            "2",
                                             "--timeout",
                                             "80",
                                             NULL});
@@ -221,9 +224,19 @@ static void test_concurrent_search(void **state)
     long long al_runs = jft_fleet_sql_int(f, "SELECT count(*) FROM sweep_runs WHERE sweep IN "
                                              "(SELECT name FROM sweeps ORDER BY submitted_us DESC "
                                              "LIMIT 1)");
-    printf("csearch_al_modes_profiled=%lld csearch_al_runs=%lld\n", al, al_runs);
-    assert_int_equal(al, 4);
+    long long seeds = jft_fleet_sql_int(f, "SELECT count(DISTINCT r.seed) FROM runs r JOIN "
+                                           "sweep_runs s ON s.run = r.id WHERE s.sweep IN (SELECT "
+                                           "name FROM sweeps ORDER BY submitted_us DESC LIMIT 1)");
+    long long dof = strtoll(s_after(out, "noise_dof="), NULL, 10);
+    printf("csearch_al_modes_profiled=%lld csearch_al_runs=%lld csearch_al_seeds=%lld "
+           "csearch_al_noise_dof=%lld\n",
+           al, al_runs, seeds, dof);
+    assert_int_equal(al, 6);
     assert_int_equal(al_runs, al);
+    // Two re-runs: runs of their own (another seed), and the noise learned from them.
+    assert_true(seeds >= 2);
+    assert_int_equal(dof, 2);
+    assert_non_null(strstr(out, "rerun 5:"));
     free(out);
 }
 
