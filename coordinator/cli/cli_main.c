@@ -90,7 +90,7 @@ static const char s_usage[] =
     "                                           (docs/roofline.md)\n"
     "  concurrent search --board B --policy gd|al --workload MODEL-DATASET --infer-model M\n"
     "      --rate R --latency-budget-ms L --power-budget-w P [--batch N] [--seed S]\n"
-    "      [--timeout SECONDS] [--max-profiles N]\n"
+    "      [--timeout SECONDS] [--max-profiles N] [--reruns N]\n"
     "                                           power mode and inference batch for training\n"
     "                                           beside inference, each point run on B\n"
     "                                           (docs/concurrent.md)\n"
