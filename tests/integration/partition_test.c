@@ -115,6 +115,31 @@ static bool s_run_done(void *arg)
     return jft_fleet_sql_int(arg, "SELECT count(*) FROM runs WHERE state = 'done'") == 1;
 }
 
+// Prints the lines of a log of the test's directory that tell the run's story (sessions,
+// registry, dispatch, runs, warnings), so that a failure explains itself in CI's output.
+static void s_dump_log(jft_fleet_t *f, const char *name)
+{
+    char path[PATH_MAX + 64];
+    (void) snprintf(path, sizeof path, "%s/%s", f->dir, name);
+    char *text = jft_read_file(path, NULL);
+    printf("--- %s\n", name);
+    static const char *const keys[] = {
+        "session", "registry", "dispatch", "run:", "lease", "quarantin", "warn", "error"};
+    for (char *line = text, *nl = NULL; line && *line; line = nl ? nl + 1 : NULL) {
+        nl = strchr(line, '\n');
+        if (nl) {
+            *nl = '\0';
+        }
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) {
+            if (strstr(line, keys[k]) && !strstr(line, "minibatch")) {
+                printf("%.300s\n", line);
+                break;
+            }
+        }
+    }
+    free(text);
+}
+
 static int64_t s_wall_us(void)
 {
     struct timespec ts = {0};
@@ -194,8 +219,13 @@ static void s_scenario(jft_fleet_t *f, bool forget, s_figures_t *g)
     jft_proxy_set_cut(proxy, false);
     int64_t cut_to_us = s_wall_us();
     assert_true(jft_wait_until(s_agent_done, f, S_WAIT_MS + (int) g->cut_s * 1000));
-    if (!forget) {
-        assert_true(jft_wait_until(s_run_done, f, S_WAIT_MS));
+    if (!forget && !jft_wait_until(s_run_done, f, S_WAIT_MS)) {
+        char agent_log[PATH_MAX];
+        (void) snprintf(agent_log, sizeof agent_log, "agent-%s.log", jft_fleet_board(f, "sim-1"));
+        s_dump_log(f, "coordinator.log");
+        s_dump_log(f, agent_log);
+        fail_msg("the agent finished attempt 1, but the store has no done run within %d ms",
+                 S_WAIT_MS);
     }
     g->reconnects = jft_proxy_connections(proxy) - 1;
     s_measure(f, cut_from_us, cut_to_us, g);
