@@ -41,6 +41,11 @@ static agent_energy_rail_t *s_rail(agent_energy_result_t *r, const char *name)
 void agent_measure_add_carried(const agent_measure_t *self, agent_energy_result_t *r)
 {
     const agent_energy_result_t *c = &self->carried;
+    // The carried latest sample was taken, and counted, by the agent that carried it: the
+    // samples this measure took are the others (the session adds the earlier agents' count).
+    if (self->carried_last && r->n_samples > 0) {
+        r->n_samples--;
+    }
     if (!self->has_carry || c->total == JF_MEASURE_TOTAL_NONE) {
         return;
     }
@@ -209,6 +214,7 @@ int agent_measure_resume(agent_measure_t *self, const json_t *carry, jf_err_t *e
     self->has_carry = true;
     self->carried = c;
     self->bridge_pending = json_is_object(last);
+    self->carried_last = json_is_object(last);
     json_decref(self->last);
     self->last = json_is_object(last) ? json_incref(last) : NULL;
     self->unobserved_us = unobserved;

@@ -59,6 +59,7 @@ struct agent_measure {
     bool has_carry; // resumed: carried counts with what energy integrates
     agent_energy_result_t carried; // their energy: total and rails (the other fields unused)
     bool bridge_pending;    // the carried latest sample is in energy; the next one ends the gap
+    bool carried_last;      // that sample is in energy's count (it was taken by an earlier agent)
     int64_t unobserved_us;  // time no agent sampled, bridged linearly, in the time base
     double interpolated_mj; // the energy of those bridges, mJ
 };
@@ -67,7 +68,8 @@ struct agent_measure {
 // close the bridge over the time no agent sampled if it is the first since a resume.
 void agent_measure_after_sample(agent_measure_t *self, json_t *s);
 
-// The run's energy result r (from the accumulator) with the carried energy added.
+// The run's energy result r (from the accumulator) with the carried energy added, and the
+// carried latest sample out of its sample count.
 void agent_measure_add_carried(const agent_measure_t *self, agent_energy_result_t *r);
 
 #endif

@@ -269,6 +269,20 @@ static void s_measure(jft_fleet_t *f, s_figures_t *g)
            "count(*) FROM telemetry m WHERE m.run = r.id AND m.attempt = r.attempt)) + r.epochs - "
            "(SELECT count(*) FROM epochs e WHERE e.run = r.id AND e.attempt = r.attempt)), 0) "
            "FROM runs r WHERE r.state = 'done'");
+    if (g->missing_samples != 0) {
+        // Which attempts, and what differs: taken against stored samples, epochs against stored.
+        char *which = jft_fleet_sql_text(
+            f, "SELECT group_concat(x, ' ') FROM (SELECT r.id || '/' || r.attempt || ':taken=' || "
+               "json_extract(r.measure, '$.telemetry.samples') || ',stored=' || (SELECT count(*) "
+               "FROM telemetry m WHERE m.run = r.id AND m.attempt = r.attempt) || ',epochs=' || "
+               "r.epochs || ',stored_epochs=' || (SELECT count(*) FROM epochs e WHERE e.run = "
+               "r.id AND e.attempt = r.attempt) AS x FROM runs r WHERE r.state = 'done' AND "
+               "(json_extract(r.measure, '$.telemetry.samples') != (SELECT count(*) FROM telemetry "
+               "m WHERE m.run = r.id AND m.attempt = r.attempt) OR r.epochs != (SELECT count(*) "
+               "FROM epochs e WHERE e.run = r.id AND e.attempt = r.attempt)))");
+        printf("missing_in=%s\n", which ? which : "(query failed)");
+        free(which);
+    }
     g->crashed_failures = s_sql(f, "SELECT count(*) FROM events WHERE kind = 'run.failed' AND "
                                    "detail = 'crashed'");
     char *ic = jft_fleet_sql_text(f, "PRAGMA integrity_check");

@@ -685,6 +685,34 @@ static void test_carry_resume(void **state)
     agent_measure_destroy(&c);
 }
 
+// A run resumed after its trainer ended (nothing left to sample): the resumed measure took no
+// sample, so its record counts none; the carried latest sample, which the accumulator holds to
+// bridge the gap, is the earlier agent's and counted there (the session adds those). It was
+// counted twice once: a chaos run stored one sample fewer than its measure said.
+static void test_carry_resume_ended(void **state)
+{
+    (void) state;
+    agent_measure_opts_t o = {
+        .rate_hz = 10, .input_rail = "VDD_IN", .epochs = 3, .start_us = T_T0_US};
+    agent_measure_t *a = agent_measure_new(&o, NULL);
+    t_feed(a, T_T0_US, T_T0_US + 3 * T_S, T_S / 10, true);
+    agent_measure_t *b = t_resumed(a, T_T0_US + 5 * T_S);
+    agent_measure_destroy(&a);
+    json_t *power = json_pack("{s:i, s:s}", "mode_id", 0, "mode_name", "DEFAULT");
+    agent_measure_facts_t f = {.power_mode = power, .drop = JF_MEASURE_DROP_NONE};
+    json_t *rec = agent_measure_record(b, &f);
+    json_decref(power);
+    assert_non_null(rec);
+    json_t *tel = json_object_get(rec, "telemetry");
+    assert_true(json_is_object(tel));
+    assert_int_equal(json_integer_value(json_object_get(tel, "samples")), 0);
+    // The energy carried is all there is: 3 s at the static power.
+    json_t *e = json_object_get(rec, "energy");
+    assert_true(fabs(t_num(e, "energy_mj") - T_POWER_MW * 3) < 1e-3);
+    json_decref(rec);
+    agent_measure_destroy(&b);
+}
+
 // A carry that is not one is refused with what is wrong, and the measure counts on its own.
 static void test_carry_bad(void **state)
 {
@@ -738,7 +766,8 @@ int main(void)
         cmocka_unit_test(test_record_tegrastats),   cmocka_unit_test(test_sampler_actor),
         cmocka_unit_test(test_rapl_energy),         cmocka_unit_test(test_own_clock_time_base),
         cmocka_unit_test(test_rapl_fixture),        cmocka_unit_test(test_carry_resume),
-        cmocka_unit_test(test_carry_bad),           cmocka_unit_test(test_gpu_before),
+        cmocka_unit_test(test_carry_resume_ended),  cmocka_unit_test(test_carry_bad),
+        cmocka_unit_test(test_gpu_before),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
