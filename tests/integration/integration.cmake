@@ -170,7 +170,7 @@ add_dependencies(containers_report_itest ${JF_ITEST_DEPS})
 
 # Issue #12: `jetfleet sweep submit --adaptive N` on one simulated board: N runs chosen in rounds,
 # models stored, predictions for the other points; the bad requests.
-jf_add_integration_test(adaptive TIMEOUT 120
+jf_add_integration_test(adaptive TIMEOUT 180
                         SOURCES ${PROJECT_SOURCE_DIR}/tests/integration/adaptive_test.c
                         LIBS jft_support jf_common)
 add_dependencies(adaptive_itest ${JF_ITEST_DEPS})
