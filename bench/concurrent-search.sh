@@ -5,7 +5,8 @@
 # budget pairs per board; prints, per board and over all, for the gradient descent (gd) and the
 # active-learning search (al): within_budget_pct, gap_to_optimal_pct, modes_profiled (and the
 # share of answers within 7 % of the optimum, why each case missed, the re-run noise, and
-# reference searches) as name=value lines. Simulated data. JF_CSEARCH_SEED: the seed (default 1).
+# reference searches) as name=value lines. Simulated data. JF_CSEARCH_SEED: the seed (default 1);
+# JF_JOBS: processes for the exhaustive pass (default: the cores). About 11 min on 2 cores.
 # Needs the build tree (scripts/build.sh build).
 #   bench/concurrent-search.sh [BOARD_TYPE...]   (default: orin-agx xavier-nx)
 set -eu

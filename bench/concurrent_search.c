@@ -18,14 +18,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #define B_GRID       10 // budgets per axis: B_GRID x B_GRID pairs per board
 #define B_RATE_PER_S 30.0
-#define B_SCALE      0.1 // of CIFAR-10 (313 training minibatches), of which a profile runs
-#define B_BATCHES    100 // the first B_BATCHES
+#define B_SCALE                                                                                    \
+    1.0 // of CIFAR-10: a profile is one whole epoch, 3,125 minibatches of 16, as the
+        // measured epoch of a `jetfleet concurrent search` run
+#define B_EPOCH_BATCHES 3125
 #define B_REQUESTS_MAX                                                                             \
-    20000 // a profile past this many requests failed: the inference cannot
-          // keep up (a stable one at the slowest point sees about 2,100)
+    (200 * B_EPOCH_BATCHES) // a profile past this many requests failed: the inference cannot
+                            // keep up (a stable one at the slowest point sees about 21 per batch)
 #define B_SEED                                                                                     \
     1                        // profiling seed (JF_CSEARCH_SEED overrides it); the check runs with
                              // seed + 1, a search's k-th re-run of a point with seed + 1 + k
@@ -95,7 +100,7 @@ static int b_run(const b_board_t *b, const int p[COORD_CSEARCH_DIMS], uint64_t s
                               .rate_per_s = B_RATE_PER_S,
                               .budget_us = 1,
                               .seed = seed * 7919u + b_index(b, p),
-                              .max_batches = B_BATCHES,
+                              .max_batches = 0, // the whole epoch
                               .max_requests = B_REQUESTS_MAX};
     sim_concurrent_out_t out;
     int rc = sim_concurrent_epoch(b->model, &in, &out, err);
@@ -152,6 +157,50 @@ static int b_keep(int kept[JF_BOARD_CLOCK_STEPS_MAX], int n)
     return k;
 }
 
+// The exhaustive pass: every point profiled with the board's seed into b->obs, split over
+// JF_JOBS worker processes (default: the online cores), point i to worker i mod jobs. The
+// figures do not depend on the split (each point's seeds are its own).
+static int b_parallel(b_board_t *b, jf_err_t *err)
+{
+    long jobs = sysconf(_SC_NPROCESSORS_ONLN);
+    int64_t env_jobs = 0;
+    const char *env = getenv("JF_JOBS");
+    if (env && jf_parse_i64(env, 1, 64, &env_jobs, NULL) == 0) {
+        jobs = (long) env_jobs;
+    }
+    jobs = jobs < 1 ? 1 : jobs > 64 ? 64 : jobs;
+    pid_t pids[64];
+    long started = 0;
+    (void) fflush(stdout); // a child must not print what the parent buffered
+    for (long w = 0; w < jobs; w++) {
+        pid_t pid = fork();
+        if (pid < 0) {
+            break;
+        }
+        if (pid == 0) {
+            int rc = 0;
+            for (size_t i = (size_t) w; rc == 0 && i < b->n_points; i += (size_t) jobs) {
+                int p[COORD_CSEARCH_DIMS];
+                b_point_of(b, i, p);
+                rc = b_run(b, p, b->seed, &b->obs[i], err);
+            }
+            if (rc != 0) {
+                (void) fprintf(stderr, "concurrent-search: %s\n", err->msg);
+            }
+            _exit(rc == 0 ? 0 : 1);
+        }
+        pids[started++] = pid;
+    }
+    int failed = started < jobs;
+    for (long w = 0; w < started; w++) {
+        int status = 0;
+        failed |= waitpid(pids[w], &status, 0) != pids[w] || !WIFEXITED(status) ||
+                  WEXITSTATUS(status) != 0;
+    }
+    return failed ? jf_err_set(err, -EIO, "the exhaustive pass failed (a worker said why above)")
+                  : 0;
+}
+
 static int b_board_init(b_board_t *b, const sim_model_t *model, jf_board_type_t type, jf_err_t *err)
 {
     const sim_board_params_t *bp = &sim_model_params(model)->boards[type];
@@ -169,19 +218,14 @@ static int b_board_init(b_board_t *b, const sim_model_t *model, jf_board_type_t 
     for (int d = 0; d < COORD_CSEARCH_DIMS; d++) {
         b->n_points *= (size_t) b->space.size[d];
     }
-    b->obs = calloc(b->n_points, sizeof *b->obs);
-    if (!b->obs) {
-        return jf_err_set(err, -12, "out of memory");
+    // Shared with the worker processes that fill it.
+    b->obs = mmap(NULL, b->n_points * sizeof *b->obs, PROT_READ | PROT_WRITE,
+                  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (b->obs == MAP_FAILED) {
+        b->obs = NULL;
+        return jf_err_set(err, -ENOMEM, "out of memory");
     }
-    for (size_t i = 0; i < b->n_points; i++) {
-        int p[COORD_CSEARCH_DIMS];
-        b_point_of(b, i, p);
-        int rc = b_run(b, p, b->seed, &b->obs[i], err);
-        if (rc != 0) {
-            return rc;
-        }
-    }
-    return 0;
+    return b_parallel(b, err);
 }
 
 // The best throughput within the budgets over every point (its index into *ret_idx); 0 if none.
@@ -507,7 +551,9 @@ static int b_study(const sim_model_t *model, jf_board_type_t type, uint64_t seed
     }
     coord_csearch_destroy(&s.al[0]);
     coord_csearch_destroy(&s.al[1]);
-    free(b.obs);
+    if (b.obs) {
+        (void) munmap(b.obs, b.n_points * sizeof *b.obs);
+    }
     return rc;
 }
 
