@@ -410,13 +410,16 @@ static void b_add(b_tally_t *sum, const b_tally_t *t)
 }
 
 // The searches scored, each with its own tally: the descent alone (no re-runs: no margin), the
-// active search with its re-runs (its answers keep a margin for the noise they learn), the
-// descent given that noise as a prior (its margin), the active search without re-runs, and the
+// active search without re-runs (both as `jetfleet concurrent search` runs them by default), the
+// descent given the noise the active search with re-runs learned as a prior (its margin), the
+// active search with 20 re-runs (its answers keep a margin for the noise they learn), and the
 // exhaustive search answering with the margin of the noise b_noise measured (what a search that
 // knew the noise and profiled everything would score).
-enum { B_GD, B_AL, B_GD_PRIOR, B_AL_NOMARGIN, B_EXHAUSTIVE_MARGIN, B_KINDS };
-static const char *const b_kind_name[B_KINDS] = {"gd", "al", "gd_prior", "al_nomargin",
+enum { B_GD, B_AL, B_GD_PRIOR, B_AL_RERUNS, B_EXHAUSTIVE_MARGIN, B_KINDS };
+static const char *const b_kind_name[B_KINDS] = {"gd", "al", "gd_prior", "al_reruns",
                                                  "exhaustive_margin"};
+// The session of each active-search kind in b_sessions_t.al: 0 with re-runs, 1 without.
+#define B_AL_SESSION(k) ((k) == B_AL_RERUNS ? 0 : 1)
 
 typedef struct b_sessions {
     coord_csearch_t *al[2];      // the active search with and without re-runs (owned)
@@ -471,8 +474,8 @@ static int b_case(const b_board_t *b, const coord_csearch_budget_t *bud, b_sessi
         if (k == B_GD || k == B_GD_PRIOR) {
             rc = b_gd(b, bud, k == B_GD_PRIOR ? &s->noise : NULL, &r, err);
             s->t[k].profiled += (double) r.profiled;
-        } else if (k == B_AL || k == B_AL_NOMARGIN) {
-            rc = coord_csearch_choose(s->al[k == B_AL ? 0 : 1], bud, &r, err);
+        } else if (k == B_AL || k == B_AL_RERUNS) {
+            rc = coord_csearch_choose(s->al[B_AL_SESSION(k)], bud, &r, err);
         } else {
             b_exhaustive_margin(b, bud, s->margin_lat, &r);
         }
@@ -504,18 +507,18 @@ static void b_report(const char *name, b_sessions_t *s, b_tally_t sum[B_KINDS])
 {
     coord_csearch_noise_t nz = {0};
     coord_csearch_noise(s->al[0], &nz);
-    printf("%s_al_learned_latency_log_sd=%.4f\n%s_al_learned_power_log_sd=%.4f\n"
-           "%s_al_learned_dof=%d\n%s_exhaustive_margin_latency_log=%.4f\n",
+    printf("%s_al_reruns_learned_latency_log_sd=%.4f\n%s_al_reruns_learned_power_log_sd=%.4f\n"
+           "%s_al_reruns_learned_dof=%d\n%s_exhaustive_margin_latency_log=%.4f\n",
            name, nz.latency_log_sd, name, nz.power_log_sd, name, nz.dof, name, s->margin_lat);
     for (int k = 0; k < B_KINDS; k++) {
         b_tally_t *t = &s->t[k];
-        if (k == B_AL || k == B_AL_NOMARGIN) {
-            t->profiled = (double) s->al_profiled[k == B_AL ? 0 : 1];
+        if (k == B_AL || k == B_AL_RERUNS) {
+            t->profiled = (double) s->al_profiled[B_AL_SESSION(k)];
         }
         b_print(name, b_kind_name[k], t,
-                k == B_AL || k == B_AL_NOMARGIN ? t->profiled
-                : t->cases                      ? t->profiled / t->cases
-                                                : 0.0);
+                k == B_AL || k == B_AL_RERUNS ? t->profiled
+                : t->cases                    ? t->profiled / t->cases
+                                              : 0.0);
         b_add(&sum[k], t);
     }
 }
@@ -596,7 +599,7 @@ int main(int argc, char **argv)
            gd->cases ? 100.0 * gd->oracle_within / gd->cases : 0.0);
     for (int k = 0; k < B_KINDS; k++) {
         const b_tally_t *t = &sum[k];
-        bool per_board = k == B_AL || k == B_AL_NOMARGIN;
+        bool per_board = k == B_AL || k == B_AL_RERUNS;
         b_print("all", b_kind_name[k], t,
                 per_board ? (boards ? t->profiled / boards : 0.0)
                           : (t->cases ? t->profiled / t->cases : 0.0));

@@ -433,11 +433,9 @@ static int s_search(coord_csearch_t *cs, const s_args_t *a, coord_csearch_result
         return coord_csearch_gd(cs, &budget, &o, ret_result, err);
     }
     size_t max = a->max_profiles ? (size_t) a->max_profiles : COORD_CSEARCH_AL_MAX;
-    // The active search's default re-runs take a share of a full session; a shorter one given
-    // by --max-profiles alone keeps its profiles for new points.
-    size_t reruns = a->reruns >= 0                ? (size_t) a->reruns
-                    : max >= COORD_CSEARCH_AL_MIN ? COORD_CSEARCH_AL_RERUNS
-                                                  : 0;
+    // No re-runs unless asked: with whole-epoch profiles the 20 re-runs of the library's default
+    // cost more exploration than their margin buys (docs/concurrent.md, "Benchmark").
+    size_t reruns = a->reruns >= 0 ? (size_t) a->reruns : 0;
     coord_csearch_al_opts_t o = {.min_profiles = max < COORD_CSEARCH_AL_MIN ? max : 0,
                                  .max_profiles = max,
                                  .reruns = reruns > 0 ? reruns : (size_t) -1,
