@@ -654,17 +654,24 @@ static agent_measure_t *t_resumed(const agent_measure_t *from, int64_t now_us)
     return m;
 }
 
-// A run measured by three agent processes in turn (0-3 s, 5-8 s, 9-10 s; nothing sampled in
-// between): its energy covers the whole 10 s, the 3 s no agent sampled bridged and labelled.
-static void test_carry_resume(void **state)
+// A run its first agent measured for 3 s (10 Hz, static power), resumed at 5 s by a second.
+static agent_measure_t *t_first_agent_then_resumed(void)
 {
-    (void) state;
     agent_measure_opts_t o = {
         .rate_hz = 10, .input_rail = "VDD_IN", .epochs = 3, .start_us = T_T0_US};
     agent_measure_t *a = agent_measure_new(&o, NULL);
     t_feed(a, T_T0_US, T_T0_US + 3 * T_S, T_S / 10, true);
     agent_measure_t *b = t_resumed(a, T_T0_US + 5 * T_S);
     agent_measure_destroy(&a);
+    return b;
+}
+
+// A run measured by three agent processes in turn (0-3 s, 5-8 s, 9-10 s; nothing sampled in
+// between): its energy covers the whole 10 s, the 3 s no agent sampled bridged and labelled.
+static void test_carry_resume(void **state)
+{
+    (void) state;
+    agent_measure_t *b = t_first_agent_then_resumed();
     t_feed(b, T_T0_US + 5 * T_S, T_T0_US + 8 * T_S, T_S / 10, true);
     agent_measure_t *c = t_resumed(b, T_T0_US + 9 * T_S);
     agent_measure_destroy(&b);
@@ -692,12 +699,7 @@ static void test_carry_resume(void **state)
 static void test_carry_resume_ended(void **state)
 {
     (void) state;
-    agent_measure_opts_t o = {
-        .rate_hz = 10, .input_rail = "VDD_IN", .epochs = 3, .start_us = T_T0_US};
-    agent_measure_t *a = agent_measure_new(&o, NULL);
-    t_feed(a, T_T0_US, T_T0_US + 3 * T_S, T_S / 10, true);
-    agent_measure_t *b = t_resumed(a, T_T0_US + 5 * T_S);
-    agent_measure_destroy(&a);
+    agent_measure_t *b = t_first_agent_then_resumed();
     json_t *power = json_pack("{s:i, s:s}", "mode_id", 0, "mode_name", "DEFAULT");
     agent_measure_facts_t f = {.power_mode = power, .drop = JF_MEASURE_DROP_NONE};
     json_t *rec = agent_measure_record(b, &f);
