@@ -34,8 +34,10 @@ static int s_connect(agent_session_t *self, jf_err_t *err)
     zsock_set_linger(self->sock, 0);
     zsock_set_reconnect_ivl(self->sock, 1000);
     zsock_set_reconnect_ivl_max(self->sock, 30000);
-    zsock_set_heartbeat_ivl(self->sock, 2000);
-    zsock_set_heartbeat_timeout(self->sock, 6000);
+    // No ZMTP heartbeats: a PING the coordinator decodes after its input stopped at the receive
+    // mark and after this side closed the connection makes libzmq 4.3.4 answer on a failed
+    // connection and abort the coordinator (docs/protocol.md §1.5). A silent coordinator is
+    // noticed by the application heartbeat (s_session_tick), which replaces the socket.
     if (zsock_connect(self->sock, "%s", self->endpoint) != 0) {
         return jf_err_set(err, -EINVAL, "session: cannot connect to '%s': %s", self->endpoint,
                           zmq_strerror(zmq_errno()));
