@@ -165,7 +165,11 @@ static int b_parallel(b_board_t *b, jf_err_t *err)
     long jobs = sysconf(_SC_NPROCESSORS_ONLN);
     int64_t env_jobs = 0;
     const char *env = getenv("JF_JOBS");
-    if (env && jf_parse_i64(env, 1, 64, &env_jobs, NULL) == 0) {
+    if (env) {
+        if (jf_parse_i64(env, 1, 64, &env_jobs, NULL) != 0) {
+            return jf_err_set(err, -EINVAL, "JF_JOBS '%.40s': expected an integer from 1 to 64",
+                              env);
+        }
         jobs = (long) env_jobs;
     }
     jobs = jobs < 1 ? 1 : jobs > 64 ? 64 : jobs;
