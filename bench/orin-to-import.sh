@@ -40,9 +40,13 @@ awk -F, -v scale="$TIME_SCALE" -v src="$in" '
   }
   NR == 1 { next }
   NF != 6 { printf "orin-to-import: %s:%d: %d fields, expected 6\n", src, NR, NF > "/dev/stderr"; bad = 1; exit 1 }
+  # The integers are copied as text: awk'"'"'s %d stops at 2^31 - 1 in mawk, and an EMC clock of
+  # 3199000000 Hz is above it (printed as 2147483647 until this check was added).
+  $1 !~ /^[0-9]+$/ || $2 !~ /^[0-9]+$/ || $3 !~ /^[0-9]+$/ || $4 !~ /^[0-9]+$/ {
+    printf "orin-to-import: %s:%d: cores and clocks must be whole numbers\n", src, NR > "/dev/stderr"; bad = 1; exit 1 }
   {
     t = $5 * scale
-    printf "orin-agx-real,orin-agx,resnet-powertrain,%d,%d,%d,%d,0,1,1,%.6f,%.4f,%.4f,measured-powertrain-lab\n",
+    printf "orin-agx-real,orin-agx,resnet-powertrain,%s,%s,%s,%s,0,1,1,%.6f,%.4f,%.4f,measured-powertrain-lab\n",
            $1, $2, $3, $4, t, $6, $6 * t
     n++
   }
