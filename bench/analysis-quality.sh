@@ -47,14 +47,14 @@ jf() {
 # value KEY TEXT: the number after KEY= in TEXT.
 value() { sed -n "s/.*\\b$1=\\([-0-9.e+]*\\).*/\\1/p" <<< "$2" | head -n 1; }
 
-# fit SWEEP WORKLOAD BOARD TARGET: fits an mlp, prints "ID CV_MAPE".
+# fit SWEEP WORKLOAD BOARD TARGET [KIND]: fits an mlp (or KIND), prints "ID CV_MAPE".
 fit() {
   local out
-  out="$(jf model fit --sweep "$1" --workload "$2" --board "$3" --target "$4" --kind mlp)"
+  out="$(jf model fit --sweep "$1" --workload "$2" --board "$3" --target "$4" --kind "${5:-mlp}")"
   echo "$(value model "$out") $(value cv_mape_pct "$out")"
 }
 
-# xfit SWEEP WORKLOAD BOARD TARGET REF_ID METHOD: a transfer (auto|head|finetune); prints "ID
+# xfit SWEEP WORKLOAD BOARD TARGET REF_ID METHOD: a transfer (auto|head|finetune|phys); prints "ID
 # CV_MAPE KIND" and says on stderr which kind the fit chose.
 xfit() {
   local out
@@ -108,14 +108,26 @@ echo "fullprofile_${hard_w%%-*}_power_mape=$hard_p_cv"
 # scored on every other mode.
 read -r ref_t _ <<< "$(fit "$ref_w" "$ref_w" "$board" time)"
 read -r ref_p _ <<< "$(fit "$ref_w" "$ref_w" "$board" power)"
+# The same reference fitted as phys models: where the phys transfer starts (its other starts are
+# the default ones; docs/analysis.md "Physical models").
+read -r ref_phys_t _ <<< "$(fit "$ref_w" "$ref_w" "$board" time phys)"
+read -r ref_phys_p _ <<< "$(fit "$ref_w" "$ref_w" "$board" power phys)"
 # transfer_eval PREFIX SWEEP50 WORKLOAD BOARD REST TIME_REF POWER_REF: the transfers of both
-# models with each method (auto: chosen by cross-validation; finetune: the mlp fine-tuned, the
-# method before the head; head), MAPE over the REST sweep's modes. Sets x_t x_p (auto's ids).
+# models with each method (auto: chosen by cross-validation among the head's forms, fine-tuning
+# and a phys model from the default starts; finetune: the mlp fine-tuned, the method before the
+# head; head; phys: from the phys references' parameters or the default starts, whichever fits
+# the profiled modes better), MAPE over the REST sweep's modes. Sets x_t x_p (auto's ids).
 transfer_eval() {
-  local m id_t id_p cv_t cv_p k_t k_p sfx
-  for m in auto finetune head; do
-    read -r id_t cv_t k_t <<< "$(xfit "$2" "$3" "$4" time "$6" "$m")"
-    read -r id_p cv_p k_p <<< "$(xfit "$2" "$3" "$4" power "$7" "$m")"
+  local m id_t id_p cv_t cv_p k_t k_p sfx r_t r_p
+  for m in auto finetune head phys; do
+    r_t="$6"
+    r_p="$7"
+    if [ "$m" = phys ]; then
+      r_t="$ref_phys_t"
+      r_p="$ref_phys_p"
+    fi
+    read -r id_t cv_t k_t <<< "$(xfit "$2" "$3" "$4" time "$r_t" "$m")"
+    read -r id_p cv_p k_p <<< "$(xfit "$2" "$3" "$4" power "$r_p" "$m")"
     sfx=""
     [ "$m" = auto ] || sfx="_$m"
     echo "# $1 $m: time kind $k_t (cv $cv_t %), power kind $k_p (cv $cv_p %)"
@@ -125,6 +137,9 @@ transfer_eval() {
       x_t="$id_t"
       x_p="$id_p"
       x_p_cv="$cv_p"
+    elif [ "$m" = phys ]; then
+      y_t="$id_t"
+      y_p="$id_p"
     fi
   done
 }
@@ -133,38 +148,48 @@ transfer_eval transfer50 "$new_w-50" "$new_w" "$board" "$new_w-rest" "$ref_t" "$
 new_x_t="$x_t"
 new_x_p="$x_p"
 new_x_p_cv="$x_p_cv"
+new_y_t="$y_t"
+new_y_p="$y_p"
 echo "# the same from $ref_w to the loader-bound $hard_w"
 transfer_eval "transfer50_${hard_w%%-*}" "$hard_w-50" "$hard_w" "$board" "$hard_w-rest" \
   "$ref_t" "$ref_p"
 
 # Recommendations under power budgets spread over the measured range, against the ground truth:
 # each mode's measured mean time and power over epochs 1..
-awk -F, 'NR > 1 && $12 > 0 {
-    k = $5 "," $6 "," $7 "," $8; t[k] += $13; p[k] += $16; n[k]++ }
-  END { for (k in n) printf "%s %.6f %.6f\n", k, t[k] / n[k], p[k] / n[k] }' \
-  "$work/$new_w.csv" > "$work/truth.txt"
-read -r pmin pmax <<< "$(awk '{ if (NR == 1 || $3 < lo) lo = $3; if ($3 > hi) hi = $3 }
-  END { print lo, hi }' "$work/truth.txt")"
-# recommend_eval PREFIX TIME_ID POWER_ID [--margin M]: recommendations under the budgets, against
-# the truth; prints PREFIX_gap_pct (the worst) and PREFIX_over_budget (how many).
+# truth CSV OUT: lines "mode time power" from an import file (its header names the columns).
+truth() {
+  awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; cpu = c["cpu_freq_hz"] ? c["cpu_freq_hz"] : c["cpu_khz"]; next }
+    $c["epoch"] > 0 {
+      k = $c["cores"] "," $cpu "," $c["gpu_freq_hz"] "," $c["emc_freq_hz"]
+      st[k] += $c["epoch_time_s"]; sp[k] += $c["mean_power_w"]; n[k]++ }
+    END { for (k in n) printf "%s %.6f %.6f\n", k, st[k] / n[k], sp[k] / n[k] }' "$1" > "$2"
+}
+truth "$work/$new_w.csv" "$work/truth.txt"
+# recommend_eval PREFIX TIME_ID POWER_ID [--margin M]: recommendations for workload rec_w on board
+# rec_board over sweep rec_sweep (every mode measured) under budgets spread over rec_truth's power
+# range; the recommended mode's measured time and power are recommend's own measured_* figures
+# for it; prints PREFIX_gap_pct (the worst) and PREFIX_over_budget (how many).
 budgets=8
-hz() { awk -v m="$1" 'BEGIN { printf "%.0f", m * 1e6 }'; }
+rec_w="$new_w"
+rec_board="$board"
+rec_sweep="$new_w"
+rec_truth="$work/truth.txt"
 recommend_eval() {
-  local worst=0 over=0 i budget out key gap is_over
+  local worst=0 over=0 i budget out gap is_over pmin pmax
+  read -r pmin pmax <<< "$(awk '{ if (NR == 1 || $3 < lo) lo = $3; if ($3 > hi) hi = $3 }
+    END { print lo, hi }' "$rec_truth")"
   for i in $(seq 1 "$budgets"); do
     budget="$(awk -v lo="$pmin" -v hi="$pmax" -v i="$i" -v n="$budgets" \
       'BEGIN { printf "%.3f", lo + (hi - lo) * i / (n + 1) }')"
-    out="$(jf recommend --workload "$new_w" --board "$board" --sweep "$new_w" \
+    out="$(jf recommend --workload "$rec_w" --board "$rec_board" --sweep "$rec_sweep" \
       --power-budget "$budget" --time-model "$2" --power-model "$3" "${@:4}")"
-    key="$(value cores "$out"),$(hz "$(value cpu_mhz "$out")"),$(hz "$(value gpu_mhz "$out")"),$(
-      hz "$(value emc_mhz "$out")")"
-    read -r gap is_over <<< "$(awk -v k="$key" -v b="$budget" '
-      $1 == k { rt = $2; rp = $3 }
+    read -r gap is_over <<< "$(awk -v rt="$(value measured_time_s "$out")" \
+      -v rp="$(value measured_power_w "$out")" -v b="$budget" '
       $3 <= b && (best == "" || $2 < best) { best = $2 }
       END { if (rt == "") { print "nan 0"; exit }
-            printf "%.3f %d\n", 100 * (rt - best) / best, (rp > b) }' "$work/truth.txt")"
-    echo "# $1: budget ${budget} W, margin $(value margin_pct "$out") %: mode $key, gap ${gap} %," \
-      "over budget: $is_over"
+            printf "%.3f %d\n", 100 * (rt - best) / best, (rp > b) }' "$rec_truth")"
+    echo "# $1: budget ${budget} W, margin $(value margin_pct "$out") %:" \
+      "$(grep '^mode ' <<< "$out"), gap ${gap} %, over budget: $is_over"
     worst="$(awk -v a="$worst" -v b="$gap" 'BEGIN { print (b == "nan" || b + 0 > a + 0) ? b : a }')"
     over=$((over + is_over))
   done
@@ -173,7 +198,7 @@ recommend_eval() {
 }
 
 echo "# recommend under $budgets power budgets between the lowest and highest measured mode" \
-  "power of $new_w ($pmin W .. $pmax W), default margin; gap = the recommended mode's measured" \
+  "power of $new_w, default margin; gap = the recommended mode's measured" \
   "time over the fastest measured mode within the budget. recommend: with the mlp models of all" \
   "modes; recommend_transfer50: with the models transferred from 50 modes; default margin: the" \
   "power model's 95th-percentile held-out underestimate"
@@ -183,6 +208,8 @@ old_margin="$(awk -v c="$new_x_p_cv" 'BEGIN { printf "%.4f", 3 * c }')"
 echo "# the same with the margin used before: 3 x the transferred power model's CV MAPE" \
   "($old_margin %)"
 recommend_eval recommend_transfer50_3xmape "$new_x_t" "$new_x_p" --margin "$old_margin"
+echo "# with the phys models transferred from the phys references (transfer50_phys)"
+recommend_eval recommend_transfer50_phys "$new_y_t" "$new_y_p"
 
 # Fitting time on 4,400 modes, and the models on the real Orin (80 % train, 20 % held out).
 echo "# bench/fit-time.c: fit times on a 4,400-mode surface; fit4400_s is model fit's default" \
@@ -209,11 +236,26 @@ if [ -r "$orin_csv" ]; then
     "MAPE over the other real modes"
   transfer_eval real_transfer50 real-50 resnet-powertrain orin-agx-real real-rest \
     "$ref_t" "$ref_p"
+  rec_w=resnet-powertrain
+  rec_board=orin-agx-real
+  rec_sweep=real
+  rec_truth="$work/real-truth.txt"
+  truth "$work/real.csv" "$rec_truth"
+  echo "# recommend on the real Orin under $budgets budgets with the models transferred from 50" \
+    "modes (auto; phys). The truth is one noisy measurement per mode: the fastest within a" \
+    "budget may be a lucky one"
+  recommend_eval real_recommend_transfer50 "$x_t" "$x_p"
+  recommend_eval real_recommend_transfer50_phys "$y_t" "$y_p"
   read -r rs_t _ <<< "$(fit real-50 resnet-powertrain orin-agx-real time)"
   read -r rs_p _ <<< "$(fit real-50 resnet-powertrain orin-agx-real power)"
   echo "# the same $n_pick real modes, mlp from scratch (no transfer)"
   echo "real_scratch50_time_mape=$(evaluate "$rs_t" real-rest)"
   echo "real_scratch50_power_mape=$(evaluate "$rs_p" real-rest)"
+  read -r rs_t _ <<< "$(fit real-50 resnet-powertrain orin-agx-real time phys)"
+  read -r rs_p _ <<< "$(fit real-50 resnet-powertrain orin-agx-real power phys)"
+  echo "# the same $n_pick real modes, phys from its default starts (no reference)"
+  echo "real_phys50_time_mape=$(evaluate "$rs_t" real-rest)"
+  echo "real_phys50_power_mape=$(evaluate "$rs_p" real-rest)"
 else
   echo "real=skipped (cannot read $orin_csv)"
 fi

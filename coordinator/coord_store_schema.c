@@ -163,12 +163,42 @@ static const char *const s_migrations[] = {
     " idle_s REAL, energy_j REAL, pred_s REAL, pred_j REAL, blob TEXT, detail TEXT,"
     " PRIMARY KEY(rounds, round, board), FOREIGN KEY(rounds, round) REFERENCES"
     " fl_round(rounds, round));",
+    // The phys model kind (docs/analysis.md "Physical models"): the models table again with the
+    // kind's check widened (neither back end alters a check in place alike), rows and ids kept.
+    // On PostgreSQL s_models_ids_pg then moves the new id sequence past the copied ids.
+    "CREATE TABLE models_v13(id INTEGER PRIMARY KEY, name TEXT NOT NULL, sweep TEXT NOT NULL,"
+    " scope TEXT NOT NULL CHECK(scope IN ('board','type')), scope_value TEXT NOT NULL,"
+    " workload TEXT NOT NULL, target TEXT NOT NULL CHECK(target IN ('time','power','energy')),"
+    " kind TEXT NOT NULL CHECK(kind IN ('linear','mlp','phys')), features TEXT NOT NULL,"
+    " params TEXT NOT NULL, training_runs INTEGER NOT NULL, cv_mape_pct REAL,"
+    " transfer_from INTEGER REFERENCES models_v13(id), created_us INTEGER NOT NULL);"
+    "INSERT INTO models_v13 SELECT * FROM models;"
+    "DROP TABLE models;"
+    "ALTER TABLE models_v13 RENAME TO models;",
 };
+
+// After the models table was copied with its ids: PostgreSQL's identity sequence of the new table
+// starts at 1 whatever rows were inserted with explicit ids, so the next model would collide.
+// SQLite takes max(id) + 1 by itself.
+static int s_models_ids_pg(coord_store_t *self, jf_err_t *err)
+{
+    if (coord_db_kind(self->db) != COORD_DB_POSTGRES) {
+        return 0;
+    }
+    if (coord_db_exec_script(self->db,
+                             "SELECT setval(pg_get_serial_sequence('models', 'id'),"
+                             " coalesce(max(id), 0) + 1, false) FROM models",
+                             NULL) != 0) {
+        return jf_err_set(err, -EIO, "models id sequence: %s", coord_db_errmsg(self->db));
+    }
+    return 0;
+}
 
 // C steps run after a migration's SQL, in its transaction (NULL: none).
 typedef int (*s_step_fn)(coord_store_t *self, jf_err_t *err);
 static const s_step_fn s_steps[] = {
     [8] = coord_store_telemetry_migrate_v8,
+    [12] = s_models_ids_pg,
 };
 
 #define S_N_MIGRATIONS ((int) (sizeof s_migrations / sizeof s_migrations[0]))

@@ -149,6 +149,10 @@ if "$bin/jetfleet" sweep submit "$top/sweeps/demo-modes.yaml" --wait > "$run/dem
   echo "time model:  $time_fit   (cv_mape_pct: 5-fold cross-validated error, percent;"
   echo "   a simulated run's noise is seeded by its training seed, board and operating point)"
   echo "power model: $power_fit"
+  if phys_fit=$("$bin/jetfleet" model fit --sweep demo-modes --workload resnet18-cifar10 \
+    --board sim-agx-01 --target time --kind phys); then
+    echo "time model, phys form (7 parameters from how the boards work): $phys_fit"
+  fi
   tid=$(value model "$time_fit")
   pid=$(value model "$power_fit")
   echo "-- the measured time-energy Pareto front of sim-agx-01 (simulated):"

@@ -324,3 +324,171 @@ extern "C" int jf_torch_mlp_predict(jf_torch_mlp_t *self, const float *x, size_t
         return s_fail(err, "mlp predict");
     }
 }
+
+// ---- Physical parametric regression (jf_torch_fit.h, docs/analysis.md "Physical models") ----
+
+#define JF_TORCH_PHYS_HUBER 0.05 // soft-L1 scale of the log residual: about 5 % (see the docs)
+
+namespace
+{
+
+// (a^k + b^k)^(1/k) for positive a, b, in log space: a smooth max, the sharper the larger k.
+torch::Tensor s_smax(const torch::Tensor &a, const torch::Tensor &b, const torch::Tensor &k)
+{
+    return torch::exp(torch::logsumexp(torch::stack({k * torch::log(a), k * torch::log(b)}), 0) /
+                      k);
+}
+
+// The time form and its parts. x: n x 4 (cores, CPU, GPU, EMC GHz), p: 7 parameters, all but the
+// constant's on a log scale so every one is free of sign constraints.
+//   CPU time  = e^p0 / (f_cpu · c_eff), c_eff = cores · n0 / (cores + n0), n0 = e^p4 (the cores
+//               the CPU side can use: a saturating count)
+//   GPU time  = e^p1 / f_gpu; memory time = e^p2 / f_emc; device = smax(GPU, memory, 1 + e^p6)
+//   time      = smax(CPU, device, 1 + e^p5) + e^p3 (a fixed cost)
+struct s_time_parts {
+    torch::Tensor t, cpu, gpu, mem;
+};
+
+s_time_parts s_time(const torch::Tensor &x, const torch::Tensor &p)
+{
+    auto c = x.select(1, 0);
+    auto n0 = torch::exp(p[4]);
+    auto cpu = torch::exp(p[0]) / (x.select(1, 1) * (c * n0 / (c + n0)));
+    auto gpu = torch::exp(p[1]) / x.select(1, 2);
+    auto mem = torch::exp(p[2]) / x.select(1, 3);
+    auto dev = s_smax(gpu, mem, 1.0 + torch::exp(p[6]));
+    auto t = s_smax(cpu, dev, 1.0 + torch::exp(p[5])) + torch::exp(p[3]);
+    return {t, cpu, gpu, mem};
+}
+
+// The power form: p[0..6] a latent time form whose parts give each unit's share u of the time,
+//   P = e^q0 + (e^q1 u_cpu + e^q2) cores f_cpu^(1+e^q7) + (e^q3 u_gpu + e^q4) f_gpu^(1+e^q8)
+//       + (e^q5 u_mem + e^q6) f_emc
+// with q = p[7..15]: static power, then per unit C V^2 f (V rising with f: a power of f above 1;
+// the memory's taken as linear) times a part that follows the unit's load and one that does not
+// (clock tree, leakage, polling).
+torch::Tensor s_power(const torch::Tensor &x, const torch::Tensor &p)
+{
+    auto tp = s_time(x, p.narrow(0, 0, JF_TORCH_PHYS_TIME_PARAMS));
+    auto q = p.narrow(0, JF_TORCH_PHYS_TIME_PARAMS, 9);
+    auto c = x.select(1, 0);
+    auto fc = x.select(1, 1);
+    auto fg = x.select(1, 2);
+    auto fe = x.select(1, 3);
+    auto cpu_v = c * torch::pow(fc, 1.0 + torch::exp(q[7])); // cores x C V^2 f, V rising with f
+    auto gpu_v = torch::pow(fg, 1.0 + torch::exp(q[8]));
+    return torch::exp(q[0]) + (torch::exp(q[1]) * (tp.cpu / tp.t) + torch::exp(q[2])) * cpu_v +
+           (torch::exp(q[3]) * (tp.gpu / tp.t) + torch::exp(q[4])) * gpu_v +
+           (torch::exp(q[5]) * (tp.mem / tp.t) + torch::exp(q[6])) * fe;
+}
+
+torch::Tensor s_phys(jf_torch_phys_form_t form, const torch::Tensor &x, const torch::Tensor &p)
+{
+    return form == JF_TORCH_PHYS_TIME ? s_time(x, p).t : s_power(x, p);
+}
+
+// Mean soft-L1 of the log residuals: quadratic below about 5 %, linear above (a few bad modes in
+// a real table must not bend the whole surface).
+torch::Tensor s_phys_loss(jf_torch_phys_form_t form, const torch::Tensor &x,
+                          const torch::Tensor &log_y, const torch::Tensor &p)
+{
+    auto r = (torch::log(s_phys(form, x, p)) - log_y) / JF_TORCH_PHYS_HUBER;
+    return (2.0 * (torch::sqrt(1.0 + r * r) - 1.0)).mean();
+}
+
+// One L-BFGS descent from start; the final loss (NaN or infinite when it diverged).
+double s_phys_descend(jf_torch_phys_form_t form, const torch::Tensor &x, const torch::Tensor &log_y,
+                      torch::Tensor &p, int max_iter)
+{
+    p.requires_grad_(true);
+    torch::optim::LBFGS opt({p}, torch::optim::LBFGSOptions(1.0)
+                                     .max_iter(max_iter)
+                                     .max_eval(max_iter * 5 / 4)
+                                     .tolerance_grad(1e-10)
+                                     .tolerance_change(1e-14)
+                                     .history_size(JF_TORCH_FIT_LBFGS_HISTORY)
+                                     .line_search_fn("strong_wolfe"));
+    auto closure = [&]() {
+        opt.zero_grad();
+        auto loss = s_phys_loss(form, x, log_y, p);
+        loss.backward();
+        return loss;
+    };
+    opt.step(closure);
+    torch::NoGradGuard ng;
+    return s_phys_loss(form, x, log_y, p).item<double>();
+}
+
+torch::Tensor s_phys_x(const double *x, size_t n)
+{
+    return torch::from_blob(const_cast<double *>(x), {(int64_t) n, JF_TORCH_PHYS_INPUTS},
+                            torch::kFloat64)
+        .clone();
+}
+
+} // namespace
+
+extern "C" int jf_torch_phys_fit(jf_torch_phys_form_t form, const double *x, const double *y,
+                                 size_t n, double scale, const double *starts, size_t n_starts,
+                                 int max_iter, double *ret_params, double *ret_loss,
+                                 size_t *ret_start, jf_err_t *err)
+{
+    int np = jf_torch_phys_params(form);
+    if (np == 0 || n == 0 || n > JF_TORCH_FIT_ROWS_MAX || n_starts == 0 || max_iter < 1 ||
+        !(scale > 0.0) || !std::isfinite(scale)) {
+        return jf_err_set(err, -EINVAL, "phys fit: bad form, sizes or scale");
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (!(y[i] > 0.0) || !std::isfinite(y[i]) || !s_all_finite(x + i * 4, 4) ||
+            !(x[i * 4] > 0 && x[i * 4 + 1] > 0 && x[i * 4 + 2] > 0 && x[i * 4 + 3] > 0)) {
+            return jf_err_set(err, -EINVAL, "phys fit: row %zu has a non-positive value", i);
+        }
+    }
+    try {
+        at::set_num_threads(1);
+        auto xs = s_phys_x(x, n);
+        auto log_y = torch::log(
+            torch::from_blob(const_cast<double *>(y), {(int64_t) n}, torch::kFloat64) / scale);
+        double best = INFINITY;
+        for (size_t s = 0; s < n_starts; s++) {
+            auto p = torch::from_blob(const_cast<double *>(starts + s * np), {np}, torch::kFloat64)
+                         .clone();
+            double loss = s_phys_descend(form, xs, log_y, p, max_iter);
+            auto pd = p.detach().contiguous();
+            if (std::isfinite(loss) && loss < best &&
+                s_all_finite(pd.data_ptr<double>(), (size_t) np)) {
+                best = loss;
+                std::memcpy(ret_params, pd.data_ptr<double>(), np * sizeof(double));
+                *ret_start = s;
+            }
+        }
+        *ret_loss = best;
+        return std::isfinite(best) ? 0
+                                   : jf_err_set(err, -EIO,
+                                                "phys fit: no start reached a finite "
+                                                "loss");
+    } catch (...) {
+        return s_fail(err, "phys fit");
+    }
+}
+
+extern "C" int jf_torch_phys_predict(jf_torch_phys_form_t form, const double *params, double scale,
+                                     const double *x, size_t n, double *ret_y, jf_err_t *err)
+{
+    int np = jf_torch_phys_params(form);
+    if (np == 0 || n > JF_TORCH_FIT_ROWS_MAX) {
+        return jf_err_set(err, -EINVAL, "phys predict: bad form or size");
+    }
+    try {
+        torch::NoGradGuard ng;
+        auto p = torch::from_blob(const_cast<double *>(params), {np}, torch::kFloat64);
+        auto y = (s_phys(form, s_phys_x(x, n), p) * scale).contiguous();
+        std::memcpy(ret_y, y.data_ptr<double>(), n * sizeof(double));
+        return s_all_finite(ret_y, n) ? 0
+                                      : jf_err_set(err, -EINVAL,
+                                                   "phys predict: not finite (an "
+                                                   "input outside the form's range)");
+    } catch (...) {
+        return s_fail(err, "phys predict");
+    }
+}

@@ -82,6 +82,43 @@ int jf_torch_mlp_params(const jf_torch_mlp_t *self, float *ret_params, size_t co
 // (count differs, a value not finite) with err.
 int jf_torch_mlp_set_params(jf_torch_mlp_t *self, const float *params, size_t count, jf_err_t *err);
 
+// Physical parametric regression (coordinator/fit/coord_model_phys.c, docs/analysis.md "Physical
+// models"): a time or power form over (cores, CPU, GPU, EMC GHz) with a few parameters, fitted by
+// L-BFGS on the relative (log) residuals under a soft-L1 loss. The forms are written once, here.
+typedef enum jf_torch_phys_form {
+    JF_TORCH_PHYS_TIME = 0, // smooth max of CPU and (GPU, memory) time, plus a constant
+    JF_TORCH_PHYS_POWER,    // static power plus each unit's dynamic power weighted by its share
+                            // of the (latent) time
+} jf_torch_phys_form_t;
+
+#define JF_TORCH_PHYS_TIME_PARAMS  7  // parameters of the time form
+#define JF_TORCH_PHYS_POWER_PARAMS 16 // of the power form (the time form's 7 first)
+#define JF_TORCH_PHYS_INPUTS       4  // cores, CPU, GPU, EMC clock in GHz
+
+// Parameters of form, or 0 for an unknown form.
+static inline int jf_torch_phys_params(jf_torch_phys_form_t form)
+{
+    return form == JF_TORCH_PHYS_TIME    ? JF_TORCH_PHYS_TIME_PARAMS
+           : form == JF_TORCH_PHYS_POWER ? JF_TORCH_PHYS_POWER_PARAMS
+                                         : 0;
+}
+
+// Fits form on n rows (x row-major n x JF_TORCH_PHYS_INPUTS, y > 0 in any unit; the form predicts
+// y / scale, where scale is the caller's, e.g. the geometric mean of y) from each of n_starts
+// starting points (row-major n_starts x params) in turn, at most max_iter L-BFGS iterations each;
+// keeps the parameters of the lowest final loss. Writes them to ret_params, the loss to
+// *ret_loss and the winning start's index to *ret_start. Starts whose loss is not finite are
+// skipped. 0; -EINVAL (bad sizes, a non-finite or non-positive value); -EIO when no start gave a
+// finite loss, or from libtorch; with err.
+int jf_torch_phys_fit(jf_torch_phys_form_t form, const double *x, const double *y, size_t n,
+                      double scale, const double *starts, size_t n_starts, int max_iter,
+                      double *ret_params, double *ret_loss, size_t *ret_start, jf_err_t *err);
+
+// Predicts n rows of x with params (the form's count); writes y (already times scale) to ret_y.
+// 0, -EINVAL (a prediction not finite), or -EIO with err.
+int jf_torch_phys_predict(jf_torch_phys_form_t form, const double *params, double scale,
+                          const double *x, size_t n, double *ret_y, jf_err_t *err);
+
 #ifdef __cplusplus
 }
 #endif

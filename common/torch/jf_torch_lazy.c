@@ -356,3 +356,21 @@ const char *jf_torch_bench_name(jf_torch_bench_kind_t kind, jf_torch_device_kind
     fn = (S_FN(jf_torch_bench_name)) s_symbol("jf_torch_bench_name", NULL);
     return fn ? fn(kind, device) : "?";
 }
+
+int jf_torch_phys_fit(jf_torch_phys_form_t form, const double *x, const double *y, size_t n,
+                      double scale, const double *starts, size_t n_starts, int max_iter,
+                      double *ret_params, double *ret_loss, size_t *ret_start, jf_err_t *err)
+{
+    S_FN(jf_torch_phys_fit) fn = (S_FN(jf_torch_phys_fit)) s_symbol("jf_torch_phys_fit", err);
+    return fn ? fn(form, x, y, n, scale, starts, n_starts, max_iter, ret_params, ret_loss,
+                   ret_start, err)
+              : -ENOSYS;
+}
+
+int jf_torch_phys_predict(jf_torch_phys_form_t form, const double *params, double scale,
+                          const double *x, size_t n, double *ret_y, jf_err_t *err)
+{
+    S_FN(jf_torch_phys_predict)
+    fn = (S_FN(jf_torch_phys_predict)) s_symbol("jf_torch_phys_predict", err);
+    return fn ? fn(form, params, scale, x, n, ret_y, err) : -ENOSYS;
+}

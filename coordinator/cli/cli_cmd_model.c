@@ -18,8 +18,8 @@
 
 #define S_FIT_USAGE                                                                                \
     "usage: jetfleet model fit --sweep S --workload W (--board B | --type T) "                     \
-    "--target time|power|energy [--kind linear|mlp] [--transfer-from MODEL_ID "                    \
-    "[--transfer-kind auto|head|finetune]] [--name NAME]"
+    "--target time|power|energy [--kind linear|mlp|phys] [--transfer-from MODEL_ID "               \
+    "[--transfer-kind auto|head|finetune|phys]] [--name NAME]"
 #define S_PREDICT_USAGE                                                                            \
     "usage: jetfleet model predict --model ID --cores N --cpu-freq F --gpu-freq F --emc-freq F "   \
     "[--workers N --batch N]"
@@ -99,17 +99,19 @@ static int s_store_model(coord_store_t *rw, const s_fit_args_t *a, const coord_m
 }
 
 // A transfer's method: --transfer-kind, else fine-tuning when --kind mlp was given (what
-// --kind mlp --transfer-from always meant), else auto. --kind linear with a transfer, or
-// --transfer-kind without --transfer-from, are usage errors.
+// --kind mlp --transfer-from always meant), phys with --kind phys, else auto. --kind linear with a
+// transfer, or --transfer-kind without --transfer-from, are usage errors.
 static bool s_parse_transfer(const s_fit_args_t *a, coord_model_opts_t *o)
 {
     if (!a->transfer) {
         return !a->xfer_kind;
     }
-    if (a->kind && o->kind != COORD_MODEL_MLP) {
+    if (a->kind && o->kind == COORD_MODEL_LINEAR) {
         return false;
     }
-    o->transfer = a->kind ? COORD_MODEL_TRANSFER_FINETUNE : COORD_MODEL_TRANSFER_AUTO;
+    o->transfer = !a->kind                      ? COORD_MODEL_TRANSFER_AUTO
+                  : o->kind == COORD_MODEL_PHYS ? COORD_MODEL_TRANSFER_PHYS
+                                                : COORD_MODEL_TRANSFER_FINETUNE;
     return !a->xfer_kind || coord_model_transfer_parse(a->xfer_kind, &o->transfer);
 }
 
@@ -177,8 +179,10 @@ static int s_fit(cli_ctx_t *ctx, int argc, char **argv)
                "cv_under_q95_pct=%.2f",
                id, coord_model_kind_name(coord_model_kind(m)), a.target, np,
                coord_model_cv_mape_pct(m), coord_model_cv_under_pct(m));
-        printf(ref ? " transfer=yes transfer_kind=%s\n" : "%s\n",
+        printf(ref ? " transfer=yes transfer_kind=%s" : "%s",
                ref ? coord_model_transfer_name(coord_model_transfer(m)) : "");
+        const char *start = coord_model_phys_start_name(m);
+        printf(start ? " phys_start=%s\n" : "\n", start);
         cli_models_print_left(a.sweep, n, &left);
     }
     coord_model_destroy(&m);

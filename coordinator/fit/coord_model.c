@@ -10,16 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const s_kind_names[] = {"linear", "mlp"};
-static const char *const s_transfer_names[] = {"auto", "head", "finetune"};
+static const char *const s_kind_names[] = {"linear", "mlp", "phys"};
+static const char *const s_transfer_names[] = {"auto", "head", "finetune", "phys"};
 // The head's ridge terms cross-validated by a transfer, per point on its standardised inputs:
 // none, then shrinking towards "the reference's shape, rescaled" by growing amounts.
 static const double s_head_ridges[] = {0.0, 0.01, 0.1, 1.0};
 
-#define S_N_KINDS     2
-#define S_N_TRANSFERS 3
+#define S_N_KINDS     3
+#define S_N_TRANSFERS 4
 #define S_N_RIDGES    ((int) (sizeof s_head_ridges / sizeof s_head_ridges[0]))
-#define S_CANDS_MAX   (S_N_RIDGES + 2) // most candidate fits one fit cross-validates
+#define S_CANDS_MAX   (S_N_RIDGES + 3) // most candidate fits one fit cross-validates
 
 const char *coord_model_kind_name(coord_model_kind_t kind)
 {
@@ -55,8 +55,9 @@ bool coord_model_kind_parse(const char *name, coord_model_kind_t *ret_kind)
 
 size_t coord_model_min_points(coord_model_kind_t kind, coord_target_t target)
 {
-    return kind == COORD_MODEL_MLP ? COORD_MODEL_MLP_MIN
-                                   : (size_t) coord_features_count(target) + 2;
+    return kind == COORD_MODEL_MLP    ? COORD_MODEL_MLP_MIN
+           : kind == COORD_MODEL_PHYS ? coord_model_phys_min_points(target)
+                                      : (size_t) coord_features_count(target) + 2;
 }
 
 coord_model_t *coord_model_alloc(coord_model_kind_t kind, coord_target_t target, jf_err_t *err)
@@ -168,11 +169,12 @@ static int s_linear_fit(coord_model_t *self, const coord_point_t *pts, size_t n,
     return rc;
 }
 
-// True when a fit with opts makes a head: a transfer other than fine-tuning (AUTO without
+// True when a fit with opts makes a head: a transfer other than fine-tuning or phys (AUTO without
 // cross-validation means the head, which every reference allows).
 static bool s_is_head(const coord_model_opts_t *opts)
 {
-    return opts->transfer_from && opts->transfer != COORD_MODEL_TRANSFER_FINETUNE;
+    return opts->transfer_from && opts->transfer != COORD_MODEL_TRANSFER_FINETUNE &&
+           opts->transfer != COORD_MODEL_TRANSFER_PHYS;
 }
 
 // The kind a fit with opts makes: a transfer's follows its method (a head is linear, fine-tuning
@@ -182,7 +184,9 @@ static coord_model_kind_t s_kind_of(const coord_model_opts_t *opts)
     if (!opts->transfer_from) {
         return opts->kind;
     }
-    return s_is_head(opts) ? COORD_MODEL_LINEAR : COORD_MODEL_MLP;
+    return s_is_head(opts)                               ? COORD_MODEL_LINEAR
+           : opts->transfer == COORD_MODEL_TRANSFER_PHYS ? COORD_MODEL_PHYS
+                                                         : COORD_MODEL_MLP;
 }
 
 static int s_check_transfer(const coord_model_opts_t *opts, jf_err_t *err)
@@ -200,9 +204,43 @@ static int s_check_transfer(const coord_model_opts_t *opts, jf_err_t *err)
     return 0;
 }
 
+// The loader configuration shared by all n points (-1 where they differ).
+static void s_shared_config(const coord_point_t *pts, size_t n, int *ret_workers, int *ret_batch)
+{
+    *ret_workers = n ? pts[0].op.workers : -1;
+    *ret_batch = n ? pts[0].op.batch_size : -1;
+    for (size_t i = 1; i < n; i++) {
+        *ret_workers = pts[i].op.workers == *ret_workers ? *ret_workers : -1;
+        *ret_batch = pts[i].op.batch_size == *ret_batch ? *ret_batch : -1;
+    }
+}
+
+// A phys model's limits: time or power, points of one loader configuration.
+static int s_check_phys(const coord_model_opts_t *opts, const coord_point_t *pts, size_t n,
+                        jf_err_t *err)
+{
+    int w = -1;
+    int b = -1;
+    s_shared_config(pts, n, &w, &b);
+    if (opts->target == COORD_TARGET_ENERGY) {
+        return jf_err_set(err, -EINVAL,
+                          "phys models time and power, not energy (pareto and recommend take "
+                          "energy as time x power)");
+    }
+    if (w < 0 || b < 0) {
+        return jf_err_set(err, -EINVAL,
+                          "phys models one loader configuration; these points have several "
+                          "(workers or batch size differ): filter them or use linear or mlp");
+    }
+    return 0;
+}
+
 static int s_check_points(const coord_model_opts_t *opts, const coord_point_t *pts, size_t n,
                           jf_err_t *err)
 {
+    if (s_kind_of(opts) == COORD_MODEL_PHYS && s_check_phys(opts, pts, n, err) != 0) {
+        return err && err->code ? err->code : -EINVAL;
+    }
     size_t need = s_is_head(opts) ? COORD_MODEL_HEAD_MIN
                                   : coord_model_min_points(s_kind_of(opts), opts->target);
     if (n < need) {
@@ -225,12 +263,9 @@ static int s_check_points(const coord_model_opts_t *opts, const coord_point_t *p
 // The loader configuration shared by all n points (-1 where they differ).
 static void s_trained_config(coord_model_t *m, const coord_point_t *pts, size_t n)
 {
-    int w = n ? pts[0].op.workers : -1;
-    int b = n ? pts[0].op.batch_size : -1;
-    for (size_t i = 1; i < n; i++) {
-        w = pts[i].op.workers == w ? w : -1;
-        b = pts[i].op.batch_size == b ? b : -1;
-    }
+    int w = -1;
+    int b = -1;
+    s_shared_config(pts, n, &w, &b);
     coord_model_set_trained_config(m, w, b);
 }
 
@@ -247,14 +282,16 @@ static coord_model_t *s_fit_once(const coord_model_opts_t *opts, const coord_poi
     const coord_model_t *ref = opts->transfer_from;
     bool head = s_is_head(opts);
     m->log = kind != COORD_MODEL_LINEAR || head || opts->log == COORD_MODEL_LOG_ON;
-    m->transfer = !ref   ? COORD_MODEL_TRANSFER_AUTO
-                  : head ? COORD_MODEL_TRANSFER_HEAD
-                         : COORD_MODEL_TRANSFER_FINETUNE;
+    m->transfer = !ref                       ? COORD_MODEL_TRANSFER_AUTO
+                  : head                     ? COORD_MODEL_TRANSFER_HEAD
+                  : kind == COORD_MODEL_PHYS ? COORD_MODEL_TRANSFER_PHYS
+                                             : COORD_MODEL_TRANSFER_FINETUNE;
     s_trained_config(m, pts, n);
     m->head_form = opts->head_form;
     int rc = head                      ? coord_model_head_fit(m, ref, pts, n, opts->head_ridge, err)
              : kind == COORD_MODEL_MLP ? coord_model_mlp_fit(m, ref, pts, n, err)
-                                       : s_linear_fit(m, pts, n, err);
+             : kind == COORD_MODEL_PHYS ? coord_model_phys_fit(m, ref, pts, n, err)
+                                        : s_linear_fit(m, pts, n, err);
     if (rc != 0) {
         coord_model_destroy(&m);
     }
@@ -265,6 +302,9 @@ int coord_model_predict(coord_model_t *self, const coord_op_t *op, double *ret_y
 {
     if (self->kind == COORD_MODEL_MLP) {
         return coord_model_mlp_predict(self, op, ret_y, err);
+    }
+    if (self->kind == COORD_MODEL_PHYS) {
+        return coord_model_phys_predict(self, op, ret_y, err);
     }
     if (self->ref) {
         return coord_model_head_predict(self, op, ret_y, err);
@@ -352,9 +392,28 @@ int coord_model_cv_under(const coord_model_opts_t *opts, const coord_point_t *pt
     return rc;
 }
 
+// True when AUTO cross-validates a phys model on the points: a time model (a phys power model
+// is fitted only when asked for: on the simulated boards its bias at the highest CPU clocks, where
+// the cross-validation did not see it, put recommendations over their budget; docs/analysis.md
+// "Transfer"), one loader configuration, and enough points left for the fit in every fold.
+static bool s_phys_fits(const coord_model_opts_t *o, const coord_point_t *pts, size_t n)
+{
+    if (o->target != COORD_TARGET_TIME) {
+        return false;
+    }
+    int w = -1;
+    int b = -1;
+    s_shared_config(pts, n, &w, &b);
+    size_t k = n < 2 * COORD_MODEL_CV_FOLDS ? n : COORD_MODEL_CV_FOLDS;
+    size_t need = coord_model_phys_min_points(o->target);
+    return need > 0 && w >= 0 && b >= 0 && k > 0 && n - (n + k - 1) / k >= need;
+}
+
 // The fits a coord_model_fit with o cross-validates: a linear model's two forms (log AUTO); a
-// transfer's head at each ridge term (AUTO, HEAD) and fine-tuning (AUTO from an mlp); else o.
-static size_t s_candidates(const coord_model_opts_t *o, size_t n_pts, coord_model_opts_t *ret)
+// transfer's head at each ridge term (AUTO, HEAD), fine-tuning (AUTO from an mlp) and a phys
+// model (AUTO, where it fits); else o.
+static size_t s_candidates(const coord_model_opts_t *o, const coord_point_t *pts, size_t n_pts,
+                           coord_model_opts_t *ret)
 {
     size_t n = 0;
     const coord_model_t *ref = o->transfer_from;
@@ -363,7 +422,8 @@ static size_t s_candidates(const coord_model_opts_t *o, size_t n_pts, coord_mode
         ret[n++].log = COORD_MODEL_LOG_OFF; // first: on a tie the value is kept
         ret[n] = *o;
         ret[n++].log = COORD_MODEL_LOG_ON;
-    } else if (ref && o->transfer != COORD_MODEL_TRANSFER_FINETUNE) {
+    } else if (ref && (o->transfer == COORD_MODEL_TRANSFER_AUTO ||
+                       o->transfer == COORD_MODEL_TRANSFER_HEAD)) {
         for (int i = 0; i < S_N_RIDGES; i++) {
             ret[n] = *o;
             ret[n].transfer = COORD_MODEL_TRANSFER_HEAD;
@@ -380,6 +440,10 @@ static size_t s_candidates(const coord_model_opts_t *o, size_t n_pts, coord_mode
             ret[n] = *o;
             ret[n++].transfer = COORD_MODEL_TRANSFER_FINETUNE;
         }
+        if (o->transfer == COORD_MODEL_TRANSFER_AUTO && s_phys_fits(o, pts, n_pts)) {
+            ret[n] = *o;
+            ret[n++].transfer = COORD_MODEL_TRANSFER_PHYS;
+        }
     } else {
         ret[n++] = *o;
     }
@@ -392,7 +456,7 @@ static int s_choose(coord_model_opts_t *o, const coord_point_t *pts, size_t n, d
                     double *under, jf_err_t *err)
 {
     coord_model_opts_t cands[S_CANDS_MAX];
-    size_t nc = s_candidates(o, n, cands);
+    size_t nc = s_candidates(o, pts, n, cands);
     double *tmp = malloc(n * sizeof *tmp);
     int rc = tmp ? 0 : jf_err_set(err, -ENOMEM, "cross-validation: out of memory");
     double best = INFINITY;
@@ -454,6 +518,9 @@ json_t *coord_model_features_json(const coord_model_t *self)
                                          "emc_ghz", "workers", "batch_size"};
     static const char *const head_in[] = {"const",       "log_ref",     "log_cores",
                                           "log_cpu_ghz", "log_gpu_ghz", "log_emc_ghz"};
+    if (self->kind == COORD_MODEL_PHYS) {
+        return json_pack("[s, s, s, s]", "cores", "cpu_ghz", "gpu_ghz", "emc_ghz");
+    }
     json_t *a = json_array();
     bool sum = self->ref && self->head_form == COORD_MODEL_HEAD_SUM;
     int count = self->kind == COORD_MODEL_MLP ? COORD_MODEL_MLP_INPUTS
@@ -487,9 +554,10 @@ static json_t *s_linear_params_json(const coord_model_t *self)
 
 json_t *coord_model_params_json(const coord_model_t *self)
 {
-    json_t *p = self->kind == COORD_MODEL_MLP ? coord_model_mlp_params_json(self)
-                : self->ref                   ? coord_model_head_params_json(self)
-                                              : s_linear_params_json(self);
+    json_t *p = self->kind == COORD_MODEL_MLP    ? coord_model_mlp_params_json(self)
+                : self->kind == COORD_MODEL_PHYS ? coord_model_phys_params_json(self)
+                : self->ref                      ? coord_model_head_params_json(self)
+                                                 : s_linear_params_json(self);
     // Optional (models stored before it have none): what recommend's margin is taken from.
     if (p && !isnan(self->cv_under_pct) &&
         json_object_set_new(p, "cv_under_pct", json_real(self->cv_under_pct)) != 0) {
@@ -532,6 +600,7 @@ coord_model_t *coord_model_load_json(coord_model_kind_t kind, coord_target_t tar
     if (rc == 0) {
         // A head is stored as kind linear with its reference inside ("ref").
         rc = kind == COORD_MODEL_MLP          ? coord_model_mlp_load(m, params, err)
+             : kind == COORD_MODEL_PHYS       ? coord_model_phys_load(m, params, err)
              : json_object_get(params, "ref") ? coord_model_head_load(m, params, err)
                                               : s_linear_load(m, params, err);
     }

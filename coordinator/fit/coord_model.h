@@ -40,6 +40,7 @@
 typedef enum coord_model_kind {
     COORD_MODEL_LINEAR = 0,
     COORD_MODEL_MLP,
+    COORD_MODEL_PHYS, // a physically motivated parametric form, time or power (coord_model_phys.c)
 } coord_model_kind_t;
 
 // The form of a head: a product of power laws (log) or a sum of parts (sum).
@@ -55,6 +56,10 @@ typedef enum coord_model_transfer {
                                    // skip_cv: the head without ridge
     COORD_MODEL_TRANSFER_HEAD,     // a head on the reference's prediction (kind linear)
     COORD_MODEL_TRANSFER_FINETUNE, // fine-tune a copy of the reference mlp (kind mlp)
+    COORD_MODEL_TRANSFER_PHYS,     // a phys model on the new points, started from the reference's
+                                   // parameters when the reference is phys (kind phys). AUTO
+                                   // cross-validates it too for time (one loader configuration,
+                                   // enough points in every fold), not for power
 } coord_model_transfer_t;
 
 // Whether a linear model fits the value or its logarithm.
@@ -88,20 +93,21 @@ typedef struct coord_model_opts {
     coord_model_head_form_t head_form;  // head with skip_cv: its form; else cross-validated
 } coord_model_opts_t;
 
-// "linear", "mlp" (static), or "unknown".
+// "linear", "mlp", "phys" (static), or "unknown".
 const char *coord_model_kind_name(coord_model_kind_t kind);
 // Parses a kind name; false for any other text.
 bool coord_model_kind_parse(const char *name, coord_model_kind_t *ret_kind);
 
-// Fewest points a model of this kind and target is fitted on (features + 2 for linear; a head
-// needs COORD_MODEL_HEAD_MIN).
+// Fewest points a model of this kind and target is fitted on (features + 2 for linear, parameters
+// + 2 for phys, which does not model energy: 0 then; a head needs COORD_MODEL_HEAD_MIN).
 size_t coord_model_min_points(coord_model_kind_t kind, coord_target_t target);
 
 // Fits a model on n points and cross-validates it (coord_model_cv). Caller owns the result;
 // release with coord_model_destroy. NULL with err: -EINVAL "too few points to fit: N modes, need
 // at least M", a point without a valid operating point or a positive value, a transfer from a
 // reference of another target, fine-tuning from a reference that is not an mlp, a head whose
-// reference predicts a non-positive value; -EIO from libtorch.
+// reference predicts a non-positive value, a phys model of energy or of points with several
+// loader configurations; -EIO from libtorch.
 coord_model_t *coord_model_fit(const coord_model_opts_t *opts, const coord_point_t *pts, size_t n,
                                jf_err_t *err);
 
@@ -136,10 +142,13 @@ double coord_model_cv_mape_pct(const coord_model_t *self);
 // fell for 95 % of the modes it did not see. NaN when not cross-validated or loaded from a model
 // stored without it.
 double coord_model_cv_under_pct(const coord_model_t *self);
-// For a transfer: the method the fit used (HEAD or FINETUNE); AUTO for a model fitted without
+// For a phys model: which start its fit kept, "reference" (a phys reference's parameters),
+// "default" or "perturbed" (static); NULL for other kinds.
+const char *coord_model_phys_start_name(const coord_model_t *self);
+// For a transfer: the method the fit used (HEAD, FINETUNE or PHYS); AUTO for a model fitted without
 // a reference or loaded from the store.
 coord_model_transfer_t coord_model_transfer(const coord_model_t *self);
-// "auto", "head", "finetune" (static), or "unknown"; and the parse (false for other text).
+// "auto", "head", "finetune", "phys" (static), or "unknown"; and the parse (false for other text).
 const char *coord_model_transfer_name(coord_model_transfer_t t);
 bool coord_model_transfer_parse(const char *name, coord_model_transfer_t *ret_t);
 // Records the loader configuration the model was trained on (workers, batch size; -1 when its

@@ -26,6 +26,10 @@ struct coord_model {
     int trained_workers;                      // loader workers of all training points, or -1
     int trained_batch;                        // batch size of all training points, or -1
     double cv_under_pct; // COORD_MODEL_UNDER_Q quantile of held-out underestimates (%), or NaN
+    double phys[JF_TORCH_PHYS_POWER_PARAMS]; // phys: the form's parameters
+    int n_phys;                              // phys: how many (the form's)
+    double phys_scale;                       // phys: the form predicts y / phys_scale
+    int phys_start; // phys: which start won: 0 the reference's, 1 the default, 2 a perturbed one
 };
 
 // A new zeroed model of kind and target, nothing known yet (NaN figures, -1 configuration).
@@ -61,5 +65,17 @@ int coord_model_mlp_predict(coord_model_t *self, const coord_op_t *op, double *r
 
 json_t *coord_model_mlp_params_json(const coord_model_t *self);
 int coord_model_mlp_load(coord_model_t *self, const json_t *params, jf_err_t *err);
+
+// The phys kind (coord_model_phys.c): fewest points (parameters + 2; 0 for energy, which it does
+// not model), the fit of self (kind phys, fields zeroed) on n points sharing one loader
+// configuration, starting from ref's parameters too when ref is a phys model of the target (ref
+// may be NULL), prediction, params JSON and its load. Each returns 0 or a negative errno with err.
+size_t coord_model_phys_min_points(coord_target_t target);
+int coord_model_phys_fit(coord_model_t *self, const coord_model_t *ref, const coord_point_t *pts,
+                         size_t n, jf_err_t *err);
+int coord_model_phys_predict(coord_model_t *self, const coord_op_t *op, double *ret_y,
+                             jf_err_t *err);
+json_t *coord_model_phys_params_json(const coord_model_t *self);
+int coord_model_phys_load(coord_model_t *self, const json_t *params, jf_err_t *err);
 
 #endif

@@ -367,6 +367,18 @@ static void test_fit_predict_eval(void **state)
     printf("held_linear_time_mape_pct=%.3f\n", t_value(out, "mape_pct"));
     assert_true(t_value(out, "mape_pct") < T_ERR_BOUND);
     free(out);
+    // The phys kind: stored as phys, says which start it kept, scored on the held-out sweep.
+    out = t_cli(c, 0, T_FIT("time", "phys", "nx-01", "grid"));
+    assert_non_null(strstr(out, "model=5 kind=phys target=time points=54 cv_mape_pct="));
+    assert_non_null(strstr(out, " phys_start="));
+    free(out);
+    out = t_cli(c, 0,
+                (const char *const[]){"model", "eval", "--model", "5", "--sweep", "held", NULL});
+    printf("held_phys_time_mape_pct=%.3f\n", t_value(out, "mape_pct"));
+    assert_true(t_value(out, "mape_pct") < T_ERR_BOUND);
+    free(out);
+    assert_int_equal(jft_fleet_sql_int(&c->f, "SELECT count(*) FROM models WHERE kind = 'phys'"),
+                     1);
 }
 
 static void test_pareto_recommend(void **state)
@@ -537,6 +549,8 @@ static void test_bad_requests(void **state)
                                         T_WORKLOAD, "--board", "nx-02", "--target", "time",
                                         "--kind", "mlp", "--transfer-from", "2", NULL},
                   "transfer needs a reference mlp of target time");
+    t_expect_fail(c, 1, T_FIT("energy", "phys", "nx-01", "grid"),
+                  "phys models time and power, not energy");
 }
 
 // Arguments: none (every test), or --only / --skip and a cmocka test-name pattern, so that ctest

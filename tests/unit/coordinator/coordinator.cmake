@@ -71,10 +71,16 @@ jf_add_unit_test(validity
 
 # Model fitting, Pareto fronts, the models table (issue #12, docs/analysis.md).
 jf_add_unit_test(fit
-  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/fit_test.c LIBS jf_fit)
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/fit_test.c
+  ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/fit_support.c LIBS jf_fit)
 # Six MLP trainings on 576 points: ~13 s on a loaded 2-core machine, more under the sanitizers.
 math(EXPR jf_fit_timeout "120 * ${JF_TEST_TIMEOUT_SCALE}")
 set_tests_properties(unit.fit PROPERTIES TIMEOUT ${jf_fit_timeout})
+# The phys kind: a few dozen L-BFGS descents on 50 to 576 points, a few seconds.
+jf_add_unit_test(fit_phys
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/fit_phys_test.c
+  ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/fit_support.c LIBS jf_fit)
+set_tests_properties(unit.fit_phys PROPERTIES TIMEOUT ${jf_fit_timeout})
 jf_add_unit_test(adaptive
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/adaptive_test.c LIBS jf_fit)
 jf_add_unit_test(pareto

@@ -5,6 +5,7 @@
  * reference, the held-out underestimates, JSON round trips and the documented errors. Figures
  * are printed as name=value lines. */
 #include "coord_model.h"
+#include "fit_support.h"
 #include "jf_rng.h"
 #include "jf_torch_fit.h"
 
@@ -43,26 +44,7 @@ static double t_truth(const t_surface_t *s, const coord_op_t *op)
     return (gpu + s->c / (op->cores * c)) * 1e6;
 }
 
-// The grid 4 cores x 6 cpu x 6 gpu x 4 emc = 576 modes of the roofline tests.
-static size_t t_grid(coord_op_t *ops)
-{
-    static const int cores[] = {1, 2, 4, 8};
-    static const double cpu[] = {0.4, 0.7, 1.0, 1.3, 1.7, 2.2};
-    static const double gpu[] = {0.3, 0.5, 0.7, 0.9, 1.1, 1.3};
-    static const double emc[] = {0.6, 1.0, 1.6, 2.1};
-    size_t n = 0;
-    for (; n < 4 * 6 * 6 * 4; n++) { // one index over the four axes, emc fastest
-        ops[n] = (coord_op_t){.cores = cores[n / 144],
-                              .cpu_hz = (int64_t) (cpu[n / 24 % 6] * T_GHZ),
-                              .gpu_hz = (int64_t) (gpu[n / 4 % 6] * T_GHZ),
-                              .emc_hz = (int64_t) (emc[n % 4] * T_GHZ),
-                              .workers = 2,
-                              .batch_size = 32};
-    }
-    return n;
-}
-
-#define T_GRID_N 576
+#define T_GRID_N TFIT_GRID_N
 
 static void t_points(const t_surface_t *s, const coord_op_t *ops, size_t n, uint64_t seed,
                      double noise, coord_point_t *pts)
@@ -170,7 +152,7 @@ static void test_cv_matches_own_refits(void **state)
 {
     (void) state;
     coord_op_t ops[T_GRID_N];
-    size_t n = t_grid(ops);
+    size_t n = tfit_grid(ops);
     t_surface_t s = {.a = 2.0, .b = 3.0, .c = 4.0};
     coord_point_t *pts = malloc(n * sizeof *pts);
     t_points(&s, ops, n, 21, T_NOISE, pts);
@@ -226,7 +208,7 @@ static void test_roofline_surface(void **state)
 {
     (void) state;
     coord_op_t ops[T_GRID_N];
-    size_t n = t_grid(ops);
+    size_t n = tfit_grid(ops);
     t_surface_t s = {.a = 2.0, .b = 3.0, .c = 4.0};
     coord_point_t *pts = malloc(n * sizeof *pts);
     t_points(&s, ops, n, 22, T_NOISE, pts);
@@ -239,29 +221,11 @@ static void test_roofline_surface(void **state)
 
 #define T_XFER_N 50
 
-static double t_heldout(coord_model_t *m, const coord_point_t *pts, size_t n)
-{
-    double mape = 0.0;
-    jf_err_t err = {0};
-    assert_int_equal(coord_model_mape(m, pts, n, &mape, &err), 0);
-    return mape;
-}
-
-static coord_model_t *t_fit(const coord_model_opts_t *o, const coord_point_t *pts, size_t n)
-{
-    jf_err_t err = {0};
-    coord_model_t *m = coord_model_fit(o, pts, n, &err);
-    if (!m) {
-        fail_msg("fit: %s", err.msg);
-    }
-    return m;
-}
-
 static void test_transfer_beats_scratch(void **state)
 {
     (void) state;
     coord_op_t ops[T_GRID_N];
-    size_t n = t_grid(ops);
+    size_t n = tfit_grid(ops);
     t_surface_t ref_s = {.a = 2.0, .b = 3.0, .c = 4.0};
     t_surface_t new_s = {.a = 2.0 * 1.5, .b = 3.0 * 0.8, .c = 4.0 * 1.3}; // another workload
     coord_point_t *ref_pts = malloc(n * sizeof *ref_pts);
@@ -283,13 +247,13 @@ static void test_transfer_beats_scratch(void **state)
     t_points(&new_s, shuffled, T_XFER_N, 33, T_NOISE, new_pts);
     t_points(&new_s, shuffled + T_XFER_N, n - T_XFER_N, 0, 0.0, new_pts + T_XFER_N);
     coord_model_opts_t o = {.kind = COORD_MODEL_MLP, .target = COORD_TARGET_TIME, .skip_cv = true};
-    coord_model_t *ref = t_fit(&o, ref_pts, n);
-    coord_model_t *scratch = t_fit(&o, new_pts, T_XFER_N);
+    coord_model_t *ref = tfit_fit(&o, ref_pts, n);
+    coord_model_t *scratch = tfit_fit(&o, new_pts, T_XFER_N);
     o.transfer_from = ref;
     o.transfer = COORD_MODEL_TRANSFER_FINETUNE;
-    coord_model_t *xfer = t_fit(&o, new_pts, T_XFER_N);
-    double e_scratch = t_heldout(scratch, new_pts + T_XFER_N, n - T_XFER_N);
-    double e_xfer = t_heldout(xfer, new_pts + T_XFER_N, n - T_XFER_N);
+    coord_model_t *xfer = tfit_fit(&o, new_pts, T_XFER_N);
+    double e_scratch = tfit_heldout(scratch, new_pts + T_XFER_N, n - T_XFER_N);
+    double e_xfer = tfit_heldout(xfer, new_pts + T_XFER_N, n - T_XFER_N);
     printf("transfer50_heldout_mape_pct=%.3f scratch50_heldout_mape_pct=%.3f\n", e_xfer, e_scratch);
     assert_true(e_xfer < e_scratch);
     // A transfer needs an mlp reference of the same target.
@@ -345,7 +309,7 @@ static double t_head_check(coord_model_t *head, coord_model_t *ref, const coord_
     for (size_t i = 0; i < n; i++) {
         truth[i] = (coord_point_t){.op = ops[i], .y = t_head_truth(ref, &ops[i])};
     }
-    double mape = t_heldout(head, truth, n);
+    double mape = tfit_heldout(head, truth, n);
     free(truth);
     return mape;
 }
@@ -354,12 +318,12 @@ static void test_head_transfer_recovers_correction(void **state)
 {
     (void) state;
     coord_op_t grid[T_GRID_N];
-    size_t n = t_grid(grid);
+    size_t n = tfit_grid(grid);
     t_surface_t ref_s = {.a = 2.0, .b = 3.0, .c = 4.0};
     coord_point_t *ref_pts = malloc(n * sizeof *ref_pts);
     t_points(&ref_s, grid, n, 61, T_NOISE, ref_pts);
     coord_model_opts_t o = {.kind = COORD_MODEL_LINEAR, .target = COORD_TARGET_TIME};
-    coord_model_t *ref = t_fit(&o, ref_pts, n);
+    coord_model_t *ref = tfit_fit(&o, ref_pts, n);
     // 50 profiled modes of the new workload (a seeded shuffle's first 50), the rest held out.
     size_t order[T_GRID_N];
     for (size_t i = 0; i < n; i++) {
@@ -382,7 +346,7 @@ static void test_head_transfer_recovers_correction(void **state)
                             .transfer_from = ref,
                             .transfer = COORD_MODEL_TRANSFER_HEAD,
                             .skip_cv = true};
-    coord_model_t *head = t_fit(&h, new_pts, T_XFER_N);
+    coord_model_t *head = tfit_fit(&h, new_pts, T_XFER_N);
     assert_int_equal(coord_model_kind(head), COORD_MODEL_LINEAR); // a linear model on log_ref
     assert_int_equal(coord_model_transfer(head), COORD_MODEL_TRANSFER_HEAD);
     double e_head = t_head_check(head, ref, ops + T_XFER_N, n - T_XFER_N);
@@ -391,7 +355,7 @@ static void test_head_transfer_recovers_correction(void **state)
     for (size_t i = T_XFER_N; i < n; i++) {
         rest[i - T_XFER_N] = (coord_point_t){.op = ops[i], .y = t_head_truth(ref, &ops[i])};
     }
-    double e_ref = t_heldout(ref, rest, n - T_XFER_N);
+    double e_ref = tfit_heldout(ref, rest, n - T_XFER_N);
     printf("head50_heldout_mape_pct=%.3f reference_alone_mape_pct=%.3f\n", e_head, e_ref);
     assert_true(e_head < T_HEAD_BOUND);
     // Stored and loaded back (the reference inside it), it predicts the same.
@@ -409,7 +373,7 @@ static void test_head_transfer_recovers_correction(void **state)
     assert_true(fabs(y1 - y2) <= 1e-9 * y1);
     // AUTO cross-validates the head's ridge terms (a linear reference: no fine-tuning).
     h = (coord_model_opts_t){.target = COORD_TARGET_TIME, .transfer_from = ref};
-    coord_model_t *aut = t_fit(&h, new_pts, T_XFER_N);
+    coord_model_t *aut = tfit_fit(&h, new_pts, T_XFER_N);
     printf("head50_auto_cv_mape_pct=%.3f cv_under_pct=%.3f\n", coord_model_cv_mape_pct(aut),
            coord_model_cv_under_pct(aut));
     assert_int_equal(coord_model_transfer(aut), COORD_MODEL_TRANSFER_HEAD);
@@ -440,12 +404,12 @@ static void test_head_sum_form(void **state)
 {
     (void) state;
     coord_op_t ops[T_GRID_N];
-    size_t n = t_grid(ops);
+    size_t n = tfit_grid(ops);
     t_surface_t ref_s = {.a = 2.0, .b = 3.0, .c = 1.0};
     coord_point_t *pts = malloc(n * sizeof *pts);
     t_points(&ref_s, ops, n, 81, T_NOISE, pts);
     coord_model_opts_t o = {.kind = COORD_MODEL_MLP, .target = COORD_TARGET_TIME, .skip_cv = true};
-    coord_model_t *ref = t_fit(&o, pts, n);
+    coord_model_t *ref = tfit_fit(&o, pts, n);
     for (size_t i = 0; i < n; i++) { // every 11th mode profiled, the rest held out
         pts[i] =
             (coord_point_t){.op = ops[(i * 11) % n], .y = t_sum_truth(ref, &ops[(i * 11) % n])};
@@ -455,11 +419,11 @@ static void test_head_sum_form(void **state)
                             .transfer = COORD_MODEL_TRANSFER_HEAD,
                             .head_form = COORD_MODEL_HEAD_SUM,
                             .skip_cv = true};
-    coord_model_t *sum = t_fit(&h, pts, T_XFER_N);
+    coord_model_t *sum = tfit_fit(&h, pts, T_XFER_N);
     h.head_form = COORD_MODEL_HEAD_LOG;
-    coord_model_t *lg = t_fit(&h, pts, T_XFER_N);
-    double e_sum = t_heldout(sum, pts + T_XFER_N, n - T_XFER_N);
-    double e_log = t_heldout(lg, pts + T_XFER_N, n - T_XFER_N);
+    coord_model_t *lg = tfit_fit(&h, pts, T_XFER_N);
+    double e_sum = tfit_heldout(sum, pts + T_XFER_N, n - T_XFER_N);
+    double e_log = tfit_heldout(lg, pts + T_XFER_N, n - T_XFER_N);
     printf("head_sum50_heldout_mape_pct=%.3f head_log50_heldout_mape_pct=%.3f\n", e_sum, e_log);
     assert_true(e_sum < 0.5);
     json_t *p = coord_model_params_json(sum);
@@ -469,7 +433,7 @@ static void test_head_sum_form(void **state)
     if (!back) {
         fail_msg("load: %s", err.msg);
     }
-    assert_true(fabs(t_heldout(back, pts + T_XFER_N, n - T_XFER_N) - e_sum) < 1e-6);
+    assert_true(fabs(tfit_heldout(back, pts + T_XFER_N, n - T_XFER_N) - e_sum) < 1e-6);
     free(text);
     json_decref(p);
     coord_model_destroy(&back);
@@ -492,7 +456,7 @@ static void test_cv_underestimates(void **state)
 {
     (void) state;
     coord_op_t ops[T_GRID_N];
-    size_t n = t_grid(ops);
+    size_t n = tfit_grid(ops);
     t_surface_t s = {.a = 2.0, .b = 3.0, .c = 4.0};
     coord_point_t *pts = malloc(n * sizeof *pts);
     t_points(&s, ops, n, 71, T_NOISE, pts);
@@ -509,7 +473,7 @@ static void test_cv_underestimates(void **state)
     assert_true(fabs(100.0 * sum / (double) n - mape) < 1e-9 * mape);
     qsort(u, n, sizeof *u, t_cmp);
     double q95 = 100.0 * u[(size_t) ceil(0.95 * (double) n) - 1];
-    coord_model_t *m = t_fit(&o, pts, n);
+    coord_model_t *m = tfit_fit(&o, pts, n);
     printf("cv_under_q95_pct=%.4f fit_cv_under_pct=%.4f\n", q95, coord_model_cv_under_pct(m));
     assert_true(q95 > 0.0);
     assert_true(fabs(coord_model_cv_under_pct(m) - q95) < 1e-9 * q95);
@@ -522,7 +486,7 @@ static void test_cv_underestimates(void **state)
 static void t_roundtrip(coord_model_kind_t kind, const coord_point_t *pts, size_t n)
 {
     coord_model_opts_t o = {.kind = kind, .target = COORD_TARGET_TIME, .skip_cv = true};
-    coord_model_t *m = t_fit(&o, pts, n);
+    coord_model_t *m = tfit_fit(&o, pts, n);
     json_t *p = coord_model_params_json(m);
     assert_non_null(p);
     char *text = json_dumps(p, JSON_COMPACT | JSON_REAL_PRECISION(17));
@@ -548,7 +512,7 @@ static void test_json_roundtrip_and_bad_params(void **state)
 {
     (void) state;
     coord_op_t ops[T_GRID_N];
-    size_t n = t_grid(ops);
+    size_t n = tfit_grid(ops);
     t_surface_t s = {.a = 2.0, .b = 3.0, .c = 4.0};
     coord_point_t *pts = malloc(n * sizeof *pts);
     t_points(&s, ops, n, 41, T_NOISE, pts);
@@ -569,7 +533,7 @@ static void test_too_few_points(void **state)
 {
     (void) state;
     coord_op_t ops[T_GRID_N];
-    t_grid(ops);
+    tfit_grid(ops);
     t_surface_t s = {.a = 2.0, .b = 3.0, .c = 4.0};
     coord_point_t pts[9];
     t_points(&s, ops, 9, 51, T_NOISE, pts);

@@ -1,7 +1,9 @@
 /* Unit tests of the store's models table (coord_store_models.c): a save/load round trip of every
- * field, ids in order through models_each, an unknown id, a constraint refused, and a read-only
- * store that refuses to write. */
+ * field, ids in order through models_each, an unknown id, a constraint refused, a read-only
+ * store that refuses to write, and the 12 -> 13 migration (the phys kind) keeping rows and ids. */
+#include "coord_db.h"
 #include "coord_store.h"
+#include "coord_store_internal.h"
 #include "store_support.h"
 
 // clang-format off
@@ -111,11 +113,65 @@ static void test_errors(void **state)
     coord_store_destroy(&ro);
 }
 
+// A version-12 models table (migration 7 -> 8's, kinds linear and mlp) with rows 5 and 7 (7 a
+// transfer from 5), put back in place of the current one; the store is then reopened, which
+// migrates it to 13.
+static const char t_v12[] =
+    "BEGIN IMMEDIATE;"
+    "CREATE TABLE models_old(id INTEGER PRIMARY KEY, name TEXT NOT NULL, sweep TEXT NOT NULL,"
+    " scope TEXT NOT NULL CHECK(scope IN ('board','type')), scope_value TEXT NOT NULL,"
+    " workload TEXT NOT NULL, target TEXT NOT NULL CHECK(target IN ('time','power','energy')),"
+    " kind TEXT NOT NULL CHECK(kind IN ('linear','mlp')), features TEXT NOT NULL,"
+    " params TEXT NOT NULL, training_runs INTEGER NOT NULL, cv_mape_pct REAL,"
+    " transfer_from INTEGER REFERENCES models_old(id), created_us INTEGER NOT NULL);"
+    "INSERT INTO models_old VALUES(5, 'a', 'grid', 'board', 'nx-01', 'w', 'time', 'mlp', '[]',"
+    " '{}', 10, 2.5, NULL, 1);"
+    "INSERT INTO models_old VALUES(7, 'b', 'grid', 'board', 'nx-01', 'w', 'time', 'linear', '[]',"
+    " '{}', 10, NULL, 5, 2);"
+    "DROP TABLE models;"
+    "ALTER TABLE models_old RENAME TO models;"
+    "PRAGMA user_version = 12;"
+    "COMMIT;";
+
+static void test_migration_phys_kind(void **state)
+{
+    tstore_ctx_t *ctx = *state;
+    jf_err_t err = {0};
+    assert_int_equal(coord_db_exec_script(ctx->store->db, t_v12, &err), 0);
+    coord_store_destroy(&ctx->store);
+    ctx->store = coord_store_open(ctx->path, false, &err);
+    if (!ctx->store) {
+        fail_msg("reopen: %s", err.msg);
+    }
+    assert_int_equal(coord_store_schema_version(ctx->store), 13);
+    coord_model_row_t out = {0};
+    assert_int_equal(coord_store_model_get(ctx->store, 7, &out, &err), 0);
+    assert_string_equal(out.kind, "linear");
+    assert_int_equal(out.transfer_from, 5);
+    coord_model_row_fini(&out);
+    assert_int_equal(coord_store_model_get(ctx->store, 5, &out, &err), 0);
+    assert_true(out.cv_mape_pct == 2.5);
+    coord_model_row_fini(&out);
+    // A new model takes the next id after the copied ones (on PostgreSQL: the moved sequence).
+    coord_model_row_t in = t_row("power", 7);
+    snprintf(in.kind, sizeof in.kind, "phys");
+    int64_t id = 0;
+    if (coord_store_model_put(ctx->store, &in, &id, &err) != 0) {
+        fail_msg("put phys: %s", err.msg);
+    }
+    assert_int_equal(id, 8);
+    snprintf(in.kind, sizeof in.kind, "cubic");
+    assert_int_equal(coord_store_model_put(ctx->store, &in, &id, &err), -EIO);
+    assert_true(strstr(err.msg, "CHECK") || strstr(err.msg, "check constraint"));
+    coord_model_row_fini(&in);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_roundtrip, tstore_setup, tstore_teardown),
         cmocka_unit_test_setup_teardown(test_errors, tstore_setup, tstore_teardown),
+        cmocka_unit_test_setup_teardown(test_migration_phys_kind, tstore_setup, tstore_teardown),
     };
     int rc = tstore_main_begin();
     if (rc != 0) {
