@@ -346,38 +346,43 @@ torch::Tensor s_smax(const torch::Tensor &a, const torch::Tensor &b, const torch
 //   GPU time  = e^p1 / f_gpu; memory time = e^p2 / f_emc; device = smax(GPU, memory, 1 + e^p6)
 //   time      = smax(CPU, device, 1 + e^p5) + e^p3 (a fixed cost)
 struct s_time_parts {
-    torch::Tensor t, cpu, gpu, mem;
+    torch::Tensor t, cpu, gpu, mem, c_eff;
 };
 
 s_time_parts s_time(const torch::Tensor &x, const torch::Tensor &p)
 {
     auto c = x.select(1, 0);
     auto n0 = torch::exp(p[4]);
-    auto cpu = torch::exp(p[0]) / (x.select(1, 1) * (c * n0 / (c + n0)));
+    auto c_eff = c * n0 / (c + n0);
+    auto cpu = torch::exp(p[0]) / (x.select(1, 1) * c_eff);
     auto gpu = torch::exp(p[1]) / x.select(1, 2);
     auto mem = torch::exp(p[2]) / x.select(1, 3);
     auto dev = s_smax(gpu, mem, 1.0 + torch::exp(p[6]));
     auto t = s_smax(cpu, dev, 1.0 + torch::exp(p[5])) + torch::exp(p[3]);
-    return {t, cpu, gpu, mem};
+    return {t, cpu, gpu, mem, c_eff};
 }
 
 // The power form: p[0..6] a latent time form whose parts give each unit's share u of the time,
-//   P = e^q0 + (e^q1 u_cpu + e^q2) cores f_cpu^(1+e^q7) + (e^q3 u_gpu + e^q4) f_gpu^(1+e^q8)
-//       + (e^q5 u_mem + e^q6) f_emc
-// with q = p[7..15]: static power, then per unit C V^2 f (V rising with f: a power of f above 1;
+//   P = e^q0 + (e^q1 u_cpu c_eff + e^q2 + e^q9 cores) f_cpu^(1+e^q7)
+//       + (e^q3 u_gpu + e^q4) f_gpu^(1+e^q8) + (e^q5 u_mem + e^q6) f_emc
+// with q = p[7..16]: static power, then per unit C V^2 f (V rising with f: a power of f above 1;
 // the memory's taken as linear) times a part that follows the unit's load and one that does not
-// (clock tree, leakage, polling).
+// (clock tree, leakage, a process spinning on the GPU). The CPU's load is in busy cores (its
+// share of the time times the cores it can use: an idle core is clock-gated), its leakage in
+// online cores.
 torch::Tensor s_power(const torch::Tensor &x, const torch::Tensor &p)
 {
     auto tp = s_time(x, p.narrow(0, 0, JF_TORCH_PHYS_TIME_PARAMS));
-    auto q = p.narrow(0, JF_TORCH_PHYS_TIME_PARAMS, 9);
-    auto c = x.select(1, 0);
+    auto q = p.narrow(0, JF_TORCH_PHYS_TIME_PARAMS,
+                      JF_TORCH_PHYS_POWER_PARAMS - JF_TORCH_PHYS_TIME_PARAMS);
     auto fc = x.select(1, 1);
     auto fg = x.select(1, 2);
     auto fe = x.select(1, 3);
-    auto cpu_v = c * torch::pow(fc, 1.0 + torch::exp(q[7])); // cores x C V^2 f, V rising with f
+    auto cpu_w = torch::exp(q[1]) * (tp.cpu / tp.t) * tp.c_eff + torch::exp(q[2]) +
+                 torch::exp(q[9]) * x.select(1, 0);
+    auto cpu_v = torch::pow(fc, 1.0 + torch::exp(q[7])); // C V^2 f of one core
     auto gpu_v = torch::pow(fg, 1.0 + torch::exp(q[8]));
-    return torch::exp(q[0]) + (torch::exp(q[1]) * (tp.cpu / tp.t) + torch::exp(q[2])) * cpu_v +
+    return torch::exp(q[0]) + cpu_w * cpu_v +
            (torch::exp(q[3]) * (tp.gpu / tp.t) + torch::exp(q[4])) * gpu_v +
            (torch::exp(q[5]) * (tp.mem / tp.t) + torch::exp(q[6])) * fe;
 }

@@ -92,7 +92,7 @@ typedef enum jf_torch_phys_form {
 } jf_torch_phys_form_t;
 
 #define JF_TORCH_PHYS_TIME_PARAMS  7  // parameters of the time form
-#define JF_TORCH_PHYS_POWER_PARAMS 16 // of the power form (the time form's 7 first)
+#define JF_TORCH_PHYS_POWER_PARAMS 17 // of the power form (the time form's 7 first)
 #define JF_TORCH_PHYS_INPUTS       4  // cores, CPU, GPU, EMC clock in GHz
 
 // Parameters of form, or 0 for an unknown form.

@@ -392,15 +392,10 @@ int coord_model_cv_under(const coord_model_opts_t *opts, const coord_point_t *pt
     return rc;
 }
 
-// True when AUTO cross-validates a phys model on the points: a time model (a phys power model
-// is fitted only when asked for: on the simulated boards its bias at the highest CPU clocks, where
-// the cross-validation did not see it, put recommendations over their budget; docs/analysis.md
-// "Transfer"), one loader configuration, and enough points left for the fit in every fold.
+// True when AUTO cross-validates a phys model on the points: time or power, one loader
+// configuration, and enough points left for the fit in every fold.
 static bool s_phys_fits(const coord_model_opts_t *o, const coord_point_t *pts, size_t n)
 {
-    if (o->target != COORD_TARGET_TIME) {
-        return false;
-    }
     int w = -1;
     int b = -1;
     s_shared_config(pts, n, &w, &b);

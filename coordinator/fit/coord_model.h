@@ -58,8 +58,8 @@ typedef enum coord_model_transfer {
     COORD_MODEL_TRANSFER_FINETUNE, // fine-tune a copy of the reference mlp (kind mlp)
     COORD_MODEL_TRANSFER_PHYS,     // a phys model on the new points, started from the reference's
                                    // parameters when the reference is phys (kind phys). AUTO
-                                   // cross-validates it too for time (one loader configuration,
-                                   // enough points in every fold), not for power
+                                   // cross-validates it too (time or power, one loader
+                                   // configuration, enough points in every fold)
 } coord_model_transfer_t;
 
 // Whether a linear model fits the value or its logarithm.

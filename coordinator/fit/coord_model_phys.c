@@ -21,12 +21,13 @@
 
 // Default start: CPU, GPU and memory time of the same order and a small fixed cost (time over its
 // geometric mean), 4 usable cores, smooth-max sharpness 1 + e^log 2; for power the latent time,
-// then static power, load-following and clock-following parts and the two exponents' logs (0:
-// P ~ f^2 for a loaded unit). Only where the descent starts: every fit moves all of them.
+// then static power, load-following and clock-following parts, the two exponents' logs (0:
+// P ~ f^2 for a loaded unit) and the CPU's leakage per online core. Only where the descent starts:
+// every fit moves all of them.
 static const double s_time_start[JF_TORCH_PHYS_TIME_PARAMS] = {-1.2040, -1.6094, -1.6094, -2.9957,
                                                                1.3863,  0.6931,  0.6931};
 static const double s_power_tail[JF_TORCH_PHYS_POWER_PARAMS - JF_TORCH_PHYS_TIME_PARAMS] = {
-    -0.9163, -2.9957, -4.6052, -1.2040, -2.9957, -2.9957, -2.9957, 0.0, 0.0};
+    -0.9163, -2.9957, -4.6052, -1.2040, -2.9957, -2.9957, -2.9957, 0.0, 0.0, -4.6052};
 static const char *const s_start_names[] = {"reference", "default", "perturbed"};
 
 static jf_torch_phys_form_t s_form(coord_target_t target)
@@ -162,6 +163,13 @@ int coord_model_phys_load(coord_model_t *self, const json_t *params, jf_err_t *e
         self->phys[i] = json_number_value(v);
     }
     self->n_phys = np;
-    self->phys_start = strcmp(start, "reference") == 0 ? 0 : strcmp(start, "default") == 0 ? 1 : 2;
-    return 0;
+    for (int i = 0; i < (int) (sizeof s_start_names / sizeof s_start_names[0]); i++) {
+        if (strcmp(start, s_start_names[i]) == 0) {
+            self->phys_start = i;
+            return 0;
+        }
+    }
+    return jf_err_set(err, -EINVAL,
+                      "phys params: 'start' must be reference, default or perturbed, got '%.20s'",
+                      start);
 }
