@@ -53,8 +53,13 @@ done
 # The real Orin: cores,cpu_khz,gpu_hz,emc_hz,time,power_w; time in the lab's unit (MAPE does not
 # depend on it), workers and batch constant.
 if [ -r "$orin_csv" ]; then
+  # The integers are copied as text (kHz to Hz by appending 000): mawk's %d stops at 2^31 - 1,
+  # below the 2201.6 MHz CPU and 3199 MHz EMC clocks (written as 2147.48 MHz until 2026-12-02).
   awk -F, 'NR == 1 { next }
-    { printf "%d,%d,%d,%d,0,1,%.3f,%.1f\n", $1, $2 * 1000, $3, $4, $5 * 1e6, $6 * 1e3 }
+    $1 !~ /^[0-9]+$/ || $2 !~ /^[0-9]+$/ || $3 !~ /^[0-9]+$/ || $4 !~ /^[0-9]+$/ {
+      printf "adaptive-profiling: line %d: cores and clocks must be whole numbers\n", NR > "/dev/stderr"
+      exit 1 }
+    { printf "%s,%s000,%s,%s,0,1,%.3f,%.1f\n", $1, $2, $3, $4, $5 * 1e6, $6 * 1e3 }
     BEGIN { print "cores,cpu_hz,gpu_hz,emc_hz,workers,batch,time_us,power_mw" }' \
     "$orin_csv" | tr -d '\r' > "$work/real-modes.csv"
   echo "# the real AGX Orin, ResNet training (measured, $(($(wc -l < "$work/real-modes.csv") - 1)) modes)"
