@@ -12,7 +12,8 @@
 #
 # Environment: JF_JOBS (build jobs, 2), JF_BUILD_TYPE (Release), JF_AP_SEED (the simulated
 # board's seed, 7), JF_AP_NS (the N, "10,20,30,50,100"), JF_AP_SEEDS (seeds per N, 5),
-# JF_AP_BATCH (modes per adaptive round after the first, 5), JF_AP_ORIN_CSV (the real Orin file;
+# JF_AP_BATCH (modes per adaptive round after the first, 5), JF_AP_KIND (the scored models' kind,
+# linear or phys; the modes are chosen the same way), JF_AP_ORIN_CSV (the real Orin file;
 # default ../shared/reference/orin-agx-powermodes/resnet-training.csv, skipped when absent).
 set -euo pipefail
 
@@ -34,7 +35,7 @@ work="$(mktemp -d "${TMPDIR:-/tmp}/jf-adaptive-profiling.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 
 bench() { "$bin/jf-adaptive-bench" --table "$1" --prefix "$2" --n "$ns" --seeds "$seeds" \
-  --batch "$batch"; }
+  --batch "$batch" --kind "${JF_AP_KIND:-linear}"; }
 
 # The simulated Orin: every grid mode of one board, each mode's mean over its epochs 1.. (epoch 0
 # is the warm-up), as bench/analysis-quality.sh takes its ground truth.

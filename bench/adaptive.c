@@ -1,11 +1,13 @@
 /* Bench: how the models' error falls with the number of profiled modes N, for active profiling
  * (coord_adaptive: a spread of coord_adaptive_min_points modes, then rounds of --batch chosen
  * from what was measured) and for a seeded random choice of N modes. For each N, a linear time
- * and a linear power model (what `jetfleet model fit` fits by default) are fitted on the N modes
- * and scored on every other mode of the table: MAPE, averaged over the seeds. The table is the
+ * and a linear power model (what `jetfleet model fit` fits by default; --kind phys: phys models)
+ * are fitted on the N modes and scored on every other mode of the table: MAPE, averaged over the
+ * seeds. The choice of modes is coord_adaptive's whatever --kind says. The table is the
  * ground truth, one line per mode: cores,cpu_hz,gpu_hz,emc_hz,workers,batch,time_us,power_mw
  * (after a header); bench/adaptive-profiling.sh makes it from jf-simtable and the real Orin data.
- * Usage: jf-adaptive-bench --table FILE --prefix NAME [--n 10,20,...] [--seeds K] [--batch B] */
+ * Usage: jf-adaptive-bench --table FILE --prefix NAME [--n 10,20,...] [--seeds K] [--batch B]
+ *        [--kind linear|phys] */
 #include "coord_adaptive.h"
 #include "coord_model.h"
 #include "coord_pareto.h"
@@ -34,6 +36,7 @@ typedef struct b_opts {
     const char *table, *prefix;
     size_t ns[B_NS_MAX], n_ns;
     int64_t seeds, batch;
+    coord_model_kind_t kind; // of the scored models
 } b_opts_t;
 
 static int b_read(const char *path, b_table_t *t)
@@ -79,7 +82,7 @@ static int b_read(const char *path, b_table_t *t)
 // A linear model of target fitted on the chosen modes (caller destroys), and its MAPE over the
 // other modes in *ret_mape; NULL when the fit failed.
 static coord_model_t *b_fit(const b_table_t *t, const bool *chosen, coord_target_t target,
-                            double *ret_mape)
+                            coord_model_kind_t kind, double *ret_mape)
 {
     const double *y = target == COORD_TARGET_TIME ? t->time_us : t->power_mw;
     coord_point_t *train = calloc(t->n, sizeof *train), *test = calloc(t->n, sizeof *test);
@@ -92,7 +95,8 @@ static coord_model_t *b_fit(const b_table_t *t, const bool *chosen, coord_target
             test[nte++] = p;
         }
     }
-    coord_model_opts_t o = {.kind = COORD_MODEL_LINEAR, .target = target};
+    // A phys model's cross-validation only measures it (a linear one's chooses value or log).
+    coord_model_opts_t o = {.kind = kind, .target = target, .skip_cv = kind == COORD_MODEL_PHYS};
     jf_err_t err = {0};
     coord_model_t *m = train && test ? coord_model_fit(&o, train, ntr, &err) : NULL;
     *ret_mape = NAN;
@@ -162,8 +166,8 @@ static void b_score_at(const b_opts_t *o, const b_table_t *t, const bool *chosen
         }
         double *figs = &sums[B_FIGS * k];
         double mt = NAN, mp = NAN;
-        coord_model_t *tm = b_fit(t, chosen, COORD_TARGET_TIME, &mt);
-        coord_model_t *pm = b_fit(t, chosen, COORD_TARGET_POWER, &mp);
+        coord_model_t *tm = b_fit(t, chosen, COORD_TARGET_TIME, o->kind, &mt);
+        coord_model_t *pm = b_fit(t, chosen, COORD_TARGET_POWER, o->kind, &mp);
         figs[0] += mt;
         figs[1] += mp;
         if (tm && pm) {
@@ -256,10 +260,13 @@ static int b_parse_ns(const char *arg, b_opts_t *o)
 
 static int b_args(int argc, char **argv, b_opts_t *o)
 {
-    static const struct option opts[] = {
-        {"table", required_argument, NULL, 't'}, {"prefix", required_argument, NULL, 'p'},
-        {"n", required_argument, NULL, 'n'},     {"seeds", required_argument, NULL, 's'},
-        {"batch", required_argument, NULL, 'b'}, {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"table", required_argument, NULL, 't'},
+                                         {"prefix", required_argument, NULL, 'p'},
+                                         {"n", required_argument, NULL, 'n'},
+                                         {"seeds", required_argument, NULL, 's'},
+                                         {"batch", required_argument, NULL, 'b'},
+                                         {"kind", required_argument, NULL, 'k'},
+                                         {NULL, 0, NULL, 0}};
     int bad = b_parse_ns("10,20,30,50,100", o);
     for (int c; bad == 0 && (c = getopt_long(argc, argv, "", opts, NULL)) != -1;) {
         o->table = c == 't' ? optarg : o->table;
@@ -267,12 +274,14 @@ static int b_args(int argc, char **argv, b_opts_t *o)
         bad |= c == 'n' ? b_parse_ns(optarg, o) : 0;
         bad |= c == 's' ? jf_parse_i64(optarg, 1, 1000, &o->seeds, NULL) : 0;
         bad |= c == 'b' ? jf_parse_i64(optarg, 1, 1000, &o->batch, NULL) : 0;
+        bad |=
+            c == 'k' && (!coord_model_kind_parse(optarg, &o->kind) || o->kind == COORD_MODEL_MLP);
         bad |= c == '?';
     }
     if (bad || !o->table || !o->prefix || optind != argc) {
         fprintf(stderr,
                 "usage: jf-adaptive-bench --table FILE --prefix NAME [--n 10,20,30,50,100] "
-                "[--seeds K] [--batch B] (each N >= %zu, increasing)\n",
+                "[--seeds K] [--batch B] [--kind linear|phys] (each N >= %zu, increasing)\n",
                 coord_adaptive_min_points());
         return -EINVAL;
     }
