@@ -1,6 +1,6 @@
 /* The libtorch shim's regression half (jf_torch_fit.h): least squares through
- * torch::linalg_lstsq in double precision and a small tanh MLP trained full-batch with Adam or
- * L-BFGS.
+ * torch::linalg_lstsq in double precision, a small tanh MLP trained full-batch with Adam or
+ * L-BFGS, and the phys forms of time and power fitted by L-BFGS.
  * Every extern "C" body catches every exception and returns a negative errno plus a message. */
 #include "jf_torch_fit.h"
 
@@ -327,7 +327,7 @@ extern "C" int jf_torch_mlp_predict(jf_torch_mlp_t *self, const float *x, size_t
 
 // ---- Physical parametric regression (jf_torch_fit.h, docs/analysis.md "Physical models") ----
 
-#define JF_TORCH_PHYS_HUBER 0.05 // soft-L1 scale of the log residual: about 5 % (see the docs)
+#define JF_TORCH_PHYS_SOFT_L1 0.05 // soft-L1 scale of the log residual: about 5 % (the docs)
 
 namespace
 {
@@ -339,8 +339,8 @@ torch::Tensor s_smax(const torch::Tensor &a, const torch::Tensor &b, const torch
                       k);
 }
 
-// The time form and its parts. x: n x 4 (cores, CPU, GPU, EMC GHz), p: 7 parameters, all but the
-// constant's on a log scale so every one is free of sign constraints.
+// The time form and its parts. x: n x 4 (cores, CPU, GPU, EMC GHz), p: 7 parameters, each on a
+// log scale (the sharpnesses as 1 + e^p) so that none needs a sign constraint.
 //   CPU time  = e^p0 / (f_cpu · c_eff), c_eff = cores · n0 / (cores + n0), n0 = e^p4 (the cores
 //               the CPU side can use: a saturating count)
 //   GPU time  = e^p1 / f_gpu; memory time = e^p2 / f_emc; device = smax(GPU, memory, 1 + e^p6)
@@ -397,7 +397,7 @@ torch::Tensor s_phys(jf_torch_phys_form_t form, const torch::Tensor &x, const to
 torch::Tensor s_phys_loss(jf_torch_phys_form_t form, const torch::Tensor &x,
                           const torch::Tensor &log_y, const torch::Tensor &p)
 {
-    auto r = (torch::log(s_phys(form, x, p)) - log_y) / JF_TORCH_PHYS_HUBER;
+    auto r = (torch::log(s_phys(form, x, p)) - log_y) / JF_TORCH_PHYS_SOFT_L1;
     return (2.0 * (torch::sqrt(1.0 + r * r) - 1.0)).mean();
 }
 

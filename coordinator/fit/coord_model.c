@@ -1,6 +1,7 @@
 /* Models: the linear kind (least squares on coord_features through the libtorch shim), k-fold
  * cross-validation and the choice among candidate fits by it, prediction, MAPE and the store's
- * JSON. The mlp kind is coord_model_mlp.c, the head (a transfer) coord_model_head.c. */
+ * JSON. The mlp kind is coord_model_mlp.c, the phys kind coord_model_phys.c, the head (a transfer)
+ * coord_model_head.c. */
 #include "coord_model_internal.h"
 
 #include "jf_rng.h"

@@ -2,7 +2,8 @@
  * squares on coord_features, on the value or its log, whichever cross-validates better), `mlp`
  * (a small network on standardised inputs, optionally fine-tuned from a reference mlp), and
  * the head, a transfer: a log-linear correction of a reference model's prediction, kind linear
- * (least squares on inputs that include the reference's log prediction; it embeds the reference).
+ * (least squares on inputs that include the reference's log prediction; it embeds the reference),
+ * and `phys` (a parametric form of time or power from how the boards work, coord_model_phys.c).
  * k-fold cross-validated MAPE and held-out underestimates; JSON for the store. Not for SQL
  * (coord_store_models.c) nor for reading sweeps (coord_points.h). docs/analysis.md "Models". */
 #ifndef COORD_MODEL_H
