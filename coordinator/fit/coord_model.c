@@ -446,26 +446,77 @@ static size_t s_candidates(const coord_model_opts_t *o, const coord_point_t *pts
     return n;
 }
 
-// Cross-validates the candidates of o, keeps the one of lowest MAPE in o (the first on a tie),
-// its MAPE in *ret_cv and its held-out underestimates in under (n values).
+bool coord_model_within_one_se(const double *ape_pref, const double *ape_best, size_t n)
+{
+    double mean = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        mean += ape_pref[i] - ape_best[i];
+    }
+    mean /= n ? (double) n : 1.0;
+    double ss = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double d = ape_pref[i] - ape_best[i] - mean;
+        ss += d * d;
+    }
+    return n < 2 || mean <= sqrt(ss / (double) (n - 1) / (double) n);
+}
+
+// The absolute percentage errors of held-out points from their relative underestimates u =
+// (y - prediction) / prediction: |prediction - y| / y = |u| / (1 + u), in percent.
+static void s_apes(const double *under, size_t n, double *ret_ape)
+{
+    for (size_t i = 0; i < n; i++) {
+        ret_ape[i] = 100.0 * fabs(under[i]) / (1.0 + under[i]);
+    }
+}
+
+// The one-standard-error rule on the held-out underestimates of the phys candidate and of the
+// best (n each; scratch: 2 n doubles).
+static bool s_keep_phys(const double *phys, const double *best, size_t n, double *scratch)
+{
+    s_apes(phys, n, scratch);
+    s_apes(best, n, scratch + n);
+    return coord_model_within_one_se(scratch, scratch + n, n);
+}
+
+// Cross-validates the candidates of o and keeps the one of lowest MAPE in o (the first on a tie),
+// its MAPE in *ret_cv and its held-out underestimates in under (n values). One exception, the
+// one-standard-error rule (docs/analysis.md "Which transfer auto keeps"): a phys candidate is
+// kept when its MAPE exceeds the lowest by no more than one standard error of the paired
+// differences of their held-out errors.
 static int s_choose(coord_model_opts_t *o, const coord_point_t *pts, size_t n, double *ret_cv,
                     double *under, jf_err_t *err)
 {
     coord_model_opts_t cands[S_CANDS_MAX];
     size_t nc = s_candidates(o, pts, n, cands);
     double *tmp = malloc(n * sizeof *tmp);
-    int rc = tmp ? 0 : jf_err_set(err, -ENOMEM, "cross-validation: out of memory");
+    double *phys = malloc(3 * n * sizeof *phys); // then 2 n of scratch
+    int rc = tmp && phys ? 0 : jf_err_set(err, -ENOMEM, "cross-validation: out of memory");
     double best = INFINITY;
+    double phys_mape = NAN;
+    size_t phys_i = nc;
     for (size_t i = 0; rc == 0 && i < nc; i++) {
         double mape = NAN;
         rc = coord_model_cv_under(&cands[i], pts, n, &mape, tmp, err);
+        if (rc == 0 && cands[i].transfer == COORD_MODEL_TRANSFER_PHYS && nc > 1) {
+            phys_i = i;
+            phys_mape = mape;
+            memcpy(phys, tmp, n * sizeof *phys);
+        }
         if (rc == 0 && mape < best) {
             best = mape;
             *o = cands[i];
             memcpy(under, tmp, n * sizeof *under);
         }
     }
+    if (rc == 0 && phys_i < nc && o->transfer != COORD_MODEL_TRANSFER_PHYS &&
+        s_keep_phys(phys, under, n, phys + n)) {
+        best = phys_mape;
+        *o = cands[phys_i];
+        memcpy(under, phys, n * sizeof *under);
+    }
     free(tmp);
+    free(phys);
     *ret_cv = best;
     return rc;
 }

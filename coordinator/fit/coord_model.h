@@ -52,9 +52,10 @@ typedef enum coord_model_head_form {
 
 // How a transfer (opts.transfer_from) is made.
 typedef enum coord_model_transfer {
-    COORD_MODEL_TRANSFER_AUTO = 0, // cross-validate the head (several ridge terms) and, for an
-                                   // mlp reference, fine-tuning; keep the lowest MAPE. With
-                                   // skip_cv: the head without ridge
+    COORD_MODEL_TRANSFER_AUTO = 0, // cross-validate the head (several ridge terms and forms),
+                                   // for an mlp reference fine-tuning, and phys where it fits;
+                                   // keep the lowest MAPE, or phys within one standard error
+                                   // of it. With skip_cv: the head without ridge
     COORD_MODEL_TRANSFER_HEAD,     // a head on the reference's prediction (kind linear)
     COORD_MODEL_TRANSFER_FINETUNE, // fine-tune a copy of the reference mlp (kind mlp)
     COORD_MODEL_TRANSFER_PHYS,     // a phys model on the new points, started from the reference's
@@ -149,6 +150,12 @@ const char *coord_model_phys_start_name(const coord_model_t *self);
 // For a transfer: the method the fit used (HEAD, FINETUNE or PHYS); AUTO for a model fitted without
 // a reference or loaded from the store.
 coord_model_transfer_t coord_model_transfer(const coord_model_t *self);
+// The one-standard-error rule by which a transfer's AUTO keeps a phys candidate over a better
+// cross-validated one (docs/analysis.md "Which transfer auto keeps"): true when the preferred
+// candidate's held-out errors ape_pref exceed the best's ape_best (n points each, percent) on
+// average by no more than one standard error of their paired differences; true below 2 points.
+bool coord_model_within_one_se(const double *ape_pref, const double *ape_best, size_t n);
+
 // "auto", "head", "finetune", "phys" (static), or "unknown"; and the parse (false for other text).
 const char *coord_model_transfer_name(coord_model_transfer_t t);
 bool coord_model_transfer_parse(const char *name, coord_model_transfer_t *ret_t);
