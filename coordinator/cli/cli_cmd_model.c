@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define S_FIT_USAGE                                                                                \
     "usage: jetfleet model fit --sweep S --workload W (--board B | --type T) "                     \
@@ -39,15 +38,7 @@ static coord_store_t *s_open_rw(cli_ctx_t *ctx, jf_err_t *err)
     // jetfleet --store FILE names the store; else the config's.
     const jf_fleet_config_t *fleet = ctx->store_path ? NULL : cli_ctx_fleet(ctx, err);
     const char *path = ctx->store_path ? ctx->store_path : fleet ? fleet->coord.store_path : NULL;
-    if (!path) {
-        return NULL;
-    }
-    if (access(path, F_OK) != 0) {
-        jf_err_set(err, -ENOENT, "no store at %s (has the coordinator run with this fleet.yaml?)",
-                   path);
-        return NULL;
-    }
-    return coord_store_open(path, false, err);
+    return path ? cli_store_open(path, false, err) : NULL;
 }
 
 // The features JSON stored with a model: its inputs, and the workers and batch size of its

@@ -12,7 +12,6 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 
 static const char s_usage[] = "usage: jetfleet store check [--store FILE] | "
                               "backup -o FILE [--store FILE] | salvage -o FILE [--store FILE] | "
@@ -171,12 +170,7 @@ static int s_salvage(const char *path, const char *out)
 // says which version it found), so prune never creates or migrates a store.
 static coord_store_t *s_prune_open(const char *path, jf_err_t *err)
 {
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        jf_err_set(err, -errno, "%s: cannot prune: %s", path, strerror(errno));
-        return NULL;
-    }
-    coord_store_t *ro = coord_store_open(path, true, err);
+    coord_store_t *ro = cli_store_open(path, true, err);
     if (!ro) {
         return NULL;
     }

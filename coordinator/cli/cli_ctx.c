@@ -1,12 +1,14 @@
 /* CLI context: config, read-only store, control requests. */
 #include "cli_ctx.h"
 
+#include "coord_db.h"
 #include "jf_msg.h"
 
 #include <czmq.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const jf_fleet_config_t *cli_ctx_fleet(cli_ctx_t *self, jf_err_t *err)
 {
@@ -16,6 +18,16 @@ const jf_fleet_config_t *cli_ctx_fleet(cli_ctx_t *self, jf_err_t *err)
     return self->fleet;
 }
 
+coord_store_t *cli_store_open(const char *path, bool read_only, jf_err_t *err)
+{
+    if (!coord_db_is_postgres_uri(path) && access(path, F_OK) != 0) {
+        jf_err_set(err, -ENOENT, "no store at %s (has the coordinator run with this fleet.yaml?)",
+                   path);
+        return NULL;
+    }
+    return coord_store_open(path, read_only, err);
+}
+
 coord_store_t *cli_ctx_store(cli_ctx_t *self, jf_err_t *err)
 {
     if (self->store) {
@@ -23,7 +35,7 @@ coord_store_t *cli_ctx_store(cli_ctx_t *self, jf_err_t *err)
     }
     const jf_fleet_config_t *fleet = self->store_path ? NULL : cli_ctx_fleet(self, err);
     const char *path = self->store_path ? self->store_path : fleet ? fleet->coord.store_path : NULL;
-    self->store = path ? coord_store_open(path, true, err) : NULL;
+    self->store = path ? cli_store_open(path, true, err) : NULL;
     return self->store;
 }
 

@@ -24,6 +24,10 @@ typedef struct cli_ctx {
 // Loads fleet.yaml on first use. Returns the config (borrowed) or NULL with err.
 const jf_fleet_config_t *cli_ctx_fleet(cli_ctx_t *self, jf_err_t *err);
 
+// Opens an existing store (never creates one): a PostgreSQL URI as it is, a SQLite file only
+// when it exists, else -ENOENT "no store at PATH". NULL with err.
+coord_store_t *cli_store_open(const char *path, bool read_only, jf_err_t *err);
+
 // Opens the store read-only on first use (the coordinator need not run): --store's file, else
 // the config's store path. NULL with err.
 coord_store_t *cli_ctx_store(cli_ctx_t *self, jf_err_t *err);

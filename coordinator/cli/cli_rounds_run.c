@@ -16,7 +16,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define S_RUN_USAGE   "usage: jetfleet rounds run FILE [--no-profile] [--profile-modes N]"
 #define S_SHOW_USAGE  "usage: jetfleet rounds show ID [--boards] [--format text|csv|json]"
@@ -109,10 +108,7 @@ static int s_load(cli_rounds_exec_t *x, const char *file, jf_err_t *err)
     const char *path = x->ctx->store_path ? x->ctx->store_path
                        : fleet            ? fleet->coord.store_path
                                           : NULL;
-    if (path && access(path, F_OK) != 0) {
-        return jf_err_set(err, -ENOENT, "no store at %s (is the coordinator running?)", path);
-    }
-    x->store = path ? coord_store_open(path, false, err) : NULL;
+    x->store = path ? cli_store_open(path, false, err) : NULL;
     if (!x->store) {
         return -EIO;
     }

@@ -1,12 +1,13 @@
 /* Integration (issue #13, docs/store.md §10): two coordinators share one PostgreSQL store. One
  * real server (jft_pg), two fleets of two simulated Xavier NX boards each, their own data
  * directories and fleet.yaml naming the same postgresql:// store, both started at once on the
- * empty database; each runs a sweep of its own to completion. Then the CLI of one fleet reads both sweeps from the shared store (results, the
- * telemetry export), the counts match what was run, and the telemetry stored can be read back
- * (telemetry_json); each sweep ran on its own fleet's boards, every run in one attempt. A third
- * coordinator naming boards already claimed is refused, `jetfleet store check` names
- * PostgreSQL's tools, and a coordinator pointed at another, empty database is refused by its
- * data directory's identity record. */
+ * empty database; each runs a sweep of its own to completion. Then the CLI of one fleet reads both
+ * sweeps from the shared store (results, the telemetry export), the counts match what was run, and
+ * the telemetry stored can be read back (telemetry_json); each sweep ran on its own fleet's boards,
+ * every run in one attempt. A third coordinator naming boards already claimed is refused, `jetfleet
+ * store check` names PostgreSQL's tools, `jetfleet model fit` opens the store for writing, and a
+ * coordinator pointed at another, empty database is refused by its data directory's identity
+ * record. */
 #include "coord_db.h"
 #include "jft_check.h"
 #include "jft_fleet.h"
@@ -381,6 +382,16 @@ static void test_two_coordinators_share_a_store(void **state)
     char *out =
         jft_cli_expect(&c->fleets[1], 1, S_CLI_MS, (const char *const[]){"store", "check", NULL});
     assert_non_null(strstr(out, "pg_amcheck"));
+    free(out);
+    // A command that writes to the store (model fit) opens a postgresql:// store as well (it
+    // once refused it as a missing file): the sweep has one mode, so the fit stops at its point
+    // count, after the store was opened.
+    out = jft_cli_expect(&c->fleets[0], 1, S_CLI_MS,
+                         (const char *const[]){"model", "fit", "--sweep", s_sweeps[0], "--workload",
+                                               "lenet5-mnist", "--type", "xavier-nx", "--target",
+                                               "time", NULL});
+    printf("model_fit_on_postgres=%s\n", strstr(out, "too few points to fit") ? "opened" : out);
+    assert_non_null(strstr(out, "too few points to fit"));
     free(out);
     s_empty_database_refused(c);
     printf("total_wall_s=%.1f\n", s_now_s() - t0);
