@@ -1,11 +1,16 @@
 /* Container commands for a run's trainer (agent_container.h, docs/containers.md). */
 #include "agent_container.h"
 
+#include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 int agent_container_parse(const char *text, agent_container_t *ret, jf_err_t *err)
 {
@@ -61,7 +66,62 @@ __attribute__((format(printf, 3, 4))) static int s_add(agent_platform_trainer_t 
     return 0;
 }
 
-int agent_container_wrap(const agent_container_t *self, const char *dataset_dir,
+void agent_container_name(const char *board, const char *run_id, int64_t attempt,
+                          char buf[AGENT_CONTAINER_NAME_MAX])
+{
+    uint64_t h = UINT64_C(14695981039346656037); // FNV-1a, 64 bits
+    for (const unsigned char *p = (const unsigned char *) run_id; *p; p++) {
+        h = (h ^ *p) * UINT64_C(1099511628211);
+    }
+    char b[49];
+    size_t n = 0;
+    for (; board[n] && n < sizeof b - 1; n++) {
+        char ch = board[n];
+        b[n] = isalnum((unsigned char) ch) || ch == '_' || ch == '.' || ch == '-' ? ch : '_';
+    }
+    b[n] = '\0';
+    (void) snprintf(buf, AGENT_CONTAINER_NAME_MAX, "jf-%s-%016" PRIx64 "-%" PRId64, b, h, attempt);
+}
+
+int agent_container_remove(const agent_container_t *self, const char *name, jf_err_t *err)
+{
+    if (self->n_words == 0 || !name || !name[0]) {
+        return 0;
+    }
+    char *kill_argv[] = {(char *) self->words[0], "kill", (char *) name, NULL};
+    char *rm_argv[] = {(char *) self->words[0], "rm", "-f", (char *) name, NULL};
+    pid_t pid = fork();
+    if (pid < 0) {
+        return jf_err_set(err, -errno, "container: cannot start '%s rm -f %s': %s", self->words[0],
+                          name, strerror(errno));
+    }
+    if (pid == 0) {        // only async-signal-safe calls from here: the agent has threads
+        if (fork() == 0) { // the grandchild: kill, then rm -f
+            int fd = open("/dev/null", O_RDWR);
+            if (fd >= 0) {
+                (void) dup2(fd, STDIN_FILENO);
+                (void) dup2(fd, STDOUT_FILENO);
+                (void) dup2(fd, STDERR_FILENO);
+            }
+            pid_t k = fork();
+            if (k == 0) {
+                execv(kill_argv[0], kill_argv);
+                _exit(127);
+            }
+            int st = 0;
+            while (k > 0 && waitpid(k, &st, 0) < 0 && errno == EINTR) {
+            }
+            execv(rm_argv[0], rm_argv);
+        }
+        _exit(0);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    return 0;
+}
+
+int agent_container_wrap(const agent_container_t *self, const char *name, const char *dataset_dir,
                          const agent_platform_trainer_t *in, agent_platform_trainer_t *ret_out,
                          jf_err_t *err)
 {
@@ -76,6 +136,10 @@ int agent_container_wrap(const agent_container_t *self, const char *dataset_dir,
     t->used = 0;
     int rc = s_add(t, err, "%s", self->words[0]);
     rc = rc ? rc : s_add(t, err, "%s", self->words[1]);
+    if (rc == 0 && name && name[0]) {
+        rc = s_add(t, err, "--name");
+        rc = rc ? rc : s_add(t, err, "%s", name);
+    }
     if (rc == 0 && dataset_dir && dataset_dir[0]) {
         rc = s_add(t, err, "-v");
         rc = rc ? rc : s_add(t, err, "%s:%s:ro", dataset_dir, dataset_dir);

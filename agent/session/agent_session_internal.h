@@ -59,6 +59,7 @@ typedef struct agent_run {
     agent_runner_t *runner;      // owned
     agent_runner_mark_t mark;    // how far the spool has the trainer's output (re-attach)
     char out_path[PATH_MAX];     // the trainer's output file; "" when it writes into a pipe
+    char container[AGENT_CONTAINER_NAME_MAX]; // a container run's container; "" for a bare run
     bool reattached;             // the trainer was started by an earlier agent process
     bool stopped_by_agent;       // a clean agent stop stopped the trainer (this process, or the
                                  // earlier one, as the read mark says)

@@ -236,8 +236,9 @@ static agent_runner_t *s_runner_start(agent_session_t *self, jf_err_t *err)
     agent_platform_trainer_t *boxed = NULL;
     if (jf_run_runtime_is_container(r->spec.runtime)) {
         boxed = malloc(sizeof *boxed);
-        int brc = boxed ? agent_container_wrap(&self->container, r->dataset_dir, &trainer, boxed,
-                                               err)
+        agent_container_name(self->name, r->spec.run_id, r->attempt, r->container);
+        int brc = boxed ? agent_container_wrap(&self->container, r->container, r->dataset_dir,
+                                               &trainer, boxed, err)
                         : jf_err_set(err, -ENOMEM, "out of memory");
         if (brc != 0) {
             free(boxed);
@@ -752,6 +753,11 @@ void agent_session_run_fini(agent_session_t *self)
         self->sampler_stops++; // its answer is dropped when it comes
     }
     agent_runner_destroy(&r->runner);
+    // The engine process is gone now; its container may not be (an engine killed by SIGKILL
+    // leaves it running): remove it (docs/containers.md "Ending a container run").
+    if (r->container[0] && agent_container_remove(&self->container, r->container, &err) != 0) {
+        jf_log_warn("run: %s", err.msg);
+    }
     s_output_fini(self);
     agent_measure_destroy(&r->measure);
     json_decref(r->records);
@@ -841,6 +847,9 @@ static int s_resume(agent_session_t *self, int64_t attempt, const agent_spool_db
     char why[300];
     (void) s_check_run(self, &s, r->dataset_dir, sizeof r->dataset_dir, why, sizeof why);
     (void) snprintf(r->out_path, sizeof r->out_path, "%s", t->out_path);
+    if (jf_run_runtime_is_container(s.runtime)) { // the name its earlier agent gave it
+        agent_container_name(self->name, s.run_id, attempt, r->container);
+    }
     agent_runner_attach_t a = {.pid = t->pid, .start_ticks = t->start_ticks,
                                .out_path = t->out_path, .mark = mark, .timeout_us = s.timeout_us,
                                .line_fn = s_on_trainer_line, .line_arg = self};

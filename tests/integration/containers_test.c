@@ -4,21 +4,25 @@
  * a sweep of LeNet-5 with runtime [bare, container] trains for real on this machine, both runs
  * are done with the same records (epochs, minibatches), the container run really ran in a
  * container (the agent's log names the engine), and `jetfleet containers` compares the two. A
- * second host agent without --container refuses a container run as infeasible, saying why.
+ * second host agent without --container refuses a container run as infeasible, saying why. A
+ * container run whose engine process is killed (SIGKILL) does not leave its container behind.
  * Skipped (exit 77) with the reason where no container engine works. Prints name=value lines. */
 #include "jft_check.h"
 #include "jft_fleet.h"
 #include "jft_fs.h"
 #include "jft_proc.h"
+#include "jft_trainer.h"
 
 #include "jf_parse.h"
 
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -41,6 +45,15 @@ static const char s_sweep_none[] = "name: ctr-none\n"
                                    "target:\n  boards: [host-2]\n"
                                    "workloads:\n  - {model: lenet5, dataset: mnist, epochs: 1}\n"
                                    "storage: [local]\nruntime: container\n";
+
+// A long container run, whose engine the test kills.
+static const char s_sweep_kill[] = "name: ctr-kill\n"
+                                   "target:\n  boards: [host-1]\n"
+                                   "workloads:\n  - {model: lenet5, dataset: mnist, epochs: 1000}\n"
+                                   "storage: [local]\nworkers: [0]\nbatch_sizes: [16]\n"
+                                   "runtime: container\n";
+
+#define S_GONE_MS 10000 // the killed engine's container is gone within this (its run: ~1 min)
 
 typedef struct s_ctx {
     jft_fleet_t fleet;
@@ -142,6 +155,103 @@ static void s_check_no_engine(jft_fleet_t *f)
                      1);
 }
 
+// The engine of host-1's running container run: its pid (the process whose stdout is the
+// trainer's output file, once it runs the engine) and its container's name (after --name on its
+// command line).
+typedef struct s_engine {
+    const char *state_dir;
+    long long pid;
+    char name[128];
+} s_engine_t;
+
+static bool s_engine_found(void *arg)
+{
+    s_engine_t *e = arg;
+    char out[PATH_MAX], path[PATH_MAX];
+    if (jft_trainer_find_output(e->state_dir, out) != 0 ||
+        (e->pid = jft_trainer_pid_by_stdout(out)) <= 0) {
+        return false;
+    }
+    (void) snprintf(path, sizeof path, "/proc/%lld/cmdline", e->pid);
+    size_t len = 0;
+    char *cmd = jft_read_file(path, &len);
+    // Until its exec the child is a copy of the agent (held at its start gate): its command
+    // line is the agent's own.
+    bool engine = cmd && len > 0 && strcmp(cmd, S_ENGINE) == 0;
+    for (size_t i = 0; engine && i < len; i += strlen(cmd + i) + 1) {
+        if (strcmp(cmd + i, "--name") == 0 && i + 7 < len) {
+            (void) snprintf(e->name, sizeof e->name, "%s", cmd + i + 7);
+        }
+    }
+    free(cmd);
+    return e->name[0] != '\0';
+}
+
+// Whether the engine lists a container of that name (all: stopped ones too).
+static bool s_container_listed(jft_fleet_t *f, const char *name, bool all)
+{
+    char filter[160], out[PATH_MAX];
+    (void) snprintf(filter, sizeof filter, "name=%s", name);
+    (void) snprintf(out, sizeof out, "%s/podman-ps.out", f->dir);
+    char *argv[] = {S_ENGINE, "ps", "-q", "--filter", filter, all ? "-a" : NULL, NULL};
+    assert_int_equal(jft_run(argv, out, S_PROBE_MS, NULL), 0);
+    char *text = jft_read_file(out, NULL);
+    bool listed = text && text[strspn(text, " \n")] != '\0';
+    free(text);
+    return listed;
+}
+
+static double s_now_ms(void)
+{
+    struct timespec ts;
+    (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double) ts.tv_sec * 1e3 + (double) ts.tv_nsec / 1e6;
+}
+
+typedef struct s_gone {
+    jft_fleet_t *f;
+    const char *name;
+} s_gone_t;
+
+static bool s_container_gone(void *arg)
+{
+    s_gone_t *g = arg;
+    return !s_container_listed(g->f, g->name, true);
+}
+
+// A container run whose engine process dies by SIGKILL (as after the agent's grace, or the OOM
+// killer) leaves a running container behind unless the agent removes it: the run's container is
+// gone within S_GONE_MS of the kill. The retry that follows is cancelled.
+static void s_check_engine_killed(jft_fleet_t *f)
+{
+    char sweep[PATH_MAX], state[PATH_MAX + 64];
+    assert_int_equal(jft_fleet_write(f, "ctr-kill.yaml", s_sweep_kill, sweep), 0);
+    free(jft_cli_expect(f, 0, 60000, (const char *const[]){"sweep", "submit", sweep, NULL}));
+    (void) snprintf(state, sizeof state, JFT_FLEET_AGENT_STATE_FMT, f->dir, "host-1");
+    s_engine_t e = {.state_dir = state};
+    assert_true(jft_wait_until(s_engine_found, &e, 60000));
+    s_gone_t g = {.f = f, .name = e.name};
+    for (int i = 0; i < 600 && !s_container_listed(f, e.name, false); i++) {
+        (void) usleep(100000); // the engine creates its container after it starts
+    }
+    assert_true(s_container_listed(f, e.name, false));
+    double t0 = s_now_ms();
+    assert_int_equal(kill((pid_t) e.pid, SIGKILL), 0);
+    // Time as well as the answer: while the container runs on, `podman ps` itself may block
+    // until it ends (seen: 62 s without the removal), and the run's own end removes it (--rm).
+    bool gone = jft_wait_until(s_container_gone, &g, S_GONE_MS) && s_now_ms() - t0 <= S_GONE_MS;
+    printf("engine_killed_container=%s container_gone=%s container_gone_s=%.1f\n", e.name,
+           gone ? "yes" : "no", (s_now_ms() - t0) / 1000.0);
+    free(jft_cli_expect(f, 0, 30000, (const char *const[]){"sweep", "cancel", "ctr-kill", NULL}));
+    if (!gone) { // not left on the machine by a failing test
+        char out[PATH_MAX];
+        (void) snprintf(out, sizeof out, "%s/podman-rm.out", f->dir);
+        char *argv[] = {S_ENGINE, "rm", "-f", e.name, NULL};
+        (void) jft_run(argv, out, S_PROBE_MS, NULL);
+    }
+    assert_true(gone);
+}
+
 static void test_containers(void **state)
 {
     s_ctx_t *c = *state;
@@ -198,6 +308,7 @@ static void test_containers(void **state)
     assert_non_null(strstr(out, "cpu_load_delta_pct="));
     assert_non_null(strstr(out, "ram_used_delta_mib="));
     free(out);
+    s_check_engine_killed(f);
 }
 
 int main(void)

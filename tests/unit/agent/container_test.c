@@ -1,14 +1,20 @@
 /* Unit: the container command around a trainer's (agent/session/agent_container.c,
  * docs/containers.md): parsing --container, table-driven with the expected error fragments, and
  * wrapping (engine and run first, the dataset read-only, the options and image, then the
- * trainer's command unchanged; no engine configured is -ENOENT naming --container). */
+ * trainer's command unchanged; a name right after run; no engine configured is -ENOENT naming
+ * --container); a run's container name; its removal, by a script standing in for the engine. */
 #include "agent_container.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -55,7 +61,7 @@ static void test_wrap(void **state)
         .program = "/opt/jf/jetfleet-train", .n_args = 2, .args = {"--data", "/d/mnist"}};
     agent_platform_trainer_t out;
     jf_err_t err = {0};
-    assert_int_equal(agent_container_wrap(&c, "/d/mnist", &in, &out, &err), 0);
+    assert_int_equal(agent_container_wrap(&c, NULL, "/d/mnist", &in, &out, &err), 0);
     const char *want[] = {"run",      "-v", "/d/mnist:/d/mnist:ro",   "--rm",
                           "--rootfs", "/r", "/opt/jf/jetfleet-train", "--data",
                           "/d/mnist"};
@@ -65,13 +71,82 @@ static void test_wrap(void **state)
         assert_string_equal(out.args[i], want[i]);
     }
     // No dataset directory: no volume.
-    assert_int_equal(agent_container_wrap(&c, NULL, &in, &out, &err), 0);
+    assert_int_equal(agent_container_wrap(&c, NULL, NULL, &in, &out, &err), 0);
     assert_string_equal(out.args[1], "--rm");
+    // A name: right after run.
+    assert_int_equal(agent_container_wrap(&c, "jf-x-1", NULL, &in, &out, &err), 0);
+    assert_string_equal(out.args[0], "run");
+    assert_string_equal(out.args[1], "--name");
+    assert_string_equal(out.args[2], "jf-x-1");
+    assert_string_equal(out.args[3], "--rm");
     // No engine configured.
     agent_container_t none;
     assert_int_equal(agent_container_parse(NULL, &none, NULL), 0);
-    assert_int_equal(agent_container_wrap(&none, "/d", &in, &out, &err), -ENOENT);
+    assert_int_equal(agent_container_wrap(&none, NULL, "/d", &in, &out, &err), -ENOENT);
     assert_non_null(strstr(err.msg, "no container engine configured (--container)"));
+}
+
+// Names: FNV-1a of "abc" is e71fa2190541574b (the published test vector); the board's other
+// characters become '_', a long board is cut to 48 characters.
+static void test_name(void **state)
+{
+    (void) state;
+    char name[AGENT_CONTAINER_NAME_MAX];
+    agent_container_name("nx-01", "abc", 2, name);
+    assert_string_equal(name, "jf-nx-01-e71fa2190541574b-2");
+    agent_container_name("a b/c", "abc", 10, name);
+    assert_string_equal(name, "jf-a_b_c-e71fa2190541574b-10");
+    char board[80];
+    memset(board, 'b', sizeof board - 1);
+    board[sizeof board - 1] = '\0';
+    agent_container_name(board, "abc", 1, name);
+    assert_int_equal(strlen(name), 3 + 48 + 1 + 16 + 2);
+}
+
+// Removal runs `ENGINE kill NAME`, then `ENGINE rm -f NAME`, in the background: an engine that
+// is a script appending its arguments to a file shows both, in order, within 5 s.
+static void test_remove(void **state)
+{
+    (void) state;
+    char dir[] = "/tmp/jf-container-test.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char engine[PATH_MAX], out[PATH_MAX], cmd[3 * PATH_MAX];
+    (void) snprintf(engine, sizeof engine, "%s/engine", dir);
+    (void) snprintf(out, sizeof out, "%s/args", dir);
+    FILE *f = fopen(engine, "w");
+    assert_non_null(f);
+    fprintf(f, "#!/bin/sh\necho \"$@\" >> %s.tmp\n[ \"$1\" = rm ] && mv %s.tmp %s\n", out, out,
+            out);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(chmod(engine, 0755), 0);
+    (void) snprintf(cmd, sizeof cmd, "%s run img", engine);
+    agent_container_t c;
+    assert_int_equal(agent_container_parse(cmd, &c, NULL), 0);
+    jf_err_t err = {0};
+    assert_int_equal(agent_container_remove(&c, "jf-x-1", &err), 0);
+    char got[256] = "";
+    char first[256] = "";
+    for (int i = 0; i < 500 && !got[0]; i++) {
+        FILE *a = fopen(out, "r");
+        if (a) {
+            if (!fgets(first, sizeof first, a) || !fgets(got, sizeof got, a)) {
+                got[0] = '\0';
+            }
+            (void) fclose(a);
+        }
+        if (!got[0]) {
+            (void) usleep(10000);
+        }
+    }
+    assert_string_equal(first, "kill jf-x-1\n");
+    assert_string_equal(got, "rm -f jf-x-1\n");
+    // Nothing configured, or no name: nothing to do.
+    agent_container_t none;
+    assert_int_equal(agent_container_parse(NULL, &none, NULL), 0);
+    assert_int_equal(agent_container_remove(&none, "jf-x-1", &err), 0);
+    (void) unlink(out);
+    (void) unlink(engine);
+    (void) rmdir(dir);
 }
 
 int main(void)
@@ -79,6 +154,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse),
         cmocka_unit_test(test_wrap),
+        cmocka_unit_test(test_name),
+        cmocka_unit_test(test_remove),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
