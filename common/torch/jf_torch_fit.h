@@ -108,8 +108,9 @@ static inline int jf_torch_phys_params(jf_torch_phys_form_t form)
 // starting points (row-major n_starts x params) in turn, at most max_iter L-BFGS iterations each;
 // keeps the parameters of the lowest final loss. Writes them to ret_params, the loss to
 // *ret_loss and the winning start's index to *ret_start. Starts whose loss is not finite are
-// skipped. 0; -EINVAL (bad sizes, a non-finite or non-positive value); -EIO when no start gave a
-// finite loss, or from libtorch; with err.
+// skipped; ret_params may be starts (each start is copied before it descends). 0; -EINVAL (bad
+// sizes, a non-finite or non-positive value); -EIO when no start gave a finite loss, or from
+// libtorch; with err.
 int jf_torch_phys_fit(jf_torch_phys_form_t form, const double *x, const double *y, size_t n,
                       double scale, const double *starts, size_t n_starts, int max_iter,
                       double *ret_params, double *ret_loss, size_t *ret_start, jf_err_t *err);

@@ -18,6 +18,8 @@
 #define S_PERTURB_SD   0.5 // standard deviation of a perturbed start, per (log) parameter
 #define S_PERTURB_SEED 7   // their seed (fixed: the same data give the same model)
 #define S_MAX_ITER     500 // L-BFGS iterations per start
+#define S_SCREEN_N     400 // above this many points the starts are screened on a subsample
+#define S_SCREEN_ITER  100 // L-BFGS iterations per start there; the winner then has S_MAX_ITER
 
 // Default start: CPU, GPU and memory time of the same order and a small fixed cost (time over its
 // geometric mean), 4 usable cores, smooth-max sharpness 1 + e^log 2; for power the latent time,
@@ -96,9 +98,39 @@ int coord_model_phys_fit(coord_model_t *self, const coord_model_t *ref, const co
     self->n_phys = np;
     double loss = NAN;
     size_t won = 0;
-    rc = rc == 0 ? jf_torch_phys_fit(s_form(self->target), x, y, n, self->phys_scale, starts, ns,
-                                     S_MAX_ITER, self->phys, &loss, &won, err)
+    // Many points: every start descends S_SCREEN_ITER iterations on every stride-th point (at
+    // most S_SCREEN_N of them), then only the winner descends on all (docs/analysis.md "Physical
+    // models"); the same fit as before on up to S_SCREEN_N points.
+    size_t stride = n > S_SCREEN_N ? (n + S_SCREEN_N - 1) / S_SCREEN_N : 1;
+    size_t m = (n + stride - 1) / stride;
+    double *xs = stride > 1 ? malloc(m * JF_TORCH_PHYS_INPUTS * sizeof *xs) : x;
+    double *ys = stride > 1 ? malloc(m * sizeof *ys) : y;
+    rc = rc == 0 && (!xs || !ys) ? jf_err_set(err, -ENOMEM, "phys fit: out of memory") : rc;
+    for (size_t i = 0; rc == 0 && stride > 1 && i < m; i++) {
+        memcpy(xs + i * JF_TORCH_PHYS_INPUTS, x + i * stride * JF_TORCH_PHYS_INPUTS,
+               JF_TORCH_PHYS_INPUTS * sizeof *x);
+        ys[i] = y[i * stride];
+    }
+    rc = rc == 0 ? jf_torch_phys_fit(s_form(self->target), xs, ys, m, self->phys_scale, starts, ns,
+                                     stride > 1 ? S_SCREEN_ITER : S_MAX_ITER, self->phys, &loss,
+                                     &won, err)
                  : rc;
+    size_t won_all = 0;
+    rc = rc == 0 && stride > 1
+             ? jf_torch_phys_fit(s_form(self->target), x, y, n, self->phys_scale, self->phys, 1,
+                                 S_MAX_ITER, self->phys, &loss, &won_all, err)
+             : rc;
+    // The winner on the subsample may not even have a finite loss on all points (a mode it did
+    // not see where its form is undefined): then every start descends on all, as below the cut.
+    if (rc == -EIO && stride > 1) {
+        jf_err_clear(err);
+        rc = jf_torch_phys_fit(s_form(self->target), x, y, n, self->phys_scale, starts, ns,
+                               S_MAX_ITER, self->phys, &loss, &won, err);
+    }
+    if (stride > 1) {
+        free(xs);
+        free(ys);
+    }
     self->phys_start = has_ref && won == 0 ? 0 : won == (has_ref ? 1u : 0u) ? 1 : 2;
     free(x);
     free(y);

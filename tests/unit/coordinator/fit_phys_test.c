@@ -29,6 +29,8 @@
 #define T_NOISE       0.03
 #define T_TIME_BOUND  2.0 // held-out MAPE, percent: measured 0.86 (seeds 41, 42)
 #define T_POWER_BOUND 3.0 // measured 2.09 (the linear kind: 4.90 time, 8.07 power)
+#define T_MANY_BOUND  1.0 // against the truth, all 576 modes fitted: measured 0.24 time, 0.27 power
+#define T_REF_N       400 // a transfer's reference is fitted on these (400: no screening)
 
 // Time truth: a hard max of GPU and memory time, plus CPU time over the cores (not the phys
 // form's smooth max of CPU and device): seconds at 1 GHz 2, 3, 4; in µs.
@@ -117,6 +119,39 @@ static void test_phys_power(void **state)
     t_phys_vs_linear(COORD_TARGET_POWER, "power", T_POWER_BOUND);
 }
 
+// Above 400 points the starts are screened on a subsample and only the winner descends on all:
+// fitted on all 576 modes (3 % noise), phys is scored against the noise-free truth, beside the
+// same fit on 400 of them (no screening), where it must be at least as good.
+static void t_many_points(coord_target_t target, const char *name)
+{
+    coord_op_t ops[T_GRID_N];
+    t_grid(ops, 51);
+    coord_point_t *pts = malloc(T_GRID_N * sizeof *pts);
+    coord_point_t *truth = malloc(T_GRID_N * sizeof *truth);
+    t_points(target, ops, T_GRID_N, T_GRID_N, 52, pts);
+    t_points(target, ops, T_GRID_N, 0, 52, truth);
+    coord_model_opts_t o = {.kind = COORD_MODEL_PHYS, .target = target, .skip_cv = true};
+    coord_model_t *all = tfit_fit(&o, pts, T_GRID_N);
+    coord_model_t *some = tfit_fit(&o, pts, 400);
+    double e_all = tfit_heldout(all, truth, T_GRID_N);
+    double e_some = tfit_heldout(some, truth, T_GRID_N);
+    printf("%s_phys576_truth_mape_pct=%.3f %s_phys400_truth_mape_pct=%.3f\n", name, e_all, name,
+           e_some);
+    assert_true(e_all <= e_some * 1.05);
+    assert_true(e_all < T_MANY_BOUND);
+    coord_model_destroy(&all);
+    coord_model_destroy(&some);
+    free(truth);
+    free(pts);
+}
+
+static void test_phys_many_points(void **state)
+{
+    (void) state;
+    t_many_points(COORD_TARGET_TIME, "time");
+    t_many_points(COORD_TARGET_POWER, "power");
+}
+
 // Stored and loaded back, a phys model predicts the same; a transfer from it starts there.
 static void test_phys_json_and_transfer(void **state)
 {
@@ -126,7 +161,7 @@ static void test_phys_json_and_transfer(void **state)
     coord_point_t *pts = malloc(T_GRID_N * sizeof *pts);
     t_points(COORD_TARGET_TIME, ops, T_GRID_N, T_GRID_N, 52, pts);
     coord_model_opts_t o = {.kind = COORD_MODEL_PHYS, .target = COORD_TARGET_TIME, .skip_cv = true};
-    coord_model_t *ref = tfit_fit(&o, pts, T_GRID_N);
+    coord_model_t *ref = tfit_fit(&o, pts, T_REF_N);
     json_t *p = coord_model_params_json(ref);
     char *text = json_dumps(p, JSON_COMPACT | JSON_REAL_PRECISION(17));
     jf_err_t err = {0};
@@ -289,6 +324,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_phys_time),
         cmocka_unit_test(test_phys_power),
+        cmocka_unit_test(test_phys_many_points),
         cmocka_unit_test(test_phys_json_and_transfer),
         cmocka_unit_test(test_auto_keeps_phys),
         cmocka_unit_test(test_one_se_rule),
