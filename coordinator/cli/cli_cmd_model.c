@@ -172,6 +172,12 @@ static int s_fit(cli_ctx_t *ctx, int argc, char **argv)
                coord_model_cv_mape_pct(m), coord_model_cv_under_pct(m));
         printf(ref ? " transfer=yes transfer_kind=%s" : "%s",
                ref ? coord_model_transfer_name(coord_model_transfer(m)) : "");
+        double low = NAN;
+        coord_model_transfer_t low_method = COORD_MODEL_TRANSFER_AUTO;
+        if (coord_model_kept_by_one_se(m, &low, &low_method)) {
+            printf(" kept_within_one_se_of=%s lowest_cv_mape_pct=%.2f",
+                   coord_model_transfer_name(low_method), low);
+        }
         const char *start = coord_model_phys_start_name(m);
         printf(start ? " phys_start=%s\n" : "\n", start);
         cli_models_print_left(a.sweep, n, &left);

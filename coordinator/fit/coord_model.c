@@ -72,6 +72,7 @@ coord_model_t *coord_model_alloc(coord_model_kind_t kind, coord_target_t target,
     m->target = target;
     m->cv_mape_pct = NAN;
     m->cv_under_pct = NAN;
+    m->one_se_lowest_cv_pct = NAN;
     m->trained_workers = -1;
     m->trained_batch = -1;
     return m;
@@ -101,6 +102,18 @@ coord_model_kind_t coord_model_kind(const coord_model_t *self)
 coord_target_t coord_model_target(const coord_model_t *self)
 {
     return self->target;
+}
+
+bool coord_model_kept_by_one_se(const coord_model_t *self, double *ret_cv_pct,
+                                coord_model_transfer_t *ret_method)
+{
+    if (ret_cv_pct) {
+        *ret_cv_pct = self->one_se_lowest_cv_pct;
+    }
+    if (ret_method) {
+        *ret_method = self->one_se_lowest;
+    }
+    return !isnan(self->one_se_lowest_cv_pct);
 }
 
 double coord_model_cv_mape_pct(const coord_model_t *self)
@@ -483,9 +496,11 @@ static bool s_keep_phys(const double *phys, const double *best, size_t n, double
 // its MAPE in *ret_cv and its held-out underestimates in under (n values). One exception, the
 // one-standard-error rule (docs/analysis.md "Which transfer auto keeps"): a phys candidate is
 // kept when its MAPE exceeds the lowest by no more than one standard error of the paired
-// differences of their held-out errors.
+// differences of their held-out errors; then the lowest's MAPE and method are in *ret_one_se
+// (else it is NaN).
 static int s_choose(coord_model_opts_t *o, const coord_point_t *pts, size_t n, double *ret_cv,
-                    double *under, jf_err_t *err)
+                    double *under, double *ret_one_se, coord_model_transfer_t *ret_one_se_method,
+                    jf_err_t *err)
 {
     coord_model_opts_t cands[S_CANDS_MAX];
     size_t nc = s_candidates(o, pts, n, cands);
@@ -511,6 +526,8 @@ static int s_choose(coord_model_opts_t *o, const coord_point_t *pts, size_t n, d
     }
     if (rc == 0 && phys_i < nc && o->transfer != COORD_MODEL_TRANSFER_PHYS &&
         s_keep_phys(phys, under, n, phys + n)) {
+        *ret_one_se = best;
+        *ret_one_se_method = o->transfer;
         best = phys_mape;
         *o = cands[phys_i];
         memcpy(under, phys, n * sizeof *under);
@@ -543,10 +560,12 @@ coord_model_t *coord_model_fit(const coord_model_opts_t *opts, const coord_point
     coord_model_opts_t o = *opts;
     double cv = NAN;
     double under_pct = NAN;
+    double one_se = NAN;
+    coord_model_transfer_t one_se_method = COORD_MODEL_TRANSFER_AUTO;
     int rc = s_check_points(&o, pts, n, err);
     double *under = rc == 0 && !o.skip_cv ? malloc(n * sizeof *under) : NULL;
     if (rc == 0 && !o.skip_cv) {
-        rc = under ? s_choose(&o, pts, n, &cv, under, err)
+        rc = under ? s_choose(&o, pts, n, &cv, under, &one_se, &one_se_method, err)
                    : jf_err_set(err, -ENOMEM, "fit: out of memory");
         under_pct = rc == 0 ? s_under_quantile(under, n) : NAN;
     }
@@ -555,6 +574,8 @@ coord_model_t *coord_model_fit(const coord_model_opts_t *opts, const coord_point
     if (m) {
         m->cv_mape_pct = cv;
         m->cv_under_pct = under_pct;
+        m->one_se_lowest_cv_pct = one_se;
+        m->one_se_lowest = one_se_method;
     }
     return m;
 }

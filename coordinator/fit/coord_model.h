@@ -156,6 +156,12 @@ coord_model_transfer_t coord_model_transfer(const coord_model_t *self);
 // average by no more than one standard error of their paired differences; true below 2 points.
 bool coord_model_within_one_se(const double *ape_pref, const double *ape_best, size_t n);
 
+// True when this fit's AUTO kept phys by that rule over a candidate of lower cross-validated
+// MAPE: that MAPE in *ret_cv_pct and its method in *ret_method (either may be NULL). False for
+// a model loaded from the store.
+bool coord_model_kept_by_one_se(const coord_model_t *self, double *ret_cv_pct,
+                                coord_model_transfer_t *ret_method);
+
 // "auto", "head", "finetune", "phys" (static), or "unknown"; and the parse (false for other text).
 const char *coord_model_transfer_name(coord_model_transfer_t t);
 bool coord_model_transfer_parse(const char *name, coord_model_transfer_t *ret_t);

@@ -30,6 +30,9 @@ struct coord_model {
     int n_phys;                              // phys: how many (the form's)
     double phys_scale;                       // phys: the form predicts y / phys_scale
     int phys_start; // phys: which start won: 0 the reference's, 1 the default, 2 a perturbed one
+    double one_se_lowest_cv_pct;          // kept by the one-standard-error rule: the lowest
+                                          // candidate's cross-validated MAPE, else NaN
+    coord_model_transfer_t one_se_lowest; // and its method (HEAD or FINETUNE)
 };
 
 // A new zeroed model of kind and target, nothing known yet (NaN figures, -1 configuration).

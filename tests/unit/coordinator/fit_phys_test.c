@@ -232,6 +232,7 @@ static void test_auto_keeps_phys(void **state)
     printf("auto_kept=%s auto_cv_mape_pct=%.3f auto_heldout_mape_pct=%.3f\n",
            coord_model_transfer_name(coord_model_transfer(m)), coord_model_cv_mape_pct(m), held);
     assert_int_equal(coord_model_transfer(m), COORD_MODEL_TRANSFER_PHYS);
+    assert_false(coord_model_kept_by_one_se(m, NULL, NULL)); // the lowest outright
     assert_true(held < T_TIME_BOUND);
     coord_model_destroy(&m);
     coord_model_destroy(&ref);
@@ -284,6 +285,16 @@ static void test_auto_one_se_end_to_end(void **state)
     assert_true(coord_model_cv_mape_pct(head) < coord_model_cv_mape_pct(phys));
     assert_int_equal(coord_model_transfer(m), COORD_MODEL_TRANSFER_PHYS);
     assert_true(coord_model_cv_mape_pct(m) == coord_model_cv_mape_pct(phys));
+    // The fit says so: the lowest candidate's MAPE and method (what `model fit` prints).
+    double low = NAN;
+    coord_model_transfer_t low_method = COORD_MODEL_TRANSFER_AUTO;
+    assert_true(coord_model_kept_by_one_se(m, &low, &low_method));
+    printf("kept_within_one_se_of=%s lowest_cv_mape_pct=%.3f\n",
+           coord_model_transfer_name(low_method), low);
+    assert_true(low <= coord_model_cv_mape_pct(head) && low < coord_model_cv_mape_pct(phys));
+    assert_true(low_method == COORD_MODEL_TRANSFER_HEAD ||
+                low_method == COORD_MODEL_TRANSFER_FINETUNE);
+    assert_false(coord_model_kept_by_one_se(phys, NULL, NULL));
     coord_model_destroy(&m);
     coord_model_destroy(&phys);
     coord_model_destroy(&head);

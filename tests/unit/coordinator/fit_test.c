@@ -377,6 +377,7 @@ static void test_head_transfer_recovers_correction(void **state)
     printf("head50_auto_cv_mape_pct=%.3f cv_under_pct=%.3f\n", coord_model_cv_mape_pct(aut),
            coord_model_cv_under_pct(aut));
     assert_int_equal(coord_model_transfer(aut), COORD_MODEL_TRANSFER_HEAD);
+    assert_false(coord_model_kept_by_one_se(aut, NULL, NULL));
     assert_true(coord_model_cv_mape_pct(aut) < 2.0 * T_HEAD_NOISE * 100.0);
     free(text);
     json_decref(p);
