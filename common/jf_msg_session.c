@@ -114,6 +114,59 @@ static int s_check_software(const json_t *sw, jf_err_t *err)
     return 0;
 }
 
+// One clock table of `clocks`: 0..JF_BOARD_CLOCK_STEPS_MAX (at least min) integers in Hz,
+// strictly ascending, each 1 .. JF_HELLO_CLOCK_HZ_MAX.
+static int s_parse_steps(const json_t *clocks, const char *key, size_t min, int64_t *steps,
+                         size_t *ret_n, jf_err_t *err)
+{
+    const json_t *arr = json_object_get(clocks, key);
+    if (!json_is_array(arr) || json_array_size(arr) < min ||
+        json_array_size(arr) > JF_BOARD_CLOCK_STEPS_MAX) {
+        return jf_err_set(err, -EPROTO, "'clocks.%s' must be an array of %zu..%d steps in Hz", key,
+                          min, JF_BOARD_CLOCK_STEPS_MAX);
+    }
+    size_t i = 0;
+    json_t *v = NULL;
+    json_array_foreach(arr, i, v)
+    {
+        json_int_t hz = json_is_integer(v) ? json_integer_value(v) : 0;
+        if (hz < 1 || hz > JF_HELLO_CLOCK_HZ_MAX || (i > 0 && hz <= steps[i - 1])) {
+            return jf_err_set(err, -EPROTO,
+                              "'clocks.%s[%zu]' must be an integer 1..%lld Hz above the step "
+                              "before it",
+                              key, i, (long long) JF_HELLO_CLOCK_HZ_MAX);
+        }
+        steps[i] = hz;
+    }
+    *ret_n = json_array_size(arr);
+    return 0;
+}
+
+// The optional `clocks` member: exactly {cores, cpu_hz, gpu_hz, emc_hz}.
+static int s_parse_clocks(const json_t *clocks, jf_hello_t *h, jf_err_t *err)
+{
+    if (!clocks) {
+        return 0;
+    }
+    jf_board_clocks_t *c = &h->clocks;
+    int64_t cores = 0;
+    if (!json_is_object(clocks) || json_object_size(clocks) != 4) {
+        return jf_err_set(err, -EPROTO, "'clocks' must be {cores, cpu_hz, gpu_hz, emc_hz}");
+    }
+    if (jf_msg_get_int(clocks, "cores", 1, JF_BOARD_CORES_MAX, &cores, err) != 0) {
+        return jf_err_prefix(err, "clocks");
+    }
+    int rc = s_parse_steps(clocks, "cpu_hz", 1, c->cpu_steps_hz, &c->n_cpu_steps, err);
+    rc = rc ? rc : s_parse_steps(clocks, "gpu_hz", 0, c->gpu_steps_hz, &c->n_gpu_steps, err);
+    rc = rc ? rc : s_parse_steps(clocks, "emc_hz", 0, c->emc_steps_hz, &c->n_emc_steps, err);
+    if (rc != 0) {
+        return rc;
+    }
+    c->n_cpus = (int) cores;
+    h->has_clocks = true;
+    return 0;
+}
+
 static bool s_is_platform(const char *p)
 {
     for (size_t i = 0; i < sizeof s_platforms / sizeof s_platforms[0]; i++) {
@@ -136,6 +189,7 @@ int jf_msg_hello_parse(const json_t *body, jf_hello_t *ret_hello, jf_err_t *err)
     rc = rc ? rc : s_parse_modes(json_object_get(body, "power_modes"), &h, err);
     rc = rc ? rc : s_parse_storage(json_object_get(body, "storage"), &h, err);
     rc = rc ? rc : s_parse_inventory(json_object_get(body, "runs"), &h, err);
+    rc = rc ? rc : s_parse_clocks(json_object_get(body, "clocks"), &h, err);
     if (rc != 0) {
         return rc;
     }
@@ -157,6 +211,7 @@ int jf_msg_hello_parse(const json_t *body, jf_hello_t *ret_hello, jf_err_t *err)
                           "Jetson type it simulates, with platform sim",
                           jf_board_type_name(h.board_type), h.platform);
     }
+    h.clocks.type = h.board_type;
     *ret_hello = h;
     return 0;
 }
@@ -185,6 +240,24 @@ static json_t *s_hello_storage(const jf_hello_t *h)
                                                      "dataset_root", h->storage[i].dataset_root));
     }
     return arr;
+}
+
+static json_t *s_steps(const int64_t *steps, size_t n)
+{
+    json_t *arr = json_array();
+    for (size_t i = 0; arr && i < n; i++) {
+        (void) json_array_append_new(arr, json_integer((json_int_t) steps[i]));
+    }
+    return arr;
+}
+
+static json_t *s_hello_clocks(const jf_hello_t *h)
+{
+    const jf_board_clocks_t *c = &h->clocks;
+    return json_pack("{s:i, s:o, s:o, s:o}", "cores", c->n_cpus, "cpu_hz",
+                     s_steps(c->cpu_steps_hz, c->n_cpu_steps), "gpu_hz",
+                     s_steps(c->gpu_steps_hz, c->n_gpu_steps), "emc_hz",
+                     s_steps(c->emc_steps_hz, c->n_emc_steps));
 }
 
 static json_t *s_hello_runs(const jf_hello_t *h)
@@ -227,6 +300,9 @@ json_t *jf_msg_hello_new(int64_t id, const jf_hello_t *h, const json_t *software
     (void) json_object_set_new(msg, "power_modes", s_hello_modes(h));
     (void) json_object_set_new(msg, "storage", s_hello_storage(h));
     (void) json_object_set_new(msg, "runs", s_hello_runs(h));
+    if (h->has_clocks) {
+        (void) json_object_set_new(msg, "clocks", s_hello_clocks(h));
+    }
     return msg;
 }
 

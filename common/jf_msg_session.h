@@ -4,6 +4,7 @@
 #define JF_MSG_SESSION_H
 
 #include "jf_board.h"
+#include "jf_board_clocks.h"
 #include "jf_err.h"
 #include "jf_msg.h"
 #include "jf_parse.h"
@@ -19,6 +20,7 @@
 #define JF_HELLO_SOFTWARE_MAX 16
 #define JF_SESSION_ID_LEN     16 // hex digits
 #define JF_PLATFORM_NAME_MAX  15
+#define JF_HELLO_CLOCK_HZ_MAX (INT64_C(1) << 40) // a clock step above ~1.1 THz is no clock
 
 typedef struct jf_hello_storage {
     char medium[JF_IDENT_MAX + 1];   // storage medium name
@@ -43,6 +45,10 @@ typedef struct jf_hello {
     int64_t started_us;                      // agent start, wall clock
     size_t n_runs;
     jf_hello_run_t runs[JF_HELLO_RUNS_MAX];
+    // The optional `clocks` member (docs/protocol.md §4.1.1): the board's own custom-mode space.
+    // clocks.type is board_type; clocks.n_cpus its core count.
+    bool has_clocks;
+    jf_board_clocks_t clocks;
 } jf_hello_t;
 
 typedef enum jf_resume_action {

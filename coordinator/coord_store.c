@@ -195,6 +195,27 @@ int coord_store_board_hello(coord_store_t *self, const char *name, const char *t
         err);
 }
 
+int coord_store_board_facts(coord_store_t *self, const char *name, char **ret_json, jf_err_t *err)
+{
+    *ret_json = NULL;
+    coord_db_stmt_t *st = coord_store_stmt(self, "SELECT facts FROM boards WHERE name = ?",
+                                           COORD_BINDS(coord_text(name)), err);
+    if (!st) {
+        return -EIO;
+    }
+    int step = coord_db_step(st);
+    const char *t = step == COORD_DB_ROW ? coord_db_col_text(st, 0) : NULL;
+    int rc = step == COORD_DB_ROW || step == COORD_DB_DONE
+                 ? 0
+                 : coord_store_fail(self, err, "reading a board's facts");
+    *ret_json = rc == 0 && t ? strdup(t) : NULL;
+    if (rc == 0 && t && !*ret_json) {
+        rc = jf_err_set(err, -ENOMEM, "out of memory");
+    }
+    coord_db_reset(st);
+    return rc;
+}
+
 int coord_store_board_set_online(coord_store_t *self, const char *name, bool online,
                                  jf_err_t *err)
 {

@@ -87,6 +87,9 @@ int coord_store_board_hello(coord_store_t *self, const char *name, const char *t
                             const char *platform, const char *facts_json, jf_err_t *err);
 int coord_store_board_set_online(coord_store_t *self, const char *name, bool online,
                                  jf_err_t *err);
+// The board's registration facts (its last hello, JSON text) into *ret_json: caller frees; NULL
+// when the store has no row for the board or no facts in it (it never registered). 0 or -EIO.
+int coord_store_board_facts(coord_store_t *self, const char *name, char **ret_json, jf_err_t *err);
 // Marks every board offline (at coordinator start: nobody is connected yet).
 int coord_store_boards_all_offline(coord_store_t *self, jf_err_t *err);
 

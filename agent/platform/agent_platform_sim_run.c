@@ -138,19 +138,40 @@ static json_t *s_power_record(const agent_platform_t *self, const jf_run_spec_t 
     return o;
 }
 
-// The model's custom-mode space is the family's table throughout (jf_board_clocks).
+// The steps of one family table at or below cap into out; returns how many. The caps are MHz
+// read as text into doubles (1907.2 MHz), so a step equal to one is kept within a part in 10^9.
+static size_t s_clip(const int64_t *steps, size_t n, double cap_hz, int64_t *out)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n && k < AGENT_POWER_STEPS_MAX; i++) {
+        if ((double) steps[i] <= cap_hz * (1.0 + 1e-9)) {
+            out[k++] = steps[i];
+        }
+    }
+    return k;
+}
+
+// The simulated board's custom-mode space: its family's table (jf_board_clocks) up to the
+// board's own core count and clock caps in the model's parameters (cpu_cores, cpu_max_mhz,
+// gpu_max_mhz, emc_max_mhz), as a real board's sysfs lists only its own steps. The Xavier NX so
+// loses the 2133 MHz EMC step its family table borrows from the AGX Xavier.
 static int s_clock_tables(const agent_platform_t *self, agent_power_tables_t *t, jf_err_t *err)
 {
     const jf_board_clocks_t *f = jf_board_clocks(self->board_type);
-    if (!f) {
+    const sim_params_t *p = self->sim_model ? sim_model_params(self->sim_model) : NULL;
+    if (!f || !p) {
         return jf_err_set(err, -ENOTSUP, "sim: no clock table for %s",
                           jf_board_type_name(self->board_type));
     }
-    *t = (agent_power_tables_t){
-        .n_cpus = f->n_cpus, .n_cpu_steps = f->n_cpu_steps, .n_gpu_steps = f->n_gpu_steps};
-    memcpy(t->cpu_steps_hz, f->cpu_steps_hz, f->n_cpu_steps * sizeof f->cpu_steps_hz[0]);
-    memcpy(t->gpu_steps_hz, f->gpu_steps_hz, f->n_gpu_steps * sizeof f->gpu_steps_hz[0]);
-    return 0;
+    const sim_board_params_t *b = &p->boards[self->board_type];
+    *t = (agent_power_tables_t){.n_cpus = b->cpu_cores < f->n_cpus ? b->cpu_cores : f->n_cpus};
+    t->n_cpu_steps = s_clip(f->cpu_steps_hz, f->n_cpu_steps, b->cpu_max_hz, t->cpu_steps_hz);
+    t->n_gpu_steps = s_clip(f->gpu_steps_hz, f->n_gpu_steps, b->gpu_max_hz, t->gpu_steps_hz);
+    t->n_emc_steps = s_clip(f->emc_steps_hz, f->n_emc_steps, b->emc_max_hz, t->emc_steps_hz);
+    return t->n_cpus > 0 && t->n_cpu_steps > 0
+               ? 0
+               : jf_err_set(err, -ENOTSUP, "sim: %s's parameters leave no custom-mode space",
+                            jf_board_type_name(self->board_type));
 }
 
 // The rails of the line's key (an object {rail: mW}; anything else is left alone) into the

@@ -79,6 +79,8 @@ typedef struct agent_power_tables {
     int64_t cpu_steps_hz[AGENT_POWER_STEPS_MAX];
     size_t n_gpu_steps;                        // the GPU's available_frequencies; 0: no GPU node
     int64_t gpu_steps_hz[AGENT_POWER_STEPS_MAX];
+    size_t n_emc_steps; // EMC rates (sysfs does not list them: the family's, or a sim board's
+    int64_t emc_steps_hz[AGENT_POWER_STEPS_MAX]; // up to its cap); 0: the family's table
 } agent_power_tables_t;
 
 // Loads the conf, opens the sysfs root for reading and finds the GPU node and the EMC cap file.
@@ -104,8 +106,9 @@ int agent_power_read_tables(const agent_power_t *self, agent_power_tables_t *ret
                             jf_err_t *err);
 
 // Checks a custom point against tables (a board's, as read; a clock of 0 is left alone and not
-// checked) and, for the EMC, which sysfs does not list, against the steps of type's family
-// (jf_board_clocks.h). Returns 0, or -EINVAL with err naming the value and the table.
+// checked) and, for the EMC, which sysfs does not list, against the tables' EMC steps, or where
+// they have none against the steps of type's family (jf_board_clocks.h). Returns 0, or -EINVAL with
+// err naming the value and the table.
 int agent_power_tables_check(const agent_power_tables_t *tables, jf_board_type_t type,
                              const agent_power_custom_t *custom, jf_err_t *err);
 

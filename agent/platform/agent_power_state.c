@@ -90,10 +90,14 @@ int agent_power_tables_check(const agent_power_tables_t *t, jf_board_type_t type
     rc = rc ? rc
             : s_check_step("gpu_hz", c->gpu_hz, t->gpu_steps_hz, t->n_gpu_steps,
                            "GPU table (devfreq available_frequencies)", err);
-    rc = rc ? rc
-            : s_check_step("emc_hz", c->emc_hz, family ? family->emc_steps_hz : NULL,
-                           family ? family->n_emc_steps : 0,
-                           "EMC steps (jetson-platforms.md §6)", err);
+    if (rc == 0 && t->n_emc_steps > 0) {
+        rc = s_check_step("emc_hz", c->emc_hz, t->emc_steps_hz, t->n_emc_steps,
+                          "EMC steps (its family's, up to its cap)", err);
+    } else if (rc == 0) {
+        rc = s_check_step("emc_hz", c->emc_hz, family ? family->emc_steps_hz : NULL,
+                          family ? family->n_emc_steps : 0, "EMC steps (jetson-platforms.md §6)",
+                          err);
+    }
     return rc;
 }
 

@@ -93,6 +93,7 @@ static void s_send_hello(agent_session_t *self, int64_t now_us)
     h.n_storage = self->n_storage;
     memcpy(h.storage, self->storage, sizeof h.storage);
     h.n_runs = agent_spool_inventory(self->spool, h.runs, JF_HELLO_RUNS_MAX);
+    h.has_clocks = !self->hello_clocks_off && agent_session_hello_clocks(self, &h.clocks);
     json_t *sw = agent_platform_software(self->platform);
     // Says that this agent understands credit members (docs/protocol.md §5.3.6).
     (void) json_object_set_new(sw, JF_CREDIT_SOFTWARE_KEY, json_string("1"));
@@ -118,6 +119,7 @@ static void s_session_lost(agent_session_t *self)
     self->hello_next_us = 0;
     self->hello_tries = 0;
     self->clock_echo_off = false; // the next coordinator may be a newer one
+    self->hello_clocks_off = false;
 }
 
 static void s_on_welcome(agent_session_t *self, const jf_msg_t *msg)
@@ -174,6 +176,17 @@ static void s_on_error(agent_session_t *self, const jf_msg_t *msg)
             // coordinator that leaves two hellos unanswered is busy, and the back-off waits.
             self->hello_next_us = 0;
         }
+        return;
+    }
+    if (strcmp(code, JF_MSG_E_BAD_FIELD) == 0 && !self->welcomed && !self->hello_clocks_off &&
+        strstr(detail, AGENT_HELLO_CLOCKS_REFUSED) != NULL) {
+        // An older coordinator does not know the hello's clocks (§4.1.1): register without them,
+        // at once (the refused hello is not outstanding: no welcome will answer it).
+        jf_log_notice("session: the coordinator does not know the hello's clocks member; "
+                      "registering without it");
+        self->hello_clocks_off = true;
+        self->hello_next_us = 0;
+        self->hello_tries = 0;
         return;
     }
     if (strcmp(code, JF_MSG_E_BAD_FIELD) == 0 && strstr(detail, AGENT_CLOCK_REFUSED) != NULL) {

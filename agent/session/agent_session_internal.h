@@ -32,6 +32,7 @@
 #define AGENT_TEST_DROP_CANCELS_ENV "JF_TEST_AGENT_DROP_CANCELS" // test builds only, see
                                                                 // s_test_drop_cancel
 #define AGENT_CLOCK_REFUSED        "unknown member 'echo_t_us'" // an older coordinator's detail
+#define AGENT_HELLO_CLOCKS_REFUSED "unknown member 'clocks'"    // the same for the hello's clocks
 #define AGENT_BLOB_RETRY_US        (INT64_C(5) * 1000000) // blob.get unanswered: ask again
 #define AGENT_BLOB_TRIES           6                      // then the run is refused
 #define AGENT_WEIGHTS_IN_FMT       "weights-%s-%lld.in"   // in --state-dir: run id, attempt
@@ -129,6 +130,7 @@ struct agent_session {
     int64_t started_us;          // wall clock, for the hello
     int64_t clock_shift_us;      // test only: added to the clocks of heartbeat answers
     bool clock_echo_off;         // this session's coordinator refused echo_t_us (older one)
+    bool hello_clocks_off;       // the coordinator refused the hello's clocks member (older one)
     bool welcomed;
     char session[JF_SESSION_ID_LEN + 1];
     int64_t heartbeat_us;
@@ -227,6 +229,9 @@ int agent_session_run_reattach(agent_session_t *self);
 // the power handle (a Jetson) or from the platform (agent_platform_clock_tables), and the checks
 // of a run's custom point and DVFS setting against it.
 void agent_session_power_tables(agent_session_t *self, const agent_power_t *power);
+// The hello's clocks member (docs/protocol.md §4.1.1) from the board's tables into *ret: false
+// (nothing sent) when they could not be read or a table is longer than the member allows.
+bool agent_session_hello_clocks(const agent_session_t *self, jf_board_clocks_t *ret);
 // -1 if the run's custom point and DVFS setting can run here, else the reject reason with why.
 int agent_session_check_power(const agent_session_t *self, const jf_run_spec_t *s, char *why,
                               size_t why_size);

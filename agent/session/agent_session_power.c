@@ -6,9 +6,30 @@
  * handle gets its tables from the platform, if it has any; a host has no power modes to change. */
 #include "agent_session_internal.h"
 
+#include "jf_board_clocks.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+
+bool agent_session_hello_clocks(const agent_session_t *self, jf_board_clocks_t *ret)
+{
+    const agent_power_tables_t *t = &self->clocks;
+    if (!self->has_clocks || t->n_cpus < 1 || t->n_cpus > JF_BOARD_CORES_MAX ||
+        t->n_cpu_steps < 1 || t->n_cpu_steps > JF_BOARD_CLOCK_STEPS_MAX ||
+        t->n_gpu_steps > JF_BOARD_CLOCK_STEPS_MAX || t->n_emc_steps > JF_BOARD_CLOCK_STEPS_MAX) {
+        return false;
+    }
+    *ret = (jf_board_clocks_t){.type = agent_platform_board_type(self->platform),
+                               .n_cpus = t->n_cpus,
+                               .n_cpu_steps = t->n_cpu_steps,
+                               .n_gpu_steps = t->n_gpu_steps,
+                               .n_emc_steps = t->n_emc_steps};
+    memcpy(ret->cpu_steps_hz, t->cpu_steps_hz, t->n_cpu_steps * sizeof t->cpu_steps_hz[0]);
+    memcpy(ret->gpu_steps_hz, t->gpu_steps_hz, t->n_gpu_steps * sizeof t->gpu_steps_hz[0]);
+    memcpy(ret->emc_steps_hz, t->emc_steps_hz, t->n_emc_steps * sizeof t->emc_steps_hz[0]);
+    return true;
+}
 
 void agent_session_power_tables(agent_session_t *self, const agent_power_t *power)
 {
@@ -20,6 +41,13 @@ void agent_session_power_tables(agent_session_t *self, const agent_power_t *powe
     }
     if (!self->has_clocks) {
         (void) snprintf(self->clocks_error, sizeof self->clocks_error, "%s", err.msg);
+    }
+    // sysfs does not list the EMC's rates: a Jetson's are its family's (jetson-platforms.md §6).
+    const jf_board_clocks_t *family = jf_board_clocks(agent_platform_board_type(self->platform));
+    if (self->has_clocks && self->clocks.n_emc_steps == 0 && family) {
+        self->clocks.n_emc_steps = family->n_emc_steps;
+        memcpy(self->clocks.emc_steps_hz, family->emc_steps_hz,
+               family->n_emc_steps * sizeof family->emc_steps_hz[0]);
     }
     if (!self->has_clocks && power) {
         jf_log_warn("power: cannot read the frequency tables (%s); runs with a custom power "

@@ -4,12 +4,12 @@
  * waited for, its figures read back from the store's results. Re-running the same command reuses
  * the runs the store already has. Not the searches themselves (coordinator/fit/coord_csearch*). */
 #include "cli_adaptive.h"
+#include "cli_board_clocks.h"
 #include "cli_cmds.h"
 #include "cli_concurrent.h"
 #include "cli_models.h"
 
 #include "coord_csearch.h"
-#include "jf_board_clocks.h"
 #include "jf_msg_ctl.h"
 #include "jf_parse.h"
 #include "jf_run_spec.h"
@@ -55,7 +55,8 @@ typedef struct s_search {
     cli_ctx_t *ctx;                         // borrowed
     const s_args_t *a;                      // borrowed
     const jf_board_spec_t *board;           // borrowed from the fleet config
-    const jf_board_clocks_t *clocks;        // borrowed, static
+    jf_board_clocks_t clocks;               // the board's space (cli_board_clocks)
+    cli_clocks_source_t clocks_source;      // where it came from
     int cpu_step[JF_BOARD_CLOCK_STEPS_MAX]; // clock-table index of each CPU step of the space
     int gpu_step[JF_BOARD_CLOCK_STEPS_MAX]; // and of each GPU step
     coord_csearch_space_t space;
@@ -181,17 +182,22 @@ static int s_space(cli_ctx_t *ctx, s_search_t *s, jf_err_t *err)
         return jf_err_set(err, -EINVAL, "--board '%.200s': no such board in the fleet",
                           s->a->board);
     }
-    s->clocks = jf_board_clocks(s->board->simulates);
-    if (!s->clocks || s->board->n_storage == 0) {
+    int rc = s->board->n_storage > 0
+                 ? cli_board_clocks(ctx, s->board, &s->clocks, &s->clocks_source, err)
+                 : -ENOTSUP;
+    if (rc == -ENOTSUP) {
         return jf_err_set(err, -EINVAL,
                           "--board '%.200s': a board with custom power modes and a storage "
                           "medium is needed",
                           s->a->board);
     }
-    s->space.size[0] = s->clocks->n_cpus;
-    s->space.size[1] = s_keep(s->cpu_step, s->clocks->n_cpu_steps, CLI_CONCURRENT_CPU_STRIDE);
-    s->space.size[2] = s_keep(s->gpu_step, s->clocks->n_gpu_steps, CLI_CONCURRENT_GPU_STRIDE);
-    s->space.size[3] = (int) s->clocks->n_emc_steps;
+    if (rc != 0) {
+        return rc;
+    }
+    s->space.size[0] = s->clocks.n_cpus;
+    s->space.size[1] = s_keep(s->cpu_step, s->clocks.n_cpu_steps, CLI_CONCURRENT_CPU_STRIDE);
+    s->space.size[2] = s_keep(s->gpu_step, s->clocks.n_gpu_steps, CLI_CONCURRENT_GPU_STRIDE);
+    s->space.size[3] = (int) s->clocks.n_emc_steps;
     s->space.size[4] = S_N_INFER;
     return 0;
 }
@@ -225,9 +231,9 @@ static char *s_point_yaml(const s_search_t *s, const int p[COORD_CSEARCH_DIMS], 
 {
     const s_args_t *a = s->a;
     json_t *custom = json_pack("{s:{s:i, s:o, s:o, s:o}}", "custom", "cores", p[0] + 1, "cpu_freq",
-                               s_hz(s->clocks->cpu_steps_hz[s->cpu_step[p[1]]]), "gpu_freq",
-                               s_hz(s->clocks->gpu_steps_hz[s->gpu_step[p[2]]]), "emc_freq",
-                               s_hz(s->clocks->emc_steps_hz[p[3]]));
+                               s_hz(s->clocks.cpu_steps_hz[s->cpu_step[p[1]]]), "gpu_freq",
+                               s_hz(s->clocks.gpu_steps_hz[s->gpu_step[p[2]]]), "emc_freq",
+                               s_hz(s->clocks.emc_steps_hz[p[3]]));
     json_t *root = json_pack(
         "{s:s, s:s, s:{s:[s]}, s:[{s:s, s:s, s:s, s:i, s:{s:s, s:i, s:f, s:I}}], s:[o], s:[s], "
         "s:[I], s:I}",
@@ -306,9 +312,9 @@ static int s_on_result(int ncols, const char *const *names, const char *const *v
 static void s_print_point(const s_search_t *s, const int p[COORD_CSEARCH_DIMS], const char *tag)
 {
     printf("%s cores=%d cpu_mhz=%.1f gpu_mhz=%.2f emc_mhz=%.0f infer_batch=%d", tag, p[0] + 1,
-           (double) s->clocks->cpu_steps_hz[s->cpu_step[p[1]]] / 1e6,
-           (double) s->clocks->gpu_steps_hz[s->gpu_step[p[2]]] / 1e6,
-           (double) s->clocks->emc_steps_hz[p[3]] / 1e6, s_infer_batches[p[4]]);
+           (double) s->clocks.cpu_steps_hz[s->cpu_step[p[1]]] / 1e6,
+           (double) s->clocks.gpu_steps_hz[s->gpu_step[p[2]]] / 1e6,
+           (double) s->clocks.emc_steps_hz[p[3]] / 1e6, s_infer_batches[p[4]]);
 }
 
 static void s_print_obs(const s_found_t *f)
@@ -488,9 +494,11 @@ static int s_concurrent_search(cli_ctx_t *ctx, int argc, char **argv)
     }
     s_sweep_name(&s);
     s.deadline_us = a.timeout_s ? jf_clock_mono_us() + a.timeout_s * JF_US_PER_S : 0;
-    printf("search: policy=%s board=%s (%s) sweep=%s space=%dx%dx%dx%dx%d\n", a.policy, a.board,
-           s.board->type == JF_BOARD_SIM ? "simulated" : "measured", s.sweep, s.space.size[0],
-           s.space.size[1], s.space.size[2], s.space.size[3], s.space.size[4]);
+    printf("search: policy=%s board=%s (%s) sweep=%s space=%dx%dx%dx%dx%d clocks=%s\n", a.policy,
+           a.board, s.board->type == JF_BOARD_SIM ? "simulated" : "measured", s.sweep,
+           s.space.size[0], s.space.size[1], s.space.size[2], s.space.size[3], s.space.size[4],
+           s.clocks_source == CLI_CLOCKS_BOARD ? "board" : "family");
+    printf("space: %s\n", cli_clocks_source_text(s.clocks_source));
     coord_csearch_t *cs = coord_csearch_new(&s.space, s_profile, &s, &err);
     if (cs) {
         coord_csearch_set_rerun(cs, s_rerun, &s);

@@ -4,7 +4,7 @@
 #include "cli_adaptive.h"
 #include "cli_rounds.h"
 
-#include "jf_board_clocks.h"
+#include "cli_board_clocks.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -21,9 +21,10 @@
 
 // Fractions of each table the grid takes (index round(f * (steps - 1))): from near the bottom
 // to the top, so the models see the range a plan chooses from, including points slow enough for
-// a fast board to finish with a slow one. The EMC stops below the top: the Xavier NX uses the AGX
-// Xavier's EMC list (jf_board_clocks.c), whose 2133 MHz is above the NX's 1866 MHz cap, and a
-// point above a board's cap is refused.
+// a fast board to finish with a slow one. The tables are the board's own where its hello sent
+// them (cli_board_clocks.h), else its family's; the EMC stops below the top of those, as the
+// Xavier NX's family table is the AGX Xavier's EMC list (jf_board_clocks.c), whose 2133 MHz is
+// above the NX's 1866 MHz cap, and a point above a board's cap is refused.
 static const double s_frac[S_AXIS_N] = {0.1, 0.4, 0.7, 1.0};
 static const double s_emc_frac[S_EMC_N] = {0.5, 0.85};
 
@@ -132,11 +133,17 @@ static int s_adaptive(cli_ctx_t *ctx, const char *path, const jf_board_spec_t *b
 int cli_rounds_profile(cli_ctx_t *ctx, const jf_rounds_t *cfg, const jf_board_spec_t *board,
                        const cli_rounds_profile_opts_t *opts)
 {
-    jf_board_type_t type = board->type == JF_BOARD_SIM ? board->simulates : board->type;
-    const jf_board_clocks_t *clocks = jf_board_clocks(type);
+    jf_board_clocks_t own;
+    cli_clocks_source_t source = CLI_CLOCKS_FAMILY;
+    jf_err_t err = {0};
+    int rc = cli_board_clocks(ctx, board, &own, &source, &err);
+    const jf_board_clocks_t *clocks = rc == 0 ? &own : NULL;
     const char *medium = cfg->storage[0]    ? cfg->storage
                          : board->n_storage ? board->storage[0].medium
                                             : NULL;
+    if (rc != 0 && rc != -ENOTSUP) {
+        return cli_fail(CLI_EXIT_ERROR, "board '%s': %s", board->name, err.msg);
+    }
     if (!clocks || !medium) {
         return cli_fail(CLI_EXIT_USAGE,
                         "board '%s' has no fitted model for %s and cannot be profiled: %s",
@@ -154,8 +161,8 @@ int cli_rounds_profile(cli_ctx_t *ctx, const jf_rounds_t *cfg, const jf_board_sp
     int code = s_write_tmp(name, text, dir, path);
     if (code == CLI_EXIT_OK) {
         printf("profiling: board '%s' has no fitted time and power models for %s; profiling %zu "
-               "custom points (adaptive sweep '%s')\n",
-               board->name, cfg->workload, opts->n, name);
+               "custom points (adaptive sweep '%s', clocks: %s)\n",
+               board->name, cfg->workload, opts->n, name, cli_clocks_source_text(source));
         fflush(stdout);
         code = s_adaptive(ctx, path, board, opts);
     }

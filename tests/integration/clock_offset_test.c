@@ -5,8 +5,8 @@
  * host's clock, so the true offset is the shift, and NTP's bound holds exactly: the estimate errs
  * by at most half its round trip. Checks ctl.status, `jetfleet status`, the store and the log
  * (host-2 could only be warned about if the fastest of its first 3 exchanges took over 8 ms).
- * Then, against a ROUTER posing as an older coordinator, the agent's fallback when the clock
- * members are refused. */
+ * Then, against a ROUTER posing as an older coordinator, the agent's fallbacks when the clock
+ * members of its heartbeats, or the clocks member of its hello, are refused. */
 #include "jft_check.h"
 #include "jft_fleet.h"
 #include "jft_fs.h"
@@ -282,12 +282,50 @@ static void test_agent_drops_clock_members_for_older_coordinator(void **state)
     zsock_destroy(&router);
 }
 
+// The same for the hello's clocks member (docs/protocol.md §4.1.1): a simulated Xavier NX sends
+// its own tables (no 2133 MHz EMC step); refused as an older coordinator would, the agent sends
+// one hello without them at once and no more.
+static void test_agent_drops_hello_clocks_for_older_coordinator(void **state)
+{
+    jft_fleet_t *f = *state;
+    zsock_t *router = jft_router_new_in(f->dir);
+    assert_non_null(router);
+    const char *args[] = {"--platform", "sim:xavier-nx", "--sim-speed", "20", NULL};
+    assert_int_equal(jft_fleet_start_agent_named_at(f, 0, "host-1", zsock_endpoint(router), args),
+                     0);
+    json_t *hello = jft_recv_type(router, "hello", S_WAIT_MS * jft_timeout_scale(), NULL);
+    assert_non_null(hello);
+    json_t *emc = json_object_get(json_object_get(hello, "clocks"), "emc_hz");
+    size_t n = json_array_size(emc);
+    printf("hello_clocks_emc_steps=%zu top=%lld\n", n,
+           (long long) json_integer_value(json_array_get(emc, n ? n - 1 : 0)));
+    assert_true(n > 0);
+    assert_int_equal(json_integer_value(json_array_get(emc, n - 1)), INT64_C(1866000000));
+    s_send(router, jf_msg_error_new(900, json_integer_value(json_object_get(hello, "id")),
+                                    JF_MSG_E_BAD_FIELD, "hello: unknown member 'clocks'"));
+    json_decref(hello);
+    int64_t t0 = jf_clock_mono_us();
+    json_t *again = jft_recv_type(router, "hello", 5000 * jft_timeout_scale(), NULL);
+    int64_t after_ms = (jf_clock_mono_us() - t0) / 1000;
+    printf("hello_without_clocks_after_ms=%lld\n", (long long) after_ms);
+    assert_non_null(again);
+    assert_null(json_object_get(again, "clocks"));
+    assert_true(after_ms < 900); // at once, not at the first retry step (1 s)
+    json_decref(again);
+    // One hello for the refusal, not a retry storm: nothing more before the first retry step.
+    json_t *more = jft_recv_type(router, "hello", 700, NULL);
+    assert_null(more);
+    zsock_destroy(&router);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_offset_estimated_shown_and_warned, s_setup,
                                         s_teardown),
         cmocka_unit_test_setup_teardown(test_agent_drops_clock_members_for_older_coordinator,
+                                        s_setup, s_teardown),
+        cmocka_unit_test_setup_teardown(test_agent_drops_hello_clocks_for_older_coordinator,
                                         s_setup, s_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

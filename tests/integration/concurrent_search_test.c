@@ -4,7 +4,9 @@
  * MobileNetV3 inference) through the coordinator: the answer is one of the profiled runs, its
  * stored records meet both budgets (which leave some profiled points out), no faster stored run
  * meets them, and the sweep holds exactly the reported number of runs. The same search with a power
- * budget no point meets reuses every run (none added) and says so; bad arguments exit 2. Simulated.
+ * budget no point meets reuses every run (none added) and says so; bad arguments exit 2. A
+ * simulated Xavier NX's search covers its family's clock table until its agent registers and its
+ * own (no 2133 MHz EMC step) after. Simulated.
  */
 #include "jft_check.h"
 #include "jft_fleet.h"
@@ -30,9 +32,9 @@ static const char *const s_agent_args[] = {
 static int s_setup(void **state)
 {
     jft_fleet_t *f = calloc(1, sizeof *f);
-    const char *types[] = {"orin-agx"};
+    const char *types[] = {"orin-agx", "xavier-nx"};
     *state = f;
-    return f && jft_fleet_setup_sims(f, 1, types, 1) == 0 ? 0 : -1;
+    return f && jft_fleet_setup_sims(f, 1, types, 2) == 0 ? 0 : -1;
 }
 
 static int s_teardown(void **state)
@@ -92,7 +94,8 @@ static const char *s_after(const char *out, const char *key)
     return p + strlen(key);
 }
 
-static char *s_search(jft_fleet_t *f, const char *board, int code, const char *power_w)
+static char *s_search_for(jft_fleet_t *f, const char *board, int code, const char *power_w,
+                          const char *timeout_s)
 {
     return jft_cli_expect(f, code, S_CLI_MS,
                           (const char *[]){"concurrent",
@@ -114,8 +117,13 @@ static char *s_search(jft_fleet_t *f, const char *board, int code, const char *p
                                            "--max-profiles",
                                            S_PROFILES,
                                            "--timeout",
-                                           "80",
+                                           timeout_s,
                                            NULL});
+}
+
+static char *s_search(jft_fleet_t *f, const char *board, int code, const char *power_w)
+{
+    return s_search_for(f, board, code, power_w, "80");
 }
 
 // The chosen point's run in the sweep and its records within both budgets.
@@ -156,6 +164,44 @@ static void s_check_answer(jft_fleet_t *f, const char *out, long long profiled)
     long long runs = jft_fleet_sql_int(f, "SELECT count(*) FROM sweep_runs");
     printf("csearch_modes_profiled=%lld csearch_runs=%lld\n", profiled, runs);
     assert_int_equal(runs, profiled);
+}
+
+// The EMC steps of a search's space (its line's "space=AxBxCxDxE").
+static int s_emc_steps(const char *out, const char *source)
+{
+    int d[5] = {0};
+    assert_int_equal(
+        sscanf(s_after(out, " space="), "%dx%dx%dx%dx%d", &d[0], &d[1], &d[2], &d[3], &d[4]), 5);
+    assert_non_null(strstr(out, source));
+    return d[3];
+}
+
+// The search's space is the board's own (docs/protocol.md §4.1.1 `clocks`) once its agent has
+// registered, its family's before. sim-2 simulates a Xavier NX, whose family table borrows the
+// AGX Xavier's 2133 MHz EMC step, above the NX's 1866 MHz cap. Each search is cut off by a 1 s
+// timeout (exit 1) after its space line: only the space is checked here.
+static void s_own_clocks(jft_fleet_t *f)
+{
+    const char *nx = jft_fleet_board(f, "sim-2");
+    char *out = s_search_for(f, nx, 1, S_POWER_W, "1");
+    int family = s_emc_steps(out, "clocks=family");
+    free(out);
+    assert_int_equal(jft_fleet_start_sim_agent(f, 1, s_agent_args), 0);
+    assert_true(jft_fleet_wait_online(f, 2, 20000));
+    char sql[256];
+    (void) snprintf(sql, sizeof sql, "SELECT facts FROM boards WHERE name = '%s'", nx);
+    char *facts = jft_fleet_sql_text(f, sql);
+    assert_non_null(facts);
+    const char *emc = strstr(facts, "\"emc_hz\":[");
+    assert_non_null(emc);
+    assert_non_null(strstr(emc, "1866000000]"));
+    assert_null(strstr(facts, "2133000000"));
+    free(facts);
+    out = s_search_for(f, nx, 1, S_POWER_W, "1");
+    int own = s_emc_steps(out, "clocks=board");
+    free(out);
+    printf("csearch_nx_emc_steps_family=%d csearch_nx_emc_steps_board=%d\n", family, own);
+    assert_int_equal(own, family - 1);
 }
 
 static void test_concurrent_search(void **state)
@@ -238,6 +284,7 @@ static void test_concurrent_search(void **state)
     assert_int_equal(dof, 2);
     assert_non_null(strstr(out, "rerun 5:"));
     free(out);
+    s_own_clocks(f);
 }
 
 int main(void)

@@ -276,6 +276,12 @@ int jft_fleet_start_agent_at(jft_fleet_t *f, size_t i, const char *endpoint,
 int jft_fleet_start_agent_named(jft_fleet_t *f, size_t i, const char *name,
                                 const char *const *extra_args)
 {
+    return jft_fleet_start_agent_named_at(f, i, name, f->endpoint, extra_args);
+}
+
+int jft_fleet_start_agent_named_at(jft_fleet_t *f, size_t i, const char *name, const char *endpoint,
+                                   const char *const *extra_args)
+{
     if (i >= JFT_FLEET_AGENTS_MAX) {
         return -EINVAL;
     }
@@ -283,8 +289,8 @@ int jft_fleet_start_agent_named(jft_fleet_t *f, size_t i, const char *name,
     jft_bin("jetfleet-agent", bin);
     (void) snprintf(log, sizeof log, "%s/agent-%s.log", f->dir, name);
     (void) snprintf(state, sizeof state, JFT_FLEET_AGENT_STATE_FMT, f->dir, name);
-    char *argv[40] = {bin,           "--coordinator", f->endpoint, "--name",      (char *) name,
-                      "--config",    f->config,       "--log-level", "info",      "--state-dir",
+    char *argv[40] = {bin,        "--coordinator", (char *) endpoint, "--name", (char *) name,
+                      "--config", f->config,       "--log-level",     "info",   "--state-dir",
                       state};
     size_t n = 11 + s_security_args(f, argv + 11);
     for (size_t k = 0; extra_args && extra_args[k] && n < 39; k++) {

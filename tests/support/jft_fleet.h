@@ -105,6 +105,9 @@ int jft_fleet_start_agent_at(jft_fleet_t *f, size_t i, const char *endpoint,
 // arguments (NULL-terminated, may be NULL), e.g. a platform and its fixture roots. 0 or -errno.
 int jft_fleet_start_agent_named(jft_fleet_t *f, size_t i, const char *name,
                                 const char *const *extra_args);
+// The same, connecting to endpoint (borrowed for the call) instead of the fleet's coordinator.
+int jft_fleet_start_agent_named_at(jft_fleet_t *f, size_t i, const char *name, const char *endpoint,
+                                   const char *const *extra_args);
 
 // Waits until n boards are online in the store. True if they are.
 bool jft_fleet_wait_online(jft_fleet_t *f, size_t n, int timeout_ms);

@@ -4,6 +4,7 @@
  * own clock and energy source, a preparation without worker, the power record of its tree, the
  * family's clock tables, its trainer's lines into the fake rails and the modelled page cache). */
 #include "agent_platform_run.h"
+#include "jf_board_clocks.h"
 
 #include <errno.h>
 #include <jansson.h>
@@ -196,6 +197,22 @@ static void test_sim_trainer(void **state)
     assert_int_equal(agent_platform_clock_tables(p, &tables, &err), 0);
     assert_int_equal(tables.n_cpus, 6);
     assert_true(tables.n_cpu_steps > 0 && tables.n_gpu_steps > 0);
+    // The board's own space: its family's table up to its caps. The Xavier NX's family table
+    // borrows the AGX Xavier's 2133 MHz EMC step, above the NX's 1866 MHz (sim_params.yaml).
+    const jf_board_clocks_t *family = jf_board_clocks(JF_BOARD_XAVIER_NX);
+    assert_non_null(family);
+    assert_int_equal(family->emc_steps_hz[family->n_emc_steps - 1], INT64_C(2133000000));
+    assert_int_equal(tables.n_emc_steps, family->n_emc_steps - 1);
+    assert_int_equal(tables.emc_steps_hz[tables.n_emc_steps - 1], INT64_C(1866000000));
+    assert_int_equal(tables.cpu_steps_hz[tables.n_cpu_steps - 1], INT64_C(1907200000));
+    assert_int_equal(tables.gpu_steps_hz[tables.n_gpu_steps - 1], INT64_C(1109250000));
+    // and the check refuses the borrowed step with the board's own table named
+    agent_power_custom_t point = {
+        .n_cores = 6, .cpu_hz = tables.cpu_steps_hz[0], .emc_hz = INT64_C(2133000000)};
+    assert_int_equal(agent_power_tables_check(&tables, JF_BOARD_XAVIER_NX, &point, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "up to its cap"));
+    point.emc_hz = INT64_C(1866000000);
+    assert_int_equal(agent_power_tables_check(&tables, JF_BOARD_XAVIER_NX, &point, &err), 0);
     agent_platform_destroy(&p);
 }
 

@@ -62,7 +62,31 @@ static void test_hello_roundtrip(void **state)
     assert_false(b.runs[0].finished);
     assert_true(b.runs[1].finished);
     assert_string_equal(tmsg_str(json_object_get(m.body, "software"), "torch"), "1.10.0");
+    assert_false(b.has_clocks);
+    assert_null(json_object_get(m.body, "clocks")); // sent only when the agent has them
     jf_msg_fini(&m);
+    // With the board's own clock tables (§4.1.1): every step back, in order.
+    h.has_clocks = true;
+    h.clocks = (jf_board_clocks_t){.n_cpus = 4,
+                                   .n_cpu_steps = 3,
+                                   .cpu_steps_hz = {102000000, 921600000, 1479000000},
+                                   .n_gpu_steps = 2,
+                                   .gpu_steps_hz = {76800000, 921600000},
+                                   .n_emc_steps = 1,
+                                   .emc_steps_hz = {1600000000}};
+    m = tmsg_roundtrip(jf_msg_hello_new(43, &h, NULL), JF_MSG_TO_COORD);
+    assert_int_equal(jf_msg_hello_parse(m.body, &b, NULL), 0);
+    assert_true(b.has_clocks);
+    assert_int_equal(b.clocks.type, JF_BOARD_NANO);
+    assert_int_equal(b.clocks.n_cpus, 4);
+    assert_int_equal(b.clocks.n_cpu_steps, 3);
+    assert_int_equal(b.clocks.cpu_steps_hz[2], 1479000000);
+    assert_int_equal(b.clocks.n_gpu_steps, 2);
+    assert_int_equal(b.clocks.gpu_steps_hz[0], 76800000);
+    assert_int_equal(b.clocks.n_emc_steps, 1);
+    assert_int_equal(b.clocks.emc_steps_hz[0], 1600000000);
+    jf_msg_fini(&m);
+    h.has_clocks = false;
     // Without software, and with no storage and no runs.
     h.n_storage = 0;
     h.n_runs = 0;
