@@ -5,12 +5,18 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+static void s_board_part(const char *board, char b[49]);
 
 int agent_container_parse(const char *text, agent_container_t *ret, jf_err_t *err)
 {
@@ -74,12 +80,7 @@ void agent_container_name(const char *board, const char *run_id, int64_t attempt
         h = (h ^ *p) * UINT64_C(1099511628211);
     }
     char b[49];
-    size_t n = 0;
-    for (; board[n] && n < sizeof b - 1; n++) {
-        char ch = board[n];
-        b[n] = isalnum((unsigned char) ch) || ch == '_' || ch == '.' || ch == '-' ? ch : '_';
-    }
-    b[n] = '\0';
+    s_board_part(board, b);
     (void) snprintf(buf, AGENT_CONTAINER_NAME_MAX, "jf-%s-%016" PRIx64 "-%" PRId64, b, h, attempt);
 }
 
@@ -152,4 +153,148 @@ int agent_container_wrap(const agent_container_t *self, const char *name, const 
         rc = s_add(t, err, "%s", in->args[i]);
     }
     return rc;
+}
+
+// The board part of a container name, as agent_container_name writes it, into b (49 bytes).
+static void s_board_part(const char *board, char b[49])
+{
+    size_t n = 0;
+    for (; board[n] && n < 48; n++) {
+        char ch = board[n];
+        b[n] = isalnum((unsigned char) ch) || ch == '_' || ch == '.' || ch == '-' ? ch : '_';
+    }
+    b[n] = '\0';
+}
+
+bool agent_container_is_boards(const char *board, const char *name)
+{
+    char b[49], prefix[64];
+    s_board_part(board, b);
+    int len = snprintf(prefix, sizeof prefix, "jf-%s-", b);
+    if (len <= 0 || strncmp(name, prefix, (size_t) len) != 0) {
+        return false;
+    }
+    const char *p = name + len;
+    for (int i = 0; i < 16; i++, p++) {
+        if (!isxdigit((unsigned char) *p) || isupper((unsigned char) *p)) {
+            return false;
+        }
+    }
+    if (*p++ != '-' || !isdigit((unsigned char) *p)) {
+        return false;
+    }
+    while (isdigit((unsigned char) *p)) {
+        p++;
+    }
+    return *p == '\0';
+}
+
+static int64_t s_mono_ms(void)
+{
+    struct timespec ts;
+    (void) clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+// Reads fd to its end into out (size bytes, NUL-terminated; the rest is read and dropped) until
+// deadline_ms. 0 or -ETIMEDOUT.
+static int s_read_all(int fd, int64_t deadline_ms, char *out, size_t size)
+{
+    size_t kept = 0;
+    for (;;) {
+        int64_t left = deadline_ms - s_mono_ms();
+        struct pollfd pfd = {.fd = fd, .events = POLLIN};
+        int ready = left > 0 ? poll(&pfd, 1, (int) left) : 0;
+        if (ready < 0 && errno == EINTR) {
+            continue;
+        }
+        if (ready <= 0) {
+            out[kept] = '\0';
+            return -ETIMEDOUT;
+        }
+        char chunk[4096];
+        ssize_t n = read(fd, chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR) {
+            continue;
+        }
+        if (n <= 0) {
+            break;
+        }
+        size_t take = (size_t) n < size - 1 - kept ? (size_t) n : size - 1 - kept;
+        memcpy(out + kept, chunk, take);
+        kept += take;
+    }
+    out[kept] = '\0';
+    return 0;
+}
+
+// Starts argv with stdout and stderr into out_fd and stdin from /dev/null, in its own process
+// group. 0 or a positive posix_spawn error.
+static int s_spawn(char *const *argv, int out_fd, pid_t *ret_pid)
+{
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t attr;
+    (void) posix_spawn_file_actions_init(&fa);
+    (void) posix_spawnattr_init(&attr);
+    (void) posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    (void) posix_spawn_file_actions_adddup2(&fa, out_fd, STDOUT_FILENO);
+    (void) posix_spawn_file_actions_adddup2(&fa, out_fd, STDERR_FILENO);
+    (void) posix_spawnattr_setpgroup(&attr, 0);
+    (void) posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    extern char **environ;
+    int rc = posix_spawn(ret_pid, argv[0], &fa, &attr, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&attr);
+    return rc;
+}
+
+int agent_container_list(const agent_container_t *self, const char *board,
+                         char (*names)[AGENT_CONTAINER_NAME_MAX], size_t max, size_t *ret_n,
+                         int timeout_ms, jf_err_t *err)
+{
+    *ret_n = 0;
+    if (self->n_words == 0) {
+        return jf_err_set(err, -ENOENT, "container: no engine configured (--container)");
+    }
+    char b[49], filter[80];
+    s_board_part(board, b);
+    (void) snprintf(filter, sizeof filter, "name=jf-%s-", b);
+    char *argv[] = {
+        (char *) self->words[0], "ps", "-a", "--filter", filter, "--format", "{{.Names}}", NULL};
+    int fds[2] = {-1, -1};
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+        return jf_err_set(err, -EIO, "container: cannot create a pipe: %s", strerror(errno));
+    }
+    pid_t pid = -1;
+    int rc = s_spawn(argv, fds[1], &pid);
+    (void) close(fds[1]);
+    if (rc != 0) {
+        (void) close(fds[0]);
+        return jf_err_set(err, -EIO, "container: cannot start '%s ps': %s", self->words[0],
+                          strerror(rc));
+    }
+    static char out[64 * 1024]; // the agent's loop thread only
+    rc = s_read_all(fds[0], s_mono_ms() + timeout_ms, out, sizeof out);
+    (void) close(fds[0]);
+    if (rc != 0) {
+        (void) kill(-pid, SIGKILL);
+    }
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (rc != 0) {
+        return jf_err_set(err, -ETIMEDOUT, "container: '%s ps' did not answer within %d ms",
+                          self->words[0], timeout_ms);
+    }
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        out[strcspn(out, "\n")] = '\0';
+        return jf_err_set(err, -EIO, "container: '%s ps' failed: %.200s", self->words[0], out);
+    }
+    for (char *line = strtok(out, "\n"); line; line = strtok(NULL, "\n")) {
+        if (agent_container_is_boards(board, line) && *ret_n < max) {
+            (void) snprintf(names[*ret_n], AGENT_CONTAINER_NAME_MAX, "%s", line);
+            (*ret_n)++;
+        }
+    }
+    return 0;
 }

@@ -9,6 +9,7 @@
 #include "jf_err.h"
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,5 +50,19 @@ int agent_container_wrap(const agent_container_t *self, const char *name, const 
 // once: podman's `rm -f` alone first waits out the container's 10 s stop timeout). Returns 0, or a
 // negative errno when it could not be started (err says why).
 int agent_container_remove(const agent_container_t *self, const char *name, jf_err_t *err);
+
+// True when name is one of board's run container names (as agent_container_name makes them:
+// exactly "jf-" BOARD "-", 16 lowercase hex digits, "-", an attempt), so that a board whose name
+// starts with another's ("nx-1" and "nx-1-b") never claims the other's containers.
+bool agent_container_is_boards(const char *board, const char *name);
+
+// Lists the engine's containers, running or stopped, named as board's run containers
+// (agent_container_is_boards), by running `ENGINE ps -a --filter name=jf-BOARD- --format
+// {{.Names}}` and reading its output for at most timeout_ms. Up to max names into names;
+// *ret_n says how many. Returns 0; -ENOENT when no engine is configured; -ETIMEDOUT (the engine
+// is killed); -EIO when it fails or cannot be started (err says why, with its output's start).
+int agent_container_list(const agent_container_t *self, const char *board,
+                         char (*names)[AGENT_CONTAINER_NAME_MAX], size_t max, size_t *ret_n,
+                         int timeout_ms, jf_err_t *err);
 
 #endif

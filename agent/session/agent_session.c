@@ -428,6 +428,36 @@ static int s_end_orphans(agent_session_t *self, jf_err_t *err)
     return ended < 0 ? ended : 0;
 }
 
+// Containers of this board's runs that no run of this agent holds (docs/containers.md, "Ending
+// a container run"): left by an earlier agent process whose run was not re-attached (its
+// trainer gone, its spool lost, or its stream an orphan), they are removed now; a container
+// whose run was re-attached is kept. A listing that fails is logged, and start-up goes on.
+static void s_remove_stale_containers(agent_session_t *self)
+{
+    if (self->container.n_words == 0) {
+        return;
+    }
+    static char names[AGENT_STALE_CONTAINERS_MAX][AGENT_CONTAINER_NAME_MAX];
+    size_t n = 0;
+    jf_err_t err = {0};
+    if (agent_container_list(&self->container, self->name, names, AGENT_STALE_CONTAINERS_MAX, &n,
+                             AGENT_CONTAINER_LIST_MS, &err) != 0) {
+        jf_log_warn("%s; containers an earlier agent left are not looked for", err.msg);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (self->run.active && strcmp(names[i], self->run.container) == 0) {
+            continue; // the re-attached run's
+        }
+        jf_log_notice("container: removing %s, left by an earlier agent (no run of this agent "
+                      "holds it)",
+                      names[i]);
+        if (agent_container_remove(&self->container, names[i], &err) != 0) {
+            jf_log_warn("%s", err.msg);
+        }
+    }
+}
+
 // Test builds only (JF_AGENT_TEST_HOOKS; tests/integration/clock_offset_test.c):
 // JF_TEST_CLOCK_SHIFT_US shifts the wall clocks in this agent's answers to heartbeats (§4.2.1),
 // so a test can give a board a known clock offset on one host. An installed agent ignores it.
@@ -490,6 +520,9 @@ agent_session_t *agent_session_new(const agent_session_opts_t *opts, jf_err_t *e
         s_start_threads(self, opts, err) != 0 || agent_session_run_reattach(self) < 0 ||
         s_end_orphans(self, err) != 0) {
         agent_session_destroy(&self);
+    }
+    if (self) {
+        s_remove_stale_containers(self);
     }
     return self;
 }

@@ -32,6 +32,8 @@
 #define AGENT_TEST_DROP_CANCELS_ENV "JF_TEST_AGENT_DROP_CANCELS" // test builds only, see
                                                                 // s_test_drop_cancel
 #define AGENT_CLOCK_REFUSED        "unknown member 'echo_t_us'" // an older coordinator's detail
+#define AGENT_STALE_CONTAINERS_MAX 64    // containers of earlier agents removed at start, at most
+#define AGENT_CONTAINER_LIST_MS    10000 // the engine's ps answers within this at start
 #define AGENT_HELLO_CLOCKS_REFUSED "unknown member 'clocks'"    // the same for the hello's clocks
 #define AGENT_BLOB_RETRY_US        (INT64_C(5) * 1000000) // blob.get unanswered: ask again
 #define AGENT_BLOB_TRIES           6                      // then the run is refused

@@ -5,7 +5,9 @@
  * are done with the same records (epochs, minibatches), the container run really ran in a
  * container (the agent's log names the engine), and `jetfleet containers` compares the two. A
  * second host agent without --container refuses a container run as infeasible, saying why. A
- * container run whose engine process is killed (SIGKILL) does not leave its container behind.
+ * container run whose engine process is killed (SIGKILL) does not leave its container behind,
+ * and a container of the board's runs that an earlier agent left is removed when the agent
+ * starts (another board's is not).
  * Skipped (exit 77) with the reason where no container engine works. Prints name=value lines. */
 #include "jft_check.h"
 #include "jft_fleet.h"
@@ -252,6 +254,65 @@ static void s_check_engine_killed(jft_fleet_t *f)
     assert_true(gone);
 }
 
+// Starts a detached container named name with the agent's container command, running sleep.
+static void s_start_sleeper(s_ctx_t *c, const char *name)
+{
+    char words[S_CMD_MAX], out[PATH_MAX];
+    (void) snprintf(words, sizeof words, "%s", c->cmd);
+    char *argv[72];
+    size_t n = 0;
+    for (char *w = words + strspn(words, " "); *w && n < 64; w += strspn(w, " ")) {
+        argv[n++] = w;
+        w += strcspn(w, " ");
+        if (*w) {
+            *w++ = '\0';
+        }
+        if (n == 2) { // after ENGINE run
+            argv[n++] = "-d";
+            argv[n++] = "--name";
+            argv[n++] = (char *) name;
+        }
+    }
+    argv[n++] = "/bin/sleep";
+    argv[n++] = "600";
+    argv[n] = NULL;
+    (void) snprintf(out, sizeof out, "%s/sleeper.out", c->fleet.dir);
+    assert_int_equal(jft_run(argv, out, S_PROBE_MS, NULL), 0);
+}
+
+static void s_remove_container(jft_fleet_t *f, const char *name)
+{
+    char out[PATH_MAX];
+    (void) snprintf(out, sizeof out, "%s/podman-rm.out", f->dir);
+    char *argv[] = {S_ENGINE, "rm", "-f", "-t", "0", (char *) name, NULL};
+    (void) jft_run(argv, out, S_PROBE_MS, NULL);
+}
+
+// A container of host-1's runs left by an earlier agent (here started by the test, as a run's
+// would be named) is removed when host-1's agent starts; another board's, whose name starts the
+// same way (host-1-b), is left alone.
+static void s_start_removes_stale(s_ctx_t *c, const char *const *agent_args)
+{
+    jft_fleet_t *f = &c->fleet;
+    const char *stale = "jf-host-1-00000000000000aa-1", *other = "jf-host-1-b-00000000000000aa-1";
+    s_start_sleeper(c, stale);
+    s_start_sleeper(c, other);
+    assert_true(s_container_listed(f, stale, false) && s_container_listed(f, other, false));
+    double t0 = s_now_ms();
+    assert_int_equal(jft_fleet_start_agent_named(f, 0, "host-1", agent_args), 0);
+    s_gone_t g = {.f = f, .name = stale};
+    bool gone = jft_wait_until(s_container_gone, &g, S_GONE_MS);
+    bool kept = s_container_listed(f, other, true);
+    printf("stale_container_gone=%s stale_container_gone_s=%.1f other_board_container_kept=%s\n",
+           gone ? "yes" : "no", (s_now_ms() - t0) / 1000.0, kept ? "yes" : "no");
+    s_remove_container(f, other);
+    if (!gone) {
+        s_remove_container(f, stale);
+    }
+    assert_true(gone);
+    assert_true(kept);
+}
+
 static void test_containers(void **state)
 {
     s_ctx_t *c = *state;
@@ -266,7 +327,7 @@ static void test_containers(void **state)
     }
     printf("container_engine=%s\n", S_ENGINE);
     const char *args[] = {"--container", c->cmd, NULL};
-    assert_int_equal(jft_fleet_start_agent_named(f, 0, "host-1", args), 0);
+    s_start_removes_stale(c, args);
     assert_true(jft_fleet_wait_online(f, 2, 60000));
     const char *env = getenv("JF_CONTAINER_REPEATS");
     int64_t r64 = 1;

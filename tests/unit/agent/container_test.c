@@ -2,13 +2,15 @@
  * docs/containers.md): parsing --container, table-driven with the expected error fragments, and
  * wrapping (engine and run first, the dataset read-only, the options and image, then the
  * trainer's command unchanged; a name right after run; no engine configured is -ENOENT naming
- * --container); a run's container name; its removal, by a script standing in for the engine. */
+ * --container); a run's container name; its removal, and the listing of a board's containers
+ * (names of its runs only), by scripts standing in for the engine. */
 #include "agent_container.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,13 +151,104 @@ static void test_remove(void **state)
     (void) rmdir(dir);
 }
 
+// Which names are a board's run containers: exactly agent_container_name's shape.
+static void test_is_boards(void **state)
+{
+    (void) state;
+    const struct {
+        const char *board, *name;
+        bool is;
+    } rows[] = {
+        {"nx-1", "jf-nx-1-e71fa2190541574b-2", true},
+        {"nx-1", "jf-nx-1-e71fa2190541574b-123", true},
+        {"nx-1", "jf-nx-1-b-e71fa2190541574b-2", false}, // board nx-1-b's
+        {"nx-1-b", "jf-nx-1-b-e71fa2190541574b-2", true},
+        {"nx-1", "jf-nx-1-E71FA2190541574B-2", false},
+        {"nx-1", "jf-nx-1-e71fa2190541574b-", false},
+        {"nx-1", "jf-nx-1-e71fa2190541574b-2x", false},
+        {"nx-1", "jf-nx-1-e71fa2190541574-2", false},
+        {"nx-1", "jf-nx-10-e71fa2190541574b-2", false},
+        {"a b/c", "jf-a_b_c-e71fa2190541574b-10", true},
+        {"nx-1", "other", false},
+    };
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+        if (agent_container_is_boards(rows[i].board, rows[i].name) != rows[i].is) {
+            fail_msg("row %zu: board '%s', name '%s': expected %d", i, rows[i].board, rows[i].name,
+                     (int) rows[i].is);
+        }
+    }
+    char name[AGENT_CONTAINER_NAME_MAX];
+    agent_container_name("a b/c", "r0123456789abcdef", 3, name);
+    assert_true(agent_container_is_boards("a b/c", name));
+}
+
+// An engine script: `ps` prints body (its arguments go to DIR/ps-args) and exits with code.
+static void t_engine(const char *dir, const char *body, int code, agent_container_t *ret)
+{
+    char engine[PATH_MAX], cmd[PATH_MAX + 16];
+    (void) snprintf(engine, sizeof engine, "%s/engine", dir);
+    FILE *f = fopen(engine, "w");
+    assert_non_null(f);
+    fprintf(f, "#!/bin/sh\n[ \"$1\" = ps ] || exit 9\necho \"$@\" > %s/ps-args\n%s\nexit %d\n", dir,
+            body, code);
+    assert_int_equal(fclose(f), 0);
+    assert_int_equal(chmod(engine, 0755), 0);
+    (void) snprintf(cmd, sizeof cmd, "%s run img", engine);
+    assert_int_equal(agent_container_parse(cmd, ret, NULL), 0);
+}
+
+// Listing a board's containers: `ENGINE ps -a --filter name=jf-BOARD- --format {{.Names}}`, and
+// only the names of the board's own runs kept (the filter is a substring match); a failing
+// engine is -EIO with its output, a hanging one -ETIMEDOUT, none configured -ENOENT.
+static void test_list(void **state)
+{
+    (void) state;
+    char dir[] = "/tmp/jf-container-list.XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    agent_container_t c;
+    t_engine(dir,
+             "printf 'jf-nx-1-e71fa2190541574b-2\\njf-nx-1-b-e71fa2190541574b-1\\n"
+             "x-jf-nx-1-e71fa2190541574b-1\\njf-nx-1-00000000000000ff-1\\n'",
+             0, &c);
+    char names[4][AGENT_CONTAINER_NAME_MAX];
+    size_t n = 99;
+    jf_err_t err = {0};
+    assert_int_equal(agent_container_list(&c, "nx-1", names, 4, &n, 5000, &err), 0);
+    assert_int_equal(n, 2);
+    assert_string_equal(names[0], "jf-nx-1-e71fa2190541574b-2");
+    assert_string_equal(names[1], "jf-nx-1-00000000000000ff-1");
+    char path[PATH_MAX + 16], args[256] = "";
+    (void) snprintf(path, sizeof path, "%s/ps-args", dir);
+    FILE *a = fopen(path, "r");
+    assert_non_null(a);
+    assert_non_null(fgets(args, sizeof args, a));
+    (void) fclose(a);
+    assert_string_equal(args, "ps -a --filter name=jf-nx-1- --format {{.Names}}\n");
+    // At most max names.
+    assert_int_equal(agent_container_list(&c, "nx-1", names, 1, &n, 5000, &err), 0);
+    assert_int_equal(n, 1);
+    t_engine(dir, "echo 'Error: cannot connect to the engine'", 125, &c);
+    assert_int_equal(agent_container_list(&c, "nx-1", names, 4, &n, 5000, &err), -EIO);
+    assert_non_null(strstr(err.msg, "failed: Error: cannot connect to the engine"));
+    assert_int_equal(n, 0);
+    t_engine(dir, "sleep 30", 0, &c);
+    assert_int_equal(agent_container_list(&c, "nx-1", names, 4, &n, 200, &err), -ETIMEDOUT);
+    assert_non_null(strstr(err.msg, "did not answer within 200 ms"));
+    agent_container_t none;
+    assert_int_equal(agent_container_parse(NULL, &none, NULL), 0);
+    assert_int_equal(agent_container_list(&none, "nx-1", names, 4, &n, 200, &err), -ENOENT);
+    (void) unlink(path);
+    (void) snprintf(path, sizeof path, "%s/engine", dir);
+    (void) unlink(path);
+    (void) rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse),
-        cmocka_unit_test(test_wrap),
-        cmocka_unit_test(test_name),
-        cmocka_unit_test(test_remove),
+        cmocka_unit_test(test_parse),     cmocka_unit_test(test_wrap),
+        cmocka_unit_test(test_name),      cmocka_unit_test(test_remove),
+        cmocka_unit_test(test_is_boards), cmocka_unit_test(test_list),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
