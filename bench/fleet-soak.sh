@@ -6,7 +6,8 @@
 # half, the stored samples against those the coordinator acknowledged (lost), and the store's
 # bytes per stored sample. --run-seconds R makes each session end its run after R s of streaming
 # (run.failed) and take the sweep's next one (the time from a run's end to the next run.assign is
-# `redispatch`); --retention DUR sets fleet.yaml's retention (finished runs' telemetry dropped DUR
+# `redispatch`, as jf-loadgen sees it; `coord_redispatch_*` is the coordinator's own part, read to
+# sent, from its log); --retention DUR sets fleet.yaml's retention (finished runs' telemetry dropped DUR
 # after they end) and prints the telemetry row count at the 20 points: bounded, it levels off.
 # Under retention rows are deleted by design, so `lost` is not computed then. --run-spread PCT
 # makes each run stream R s plus a seeded uniform draw below PCT % of R, so that runs end apart
@@ -119,5 +120,9 @@ if [ -n "$telemetry_bytes" ] && [ "$stored" -gt 0 ]; then
   # The telemetry tables' pages (dbstat), overflow pages included, per stored sample.
   echo "bytes_per_sample=$(( telemetry_bytes / stored )) store_file_mb=$(( $(stat -c %s "$db") / 1048576 ))"
 fi
+# The coordinator's own part of redispatch (its summary at exit: a run's end read to the next
+# run.assign sent, over the last 4,096 at most).
+sed -n 's/.*server: redispatch \(n=[0-9]* p50_ms=[0-9.]* p99_ms=[0-9.]* max_ms=[0-9.]*\) (since.*/coord_redispatch_\1/p' \
+  "$work/coordinator.log" | tail -n 1 | sed 's/ / coord_redispatch_/g'
 echo "loadgen: $final"
 grep '^runs_ended=' "$work/loadgen.out" | tail -n 1 | sed 's/^/loadgen: /' || true

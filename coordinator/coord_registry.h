@@ -44,6 +44,8 @@ typedef struct coord_board {
                                          // heartbeat interval until the run ends (a first
                                          // one may be lost: docs/protocol.md §5.5)
     int64_t idle_after_mono_us;          // dispatch nothing before this (it said it was busy)
+    int64_t ended_read_mono_us;          // when the message that ended its last run was read, until
+                                         // its next run is dispatched (0: not measured)
     size_t n_modes;                      // power modes the agent reported in its hello
     jf_power_mode_t modes[JF_POWER_MODES_MAX];
     coord_clock_t clock;            // this session's clock exchanges (docs/protocol.md §4.2.1)

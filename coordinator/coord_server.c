@@ -176,29 +176,12 @@ static void s_count_invalid(coord_server_t *self, bool control, const zframe_t *
     }
 }
 
-// Takes one message from sock if one is waiting. Returns 1 if one was handled, 0 if none was
-// waiting, or a negative errno if a handler hit a store failure.
-static int s_receive_one(coord_server_t *self, zsock_t *sock, bool control, jf_err_t *err)
+// Handles one message of sock whose routing id was popped (identity, owned by the caller): one
+// frame, decoded, the per-board limits on its contents, then the handler. Returns 0, or a
+// negative errno if a handler hit a store failure.
+static int s_handle(coord_server_t *self, bool control, zframe_t *identity, zmsg_t *m,
+                    jf_err_t *err)
 {
-    // Not zsock_events(sock) first: ZMQ_EVENTS on a ROUTER with ROUTER_MANDATORY checks every
-    // peer's send pipe for room (router_t::xhas_out), so asking before each message cost O(peers)
-    // per message (15.5 % of the loop's time in std::_Rb_tree_increment at 2,000 sessions). The
-    // socket's receive timeout is 0 (s_bind_router): nothing waiting is a NULL at once.
-    zmsg_t *m = zmsg_recv(sock);
-    if (!m) {
-        return 0;
-    }
-    zframe_t *identity = zmsg_pop(m);
-    int rc = 1;
-    // Authentication comes before anything else, a reply included (docs/protocol.md §1.7).
-    if (!control && self->auth &&
-        (!identity || !zmsg_first(m) || !coord_auth_check(self->auth, identity, zmsg_first(m)))) {
-        goto out_destroy;
-    }
-    // Then the per-board limits, before any decoding work (docs/protocol.md §1.9).
-    if (!control && !coord_server_limits_admit(self, identity, m)) {
-        goto out_destroy;
-    }
     if (!identity || zmsg_size(m) != 1) {
         if (identity) {
             s_log_bad(self, identity, "expected exactly one frame");
@@ -206,7 +189,7 @@ static int s_receive_one(coord_server_t *self, zsock_t *sock, bool control, jf_e
                           "a message is exactly one frame holding a JSON object");
             s_count_invalid(self, control, identity, JF_MSG_E_BAD_FRAMES);
         }
-        goto out_destroy;
+        return 0;
     }
     zframe_t *body = zmsg_first(m);
     jf_msg_t msg = {0};
@@ -219,42 +202,221 @@ static int s_receive_one(coord_server_t *self, zsock_t *sock, bool control, jf_e
         s_log_bad(self, identity, derr.msg);
         s_reply_error(self, control, identity, id, code, derr.msg);
         s_count_invalid(self, control, identity, code);
-        goto out_destroy;
+        return 0;
     }
     bool handle = control || coord_server_limits_check(self, identity, &msg, zframe_size(body));
-    int hrc = !handle  ? 0
+    int hrc = !handle   ? 0
               : control ? coord_server_on_ctl_msg(self, identity, &msg, err)
                         : coord_server_on_agent_msg(self, identity, &msg, err);
-    rc = hrc < 0 ? hrc : 1;
     jf_msg_fini(&msg);
-out_destroy:
+    return hrc < 0 ? hrc : 0;
+}
+
+// Reads one message of sock. Not zsock_events(sock) first: ZMQ_EVENTS on a ROUTER with
+// ROUTER_MANDATORY checks every peer's send pipe for room (router_t::xhas_out), so asking before
+// each message cost O(peers) per message (15.5 % of the loop's time in std::_Rb_tree_increment at
+// 2,000 sessions). The socket's receive timeout is 0 (s_bind_router): nothing waiting is a NULL
+// at once. On the agent socket authentication comes before anything else, a reply included
+// (docs/protocol.md §1.7), then the per-board limits, before any decoding work (§1.9); a message
+// either drops is consumed and *ret_m stays NULL. Returns 0 when nothing waited, else 1, with
+// *ret_m the message (routing id first; caller owns) or NULL.
+static int s_read_one(coord_server_t *self, zsock_t *sock, bool control, zmsg_t **ret_m)
+{
+    *ret_m = NULL;
+    zmsg_t *m = zmsg_recv(sock);
+    if (!m) {
+        return 0;
+    }
+    zframe_t *identity = zmsg_pop(m);
+    bool keep =
+        control || ((!self->auth || (identity && zmsg_first(m) &&
+                                     coord_auth_check(self->auth, identity, zmsg_first(m)))) &&
+                    coord_server_limits_admit(self, identity, m));
+    if (keep && identity && zmsg_prepend(m, &identity) == 0) {
+        *ret_m = m;
+        return 1;
+    }
+    if (keep) { // no routing id (or no memory): answered as a bad message would be, if it can
+        (void) s_handle(self, control, identity, m, NULL);
+    }
     zframe_destroy(&identity);
     zmsg_destroy(&m);
+    return 1;
+}
+
+// Handles one read message (its routing id first; taken over), read at read_us (0: unknown).
+// 0 or a negative errno.
+static int s_handle_msg(coord_server_t *self, bool control, zmsg_t **m_p, int64_t read_us,
+                        jf_err_t *err)
+{
+    self->handling_read_us = read_us;
+    zmsg_t *m = *m_p;
+    zframe_t *identity = zmsg_pop(m);
+    int rc = 0;
+    // A key revoked after the message was read: it is not handled (docs/protocol.md §1.7).
+    if (control || !self->auth ||
+        (zmsg_first(m) && coord_auth_check(self->auth, identity, zmsg_first(m)))) {
+        rc = s_handle(self, control, identity, m, err);
+    }
+    zframe_destroy(&identity);
+    zmsg_destroy(m_p);
+    self->handling_read_us = 0;
     return rc;
 }
 
-// Takes what waits on sock, at most COORD_DRAIN_MAX messages and COORD_DRAIN_BUDGET_US of
-// handling: the tick's dispatch and commit come after the drain, so its length is what a board
-// whose run has ended waits for its next run.
-static int s_drain(coord_server_t *self, zsock_t *sock, bool control, jf_err_t *err)
+// Takes what waits on the control socket, at most COORD_DRAIN_MAX messages and
+// COORD_DRAIN_BUDGET_US of handling, each handled as it is read.
+static int s_drain_control(coord_server_t *self, jf_err_t *err)
 {
     int64_t start_us = jf_clock_mono_us();
     for (int i = 0; i < COORD_DRAIN_MAX; i++) {
-        int64_t now_us = jf_clock_mono_us();
-        if (i > 0 && now_us - start_us >= COORD_DRAIN_BUDGET_US) {
+        if (i > 0 && jf_clock_mono_us() - start_us >= COORD_DRAIN_BUDGET_US) {
             break;
         }
-        int rc = s_receive_one(self, sock, control, err);
-        if (rc == 0 && !control) {
-            self->caught_up_mono_us = now_us; // nothing waited: we are not behind the agents
+        zmsg_t *m = NULL;
+        if (s_read_one(self, self->control, true, &m) == 0) {
+            return 0;
         }
-        if (rc <= 0) {
+        int rc = m ? s_handle_msg(self, true, &m, 0, err) : 0;
+        if (rc < 0) {
             return rc;
         }
     }
-    // More waits: a backlog, which lowers the credit.
-    self->drained_full = self->drained_full || (zsock_events(sock) & ZMQ_POLLIN) != 0;
     return 0;
+}
+
+// Whether a message is a stream's bulk (telemetry, run.progress, run.weights), by its "type"
+// where the reference encoder writes it, near the start ({"v":1,"type":...}). Anything else, and
+// bulk written otherwise, counts as urgent: only the order of handling depends on it.
+static bool s_is_bulk(zmsg_t *m)
+{
+    static const char *const bulk[] = {"\"type\":\"telemetry\"", "\"type\":\"run.progress\"",
+                                       "\"type\":\"run.weights\""};
+    zframe_t *body = zmsg_first(m) ? zmsg_next(m) : NULL;
+    size_t n = body ? zframe_size(body) : 0;
+    n = n < 64 ? n : 64;
+    for (size_t i = 0; i < sizeof bulk / sizeof bulk[0]; i++) {
+        if (n > 0 && memmem(zframe_data(body), n, bulk[i], strlen(bulk[i]))) {
+            return true;
+        }
+    }
+    return false;
+}
+
+// Reads the agent socket into the pending list: until it is empty, the list full or
+// COORD_READ_BUDGET_US spent. Returns true when the socket was found empty.
+static bool s_read_agents(coord_server_t *self)
+{
+    int64_t start_us = jf_clock_mono_us();
+    while (self->n_pending < COORD_PENDING_MAX && self->pending_bytes < COORD_PENDING_MAX_BYTES) {
+        if ((self->n_pending & 63) == 63 && jf_clock_mono_us() - start_us >= COORD_READ_BUDGET_US) {
+            return false;
+        }
+        zmsg_t *m = NULL;
+        if (s_read_one(self, self->agents, false, &m) == 0) {
+            return true;
+        }
+        if (m) {
+            int64_t bytes = (int64_t) zmsg_content_size(m);
+            zframe_t *id = zmsg_first(m);
+            self->pending[self->n_pending++] =
+                (coord_pending_t){.m = m,
+                                  .urgent = !s_is_bulk(m),
+                                  .read_us = jf_clock_mono_us(),
+                                  .peer = coord_pending_peer_key(zframe_data(id), zframe_size(id)),
+                                  .bytes = bytes};
+            self->pending_bytes += bytes;
+        }
+    }
+    return false;
+}
+
+// Handles, in the order read, every pending message of each peer that has an urgent one, up to
+// its last urgent one: a run's end, a hello, an accept, what dispatch and liveness wait for, so
+// never behind the rest of the fleet's telemetry and never ahead of its own peer's earlier
+// messages. It stops when the drain has spent COORD_DRAIN_BUDGET_US since start_us. 0 or a
+// negative errno.
+static int s_urgent_pass(coord_server_t *self, int64_t start_us, jf_err_t *err)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < self->n_pending; i++) {
+        if (self->pending[i].m) {
+            self->pass.peer[n] = self->pending[i].peer;
+            self->pass.urgent[n] = self->pending[i].urgent;
+            self->pass.index[n++] = i;
+        }
+    }
+    size_t k = coord_pending_first_pass(self->pass.peer, self->pass.urgent, n, self->pass.order);
+    bool all = k == SIZE_MAX; // out of memory: every message, in the order read
+    int rc = 0;
+    for (size_t j = 0; rc == 0 && j < (all ? n : k); j++) {
+        if (jf_clock_mono_us() - start_us >= COORD_DRAIN_BUDGET_US) {
+            break; // the rest first in the next tick (a fleet registering at once, say)
+        }
+        coord_pending_t *p = &self->pending[self->pass.index[all ? j : self->pass.order[j]]];
+        rc = s_handle_msg(self, false, &p->m, p->read_us, err);
+    }
+    return rc;
+}
+
+// Handles the pending messages: the urgent pass, then the others in the order read until
+// COORD_DRAIN_BUDGET_US of the drain is spent. Every COORD_REREAD_US meanwhile it reads the
+// socket again, and when that brings an urgent message it runs the urgent pass once more and
+// stops, so that the tick's dispatch and commit follow at once. What is left waits for the next
+// tick, in order. 0 or a negative errno.
+static int s_handle_pending(coord_server_t *self, int64_t start_us, jf_err_t *err)
+{
+    int rc = s_urgent_pass(self, start_us, err);
+    int64_t read_us = jf_clock_mono_us();
+    for (size_t i = 0; rc == 0 && i < self->n_pending; i++) {
+        if (!self->pending[i].m) {
+            continue;
+        }
+        int64_t now_us = jf_clock_mono_us();
+        if (now_us - start_us >= COORD_DRAIN_BUDGET_US) {
+            break;
+        }
+        rc = s_handle_msg(self, false, &self->pending[i].m, self->pending[i].read_us, err);
+        if (rc == 0 && now_us - read_us >= COORD_REREAD_US) {
+            read_us = now_us;
+            size_t before = self->n_pending;
+            (void) s_read_agents(self);
+            bool urgent = false;
+            for (size_t k = before; k < self->n_pending && !urgent; k++) {
+                urgent = self->pending[k].urgent;
+            }
+            if (urgent) {
+                rc = s_urgent_pass(self, start_us, err);
+                break;
+            }
+        }
+    }
+    size_t kept = 0; // what is left, in order, to the front
+    self->pending_bytes = 0;
+    for (size_t i = 0; i < self->n_pending; i++) {
+        if (self->pending[i].m) {
+            self->pending_bytes += self->pending[i].bytes;
+            self->pending[kept++] = self->pending[i];
+        }
+    }
+    self->n_pending = kept;
+    return rc;
+}
+
+// The agents' messages of this tick: read first (s_read_agents), then handled
+// (s_handle_pending), so that a run's end or a hello is handled in the tick it arrives however
+// much telemetry the fleet has queued; the tick's dispatch and commit come after the drain.
+static int s_drain_agents(coord_server_t *self, jf_err_t *err)
+{
+    int64_t start_us = jf_clock_mono_us();
+    bool empty = s_read_agents(self);
+    int rc = s_handle_pending(self, start_us, err);
+    if (rc == 0 && empty && self->n_pending == 0) {
+        self->caught_up_mono_us = start_us; // everything that arrived before it is handled
+    }
+    // Left unhandled, or more waiting: a backlog, which lowers the credit.
+    self->drained_full = self->drained_full || !empty || self->n_pending > 0;
+    return rc;
 }
 
 // Handshakes are answered and key moves picked up before the agents' messages of this tick, so a
@@ -275,8 +437,8 @@ static void s_auth_tick(coord_server_t *self)
 static int s_tick_body(coord_server_t *self, jf_err_t *err)
 {
     s_auth_tick(self);
-    int rc = s_drain(self, self->agents, false, err);
-    rc = rc ? rc : s_drain(self, self->control, true, err);
+    int rc = s_drain_agents(self, err);
+    rc = rc ? rc : s_drain_control(self, err);
     if (rc == 0 && jf_clock_mono_us() >= self->next_liveness_us) {
         self->next_liveness_us = jf_clock_mono_us() + 200 * JF_US_PER_MS;
         rc = coord_server_liveness(self, err);
@@ -289,9 +451,46 @@ static int s_tick_body(coord_server_t *self, jf_err_t *err)
     return rc;
 }
 
+// This tick's run.assign messages to boards whose run had ended have left: their latencies.
+static void s_redispatch_record(coord_server_t *self, int64_t sent_us)
+{
+    for (size_t i = 0; i < self->n_redispatched; i++) {
+        self->redispatch_us[self->n_redispatch++ % COORD_REDISPATCH_SAMPLES] =
+            sent_us - self->redispatched[i];
+    }
+    self->n_redispatched = 0;
+}
+
+static int s_cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *) a, y = *(const int64_t *) b;
+    return (x > y) - (x < y);
+}
+
+// Logs the latencies recorded since the last summary (at most the ring's), by nearest rank.
+static void s_redispatch_log(coord_server_t *self, const char *when)
+{
+    size_t n = self->n_redispatch - self->redispatch_logged;
+    n = n < COORD_REDISPATCH_SAMPLES ? n : COORD_REDISPATCH_SAMPLES;
+    self->redispatch_logged = self->n_redispatch;
+    static int64_t v[COORD_REDISPATCH_SAMPLES];
+    for (size_t i = 0; i < n; i++) {
+        v[i] = self->redispatch_us[(self->n_redispatch - 1 - i) % COORD_REDISPATCH_SAMPLES];
+    }
+    if (n == 0) {
+        return;
+    }
+    qsort(v, n, sizeof v[0], s_cmp_i64);
+    size_t p50 = (n + 1) / 2 - 1, p99 = (99 * n + 99) / 100 - 1;
+    jf_log_notice("server: redispatch n=%zu p50_ms=%.1f p99_ms=%.1f max_ms=%.1f (%s; a run's end "
+                  "read to the board's next run.assign sent)",
+                  n, (double) v[p50] / 1e3, (double) v[p99] / 1e3, (double) v[n - 1] / 1e3, when);
+}
+
 static int s_tick(coord_server_t *self, jf_err_t *err)
 {
-    (void) zpoller_wait(self->poller, COORD_TICK_MS);
+    // Messages read and not yet handled are work now: no wait for the socket.
+    (void) zpoller_wait(self->poller, self->n_pending > 0 ? 0 : COORD_TICK_MS);
     int64_t tick_start_us = jf_clock_mono_us();
     coord_fdguard_tick(self->fdguard, tick_start_us);
     int rc = coord_store_begin(self->store, err);
@@ -301,6 +500,7 @@ static int s_tick(coord_server_t *self, jf_err_t *err)
         // Nothing of this tick is acknowledged: agents resend what they did not see acked.
         coord_store_rollback(self->store);
         s_outbox_clear(self);
+        self->n_redispatched = 0; // their run.assign messages did not leave
         self->dispatch_needed = true;
         jf_log_error("server: store transaction failed, nothing acknowledged this tick: %s",
                      err ? err->msg : "?");
@@ -309,6 +509,7 @@ static int s_tick(coord_server_t *self, jf_err_t *err)
     int64_t now_us = jf_clock_mono_us();
     coord_server_credit_tick(self, now_us - tick_start_us, now_us);
     s_outbox_flush(self);
+    s_redispatch_record(self, jf_clock_mono_us());
     return 0;
 }
 
@@ -333,6 +534,7 @@ int coord_server_run(coord_server_t *self, volatile sig_atomic_t *stop, jf_err_t
     self->start_mono_us = jf_clock_mono_us();
     self->caught_up_mono_us = self->start_mono_us;
     self->next_ident_save_us = self->start_mono_us + COORD_IDENT_SAVE_US;
+    self->next_redispatch_log_us = self->start_mono_us + COORD_REDISPATCH_LOG_US;
     self->dispatch_needed = true;
     jf_log_notice("server: running; %zu boards in the fleet", coord_registry_size(self->registry));
     while (!*stop) {
@@ -346,8 +548,13 @@ int coord_server_run(coord_server_t *self, volatile sig_atomic_t *stop, jf_err_t
         }
         failures = 0;
         s_save_ident(self, false);
+        if (jf_clock_mono_us() >= self->next_redispatch_log_us) {
+            self->next_redispatch_log_us = jf_clock_mono_us() + COORD_REDISPATCH_LOG_US;
+            s_redispatch_log(self, "the last minute");
+        }
     }
     s_save_ident(self, true);
+    s_redispatch_log(self, "since the last summary, at exit");
     jf_log_notice("server: stopping");
     return 0;
 }
@@ -595,7 +802,14 @@ coord_server_t *coord_server_new(const jf_fleet_config_t *fleet, const coord_ser
     self->insecure_loopback = opts->insecure_loopback;
     coord_limits_peer_init(&self->anonymous, &fleet->coord.limits, jf_clock_mono_us());
     self->registry = coord_registry_new(fleet);
-    if (!self->registry || s_make_data_dir(fleet->coord.data_dir, err) != 0 ||
+    self->pending = calloc(COORD_PENDING_MAX, sizeof *self->pending);
+    self->pass.peer = calloc(COORD_PENDING_MAX, sizeof *self->pass.peer);
+    self->pass.urgent = calloc(COORD_PENDING_MAX, sizeof *self->pass.urgent);
+    self->pass.index = calloc(COORD_PENDING_MAX, sizeof *self->pass.index);
+    self->pass.order = calloc(COORD_PENDING_MAX, sizeof *self->pass.order);
+    if (!self->registry || !self->pending || !self->pass.peer || !self->pass.urgent ||
+        !self->pass.index || !self->pass.order ||
+        s_make_data_dir(fleet->coord.data_dir, err) != 0 ||
         s_lock_data_dir(fleet->coord.data_dir, &self->lock_fd, err) != 0 ||
         s_open_store(self, opts->new_store, err) != 0 || s_bind_all(self, err) != 0) {
         goto fail_destroy;
@@ -604,8 +818,9 @@ coord_server_t *coord_server_new(const jf_fleet_config_t *fleet, const coord_ser
                   (long long) self->epoch, zsock_endpoint(self->agents),
                   fleet->coord.control_endpoint, coord_store_target(self->store));
     jf_log_notice("server: receive high-water mark %d messages per agent connection (credit %d "
-                  "+ %d)",
-                  COORD_AGENT_RCVHWM, COORD_CREDIT_MAX, COORD_RCVHWM_SESSION_MSGS);
+                  "+ %d); read and not yet handled at most %lld bytes",
+                  COORD_AGENT_RCVHWM, COORD_CREDIT_MAX, COORD_RCVHWM_SESSION_MSGS,
+                  (long long) COORD_PENDING_MAX_BYTES);
     return self;
 fail_destroy:
     coord_server_destroy(&self);
@@ -620,6 +835,14 @@ void coord_server_destroy(coord_server_t **self_p)
     coord_server_t *self = *self_p;
     s_outbox_clear(self);
     free(self->out);
+    for (size_t i = 0; self->pending && i < self->n_pending; i++) {
+        zmsg_destroy(&self->pending[i].m);
+    }
+    free(self->pending);
+    free(self->pass.peer);
+    free(self->pass.urgent);
+    free(self->pass.index);
+    free(self->pass.order);
     free(self->blob_data);
     zpoller_destroy(&self->poller);
     coord_fdguard_destroy(&self->fdguard); // before the agents socket it monitors

@@ -60,6 +60,10 @@ static int s_dispatch_board(coord_server_t *self, coord_board_t *board, jf_err_t
         return rc;
     }
     coord_board_set_run(board, COORD_BOARD_ASSIGNED, spec.run_id, attempt);
+    if (board->ended_read_mono_us > 0 && self->n_redispatched < COORD_REDISPATCH_SAMPLES) {
+        self->redispatched[self->n_redispatched++] = board->ended_read_mono_us;
+    }
+    board->ended_read_mono_us = 0;
     char power[JF_RUN_POWER_LABEL_MAX + 1];
     jf_run_spec_power_label(&spec, power, sizeof power);
     jf_log_notice("dispatch: run %s (%s, %s, %s, workers %d, batch %d) -> '%s', attempt %lld",

@@ -4,6 +4,7 @@
 
 #include "coord_auth.h"
 #include "coord_fdguard.h"
+#include "coord_pending.h"
 #include "coord_registry.h"
 #include "coord_server.h"
 #include "coord_store.h"
@@ -19,6 +20,18 @@
 #define COORD_TICK_MS          50   // poll timeout: the longest the loop sleeps
 #define COORD_DRAIN_MAX        256  // messages taken from one socket per tick
 #define COORD_DRAIN_BUDGET_US  (INT64_C(50) * 1000) // and time spent on them, at most
+// Agent messages are read from the socket before any is handled (coord_server.c, s_drain_agents):
+// at most this many wait read and unhandled, holding at most this many bytes (docs/protocol.md
+// §1.8), and reading takes at most this long per tick.
+#define COORD_PENDING_MAX       16384
+#define COORD_PENDING_MAX_BYTES (INT64_C(16) << 20)
+#define COORD_READ_BUDGET_US    (INT64_C(10) * 1000)
+// The coordinator's part of a board's wait for its next run (docs/protocol.md §5.1): from
+// reading the message that ended its run to sending the next run.assign. The last this many are
+// kept and summarised in the log every COORD_REDISPATCH_LOG_US and at exit.
+#define COORD_REDISPATCH_SAMPLES  4096
+#define COORD_REDISPATCH_LOG_US   (INT64_C(60) * 1000000)
+#define COORD_REREAD_US           (INT64_C(5) * 1000) // handling bulk, the socket is read this often
 #define COORD_ASSIGN_RETRY_US  (INT64_C(2) * 1000000) // first run.assign resend
 #define COORD_ASSIGN_RETRY_MAX_US (INT64_C(30) * 1000000)
 #define COORD_LEASE_MIN_US     (INT64_C(60) * 1000000) // runs of an offline board survive this
@@ -51,6 +64,16 @@ typedef enum coord_server_drop {
     COORD_DROP_OTHER,         // anything else (out of memory, a closed socket)
     COORD_DROP_COUNT
 } coord_server_drop_t;
+
+// An agent message read from the socket, authenticated and admitted by the per-board limits,
+// not yet handled.
+typedef struct coord_pending {
+    zmsg_t *m;       // owned: the routing id, then the message's frames; NULL once handled
+    bool urgent;     // not a stream's bulk (telemetry, run.progress, run.weights): handled first
+    int64_t read_us; // monotonic time it was read
+    uint64_t peer;   // coord_pending_peer_key of its routing id
+    int64_t bytes;   // its frames' bytes
+} coord_pending_t;
 
 typedef struct coord_outmsg {
     bool control;          // true: control socket, else agent socket
@@ -87,10 +110,27 @@ struct coord_server {
     int64_t next_retention_us;      // monotonic time of the next retention batch
     int64_t credit;                   // stream messages in flight granted per stream, now
     int64_t credit_next_us;           // monotonic time of the next credit change
-    bool drained_full;                // this tick took COORD_DRAIN_MAX messages from a socket
-    int64_t caught_up_mono_us;        // last time a drain found the agent socket empty: every
-                                      // message that arrived before it has been read (liveness
-                                      // measures silence up to here, docs/protocol.md §4.2)
+    bool drained_full;                // this tick left agent messages unhandled (a backlog)
+    int64_t caught_up_mono_us;        // last time a drain found the agent socket empty and
+                                      // handled every message it had read: every message that
+                                      // arrived before it has been handled (liveness measures
+                                      // silence up to here, docs/protocol.md §4.2)
+    coord_pending_t *pending;         // owned: COORD_PENDING_MAX slots, n_pending used, in the
+    size_t n_pending;                 // order read
+    int64_t pending_bytes;            // their bodies' bytes
+    struct {                          // owned, COORD_PENDING_MAX each: the first pass's input
+        uint64_t *peer;               // and output over the messages not yet handled
+        bool *urgent;
+        size_t *index; // into pending
+        size_t *order; // coord_pending_first_pass's
+    } pass;
+    int64_t handling_read_us; // when the agent message being handled was read (0: none)
+    size_t n_redispatched;    // this tick's run.assign to boards whose run ended: the
+    int64_t redispatched[COORD_REDISPATCH_SAMPLES];  // ends' read times, until the tick's send
+    int64_t redispatch_us[COORD_REDISPATCH_SAMPLES]; // the last latencies, a ring
+    size_t n_redispatch;            // latencies ever recorded (the ring holds the last ones)
+    size_t redispatch_logged;       // n_redispatch at the last summary
+    int64_t next_redispatch_log_us; // monotonic time of the next summary
 
     char blob_sha[JF_BLOB_SHA256_HEX_LEN + 1]; // the blob blob.get served last ("": none)
     void *blob_data;                // owned: its bytes, so that a fetch of n chunks reads the

@@ -235,6 +235,7 @@ static int s_end_attempt(coord_server_t *self, coord_board_t *board, const jf_ms
     rc = rc ? rc : s_commit_seq(self, board, ref, err);
     if (strcmp(board->run, ref->run) == 0) {
         coord_board_set_run(board, COORD_BOARD_IDLE, NULL, 0);
+        board->ended_read_mono_us = self->handling_read_us;
     }
     self->dispatch_needed = true;
     if (rc == 0) {

@@ -4,8 +4,9 @@
  * two go-back-N periods while the sessions queue what they send (--queue-away: a DEALER without
  * ZMQ_IMMEDIATE, and no credit, so a window of 32), then it starts again and all of that arrives
  * at once. The restarted coordinator's peak resident size must stay within the first one's peak
- * plus sessions x (the high-water mark it logs + 1) x the largest message the sessions sent.
- * Without the mark (libzmq's default of 1000) the flood is read into memory whole. */
+ * plus sessions x (the high-water mark it logs + 1) x the largest message the sessions sent,
+ * plus what it reads before handling (at most the bytes it logs). Without the mark (libzmq's
+ * default of 1000) the flood is read into memory whole. */
 #include "jft_check.h"
 #include "jft_fleet.h"
 #include "jft_fs.h"
@@ -34,6 +35,7 @@
 #define S_SETTLE_MS  10000    // after every board is back: the queued messages are read
 #define S_WAIT_MS    30000    // for registrations and runs (x JF_TEST_TIMEOUT_SCALE)
 #define S_HWM_LOG    "receive high-water mark "
+#define S_PENDING_LOG  "read and not yet handled at most "
 
 typedef struct s_ctx {
     jft_fleet_t f;
@@ -162,13 +164,14 @@ static void s_wait_count(jft_fleet_t *f, const char *sql, long long n)
 }
 
 // The high-water mark the coordinator says it set on its agent socket.
-static long long s_logged_hwm(jft_fleet_t *f)
+// The figure after what in the coordinator's log (-1 without it).
+static long long s_logged(jft_fleet_t *f, const char *what)
 {
     char *text = jft_read_file(f->coord.log_path, NULL);
-    const char *p = text ? strstr(text, S_HWM_LOG) : NULL;
-    long long hwm = p ? strtoll(p + strlen(S_HWM_LOG), NULL, 10) : -1;
+    const char *p = text ? strstr(text, what) : NULL;
+    long long v = p ? strtoll(p + strlen(what), NULL, 10) : -1;
     free(text);
-    return hwm;
+    return v;
 }
 
 static void s_restart_coordinator(s_ctx_t *c)
@@ -219,7 +222,9 @@ static void test_restart_memory_bounded(void **state)
     s_wait_count(f, "SELECT count(*) FROM runs WHERE state = 'running'", S_SESSIONS);
     usleep(S_STREAM_MS * 1000);
     long long before_kb = s_status_kb(f->coord.pid, "VmHWM");
-    long long hwm = s_logged_hwm(f);
+    long long hwm = s_logged(f, S_HWM_LOG);
+    long long pending_max = s_logged(f, S_PENDING_LOG);
+    assert_true(hwm > 0 && pending_max > 0);
     s_restart_coordinator(c);
     assert_true(jft_fleet_wait_online(f, S_SESSIONS, S_WAIT_MS * jft_timeout_scale()));
     usleep(S_SETTLE_MS * 1000);
@@ -231,10 +236,12 @@ static void test_restart_memory_bounded(void **state)
     (void) jft_proc_wait(&c->loadgen, 90000 * jft_timeout_scale(), &status);
     long long msg_bytes = s_figure(out, "msg_bytes_max");
     // Per connection, libzmq holds at most the mark's messages in its pipe and one more that
-    // did not fit (its engine keeps it and stops reading the connection). S_ALLOWANCE_KB is what
-    // the restarted coordinator holds that the first did not at its peak: every session's
-    // registration answered at once and the allocator's arenas.
-    long long bound_kb = before_kb + S_SESSIONS * (hwm + 1) * msg_bytes / 1024 + S_ALLOWANCE_KB;
+    // did not fit (its engine keeps it and stops reading the connection); the coordinator's own
+    // list of messages read and not yet handled at most its logged bytes and one message more.
+    // S_ALLOWANCE_KB is what the restarted coordinator holds that the first did not at its peak:
+    // every session's registration answered at once and the allocator's arenas.
+    long long bound_kb = before_kb + S_SESSIONS * (hwm + 1) * msg_bytes / 1024 +
+                         (pending_max + msg_bytes) / 1024 + S_ALLOWANCE_KB;
     printf("sessions=%d rcvhwm=%lld msg_bytes_max=%lld rss_before_restart_mb=%.1f "
            "rss_after_restart_mb=%.1f rss_bound_mb=%.1f not_registered=%lld\n",
            S_SESSIONS, hwm, msg_bytes, (double) before_kb / 1024, (double) after_kb / 1024,

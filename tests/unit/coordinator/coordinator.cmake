@@ -7,6 +7,8 @@ jf_add_unit_test(store_tables
   ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_coord)
 jf_add_unit_test(registry
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/registry_test.c LIBS jf_coord)
+jf_add_unit_test(pending
+  SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/pending_test.c LIBS jf_coord)
 jf_add_unit_test(store_power
   SOURCES ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_power_test.c
   ${PROJECT_SOURCE_DIR}/tests/unit/coordinator/store_support.c LIBS jf_coord)
