@@ -93,6 +93,30 @@ static int s_container_cmd(s_ctx_t *c)
     return n > 0 && (size_t) n < sizeof c->cmd ? 0 : -1;
 }
 
+// The container command's words into argv (split in words, a copy of c->cmd), after ENGINE run
+// the extra words (NULL-terminated, may be NULL), then tail words; NULL-terminated. argv holds 72.
+static void s_command(const s_ctx_t *c, char *words, size_t size, const char *const *extra,
+                      const char *const *tail, char **argv)
+{
+    (void) snprintf(words, size, "%s", c->cmd);
+    size_t n = 0;
+    for (char *w = words + strspn(words, " "); *w && n < 60; w += strspn(w, " ")) {
+        argv[n++] = w;
+        w += strcspn(w, " ");
+        if (*w) {
+            *w++ = '\0';
+        }
+        bool after_run = n == 2; // after ENGINE run
+        for (size_t k = 0; after_run && extra && extra[k] && k < 4; k++) {
+            argv[n++] = (char *) extra[k];
+        }
+    }
+    for (size_t k = 0; tail && tail[k] && k < 4; k++) {
+        argv[n++] = (char *) tail[k];
+    }
+    argv[n] = NULL;
+}
+
 // Runs the container command with /bin/true: whether an engine works here.
 static bool s_engine_works(s_ctx_t *c, char *why, size_t size)
 {
@@ -101,18 +125,8 @@ static bool s_engine_works(s_ctx_t *c, char *why, size_t size)
         return false;
     }
     char words[S_CMD_MAX], out[PATH_MAX];
-    (void) snprintf(words, sizeof words, "%s", c->cmd);
-    char *argv[64];
-    size_t n = 0;
-    for (char *w = words + strspn(words, " "); *w && n < 62; w += strspn(w, " ")) {
-        argv[n++] = w;
-        w += strcspn(w, " ");
-        if (*w) {
-            *w++ = '\0';
-        }
-    }
-    argv[n++] = "/bin/true";
-    argv[n] = NULL;
+    char *argv[72];
+    s_command(c, words, sizeof words, NULL, (const char *const[]){"/bin/true", NULL}, argv);
     (void) snprintf(out, sizeof out, "%s/probe.out", c->fleet.dir);
     int rc = jft_run(argv, out, S_PROBE_MS, NULL);
     if (rc != 0) {
@@ -258,24 +272,9 @@ static void s_check_engine_killed(jft_fleet_t *f)
 static void s_start_sleeper(s_ctx_t *c, const char *name)
 {
     char words[S_CMD_MAX], out[PATH_MAX];
-    (void) snprintf(words, sizeof words, "%s", c->cmd);
     char *argv[72];
-    size_t n = 0;
-    for (char *w = words + strspn(words, " "); *w && n < 64; w += strspn(w, " ")) {
-        argv[n++] = w;
-        w += strcspn(w, " ");
-        if (*w) {
-            *w++ = '\0';
-        }
-        if (n == 2) { // after ENGINE run
-            argv[n++] = "-d";
-            argv[n++] = "--name";
-            argv[n++] = (char *) name;
-        }
-    }
-    argv[n++] = "/bin/sleep";
-    argv[n++] = "600";
-    argv[n] = NULL;
+    s_command(c, words, sizeof words, (const char *const[]){"-d", "--name", name, NULL},
+              (const char *const[]){"/bin/sleep", "600", NULL}, argv);
     (void) snprintf(out, sizeof out, "%s/sleeper.out", c->fleet.dir);
     assert_int_equal(jft_run(argv, out, S_PROBE_MS, NULL), 0);
 }
