@@ -46,7 +46,7 @@ typedef struct lg_lat {
 } lg_lat_t;
 
 typedef struct lg_session {
-    zsock_t *sock;               // owned: DEALER, routing id = board name
+    zsock_t *sock;               // owned: DEALER, no routing id (the hello names the board)
     char name[JF_IDENT_MAX + 1]; // board name
     bool welcomed;               // has a session with the coordinator
     char session[JF_SESSION_ID_LEN + 1]; // the welcome's session while welcomed
@@ -606,7 +606,7 @@ static int s_open_sessions(lg_t *self)
                     i + 1);
             return -EMFILE;
         }
-        zsock_set_identity(s->sock, s->name);
+        // No routing id, as the agent (docs/protocol.md §1.3): the hello names the board.
         zsock_set_linger(s->sock, 0);
         zsock_set_sndhwm(s->sock, 0); // the coordinator's behaviour is measured, not ours
         zsock_set_rcvhwm(s->sock, 0);

@@ -35,7 +35,7 @@ typedef struct jf_hello_run {
 } jf_hello_run_t;
 
 typedef struct jf_hello {
-    char name[JF_IDENT_MAX + 1];             // board name; must equal the connection identity
+    char name[JF_IDENT_MAX + 1];             // board name (with CURVE: its key's board)
     jf_board_type_t board_type;              // type as the agent detected or was told
     char platform[JF_PLATFORM_NAME_MAX + 1]; // "jetson", "host" or "sim"
     size_t n_modes;

@@ -27,7 +27,7 @@ struct coord_auth {
     struct timespec seen[3];      // mtimes of accepted/, revoked/, quarantined/ at the last load
     int64_t next_refresh_us;      // monotonic time of the next look at the directories
     size_t n_pending;             // files in pending/ (capped at COORD_AUTH_PENDING_MAX)
-    uint64_t refused;             // messages refused by coord_auth_check
+    uint64_t refused;             // messages refused (coord_auth_board, coord_auth_refuse_as)
     uint64_t denied;              // handshakes answered 400
     jf_log_ratelimit_t rl_refuse; // refusal log lines
     jf_log_ratelimit_t rl_deny;   // denied handshake log lines
@@ -342,27 +342,35 @@ void coord_auth_serve(coord_auth_t *self)
     }
 }
 
-bool coord_auth_check(coord_auth_t *self, const zframe_t *identity, zframe_t *frame)
+static void s_refuse(coord_auth_t *self, const char *key, const char *board, const char *claimed)
 {
-    const char *key = zframe_meta(frame, "User-Id");
-    const char *board = key ? zhashx_lookup(self->accepted, key) : NULL;
-    size_t len = zframe_size((zframe_t *) identity);
-    if (board && strlen(board) == len &&
-        memcmp(board, zframe_data((zframe_t *) identity), len) == 0) {
-        return true;
-    }
     self->refused++;
     uint64_t n = 0;
     if (jf_log_ratelimit_allow(&self->rl_refuse, &n)) {
-        char q[256] = {0};
-        jf_log_warn("auth: message refused: key %s %s%s%s; dropped (%llu more suppressed, %llu "
-                    "in all)",
+        char q[256] = {0}, qc[256] = {0};
+        jf_log_warn("auth: message refused: key %s %s%s%s%s%s; dropped (%llu more suppressed, "
+                    "%llu in all)",
                     key ? key : "(none)", board ? "belongs to '" : "is not accepted now",
-                    board ? jf_log_quote(board, q, sizeof q) : "",
-                    board ? "' but spoke as another board" : "", (unsigned long long) n,
-                    (unsigned long long) self->refused);
+                    board ? jf_log_quote(board, q, sizeof q) : "", board ? "' but spoke as '" : "",
+                    board ? jf_log_quote(claimed, qc, sizeof qc) : "", board ? "'" : "",
+                    (unsigned long long) n, (unsigned long long) self->refused);
     }
-    return false;
+}
+
+const char *coord_auth_board(coord_auth_t *self, zframe_t *frame)
+{
+    const char *key = zframe_meta(frame, "User-Id");
+    const char *board = key ? zhashx_lookup(self->accepted, key) : NULL;
+    if (!board) {
+        s_refuse(self, key, NULL, NULL);
+    }
+    return board;
+}
+
+void coord_auth_refuse_as(coord_auth_t *self, const char *key, const char *board,
+                          const char *claimed)
+{
+    s_refuse(self, key, board, claimed ? claimed : "?");
 }
 
 // The accepted key of board (Z85, borrowed from the map), or NULL.

@@ -1,6 +1,6 @@
 /* Coordinator side of CURVE authentication (docs/protocol.md §1.7): the coordinator's keypair,
  * the allow-list of agent keys under <data_dir>/keys/<state>/, a ZAP handler served from the
- * event loop, and the per-message check of the authenticated key against the routing id.
+ * event loop, and the per-message check of the authenticated key: the board it speaks for.
  * Not the key files' format (common/jf_curve) nor the CLI that moves keys (cli_cmd_keys.c). */
 #ifndef COORD_AUTH_H
 #define COORD_AUTH_H
@@ -47,9 +47,15 @@ void coord_auth_serve(coord_auth_t *self);
 // errno with err (the old list stays in force).
 int coord_auth_refresh(coord_auth_t *self, jf_err_t *err);
 
-// True if frame arrived on a connection whose authenticated key is accepted now for exactly the
-// board named by identity. False counts one refusal (impersonation, revoked, or no User-Id).
-bool coord_auth_check(coord_auth_t *self, const zframe_t *identity, zframe_t *frame);
+// The board whose key is accepted now and authenticated the connection frame arrived on (its
+// User-Id), or NULL: no User-Id, or a key unknown, revoked or quarantined; that counts one
+// refusal. Borrowed, valid until the next coord_auth_refresh or coord_auth_quarantine.
+const char *coord_auth_board(coord_auth_t *self, zframe_t *frame);
+
+// Counts (and logs, rate-limited) one refusal of a message whose key (Z85) belongs to board but
+// which spoke as claimed: a hello naming another board, or a route of another board's.
+void coord_auth_refuse_as(coord_auth_t *self, const char *key, const char *board,
+                          const char *claimed);
 
 // Quarantines board's key (docs/protocol.md §1.9): it leaves the allow-list at once (its next
 // message is refused) and keys/accepted/<board> moves to keys/quarantined/<board> with reason as
@@ -66,7 +72,7 @@ const char *coord_auth_quarantine_reason(const coord_auth_t *self, const char *b
 // released.
 uint64_t coord_auth_generation(const coord_auth_t *self);
 
-// Messages refused by coord_auth_check since start.
+// Messages refused since start (coord_auth_board, coord_auth_refuse_as).
 uint64_t coord_auth_refused(const coord_auth_t *self);
 
 void coord_auth_destroy(coord_auth_t **self_p);

@@ -4,6 +4,8 @@
 #include "jf_parse.h"
 #include "jf_units.h"
 
+#include <czmq.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +15,22 @@ struct coord_registry {
     coord_board_t *boards;  // owned; fleet order
     coord_board_t **byname; // owned (the array; the boards are borrowed from boards): sorted by
                             // name, for lookups in O(log n) on every message
+    zhashx_t *routes;       // owned map (the boards borrowed): hex of a routing id -> its board
 };
+
+#define S_ROUTE_KEY_MAX (2 * COORD_ROUTE_MAX + 1)
+
+// The map key of a routing id: its bytes in hex (a routing id may hold any byte, a NUL too).
+static void s_route_key(const void *id, size_t len, char key[S_ROUTE_KEY_MAX])
+{
+    static const char hex[] = "0123456789abcdef";
+    const unsigned char *b = id;
+    for (size_t i = 0; i < len; i++) {
+        key[2 * i] = hex[b[i] >> 4];
+        key[2 * i + 1] = hex[b[i] & 0xf];
+    }
+    key[2 * len] = '\0';
+}
 
 static int s_cmp_board(const void *a, const void *b)
 {
@@ -39,6 +56,11 @@ coord_registry_t *coord_registry_new(const jf_fleet_config_t *fleet)
         coord_registry_destroy(&self);
         return NULL;
     }
+    self->routes = zhashx_new();
+    if (!self->routes) {
+        coord_registry_destroy(&self);
+        return NULL;
+    }
     self->n_boards = fleet->n_boards;
     for (size_t i = 0; i < fleet->n_boards; i++) {
         self->boards[i].spec = &fleet->boards[i];
@@ -58,6 +80,7 @@ void coord_registry_destroy(coord_registry_t **self_p)
     if (!self_p || !*self_p) {
         return;
     }
+    zhashx_destroy(&(*self_p)->routes);
     free((*self_p)->boards);
     free((*self_p)->byname);
     free(*self_p);
@@ -74,15 +97,43 @@ coord_board_t *coord_registry_board(coord_registry_t *self, const char *name)
     return found ? *found : NULL;
 }
 
-coord_board_t *coord_registry_board_by_id(coord_registry_t *self, const void *id, size_t len)
+coord_board_t *coord_registry_board_by_route(coord_registry_t *self, const void *id, size_t len)
 {
-    char name[JF_IDENT_MAX + 1] = {0};
-    // The whole routing id must be the name: "host-1\0x" is another peer, not board host-1.
-    if (len > JF_IDENT_MAX || memchr(id, '\0', len)) {
+    if (len == 0 || len > COORD_ROUTE_MAX) {
         return NULL;
     }
-    memcpy(name, id, len);
-    return jf_parse_is_ident(name) ? coord_registry_board(self, name) : NULL;
+    char key[S_ROUTE_KEY_MAX];
+    s_route_key(id, len, key);
+    return zhashx_lookup(self->routes, key);
+}
+
+int coord_registry_set_route(coord_registry_t *self, coord_board_t *board, const void *id,
+                             size_t len)
+{
+    if (len == 0 || len > COORD_ROUTE_MAX) {
+        return -EINVAL;
+    }
+    if (board->route_len == len && memcmp(board->route, id, len) == 0) {
+        return 0;
+    }
+    char key[S_ROUTE_KEY_MAX];
+    s_route_key(id, len, key);
+    coord_board_t *had = zhashx_lookup(self->routes, key);
+    if (zhashx_insert(self->routes, key, board) != 0 && !had) {
+        return -ENOMEM;
+    }
+    if (had) {
+        zhashx_update(self->routes, key, board);
+        had->route_len = 0;
+    }
+    if (board->route_len > 0) {
+        char old[S_ROUTE_KEY_MAX];
+        s_route_key(board->route, board->route_len, old);
+        zhashx_delete(self->routes, old);
+    }
+    memcpy(board->route, id, len);
+    board->route_len = len;
+    return 0;
 }
 
 void coord_board_set_quarantine(coord_board_t *board, const char *reason,

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #define COORD_QUARANTINE_REASON_MAX 256 // bytes of a quarantine reason with its NUL
+#define COORD_ROUTE_MAX             255 // bytes of a ZeroMQ routing id (ZMTP's limit)
 
 typedef struct coord_registry coord_registry_t;
 
@@ -29,6 +30,10 @@ typedef enum coord_board_run {
 typedef struct coord_board {
     const jf_board_spec_t *spec;         // borrowed; owned by the fleet config
     bool online;
+    unsigned char route[COORD_ROUTE_MAX]; // routing id of the connection whose hello was
+                                          // accepted last: where its messages go (protocol.md
+                                          // §1.3); kept while offline, replaced by a new hello
+    size_t route_len;                     // 0: no connection of it has registered yet
     char session[JF_SESSION_ID_LEN + 1]; // current session id ("" when never registered)
     int64_t agent_started_us;            // the registered agent's start (its hello, wall us)
     int64_t last_rx_mono_us;             // last message received from the agent
@@ -67,9 +72,17 @@ void coord_registry_destroy(coord_registry_t **self_p);
 // The board named name, or NULL if fleet.yaml does not list it. Borrowed.
 coord_board_t *coord_registry_board(coord_registry_t *self, const char *name);
 
-// The board whose name is exactly the len bytes of a routing id, or NULL (a routing id with a
-// NUL byte, or longer than a name, names no board). Borrowed.
-coord_board_t *coord_registry_board_by_id(coord_registry_t *self, const void *id, size_t len);
+// The board whose route (the connection its last accepted hello came on) is the routing id of
+// len bytes, or NULL. A routing id is no name: a peer chooses it or libzmq generates one.
+// Borrowed.
+coord_board_t *coord_registry_board_by_route(coord_registry_t *self, const void *id, size_t len);
+
+// Makes the routing id of len bytes (1..COORD_ROUTE_MAX) board's route: its former route maps to
+// nothing from now on, and a board that had this route before loses it (without authentication
+// one connection may say hello as one board, then as another). 0, -EINVAL, or -ENOMEM (the route
+// is unchanged).
+int coord_registry_set_route(coord_registry_t *self, coord_board_t *board, const void *id,
+                             size_t len);
 
 // Quarantines the board with reason (copied, cut to fit), or releases it with reason NULL; a
 // release also refills its buckets and forgets its violations (its counters stay).

@@ -46,9 +46,16 @@ int coord_server_queue(coord_server_t *self, bool control, const zframe_t *ident
     return 0;
 }
 
+static void s_count_drop(coord_server_t *self, int errnum);
+
 int coord_server_queue_board(coord_server_t *self, coord_board_t *board, json_t *msg)
 {
-    zframe_t *id = zframe_new(board->spec->name, strlen(board->spec->name));
+    if (board->route_len == 0) { // no connection of it was ever welcomed: nowhere to send
+        json_decref(msg);
+        s_count_drop(self, EHOSTUNREACH);
+        return 0;
+    }
+    zframe_t *id = zframe_new(board->route, board->route_len);
     int rc = id ? coord_server_queue(self, false, id, msg) : -ENOMEM;
     if (!id) {
         json_decref(msg);
@@ -163,31 +170,62 @@ static void s_log_bad(coord_server_t *self, const zframe_t *identity, const char
 // A board's message that did not decode is a violation of its limits (docs/protocol.md §1.9),
 // after its error reply: an honest agent never sends one. Except bad_version: an agent newer than
 // this coordinator sends those until one of the two is changed, and must not be quarantined.
-static void s_count_invalid(coord_server_t *self, bool control, const zframe_t *identity,
-                            const char *code)
+static void s_count_invalid(coord_server_t *self, coord_board_t *board, const char *code)
 {
-    if (control || (code && strcmp(code, JF_MSG_E_BAD_VERSION) == 0)) {
+    if (code && strcmp(code, JF_MSG_E_BAD_VERSION) == 0) {
         return;
     }
-    coord_board_t *board = coord_registry_board_by_id(
-        self->registry, zframe_data((zframe_t *) identity), zframe_size((zframe_t *) identity));
     if (board) {
         coord_server_limits_refused(self, board, COORD_LIMITS_INVALID);
     }
 }
 
-// Handles one message of sock whose routing id was popped (identity, owned by the caller): one
-// frame, decoded, the per-board limits on its contents, then the handler. Returns 0, or a
-// negative errno if a handler hit a store failure.
-static int s_handle(coord_server_t *self, bool control, zframe_t *identity, zmsg_t *m,
-                    jf_err_t *err)
+// Who sent a message on the agent socket (docs/protocol.md §1.3, §1.7): the board whose route
+// the routing id is and, with authentication, the board of the connection's key, which must be
+// the same board when both are known. False when the message is refused (counted): no accepted
+// key, or a key speaking on another board's route.
+static bool s_sender(coord_server_t *self, const zframe_t *identity, zframe_t *frame,
+                     coord_sender_t *out)
 {
+    *out = (coord_sender_t){0};
+    if (self->auth) {
+        out->key_board = frame ? coord_auth_board(self->auth, frame) : NULL;
+        if (!out->key_board) {
+            return false;
+        }
+        out->key = zframe_meta(frame, "User-Id");
+    }
+    out->route_board =
+        identity ? coord_registry_board_by_route(self->registry, zframe_data((zframe_t *) identity),
+                                                 zframe_size((zframe_t *) identity))
+                 : NULL;
+    if (out->key_board && out->route_board &&
+        strcmp(out->route_board->spec->name, out->key_board) != 0) {
+        // With ROUTER_HANDOVER off no connection can take a route it did not register: the check
+        // is what makes that a rule here, not just libzmq's behaviour.
+        coord_auth_refuse_as(self->auth, out->key, out->key_board, out->route_board->spec->name);
+        return false;
+    }
+    out->board = out->route_board ? out->route_board
+                 : out->key_board ? coord_registry_board(self->registry, out->key_board)
+                                  : NULL;
+    return true;
+}
+
+// Handles one message of sock whose routing id was popped (identity, owned by the caller), sent
+// by sender (agent socket; NULL on the control socket): one frame, decoded, the per-board limits
+// on its contents, then the handler. Returns 0, or a negative errno if a handler hit a store
+// failure.
+static int s_handle(coord_server_t *self, bool control, zframe_t *identity,
+                    const coord_sender_t *sender, zmsg_t *m, jf_err_t *err)
+{
+    coord_board_t *board = control || !sender ? NULL : sender->board;
     if (!identity || zmsg_size(m) != 1) {
         if (identity) {
             s_log_bad(self, identity, "expected exactly one frame");
             s_reply_error(self, control, identity, -1, JF_MSG_E_BAD_FRAMES,
                           "a message is exactly one frame holding a JSON object");
-            s_count_invalid(self, control, identity, JF_MSG_E_BAD_FRAMES);
+            s_count_invalid(self, board, JF_MSG_E_BAD_FRAMES);
         }
         return 0;
     }
@@ -201,13 +239,13 @@ static int s_handle(coord_server_t *self, bool control, zframe_t *identity, zmsg
                       &code, &id, &derr) != 0) {
         s_log_bad(self, identity, derr.msg);
         s_reply_error(self, control, identity, id, code, derr.msg);
-        s_count_invalid(self, control, identity, code);
+        s_count_invalid(self, board, code);
         return 0;
     }
-    bool handle = control || coord_server_limits_check(self, identity, &msg, zframe_size(body));
+    bool handle = control || coord_server_limits_check(self, board, &msg, zframe_size(body));
     int hrc = !handle   ? 0
               : control ? coord_server_on_ctl_msg(self, identity, &msg, err)
-                        : coord_server_on_agent_msg(self, identity, &msg, err);
+                        : coord_server_on_agent_msg(self, identity, sender, &msg, err);
     jf_msg_fini(&msg);
     return hrc < 0 ? hrc : 0;
 }
@@ -228,16 +266,15 @@ static int s_read_one(coord_server_t *self, zsock_t *sock, bool control, zmsg_t 
         return 0;
     }
     zframe_t *identity = zmsg_pop(m);
-    bool keep =
-        control || ((!self->auth || (identity && zmsg_first(m) &&
-                                     coord_auth_check(self->auth, identity, zmsg_first(m)))) &&
-                    coord_server_limits_admit(self, identity, m));
+    coord_sender_t sender = {0};
+    bool keep = control || (s_sender(self, identity, zmsg_first(m), &sender) &&
+                            coord_server_limits_admit(self, sender.board, m));
     if (keep && identity && zmsg_prepend(m, &identity) == 0) {
         *ret_m = m;
         return 1;
     }
     if (keep) { // no routing id (or no memory): answered as a bad message would be, if it can
-        (void) s_handle(self, control, identity, m, NULL);
+        (void) s_handle(self, control, identity, control ? NULL : &sender, m, NULL);
     }
     zframe_destroy(&identity);
     zmsg_destroy(&m);
@@ -253,10 +290,11 @@ static int s_handle_msg(coord_server_t *self, bool control, zmsg_t **m_p, int64_
     zmsg_t *m = *m_p;
     zframe_t *identity = zmsg_pop(m);
     int rc = 0;
-    // A key revoked after the message was read: it is not handled (docs/protocol.md §1.7).
-    if (control || !self->auth ||
-        (zmsg_first(m) && coord_auth_check(self->auth, identity, zmsg_first(m)))) {
-        rc = s_handle(self, control, identity, m, err);
+    // Who sent it, again: a key revoked after the message was read is not handled
+    // (docs/protocol.md §1.7), and a hello handled since may have moved a route.
+    coord_sender_t sender = {0};
+    if (control || s_sender(self, identity, zmsg_first(m), &sender)) {
+        rc = s_handle(self, control, identity, control ? NULL : &sender, m, err);
     }
     zframe_destroy(&identity);
     zmsg_destroy(m_p);
@@ -611,11 +649,12 @@ static void s_set_zmtp_heartbeats(zsock_t *s)
     zsock_set_heartbeat_ttl(s, 6000);
 }
 
-// rcvhwm: the receive high-water mark per connection, or 0 for libzmq's default (1000) and
-// ZMTP heartbeats.
-static zsock_t *s_bind_router(const char *endpoint, int64_t handshake_us, int rcvhwm,
+// agent: the agent endpoint (COORD_AGENT_RCVHWM per connection, no ROUTER_HANDOVER); else the
+// control endpoint (libzmq's default mark, 1000, and ZMTP heartbeats).
+static zsock_t *s_bind_router(const char *endpoint, int64_t handshake_us, bool agent,
                               const coord_auth_t *auth, jf_err_t *err)
 {
+    int rcvhwm = agent ? COORD_AGENT_RCVHWM : 0;
     zsock_t *s = zsock_new(ZMQ_ROUTER);
     if (!s) {
         jf_err_set(err, -ENOMEM, "cannot create a socket");
@@ -625,8 +664,10 @@ static zsock_t *s_bind_router(const char *endpoint, int64_t handshake_us, int rc
         coord_auth_apply(auth, s);
     }
     zsock_set_router_mandatory(s, 1);
-    // A board's new connection takes over its routing id from a stale one (docs/protocol.md §1.3).
-    zsock_set_router_handover(s, 1);
+    // Agent endpoint: no connection takes over another's routing id, whoever it is; a board's
+    // new connection takes over its route by a welcomed hello instead (docs/protocol.md §1.3).
+    // Control endpoint: a CLI sets no routing id, and a takeover changes nothing.
+    zsock_set_router_handover(s, agent ? 0 : 1);
     zsock_set_sndtimeo(s, 0); // no send may wait for a peer that does not read
     zsock_set_rcvtimeo(s, 0); // a receive with nothing waiting returns at once (s_receive_one)
     zsock_set_maxmsgsize(s, (int64_t) JF_MSG_MAX_BYTES_COORD * JF_MSG_TRANSPORT_FACTOR);
@@ -759,11 +800,10 @@ static int s_bind_all(coord_server_t *self, jf_err_t *err)
     if (arc != 0) {
         return arc;
     }
-    self->agents = s_bind_router(c->agent_endpoint, c->handshake_timeout_us, COORD_AGENT_RCVHWM,
-                                 self->auth, err);
-    self->control = self->agents ? s_bind_router(c->control_endpoint, c->handshake_timeout_us, 0,
-                                                 NULL, err)
-                                 : NULL;
+    self->agents = s_bind_router(c->agent_endpoint, c->handshake_timeout_us, true, self->auth, err);
+    self->control =
+        self->agents ? s_bind_router(c->control_endpoint, c->handshake_timeout_us, false, NULL, err)
+                     : NULL;
     if (!self->control) {
         return -EADDRINUSE;
     }
@@ -800,7 +840,7 @@ coord_server_t *coord_server_new(const jf_fleet_config_t *fleet, const coord_ser
     self->credit = COORD_CREDIT_MAX;
     self->lock_fd = -1;
     self->insecure_loopback = opts->insecure_loopback;
-    coord_limits_peer_init(&self->anonymous, &fleet->coord.limits, jf_clock_mono_us());
+    coord_server_limits_init_anonymous(self);
     self->registry = coord_registry_new(fleet);
     self->pending = calloc(COORD_PENDING_MAX, sizeof *self->pending);
     self->pass.peer = calloc(COORD_PENDING_MAX, sizeof *self->pass.peer);

@@ -164,13 +164,9 @@ static void s_note_missing_modes(const coord_board_t *board, const jf_hello_t *h
 }
 
 // The error code to refuse a hello with, and why; NULL if it is acceptable.
-static const char *s_hello_refusal(const coord_board_t *board, const zframe_t *identity,
-                                   const jf_hello_t *h, char *why, size_t why_size)
+static const char *s_hello_refusal(const coord_board_t *board, const jf_hello_t *h, char *why,
+                                   size_t why_size)
 {
-    if (!zframe_streq((zframe_t *) identity, h->name)) {
-        (void) snprintf(why, why_size, "'name' differs from the connection identity");
-        return JF_MSG_E_BAD_FIELD;
-    }
     if (!board) {
         (void) snprintf(why, why_size, "board '%s' is not in fleet.yaml", h->name);
         return JF_MSG_E_UNKNOWN_BOARD;
@@ -196,7 +192,11 @@ static void s_board_online(coord_board_t *board, const jf_hello_t *h, const char
                   jf_board_type_name(h->board_type), h->platform, session);
 }
 
-static int s_on_hello(coord_server_t *self, coord_board_t *board, const zframe_t *identity,
+// A hello names the board it registers. With authentication only the board of the connection's
+// key may be named: another name is an impersonation, dropped without a reply and counted with
+// the key refusals (docs/protocol.md §1.7). Without, the name is taken as said. A hello welcomed
+// makes its connection the board's route (§1.3).
+static int s_on_hello(coord_server_t *self, const coord_sender_t *sender, const zframe_t *identity,
                       const jf_msg_t *msg, jf_err_t *err)
 {
     jf_hello_t h;
@@ -207,13 +207,48 @@ static int s_on_hello(coord_server_t *self, coord_board_t *board, const zframe_t
                                   jf_msg_error_new(coord_server_next_id(self), msg->id,
                                                    JF_MSG_E_BAD_FIELD, perr.msg));
     }
-    char why[160] = {0};
-    const char *code = s_hello_refusal(board, identity, &h, why, sizeof why);
+    if (sender->key_board && strcmp(sender->key_board, h.name) != 0) {
+        coord_auth_refuse_as(self->auth, sender->key, sender->key_board, h.name);
+        return 0;
+    }
+    coord_board_t *board = coord_registry_board(self->registry, h.name);
+    if (board && board->quarantined) {
+        // Without authentication a new connection's hello is the first message known to be the
+        // board's: dropped unread like the rest of what it sends (§1.9).
+        board->limits.ignored++;
+        return 0;
+    }
+    char why[256] = {0};
+    const char *code = s_hello_refusal(board, &h, why, sizeof why);
+    if (!code && sender->route_board && sender->route_board != board) {
+        // One connection speaks for one board: without CURVE nothing else stops a board's
+        // connection from taking another board's name (with CURVE its key would not match).
+        (void) snprintf(why, sizeof why,
+                        "'name': this connection is board '%s''s; it cannot say "
+                        "hello as '%s'",
+                        sender->route_board->spec->name, h.name);
+        code = JF_MSG_E_BAD_FIELD;
+    }
     if (code) {
         jf_log_warn("registry: refused hello: %s", why);
         return coord_server_queue(self, false, identity,
                                   jf_msg_error_new(coord_server_next_id(self), msg->id, code, why));
     }
+    if (board->route_len > 0 &&
+        !(board->route_len == zframe_size((zframe_t *) identity) &&
+          memcmp(board->route, zframe_data((zframe_t *) identity), board->route_len) == 0)) {
+        jf_log_info("registry: board '%s' said hello on a new connection; its messages go there "
+                    "from now on",
+                    h.name);
+    }
+    if (coord_registry_set_route(self->registry, board, zframe_data((zframe_t *) identity),
+                                 zframe_size((zframe_t *) identity)) != 0) {
+        jf_log_warn("registry: hello of board '%s' not answered: cannot record its connection "
+                    "(out of memory, or a routing id of no byte); its agent says hello again",
+                    h.name);
+        return 0;
+    }
+    board->last_rx_mono_us = jf_clock_mono_us(); // a refused hello proves nothing of the board
     jf_welcome_t w = {
         .coordinator_epoch = self->epoch,
         .heartbeat_us = self->fleet->coord.heartbeat_interval_us,
@@ -482,23 +517,13 @@ static const s_handler_fn s_handlers[JF_MSG_TYPE_COUNT] = {
 };
 
 int coord_server_on_agent_msg(coord_server_t *self, const zframe_t *identity,
-                              const jf_msg_t *msg, jf_err_t *err)
+                              const coord_sender_t *sender, const jf_msg_t *msg, jf_err_t *err)
 {
-    char name[JF_IDENT_MAX + 1] = {0};
-    size_t len = zframe_size((zframe_t *) identity);
-    const void *data = zframe_data((zframe_t *) identity);
-    // The whole routing id must be the name: "host-1\0x" is another peer, not board host-1.
-    if (len <= JF_IDENT_MAX && !memchr(data, '\0', len)) {
-        memcpy(name, data, len);
-    }
-    coord_board_t *board = jf_parse_is_ident(name) ? coord_registry_board(self->registry, name)
-                                                   : NULL;
     if (msg->type == JF_MSG_HELLO) {
-        if (board) {
-            board->last_rx_mono_us = jf_clock_mono_us();
-        }
-        return s_on_hello(self, board, identity, msg, err);
+        return s_on_hello(self, sender, identity, msg, err);
     }
+    // Only the connection a board's hello was welcomed on speaks for it (docs/protocol.md §1.3).
+    coord_board_t *board = sender->route_board;
     if (!board || !board->online || !s_handlers[msg->type]) {
         // Majordomo's rule: a peer without a session is asked to register again.
         json_t *e = jf_msg_error_new(coord_server_next_id(self), msg->id, JF_MSG_E_NOT_REGISTERED,

@@ -145,16 +145,27 @@ struct coord_server {
 // to be sent after the current transaction commits. Returns 0 or -ENOMEM.
 int coord_server_queue(coord_server_t *self, bool control, const zframe_t *identity,
                        json_t *msg);
-// Queues msg to the board (by name) on the agent socket.
+// Queues msg to the board on the agent socket, to its route (the connection its last accepted
+// hello came on, docs/protocol.md §1.3). A board without one gets nothing: counted as peer_gone.
 int coord_server_queue_board(coord_server_t *self, coord_board_t *board, json_t *msg);
 int64_t coord_server_next_id(coord_server_t *self);
 // The name of a drop reason as `status` reports it ("peer_full", ...). Static string.
 const char *coord_server_drop_name(coord_server_drop_t why);
 
-// Agent handlers (coord_server_agent.c): sender is the routing id, board NULL if the sender has
-// no session. Return 0, or a negative errno if the store failed (the tick is rolled back).
+// Who sent a message on the agent endpoint (docs/protocol.md §1.3, §1.7). Borrowed pointers,
+// valid while the message is handled.
+typedef struct coord_sender {
+    coord_board_t *route_board; // the board whose route the routing id is, or NULL
+    const char *key;            // with authentication: the connection's key (User-Id), else NULL
+    const char *key_board;      // with authentication: the board of that key, else NULL
+    coord_board_t *board;       // whose limits apply: route_board, else key_board's, else NULL
+} coord_sender_t;
+
+// Agent handlers (coord_server_agent.c): identity is the routing id, sender who it is. A board's
+// handlers run only for messages on its route while it has a session. Return 0, or a negative
+// errno if the store failed (the tick is rolled back).
 int coord_server_on_agent_msg(coord_server_t *self, const zframe_t *identity,
-                              const jf_msg_t *msg, jf_err_t *err);
+                              const coord_sender_t *sender, const jf_msg_t *msg, jf_err_t *err);
 // Stream handlers (coord_server_stream.c): board is the registered sender.
 int coord_server_on_run_progress(coord_server_t *self, coord_board_t *board,
                                  const zframe_t *identity, const jf_msg_t *msg, jf_err_t *err);
@@ -198,13 +209,19 @@ int coord_server_lose_run(coord_server_t *self, coord_board_t *board, const char
 // Sends run.cancel for an active run (assigned runs are failed at once).
 int coord_server_cancel_run(coord_server_t *self, const char *run, jf_err_t *err);
 
+#define COORD_ANON_PER_BOARD_S     1 // without CURVE: the anonymous bucket's floor per board, /s
+#define COORD_ANON_BURST_PER_BOARD 4 // ... and its depth's
+
 // Per-board limits and quarantine (coord_server_limits.c, docs/protocol.md §1.9), agent endpoint
-// only. Before decoding: false when the message m from identity is dropped unread (its board is
-// quarantined, or it broke a limit, which may quarantine the board). After decoding: false when
-// the message is larger than its type allows. Both run inside the tick's transaction.
-bool coord_server_limits_admit(coord_server_t *self, const zframe_t *identity, zmsg_t *m);
-bool coord_server_limits_check(coord_server_t *self, const zframe_t *identity,
-                               const jf_msg_t *msg, size_t size_bytes);
+// only; board is the sender's (coord_sender_t), NULL for a peer that is no board yet. Before
+// decoding: false when the message m is dropped unread (its board is quarantined, or it broke a
+// limit, which may quarantine the board). After decoding: false when the message is larger than its
+// type allows. Both run inside the tick's transaction.
+// Fills the shared bucket of peers that are no board yet (insecure_loopback and fleet set).
+void coord_server_limits_init_anonymous(coord_server_t *self);
+bool coord_server_limits_admit(coord_server_t *self, coord_board_t *board, zmsg_t *m);
+bool coord_server_limits_check(coord_server_t *self, coord_board_t *board, const jf_msg_t *msg,
+                               size_t size_bytes);
 // After the protocol refused a message of board's that passed both (v: COORD_LIMITS_INVALID or
 // COORD_LIMITS_OTHER_BOARD_RUN): counts the violation, which may quarantine the board.
 void coord_server_limits_refused(coord_server_t *self, coord_board_t *board,

@@ -110,19 +110,43 @@ void coord_server_limits_refused(coord_server_t *self, coord_board_t *board,
     }
 }
 
-bool coord_server_limits_admit(coord_server_t *self, const zframe_t *identity, zmsg_t *m)
+// The shared bucket of peers that are no board yet, per second and deep (docs/protocol.md §1.9):
+// fleet.yaml's unregistered_per_s and unregistered_burst, but without CURVE at least
+// COORD_ANON_PER_BOARD_S and COORD_ANON_BURST_PER_BOARD per board of fleet.yaml. There every
+// board's new connection is anonymous until its hello is welcomed, and after a coordinator
+// restart the whole fleet's are at once: a hello and what was in flight, 3.1 messages per board
+// at 1,000 loopback sessions (bench/fleet-scale.sh), which the defaults alone cut by a tenth.
+static void s_anonymous_bucket(const coord_server_t *self, int64_t *per_s, int64_t *burst)
+{
+    const jf_limits_t *l = &self->fleet->coord.limits;
+    int64_t n = self->insecure_loopback ? (int64_t) self->fleet->n_boards : 0;
+    *per_s = l->unregistered_per_s > n * COORD_ANON_PER_BOARD_S ? l->unregistered_per_s
+                                                                : n * COORD_ANON_PER_BOARD_S;
+    *burst = l->unregistered_burst > n * COORD_ANON_BURST_PER_BOARD
+                 ? l->unregistered_burst
+                 : n * COORD_ANON_BURST_PER_BOARD;
+}
+
+void coord_server_limits_init_anonymous(coord_server_t *self)
+{
+    int64_t per_s = 0, burst = 0;
+    s_anonymous_bucket(self, &per_s, &burst);
+    coord_limits_peer_init(&self->anonymous, &self->fleet->coord.limits, jf_clock_mono_us());
+    self->anonymous.msgs.tokens = (double) burst; // full, as a board's bucket starts
+}
+
+bool coord_server_limits_admit(coord_server_t *self, coord_board_t *board, zmsg_t *m)
 {
     const jf_limits_t *l = &self->fleet->coord.limits;
     int64_t now_us = jf_clock_mono_us();
-    coord_board_t *board =
-        identity ? coord_registry_board_by_id(self->registry, zframe_data((zframe_t *) identity),
-                                              zframe_size((zframe_t *) identity))
-                 : NULL;
     if (!board) {
-        // Nobody in fleet.yaml: all such peers share one bucket, so a flood of them costs at
-        // most unregistered_per_s decodes a second; the rest is dropped unread and unanswered.
-        return coord_limits_peer_admit_anonymous(&self->anonymous, l->unregistered_per_s,
-                                                 l->unregistered_burst, now_us);
+        // No board yet (without authentication, a connection before its hello is welcomed; or
+        // a key or a name fleet.yaml does not list): all such peers share one bucket, so a flood of
+        // them costs a bounded number of decodes a second; the rest is dropped unread and
+        // unanswered.
+        int64_t per_s = 0, burst = 0;
+        s_anonymous_bucket(self, &per_s, &burst);
+        return coord_limits_peer_admit_anonymous(&self->anonymous, per_s, burst, now_us);
     }
     if (board->quarantined) {
         board->limits.ignored++;
@@ -134,11 +158,9 @@ bool coord_server_limits_admit(coord_server_t *self, const zframe_t *identity, z
     return v == COORD_LIMITS_PASS ? true : s_violation(self, board, v, was_limited, size);
 }
 
-bool coord_server_limits_check(coord_server_t *self, const zframe_t *identity, const jf_msg_t *msg,
+bool coord_server_limits_check(coord_server_t *self, coord_board_t *board, const jf_msg_t *msg,
                                size_t size_bytes)
 {
-    coord_board_t *board = coord_registry_board_by_id(
-        self->registry, zframe_data((zframe_t *) identity), zframe_size((zframe_t *) identity));
     if (!board) {
         return true; // unregistered peers are answered by the protocol's own checks
     }

@@ -22,7 +22,8 @@ static int s_connect(agent_session_t *self, jf_err_t *err)
     if (!self->sock) {
         return jf_err_set(err, -ENOMEM, "session: cannot create a socket");
     }
-    zsock_set_identity(self->sock, self->name);
+    // No routing id: libzmq's generated one cannot collide with a stale connection's, and the
+    // coordinator sends to the connection its hello was welcomed on (docs/protocol.md §1.3).
     if (self->cert) {
         // CURVE against the pinned key: a server without that key's secret cannot complete the
         // handshake (docs/protocol.md §1.7).

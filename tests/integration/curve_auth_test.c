@@ -1,13 +1,17 @@
 /* Integration (issue #11, security): CURVE on the agent endpoint (docs/protocol.md §1.7). An
  * accepted agent runs a sweep; unknown keys are recorded as pending and nothing they send is
- * processed; an accepted key speaking as another board is refused; a revoked key's live
- * connection stops within 1 s; the coordinator refuses to start without keys, and refuses
+ * processed; an accepted key can neither speak as another board nor take its route; a revoked key's
+ * live connection stops within 1 s; the coordinator refuses to start without keys, and refuses
  * --insecure-loopback on a non-loopback endpoint. Figures are printed as name=value lines. */
 #include "jft_check.h"
 #include "jft_fleet.h"
 #include "jft_fs.h"
 #include "jft_proc.h"
 #include "jft_zmq.h"
+
+#include "jf_units.h"
+#include "jf_msg.h"
+#include "jf_msg_session.h"
 
 #include <dirent.h>
 #include <stdarg.h>
@@ -210,6 +214,39 @@ static void test_unknown_keys_are_pending_and_unheard(void **state)
                      0);
 }
 
+// A hello of board name (type host, as jft_fleet's boards), id 1.
+static void s_send_hello(zsock_t *sock, const char *name)
+{
+    jf_hello_t h = {.board_type = JF_BOARD_HOST,
+                    .platform = "host",
+                    .n_modes = 1,
+                    .modes = {{0, "DEFAULT"}},
+                    .n_storage = 1,
+                    .storage = {{"local", "/"}},
+                    .started_us = jf_clock_wall_us()};
+    (void) snprintf(h.name, sizeof h.name, "%s", name);
+    json_t *msg = jf_msg_hello_new(1, &h, NULL);
+    size_t len = 0;
+    char *text = jf_msg_encode(msg, &len);
+    json_decref(msg);
+    assert_non_null(text);
+    // Never blocks: a connection libzmq ignores (a routing id in use) takes nothing.
+    (void) zmq_send(zsock_resolve(sock), text, len, ZMQ_DONTWAIT);
+    free(text);
+}
+
+// Takes every message that waits on sock within wait_ms; returns how many.
+static int s_drain(zsock_t *sock, int wait_ms)
+{
+    return s_replies(sock, wait_ms);
+}
+
+// Another accepted key can neither speak as a board nor take its route (docs/protocol.md §1.3,
+// §1.7). host-1 registers on a connection whose routing id anyone may know (it sets "host-1", as
+// agents before routes did); host-2's key then (a) connects with that routing id and (b) with
+// none, and says hello as host-1 from both. Neither impostor connection gets anything, and
+// host-1's connection keeps getting the coordinator's heartbeats. With ROUTER_HANDOVER on, (a)
+// would take host-1's route and get them instead.
 static void test_impersonation_refused(void **state)
 {
     jft_fleet_t *f = *state;
@@ -219,26 +256,49 @@ static void test_impersonation_refused(void **state)
     assert_int_equal(jft_fleet_start_coordinator(f), 0);
     char server[48];
     s_coord_key(f, server);
+    zcert_t *key1 = s_agent_cert(f, "host-1");
     zcert_t *key2 = s_agent_cert(f, "host-2");
-    // host-2's key speaking as host-1: every attempt must be refused.
-    zsock_t *impostor = jft_curve_dealer_new(f->endpoint, "host-1", key2, server);
-    assert_non_null(impostor);
-    int attempts = 20, accepted = 0;
-    for (int i = 0; i < attempts; i++) {
-        (void) jft_send_raw(impostor, NULL, S_PROBE, strlen(S_PROBE));
+    zsock_t *honest = jft_curve_dealer_new(f->endpoint, "host-1", key1, server);
+    assert_non_null(honest);
+    s_send_hello(honest, "host-1");
+    json_t *w = jft_recv_type(honest, "welcome", 10000 * jft_timeout_scale(), NULL);
+    assert_non_null(w);
+    json_decref(w);
+    zsock_t *same_route = jft_curve_dealer_new(f->endpoint, "host-1", key2, server);
+    zsock_t *own_route = jft_curve_dealer_new(f->endpoint, NULL, key2, server);
+    assert_non_null(same_route);
+    assert_non_null(own_route);
+    int attempts = 0, impostor_rx = 0, honest_rx = 0;
+    int64_t last_honest_ms = 0, end_ms = s_now_ms() + 3000;
+    while (s_now_ms() < end_ms) {
+        s_send_hello(same_route, "host-1");
+        s_send_hello(own_route, "host-1");
+        attempts += 2;
+        // host-1 stays alive (heartbeat timeout) and reads what is sent to it.
+        (void) jft_send_raw(honest, NULL, S_PROBE, strlen(S_PROBE));
+        int got = s_drain(honest, 100);
+        honest_rx += got;
+        last_honest_ms = got ? s_now_ms() : last_honest_ms;
+        impostor_rx += s_drain(same_route, 50) + s_drain(own_route, 50);
     }
-    accepted = s_replies(impostor, 2000);
-    zsock_destroy(&impostor);
-    // The same key as its own board is heard: the refusal above is about the name, not the key.
-    zsock_t *honest = jft_curve_dealer_new(f->endpoint, "host-2", key2, server);
-    (void) jft_send_raw(honest, NULL, S_PROBE, strlen(S_PROBE));
-    json_t *reply = jft_recv_json(honest, 10000 * jft_timeout_scale(), NULL);
+    int64_t quiet_ms = s_now_ms() - last_honest_ms;
+    zsock_destroy(&same_route);
+    zsock_destroy(&own_route);
     zsock_destroy(&honest);
+    // The same key as its own board is heard: the refusal above is about the name, not the key.
+    zsock_t *own = jft_curve_dealer_new(f->endpoint, NULL, key2, server);
+    s_send_hello(own, "host-2");
+    json_t *reply = jft_recv_type(own, "welcome", 10000 * jft_timeout_scale(), NULL);
+    zsock_destroy(&own);
+    zcert_destroy(&key1);
     zcert_destroy(&key2);
-    printf("impersonation_attempts=%d\nimpersonation_accepted=%d\nown_board_heard=%s\n", attempts,
-           accepted, reply ? "yes" : "no");
+    printf("impersonation_attempts=%d\nimpersonation_accepted=%d\nhonest_board_rx=%d\n"
+           "honest_board_quiet_ms=%lld\nown_board_heard=%s\n",
+           attempts, impostor_rx, honest_rx, (long long) quiet_ms, reply ? "yes" : "no");
     json_decref(reply);
-    assert_int_equal(accepted, 0);
+    assert_int_equal(impostor_rx, 0);
+    assert_true(honest_rx >= 3);  // heartbeats every 500 ms for 3 s
+    assert_true(quiet_ms < 1500); // ... until the end: its route was never taken
     assert_non_null(reply);
 }
 

@@ -51,7 +51,6 @@ typedef struct s_tally {
 
 typedef struct s_peer {
     zsock_t *sock;             // owned: DEALER to the coordinator, or ROUTER posing as one
-    const char *to;            // ROUTER: the agent's identity; NULL for a DEALER
     const char *name;          // for messages
     jft_proc_t *daemon;        // borrowed: the process we talk to
     s_tally_t *tally;          // borrowed: where results count
@@ -123,7 +122,7 @@ static void s_send(s_peer_t *p, json_t *msg)
     char *text = jf_msg_encode(msg, &len);
     json_decref(msg);
     assert_non_null(text);
-    assert_int_equal(jft_send_raw(p->sock, p->to, text, len), 0);
+    assert_int_equal(jft_send_raw(p->sock, NULL, text, len), 0);
     free(text);
 }
 
@@ -871,7 +870,6 @@ static void test_agent_refuses_hostile_blobs(void **state)
     jft_fleet_t *f = &fx->fleet;
     s_peer_t *p = &fx->board;
     s_peer_init(p, jft_router_new_in(f->dir), "agent host-1", &f->agents[0], &fx->agent);
-    p->to = "host-1";
     assert_int_equal(jft_fleet_start_agent_at(f, 0, zsock_endpoint(p->sock), NULL), 0);
     fx->agent_started = true;
     s_agent_register(p, S_START_MS);

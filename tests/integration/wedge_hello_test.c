@@ -45,13 +45,15 @@ static int s_teardown(void **state)
     return rc;
 }
 
-static void s_send(zsock_t *sock, const char *to, json_t *msg)
+// Sends msg on the DEALER sock, or on the ROUTER sock to the agent's connection (its last
+// message's routing id: the agent sets none, docs/protocol.md §1.3).
+static void s_send(zsock_t *sock, json_t *msg)
 {
     size_t len = 0;
     char *text = jf_msg_encode(msg, &len);
     json_decref(msg);
     assert_non_null(text);
-    assert_int_equal(jft_send_raw(sock, to, text, len), 0);
+    assert_int_equal(jft_send_raw(sock, NULL, text, len), 0);
     free(text);
 }
 
@@ -63,7 +65,7 @@ static void s_welcome(zsock_t *router, const json_t *hello, const char *session)
                       .telemetry_hz = 1};
     (void)snprintf(w.session, sizeof w.session, "%s", session);
     int64_t re = json_integer_value(json_object_get(hello, "id"));
-    s_send(router, "host-1", jf_msg_welcome_new(900, re, &w));
+    s_send(router, jf_msg_welcome_new(900, re, &w));
 }
 
 // Sends S_BURST not_registered errors, one every S_ERROR_GAP_MS (as messages in flight in a
@@ -77,8 +79,7 @@ static int s_errors_and_hellos(zsock_t *router, int window_ms, int *ret_second_m
     while (jf_clock_mono_us() < end) {
         int64_t next_error = t0 + (int64_t)sent * S_ERROR_GAP_MS * 1000;
         if (sent < S_BURST && jf_clock_mono_us() >= next_error) {
-            s_send(router, "host-1",
-                   jf_msg_error_new(100 + sent, -1, JF_MSG_E_NOT_REGISTERED, "test"));
+            s_send(router, jf_msg_error_new(100 + sent, -1, JF_MSG_E_NOT_REGISTERED, "test"));
             sent++;
             continue;
         }
@@ -154,7 +155,7 @@ static json_t *s_hello(int64_t id, int64_t started_us)
 // Sends a hello and returns the session of the welcome (caller frees).
 static char *s_register(zsock_t *d, int64_t id, int64_t started_us)
 {
-    s_send(d, NULL, s_hello(id, started_us));
+    s_send(d, s_hello(id, started_us));
     json_t *w = jft_recv_type(d, "welcome", 5000 * jft_timeout_scale(), NULL);
     assert_non_null(w);
     assert_int_equal(json_integer_value(json_object_get(w, "re")), id);

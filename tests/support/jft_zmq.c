@@ -5,6 +5,9 @@
 
 #include <string.h>
 
+static unsigned char s_last_route[255]; // routing id of the last message read on a ROUTER
+static size_t s_last_route_len;
+
 zsock_t *jft_dealer_new(const char *endpoint, const char *identity)
 {
     return jft_dealer_new_raw(endpoint, identity, identity ? strlen(identity) : 0);
@@ -32,7 +35,9 @@ zsock_t *jft_curve_dealer_new(const char *endpoint, const char *identity, zcert_
         return NULL;
     }
     zsock_set_linger(s, 0);
-    zsock_set_identity(s, identity);
+    if (identity) {
+        zsock_set_identity(s, identity);
+    }
     zcert_apply(cert, s);
     zsock_set_curve_serverkey(s, server_key);
     if (zsock_connect(s, "%s", endpoint) != 0) {
@@ -53,19 +58,33 @@ zsock_t *jft_router_new_in(const char *dir)
     return s;
 }
 
-int jft_send_raw(zsock_t *sock, const char *identity, const void *data, size_t len)
+// The routing frame of a send on sock: identity, or on a ROUTER without one the last peer's.
+static int s_send_route(zsock_t *sock, const char *identity)
 {
     void *h = zsock_resolve(sock);
-    if (identity && zmq_send(h, identity, strlen(identity), ZMQ_SNDMORE) < 0) {
+    if (identity) {
+        return zmq_send(h, identity, strlen(identity), ZMQ_SNDMORE) < 0 ? -1 : 0;
+    }
+    if (zsock_type(sock) != ZMQ_ROUTER) {
+        return 0;
+    }
+    return s_last_route_len == 0 || zmq_send(h, s_last_route, s_last_route_len, ZMQ_SNDMORE) < 0
+               ? -1
+               : 0;
+}
+
+int jft_send_raw(zsock_t *sock, const char *identity, const void *data, size_t len)
+{
+    if (s_send_route(sock, identity) != 0) {
         return -1;
     }
-    return zmq_send(h, data, len, 0) == (int) len ? 0 : -1;
+    return zmq_send(zsock_resolve(sock), data, len, 0) == (int) len ? 0 : -1;
 }
 
 int jft_send_frames(zsock_t *sock, const char *identity, const char *const frames[], size_t n)
 {
     void *h = zsock_resolve(sock);
-    if (n == 0 || (identity && zmq_send(h, identity, strlen(identity), ZMQ_SNDMORE) < 0)) {
+    if (n == 0 || s_send_route(sock, identity) != 0) {
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
@@ -85,8 +104,12 @@ json_t *jft_recv_json(zsock_t *sock, int timeout_ms, char **ret_identity)
     if (!m) {
         return NULL;
     }
+    zframe_t *id = zsock_type(sock) == ZMQ_ROUTER ? zmsg_first(m) : NULL;
+    if (id && zframe_size(id) <= sizeof s_last_route) {
+        s_last_route_len = zframe_size(id);
+        memcpy(s_last_route, zframe_data(id), s_last_route_len);
+    }
     if (ret_identity && zsock_type(sock) == ZMQ_ROUTER) {
-        zframe_t *id = zmsg_first(m);
         *ret_identity = id ? zframe_strdup(id) : NULL;
     }
     zframe_t *body = zmsg_last(m);

@@ -13,8 +13,8 @@ zsock_t *jft_dealer_new(const char *endpoint, const char *identity);
 // The same with an identity of len raw bytes, which may hold NUL bytes (len 0: none).
 zsock_t *jft_dealer_new_raw(const char *endpoint, const void *identity, size_t len);
 
-// A CURVE client DEALER: identity (a board name), the client keypair cert (borrowed for the
-// call) and the server's Z85 public key. Caller destroys.
+// A CURVE client DEALER: identity (its routing id; NULL: none, as the agent), the client keypair
+// cert (borrowed for the call) and the server's Z85 public key. Caller destroys.
 zsock_t *jft_curve_dealer_new(const char *endpoint, const char *identity, zcert_t *cert,
                               const char *server_key);
 
@@ -24,11 +24,14 @@ zsock_t *jft_curve_dealer_new(const char *endpoint, const char *identity, zcert_
 // (the path too long for a socket address among the reasons). Caller destroys.
 zsock_t *jft_router_new_in(const char *dir);
 
-// Sends len bytes as one frame (DEALER) or [identity][bytes] (ROUTER when identity != NULL).
+// Sends len bytes as one frame (DEALER) or [identity][bytes] (ROUTER). On a ROUTER identity NULL
+// means the routing id of the last message jft_recv_json (or jft_recv_type) took from a ROUTER:
+// for a test posing as the coordinator of an agent, which sets no routing id (docs/protocol.md
+// §1.3). 0, or -1 (the send failed, or no ROUTER received anything yet).
 int jft_send_raw(zsock_t *sock, const char *identity, const void *data, size_t len);
 
 // Sends n frames (NUL-terminated strings; "" is an empty frame) as one multi-frame message,
-// after [identity] with a ROUTER when identity != NULL. 0 or -1.
+// after the routing frame as jft_send_raw chooses it. 0 or -1.
 int jft_send_frames(zsock_t *sock, const char *identity, const char *const frames[], size_t n);
 
 // Receives one message within timeout_ms and decodes its last frame as JSON (NULL on timeout or

@@ -1,7 +1,8 @@
 /* Unit tests for coord_registry: one offline board per fleet entry (fleet built by hand, no
- * YAML), lookup by name and index, the busy/idle run record and the online count. */
+ * YAML), lookup by name and index, the busy/idle run record, the online count and routes. */
 #include "coord_registry.h"
 
+#include <errno.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -158,6 +159,55 @@ static void test_online_count(void **state)
     coord_registry_destroy(&reg);
 }
 
+// Routes (docs/protocol.md §1.3): a routing id maps to the board whose hello was welcomed on it
+// last; a board's new route replaces its old one; a route taken by another board leaves the first
+// without one; routing ids are bytes, NULs included, never names.
+static void test_routes(void **state)
+{
+    coord_registry_t *reg = coord_registry_new(*state);
+    assert_non_null(reg);
+    coord_board_t *nx = coord_registry_board(reg, "nx-01");
+    coord_board_t *orin = coord_registry_board(reg, "orin-1");
+    static const unsigned char r1[] = {0, 0x12, 0x34, 0x56, 0x78};
+    static const unsigned char r2[] = {0, 0x12, 0x34, 0x56, 0x79};
+    static const unsigned char r3[] = {0, 0x12, 0x34, 0x56, 0x78, 0}; // r1 and one more byte
+    assert_null(coord_registry_board_by_route(reg, r1, sizeof r1));
+    assert_null(coord_registry_board_by_route(reg, "nx-01", 5)); // a name is no route
+    assert_int_equal(nx->route_len, 0);
+
+    assert_int_equal(coord_registry_set_route(reg, nx, r1, sizeof r1), 0);
+    assert_ptr_equal(coord_registry_board_by_route(reg, r1, sizeof r1), nx);
+    assert_null(coord_registry_board_by_route(reg, r3, sizeof r3));
+    assert_null(coord_registry_board_by_route(reg, r1, sizeof r1 - 1));
+    assert_int_equal(nx->route_len, sizeof r1);
+    assert_memory_equal(nx->route, r1, sizeof r1);
+    assert_int_equal(coord_registry_set_route(reg, nx, r1, sizeof r1), 0); // again: no change
+    assert_ptr_equal(coord_registry_board_by_route(reg, r1, sizeof r1), nx);
+
+    // The board's new connection: the old routing id maps to nothing.
+    assert_int_equal(coord_registry_set_route(reg, nx, r2, sizeof r2), 0);
+    assert_ptr_equal(coord_registry_board_by_route(reg, r2, sizeof r2), nx);
+    assert_null(coord_registry_board_by_route(reg, r1, sizeof r1));
+
+    // Another board on the same routing id: nx is left without a route.
+    assert_int_equal(coord_registry_set_route(reg, orin, r2, sizeof r2), 0);
+    assert_ptr_equal(coord_registry_board_by_route(reg, r2, sizeof r2), orin);
+    assert_int_equal(nx->route_len, 0);
+    assert_int_equal(coord_registry_set_route(reg, nx, r3, sizeof r3), 0);
+    assert_ptr_equal(coord_registry_board_by_route(reg, r3, sizeof r3), nx);
+    assert_ptr_equal(coord_registry_board_by_route(reg, r2, sizeof r2), orin);
+
+    unsigned char big[COORD_ROUTE_MAX + 1];
+    memset(big, 'x', sizeof big);
+    assert_int_equal(coord_registry_set_route(reg, nx, big, 0), -EINVAL);
+    assert_int_equal(coord_registry_set_route(reg, nx, big, sizeof big), -EINVAL);
+    assert_int_equal(coord_registry_set_route(reg, nx, big, COORD_ROUTE_MAX), 0);
+    assert_ptr_equal(coord_registry_board_by_route(reg, big, COORD_ROUTE_MAX), nx);
+    assert_null(coord_registry_board_by_route(reg, big, sizeof big));
+    assert_null(coord_registry_board_by_route(reg, r3, sizeof r3));
+    coord_registry_destroy(&reg);
+}
+
 #define T_TEST(f) cmocka_unit_test_setup_teardown(f, t_setup, t_teardown)
 
 int main(void)
@@ -168,6 +218,7 @@ int main(void)
         T_TEST(test_lookup_by_name),
         T_TEST(test_set_run),
         T_TEST(test_online_count),
+        T_TEST(test_routes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
