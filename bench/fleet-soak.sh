@@ -11,10 +11,13 @@
 # after they end) and prints the telemetry row count at the 20 points: bounded, it levels off.
 # Under retention rows are deleted by design, so `lost` is not computed then. --run-spread PCT
 # makes each run stream R s plus a seeded uniform draw below PCT % of R, so that runs end apart
-# as in a real sweep rather than all in the same tick. --keep leaves the work directory (the
-# coordinator's log, its store) and prints its path.
+# as in a real sweep rather than all in the same tick. --probe-sessions P runs P more sessions in
+# a second jf-loadgen, which with so few sessions adds next to nothing of its own to their
+# redispatch: `probe_redispatch_*` is the end-to-end figure (a run's end sent to the next
+# run.assign received) without the large load generator's own lag. --keep leaves the work
+# directory (the coordinator's log, its store) and prints its path.
 #   bench/fleet-soak.sh [--sessions N] [--seconds S] [--hz HZ] [--run-seconds R] [--retention D]
-#                       [--run-spread PCT] [--keep]
+#                       [--run-spread PCT] [--probe-sessions P] [--keep]
 #                                                         (defaults 1000, 1800, 10, none, none)
 #   bench/fleet-soak.sh --sessions 200 --seconds 120 --run-seconds 10 --retention 1m
 #                                                         (the CI-sized run of issue #17)
@@ -22,7 +25,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=bench/loadgen-fleet.sh
 . "$top/bench/loadgen-fleet.sh"
-sessions=1000 seconds=1800 hz=10 run_s="" retention="" spread="" keep=0
+sessions=1000 seconds=1800 hz=10 run_s="" retention="" spread="" keep=0 probes=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --sessions) sessions=$2; shift 2 ;;
@@ -31,9 +34,11 @@ while [ $# -gt 0 ]; do
     --run-seconds) run_s=$2; shift 2 ;;
     --retention) retention=$2; shift 2 ;;
     --run-spread) spread=$2; shift 2 ;;
+    --probe-sessions) probes=$2; shift 2 ;;
     --keep) keep=1; shift ;;
     *) echo "usage: $0 [--sessions N] [--seconds S] [--hz HZ] [--run-seconds R]" \
-            "[--retention DURATION] [--run-spread PCT] [--keep]" >&2; exit 2 ;;
+            "[--retention DURATION] [--run-spread PCT] [--probe-sessions P] [--keep]" >&2
+       exit 2 ;;
   esac
 done
 repeats=1 lgrun=()
@@ -56,7 +61,7 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 (cd "$work" && "$bin/jetfleet-agent" --platform sim:agx-xavier --sample-once 2>/dev/null) > "$work/sample.json"
-write_loadgen_fleet "$work" "$sessions" "$hz" soak "$repeats" "$retention"
+write_loadgen_fleet "$work" "$sessions" "$hz" soak "$repeats" "$retention" "$probes"
 export JETFLEET_CONFIG=$work/fleet.yaml
 ulimit -n "$(ulimit -Hn)"
 "$bin/jetfleet-coordinator" --config "$work/fleet.yaml" --insecure-loopback > "$work/coordinator.log" 2>&1 &
@@ -68,6 +73,12 @@ for _ in $(seq 100); do [ -s "$work/state/endpoint" ] && break; sleep 0.1; done
   --sample "$work/sample.json" --prefix lg- --type agx-xavier --hz "$hz" --seconds "$seconds" \
   ${lgrun[@]+"${lgrun[@]}"} > "$work/loadgen.out" 2>&1 &
 pids+=($!)
+if [ "$probes" -gt 0 ]; then
+  "$bin/jf-loadgen" --endpoint "$(cat "$work/state/endpoint")" --sessions "$probes" \
+    --sample "$work/sample.json" --prefix probe- --type agx-xavier --hz "$hz" \
+    --seconds "$seconds" ${lgrun[@]+"${lgrun[@]}"} > "$work/probe.out" 2>&1 &
+  pids+=($!)
+fi
 rss=() anon=() shm=() rows=()
 dbfile() { find "$work/state" -name '*.db' | head -n 1; }
 step=$(( seconds / 20 > 1 ? seconds / 20 : 1 ))
@@ -84,6 +95,7 @@ for _ in $(seq 1 20); do
   fi
 done
 wait "${pids[1]}" || true
+[ "$probes" = 0 ] || wait "${pids[2]}" || true
 # jf-loadgen's last status line (its latency summary comes after it).
 final=$(grep ' acked_samples=' "$work/loadgen.out" | tail -n 1)
 acked=$(sed -n 's/.* acked_samples=\([0-9]*\).*/\1/p' <<< "$final")
@@ -126,3 +138,6 @@ sed -n 's/.*server: redispatch \(n=[0-9]* p50_ms=[0-9.]* p99_ms=[0-9.]* max_ms=[
   "$work/coordinator.log" | tail -n 1 | sed 's/ / coord_redispatch_/g'
 echo "loadgen: $final"
 grep '^runs_ended=' "$work/loadgen.out" | tail -n 1 | sed 's/^/loadgen: /' || true
+if [ "$probes" -gt 0 ]; then
+  grep '^runs_ended=' "$work/probe.out" | tail -n 1 | sed 's/redispatch_/probe_redispatch_/g; s/^runs_ended=/probe_runs_ended=/' || true
+fi

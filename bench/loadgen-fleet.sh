@@ -2,10 +2,11 @@
 # sessions register and run in. write_loadgen_fleet WORK SESSIONS HZ NAME writes WORK/fleet.yaml
 # (SESSIONS simulated AGX Xavier boards lg-0001..., telemetry at HZ, store in WORK/state) and
 # WORK/sweep.yaml (sweep NAME: one run per board that outlasts the benchmark). Optional REPEATS
-# (runs per board, default 1: for jf-loadgen --run-seconds) and RETENTION (a duration: finished
-# runs' telemetry is dropped that long after they end; default none).
+# (runs per board, default 1: for jf-loadgen --run-seconds), RETENTION (a duration: finished
+# runs' telemetry is dropped that long after they end; default none) and PROBES (more boards,
+# probe-0001..., for a second jf-loadgen; default 0).
 write_loadgen_fleet() {
-  local work=$1 sessions=$2 hz=$3 name=$4 repeats=${5:-1} retention=${6:-}
+  local work=$1 sessions=$2 hz=$3 name=$4 repeats=${5:-1} retention=${6:-} probes=${7:-0}
   {
     echo "coordinator:"
     echo "  agent_endpoint: tcp://127.0.0.1:*"
@@ -18,6 +19,10 @@ write_loadgen_fleet() {
     echo "boards:"
     for i in $(seq -f '%04g' 1 "$sessions"); do
       echo "  - {name: lg-$i, type: sim, simulates: agx-xavier,"
+      echo "     storage: [{medium: local, mount: /, dataset_root: /nonexistent}]}"
+    done
+    for i in $(seq -f '%04g' 1 "$probes"); do
+      echo "  - {name: probe-$i, type: sim, simulates: agx-xavier,"
       echo "     storage: [{medium: local, mount: /, dataset_root: /nonexistent}]}"
     done
   } > "$work/fleet.yaml"
