@@ -126,6 +126,20 @@ coord_limits_verdict_t coord_limits_peer_check_type(coord_limits_peer_t *p, cons
     return COORD_LIMITS_PASS;
 }
 
+// Without CURVE every board's new connection is anonymous until its hello is welcomed, and after a
+// coordinator restart the whole fleet's are at once: a hello and what was in flight, 3.1 messages
+// per board at 1,000 loopback sessions (bench/fleet-scale.sh), which the defaults alone cut by a
+// tenth (bench/README.md, "Routes instead of board names").
+void coord_limits_anonymous(const jf_limits_t *cfg, size_t n_boards, bool anonymous_boards,
+                            int64_t *ret_per_s, int64_t *ret_burst)
+{
+    int64_t n = anonymous_boards ? (int64_t) n_boards : 0;
+    int64_t per_s = n * COORD_LIMITS_ANON_PER_BOARD_S,
+            burst = n * COORD_LIMITS_ANON_BURST_PER_BOARD;
+    *ret_per_s = cfg->unregistered_per_s > per_s ? cfg->unregistered_per_s : per_s;
+    *ret_burst = cfg->unregistered_burst > burst ? cfg->unregistered_burst : burst;
+}
+
 bool coord_limits_peer_admit_anonymous(coord_limits_peer_t *p, int64_t per_s, int64_t burst,
                                        int64_t now_us)
 {

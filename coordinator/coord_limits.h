@@ -80,6 +80,16 @@ coord_limits_verdict_t coord_limits_peer_check_type(coord_limits_peer_t *p, cons
 // not start a run of drops (its refusal was answered by the protocol's own error).
 void coord_limits_peer_refused(coord_limits_peer_t *p, coord_limits_verdict_t v, int64_t now_us);
 
+#define COORD_LIMITS_ANON_PER_BOARD_S     1 // anonymous boards: the shared bucket's floor per
+#define COORD_LIMITS_ANON_BURST_PER_BOARD 4 // board, per second and deep
+
+// The shared bucket of peers that are no board yet (docs/protocol.md §1.9): cfg's
+// unregistered_per_s and unregistered_burst, raised to at least COORD_LIMITS_ANON_PER_BOARD_S and
+// COORD_LIMITS_ANON_BURST_PER_BOARD per board of a fleet of n_boards when boards are anonymous
+// until their hello is welcomed (no CURVE). Pure.
+void coord_limits_anonymous(const jf_limits_t *cfg, size_t n_boards, bool anonymous_boards,
+                            int64_t *ret_per_s, int64_t *ret_burst);
+
 // Unregistered peers: only the message bucket, no size classes (their messages are decoded with
 // the protocol's own limit) and no history. True if the message may be decoded.
 bool coord_limits_peer_admit_anonymous(coord_limits_peer_t *p, int64_t per_s, int64_t burst,

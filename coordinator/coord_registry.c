@@ -1,7 +1,6 @@
 /* Board registry (in memory). */
 #include "coord_registry.h"
 
-#include "jf_parse.h"
 #include "jf_units.h"
 
 #include <czmq.h>

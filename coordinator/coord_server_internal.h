@@ -209,15 +209,12 @@ int coord_server_lose_run(coord_server_t *self, coord_board_t *board, const char
 // Sends run.cancel for an active run (assigned runs are failed at once).
 int coord_server_cancel_run(coord_server_t *self, const char *run, jf_err_t *err);
 
-#define COORD_ANON_PER_BOARD_S     1 // without CURVE: the anonymous bucket's floor per board, /s
-#define COORD_ANON_BURST_PER_BOARD 4 // ... and its depth's
-
 // Per-board limits and quarantine (coord_server_limits.c, docs/protocol.md §1.9), agent endpoint
 // only; board is the sender's (coord_sender_t), NULL for a peer that is no board yet. Before
 // decoding: false when the message m is dropped unread (its board is quarantined, or it broke a
 // limit, which may quarantine the board). After decoding: false when the message is larger than its
-// type allows. Both run inside the tick's transaction.
-// Fills the shared bucket of peers that are no board yet (insecure_loopback and fleet set).
+// type allows. Both run inside the tick's transaction. init_anonymous fills the shared bucket of
+// peers that are no board yet (coord_limits_anonymous; insecure_loopback and fleet set first).
 void coord_server_limits_init_anonymous(coord_server_t *self);
 bool coord_server_limits_admit(coord_server_t *self, coord_board_t *board, zmsg_t *m);
 bool coord_server_limits_check(coord_server_t *self, coord_board_t *board, const jf_msg_t *msg,

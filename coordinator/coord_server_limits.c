@@ -110,21 +110,10 @@ void coord_server_limits_refused(coord_server_t *self, coord_board_t *board,
     }
 }
 
-// The shared bucket of peers that are no board yet, per second and deep (docs/protocol.md §1.9):
-// fleet.yaml's unregistered_per_s and unregistered_burst, but without CURVE at least
-// COORD_ANON_PER_BOARD_S and COORD_ANON_BURST_PER_BOARD per board of fleet.yaml. There every
-// board's new connection is anonymous until its hello is welcomed, and after a coordinator
-// restart the whole fleet's are at once: a hello and what was in flight, 3.1 messages per board
-// at 1,000 loopback sessions (bench/fleet-scale.sh), which the defaults alone cut by a tenth.
 static void s_anonymous_bucket(const coord_server_t *self, int64_t *per_s, int64_t *burst)
 {
-    const jf_limits_t *l = &self->fleet->coord.limits;
-    int64_t n = self->insecure_loopback ? (int64_t) self->fleet->n_boards : 0;
-    *per_s = l->unregistered_per_s > n * COORD_ANON_PER_BOARD_S ? l->unregistered_per_s
-                                                                : n * COORD_ANON_PER_BOARD_S;
-    *burst = l->unregistered_burst > n * COORD_ANON_BURST_PER_BOARD
-                 ? l->unregistered_burst
-                 : n * COORD_ANON_BURST_PER_BOARD;
+    coord_limits_anonymous(&self->fleet->coord.limits, self->fleet->n_boards,
+                           self->insecure_loopback, per_s, burst);
 }
 
 void coord_server_limits_init_anonymous(coord_server_t *self)

@@ -235,12 +235,6 @@ static void s_send_hello(zsock_t *sock, const char *name)
     free(text);
 }
 
-// Takes every message that waits on sock within wait_ms; returns how many.
-static int s_drain(zsock_t *sock, int wait_ms)
-{
-    return s_replies(sock, wait_ms);
-}
-
 // Another accepted key can neither speak as a board nor take its route (docs/protocol.md §1.3,
 // §1.7). host-1 registers on a connection whose routing id anyone may know (it sets "host-1", as
 // agents before routes did); host-2's key then (a) connects with that routing id and (b) with
@@ -276,10 +270,10 @@ static void test_impersonation_refused(void **state)
         attempts += 2;
         // host-1 stays alive (heartbeat timeout) and reads what is sent to it.
         (void) jft_send_raw(honest, NULL, S_PROBE, strlen(S_PROBE));
-        int got = s_drain(honest, 100);
+        int got = s_replies(honest, 100);
         honest_rx += got;
         last_honest_ms = got ? s_now_ms() : last_honest_ms;
-        impostor_rx += s_drain(same_route, 50) + s_drain(own_route, 50);
+        impostor_rx += s_replies(same_route, 50) + s_replies(own_route, 50);
     }
     int64_t quiet_ms = s_now_ms() - last_honest_ms;
     zsock_destroy(&same_route);

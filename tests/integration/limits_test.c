@@ -560,15 +560,23 @@ static void test_protocol_offender_quarantined(void **state)
     s_send_text(&p, text, strlen(text));
     p.replies = 0;
     s_quiet(&p, S_QUIET_MS);
+    // Nor on a new connection: without CURVE its hello is the first thing known to be host-1's
+    // (docs/protocol.md §1.3, §4.1.3).
+    s_peer_t fresh = {.name = "host-1", .next_id = 1};
+    fresh.sock = jft_dealer_new(f->endpoint, NULL);
+    assert_non_null(fresh.sock);
+    s_send_json(&fresh, s_hello(fresh.next_id++, "host-1"));
+    s_quiet(&fresh, S_QUIET_MS);
+    zsock_destroy(&fresh.sock);
     json_t *st = s_status(f);
     const json_t *b = s_board(st, "host-1");
     bool closed = !json_is_true(json_object_get(b, "online"));
     printf("protocol_violations_sent=%d\nprotocol_quarantined=%d\ninvalid=%lld\n"
            "other_board_run=%lld\nrefused=%lld\nanswered_after_quarantine=%ld\n"
-           "session_closed_for_repeat_offender=%s\n",
+           "session_closed_for_repeat_offender=%s\nanswered_on_a_new_connection=%ld\n",
            n, quarantined, s_limit(st, "host-1", "invalid"),
            s_limit(st, "host-1", "other_board_run"), s_limit(st, "host-1", "refused"), p.replies,
-           closed ? "yes" : "no");
+           closed ? "yes" : "no", fresh.replies);
     assert_true(quarantined);
     assert_int_equal(n, JF_LIMITS_QUARANTINE_AFTER);
     assert_int_equal(s_limit(st, "host-1", "refused"), JF_LIMITS_QUARANTINE_AFTER);
@@ -577,6 +585,7 @@ static void test_protocol_offender_quarantined(void **state)
     assert_true(json_is_true(json_object_get(b, "quarantined")));
     assert_true(closed);
     assert_int_equal(p.replies, 0);
+    assert_int_equal(fresh.replies, 0);
     json_decref(st);
     zsock_destroy(&p.sock);
     free(other);

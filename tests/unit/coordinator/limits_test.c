@@ -221,6 +221,28 @@ static void test_anonymous_bucket(void **state)
     assert_int_equal(p.dropped[COORD_LIMITS_OVER_RATE], 995 + 950);
 }
 
+// The bucket of peers that are no board yet: fleet.yaml's figures, raised per board only when
+// boards are anonymous until their hello (docs/protocol.md §1.9).
+static void test_anonymous_floor(void **state)
+{
+    (void) state;
+    jf_limits_t l;
+    jf_limits_defaults(&l);
+    int64_t per_s = 0, burst = 0;
+    coord_limits_anonymous(&l, 1000, false, &per_s, &burst); // CURVE: the key names the board
+    assert_int_equal(per_s, l.unregistered_per_s);
+    assert_int_equal(burst, l.unregistered_burst);
+    coord_limits_anonymous(&l, 2, true, &per_s, &burst); // a small fleet: the defaults are more
+    assert_int_equal(per_s, l.unregistered_per_s);
+    assert_int_equal(burst, l.unregistered_burst);
+    coord_limits_anonymous(&l, 1000, true, &per_s, &burst);
+    assert_int_equal(per_s, 1000); // the default, 1000/s, and the floor meet
+    assert_int_equal(burst, 4000);
+    coord_limits_anonymous(&l, 3000, true, &per_s, &burst);
+    assert_int_equal(per_s, 3000);
+    assert_int_equal(burst, 12000);
+}
+
 static void test_json(void **state)
 {
     (void) state;
@@ -267,15 +289,11 @@ static void test_refused(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_defaults),
-        cmocka_unit_test(test_refused),
-        cmocka_unit_test(test_values),
-        cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_message_bucket),
-        cmocka_unit_test(test_byte_bucket_and_sizes),
-        cmocka_unit_test(test_repeat_offender),
-        cmocka_unit_test(test_anonymous_bucket),
-        cmocka_unit_test(test_json),
+        cmocka_unit_test(test_defaults),        cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_values),          cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_message_bucket),  cmocka_unit_test(test_byte_bucket_and_sizes),
+        cmocka_unit_test(test_repeat_offender), cmocka_unit_test(test_anonymous_bucket),
+        cmocka_unit_test(test_anonymous_floor), cmocka_unit_test(test_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
