@@ -62,3 +62,13 @@ size_t coord_pending_first_pass(const uint64_t *peer, const bool *urgent, size_t
     free(t);
     return k;
 }
+
+int64_t coord_pending_bulk_until(int64_t drain_start_us, int64_t budget_us, int64_t pass_end_us,
+                                 bool dispatch_waits, int64_t cut_us)
+{
+    int64_t until = drain_start_us + budget_us;
+    if (dispatch_waits && pass_end_us + cut_us < until) {
+        until = pass_end_us + cut_us;
+    }
+    return until;
+}

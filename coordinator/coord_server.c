@@ -398,20 +398,25 @@ static int s_urgent_pass(coord_server_t *self, int64_t start_us, jf_err_t *err)
 }
 
 // Handles the pending messages: the urgent pass, then the others in the order read until
-// COORD_DRAIN_BUDGET_US of the drain is spent. Every COORD_REREAD_US meanwhile it reads the
-// socket again, and when that brings an urgent message it runs the urgent pass once more and
-// stops, so that the tick's dispatch and commit follow at once. What is left waits for the next
-// tick, in order. 0 or a negative errno.
+// COORD_DRAIN_BUDGET_US of the drain is spent, or COORD_BULK_CUT_US after the urgent pass when
+// it left a board to dispatch to (a run's end, a hello): its run.assign leaves with this tick's
+// commit instead of behind a full drain of the fleet's telemetry, which still gets that much
+// of every tick. Every COORD_REREAD_US meanwhile it reads the socket again, and when that
+// brings an urgent message it runs the urgent pass once more and stops, so that the tick's
+// dispatch and commit follow at once. What is left waits for the next tick, in order. 0 or a
+// negative errno.
 static int s_handle_pending(coord_server_t *self, int64_t start_us, jf_err_t *err)
 {
     int rc = s_urgent_pass(self, start_us, err);
     int64_t read_us = jf_clock_mono_us();
+    int64_t until_us = coord_pending_bulk_until(start_us, COORD_DRAIN_BUDGET_US, read_us,
+                                                self->dispatch_needed, COORD_BULK_CUT_US);
     for (size_t i = 0; rc == 0 && i < self->n_pending; i++) {
         if (!self->pending[i].m) {
             continue;
         }
         int64_t now_us = jf_clock_mono_us();
-        if (now_us - start_us >= COORD_DRAIN_BUDGET_US) {
+        if (now_us >= until_us) {
             break;
         }
         rc = s_handle_msg(self, false, &self->pending[i].m, self->pending[i].read_us, err);

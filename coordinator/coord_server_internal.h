@@ -32,6 +32,9 @@
 #define COORD_REDISPATCH_SAMPLES  4096
 #define COORD_REDISPATCH_LOG_US   (INT64_C(60) * 1000000)
 #define COORD_REREAD_US           (INT64_C(5) * 1000) // handling bulk, the socket is read this often
+// After an urgent pass that left a board to dispatch to, bulk is handled this much longer at
+// most before the tick's dispatch and commit (coord_server.c, s_handle_pending).
+#define COORD_BULK_CUT_US         (INT64_C(10) * 1000)
 #define COORD_ASSIGN_RETRY_US  (INT64_C(2) * 1000000) // first run.assign resend
 #define COORD_ASSIGN_RETRY_MAX_US (INT64_C(30) * 1000000)
 #define COORD_LEASE_MIN_US     (INT64_C(60) * 1000000) // runs of an offline board survive this

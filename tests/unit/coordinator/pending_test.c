@@ -90,12 +90,28 @@ static void test_many(void **state)
     }
 }
 
+// The rest of a tick gets the drain's budget, cut short after a pass that left a board to
+// dispatch to, and never extended by the cut.
+static void test_bulk_until(void **state)
+{
+    (void) state;
+    // Nothing to dispatch: the whole budget from the drain's start.
+    assert_int_equal(coord_pending_bulk_until(1000, 50000, 3000, false, 10000), 51000);
+    // A run's end or a hello in the pass: 10 ms after the pass.
+    assert_int_equal(coord_pending_bulk_until(1000, 50000, 3000, true, 10000), 13000);
+    // A pass that ended late: the budget still bounds the tick.
+    assert_int_equal(coord_pending_bulk_until(1000, 50000, 45000, true, 10000), 51000);
+    // A pass that used the whole budget leaves nothing for the rest.
+    assert_true(coord_pending_bulk_until(1000, 50000, 60000, true, 10000) <= 60000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_first_pass),
         cmocka_unit_test(test_peer_key),
         cmocka_unit_test(test_many),
+        cmocka_unit_test(test_bulk_until),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
