@@ -4,7 +4,8 @@
 # WORK/sweep.yaml (sweep NAME: one run per board that outlasts the benchmark). Optional REPEATS
 # (runs per board, default 1: for jf-loadgen --run-seconds), RETENTION (a duration: finished
 # runs' telemetry is dropped that long after they end; default none) and PROBES (more boards,
-# probe-0001..., for a second jf-loadgen; default 0).
+# probe-0001..., for a second jf-loadgen; default 0). The boards are labelled `loadgen` and
+# `probe`, so that a sweep can target either.
 write_loadgen_fleet() {
   local work=$1 sessions=$2 hz=$3 name=$4 repeats=${5:-1} retention=${6:-} probes=${7:-0}
   {
@@ -18,11 +19,11 @@ write_loadgen_fleet() {
     fi
     echo "boards:"
     for i in $(seq -f '%04g' 1 "$sessions"); do
-      echo "  - {name: lg-$i, type: sim, simulates: agx-xavier,"
+      echo "  - {name: lg-$i, type: sim, simulates: agx-xavier, labels: [loadgen],"
       echo "     storage: [{medium: local, mount: /, dataset_root: /nonexistent}]}"
     done
     for i in $(seq -f '%04g' 1 "$probes"); do
-      echo "  - {name: probe-$i, type: sim, simulates: agx-xavier,"
+      echo "  - {name: probe-$i, type: sim, simulates: agx-xavier, labels: [probe],"
       echo "     storage: [{medium: local, mount: /, dataset_root: /nonexistent}]}"
     done
   } > "$work/fleet.yaml"

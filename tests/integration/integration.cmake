@@ -177,17 +177,18 @@ add_dependencies(adaptive_itest ${JF_ITEST_DEPS})
 
 # Scale and credit (issues #11, #17): bench/fleet-scale.sh at CI size, jf-loadgen sessions
 # against a real coordinator on 127.0.0.1. fleet_scale: a kill -9 restart, every session back
-# with at most 2 hellos, nothing lost. fleet_credit: SIGSTOP bursts with 10 telemetry messages a
+# with at most 2 hellos, nothing lost, and 10 probe boards whose runs end and are dispatched
+# again (their samples counted in `lost`). fleet_credit: SIGSTOP bursts with 10 telemetry messages a
 # second per session; the coordinator grants credit, no session has more in flight than the
 # largest grant, nothing lost. They print the figures and assert only correctness, not timing.
 math(EXPR jf_scale_timeout "150 * ${JF_TEST_TIMEOUT_SCALE}")
 add_test(NAME integration.fleet_scale
          COMMAND ${PROJECT_SOURCE_DIR}/bench/fleet-scale.sh --bin-dir ${PROJECT_BINARY_DIR}/bin
-                 --sessions 150 --seconds 20 --after 15 --check 2)
+                 --sessions 150 --seconds 20 --after 15 --probe-sessions 10 --check 2)
 add_test(NAME integration.fleet_credit
          COMMAND ${PROJECT_SOURCE_DIR}/bench/fleet-scale.sh --bin-dir ${PROJECT_BINARY_DIR}/bin
                  --sessions 50 --seconds 16 --after 8 --batch-ms 100 --stops 3 --no-restart
-                 --check 2)
+                 --probe-sessions 0 --check 2)
 set_tests_properties(integration.fleet_scale integration.fleet_credit PROPERTIES
                      LABELS "integration;reliability" TIMEOUT ${jf_scale_timeout} RUN_SERIAL TRUE)
 
