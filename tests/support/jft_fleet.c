@@ -247,6 +247,24 @@ int jft_fleet_start_coordinator_nofile(jft_fleet_t *f, long soft, long hard)
     return rc;
 }
 
+// An agent's extra environment: extra (at most JFT_FLEET_ENV_MAX entries) and, unless it sets
+// TMPDIR, TMPDIR in the fleet's directory (removed at teardown). Valid until the next call.
+static char *const *s_agent_env(jft_fleet_t *f, char *const *extra)
+{
+    size_t n = 0;
+    bool has_tmpdir = false;
+    for (; extra && extra[n] && n < JFT_FLEET_ENV_MAX; n++) {
+        f->env_buf[n] = extra[n];
+        has_tmpdir = has_tmpdir || strncmp(extra[n], "TMPDIR=", 7) == 0;
+    }
+    if (!has_tmpdir) {
+        (void) snprintf(f->tmpdir_env, sizeof f->tmpdir_env, "TMPDIR=%s", f->dir);
+        f->env_buf[n++] = f->tmpdir_env;
+    }
+    f->env_buf[n] = NULL;
+    return f->env_buf;
+}
+
 int jft_fleet_start_agent(jft_fleet_t *f, size_t i, char *const env_extra[])
 {
     return jft_fleet_start_agent_at(f, i, f->endpoint, env_extra);
@@ -270,7 +288,8 @@ int jft_fleet_start_agent_at(jft_fleet_t *f, size_t i, const char *endpoint,
     char *argv[] = {bin,         "--coordinator", (char *) endpoint, "--name", name, "--config",
                     f->config,   "--log-level",   "info",            "--state-dir", state, NULL, NULL, NULL};
     s_security_args(f, argv + 11);
-    return jft_proc_start(&f->agents[i], log, argv, env_extra ? env_extra : f->agent_env);
+    return jft_proc_start(&f->agents[i], log, argv,
+                          s_agent_env(f, env_extra ? env_extra : f->agent_env));
 }
 
 int jft_fleet_start_agent_named(jft_fleet_t *f, size_t i, const char *name,
@@ -297,7 +316,7 @@ int jft_fleet_start_agent_named_at(jft_fleet_t *f, size_t i, const char *name, c
         argv[n++] = (char *) extra_args[k];
     }
     argv[n] = NULL;
-    return jft_proc_start(&f->agents[i], log, argv, f->agent_env);
+    return jft_proc_start(&f->agents[i], log, argv, s_agent_env(f, f->agent_env));
 }
 
 int jft_fleet_start_sim_agent(jft_fleet_t *f, size_t i, const char *const *extra_args)

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#define JFT_FLEET_ENV_MAX               16 // entries of agent_env (or env_extra) passed on to an agent
 #define JFT_FLEET_AGENTS_MAX 64
 #define JFT_FLEET_SIM_HEARTBEAT_TIMEOUT "30s" // fleets with sim boards (many trainers at once)
 #define JFT_FLEET_DIR_MAX    1024 // short enough that every path built inside it fits PATH_MAX
@@ -43,7 +44,11 @@ typedef struct jft_fleet {
                               // their key in their state directory (the test makes the keys)
     char curve_arg[PATH_MAX]; // internal: the coordinator key path passed to agents
     char *const *agent_env;   // extra environment of the agents started from now on (NULL:
-                              // none); borrowed, it must outlive those starts
+                              // none); borrowed, it must outlive those starts. Agents also get
+                              // TMPDIR=<dir> unless it sets TMPDIR, so that what a sim agent
+                              // killed with SIGKILL leaves (its fake sysfs tree) goes at teardown
+    char *env_buf[JFT_FLEET_ENV_MAX + 2]; // internal: an agent's extra environment
+    char tmpdir_env[PATH_MAX + 8];        // internal: "TMPDIR=<dir>"
     jft_proc_t coord;
     jft_proc_t agents[JFT_FLEET_AGENTS_MAX];
 } jft_fleet_t;
