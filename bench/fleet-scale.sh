@@ -25,6 +25,8 @@
 # probe's run was dispatched again after its end (integration.fleet_scale, fleet_credit).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/bench-bin.sh
+. "$top/bench/bench-bin.sh"
 # shellcheck source=bench/loadgen-fleet.sh
 . "$top/bench/loadgen-fleet.sh"
 sessions=1000 seconds=30 after=30 hz=10 bin="" check="" batch_ms=1000 stops=0 restart=1
@@ -50,13 +52,7 @@ while [ $# -gt 0 ]; do
             "[--check MAX_HELLOS_PER_BOARD]" >&2; exit 2 ;;
   esac
 done
-if [ -z "$bin" ]; then
-  build=${JF_BENCH_BUILD_DIR:-$top/build-bench}
-  "$top/scripts/deps.sh" >/dev/null
-  JF_BUILD_TYPE=Release "$top/scripts/build.sh" "$build" -DJF_BUILD_BENCH=ON >/dev/null
-  bin=$build/bin
-fi
-bin=$(cd "$bin" && pwd)
+bin=$(bench_bin_dir "$bin")
 work=$(mktemp -d "${TMPDIR:-/tmp}/jf-scale.XXXXXX")
 coord="" loadgen="" prober=""
 cleanup() {

@@ -23,6 +23,8 @@
 #                                                         (the CI-sized run of issue #17)
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/bench-bin.sh
+. "$top/bench/bench-bin.sh"
 # shellcheck source=bench/loadgen-fleet.sh
 . "$top/bench/loadgen-fleet.sh"
 sessions=1000 seconds=1800 hz=10 run_s="" retention="" spread="" keep=0 probes=0
@@ -47,10 +49,7 @@ if [ -n "$run_s" ]; then
   lgrun=(--run-seconds "$run_s")
   [ -z "$spread" ] || lgrun+=(--run-spread "$spread")
 fi
-build=${JF_BENCH_BUILD_DIR:-$top/build-bench}
-"$top/scripts/deps.sh" >/dev/null
-JF_BUILD_TYPE=Release "$top/scripts/build.sh" "$build" -DJF_BUILD_BENCH=ON >/dev/null
-bin=$build/bin
+bin=$(bench_bin_dir "")
 work=$(mktemp -d /tmp/jf-soak.XXXXXX)
 pids=()
 cleanup() {

@@ -17,6 +17,8 @@
 # a workstation of its own.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=bench/bench-bin.sh
+. "$top/bench/bench-bin.sh"
 agents=50 runs=2 epochs=2 hz=10 speed=1 timeout=900 bin="" keep=0 nice=0 workload=lenet5-mnist
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -35,13 +37,7 @@ while [ $# -gt 0 ]; do
             "[--bin-dir DIR] [--keep]" >&2; exit 2 ;;
   esac
 done
-if [ -z "$bin" ]; then
-  build=${JF_BENCH_BUILD_DIR:-$top/build-bench}
-  "$top/scripts/deps.sh" >/dev/null
-  JF_BUILD_TYPE=Release "$top/scripts/build.sh" "$build" -DJF_BUILD_BENCH=ON >/dev/null
-  bin=$build/bin
-fi
-bin=$(cd "$bin" && pwd)
+bin=$(bench_bin_dir "$bin")
 work=$(mktemp -d "${TMPDIR:-/tmp}/jf-agents.XXXXXX")
 pids=()
 cleanup() {
