@@ -98,17 +98,23 @@ static int s_mkdirs(const char *path, jf_err_t *err)
     return 0;
 }
 
-// Writes len bytes of text at offset 0 of root/rel (creating its directories), without
-// truncating: a value file keeps its inode and its fixed width.
+// Writes len bytes of text at offset 0 of root/rel (creating it and its directories the first
+// time), without truncating: a value file keeps its inode and its fixed width. An update opens
+// the file it finds, so the tree's values cost one open, write and close each, not a mkdir of
+// every directory on the path as well.
 static int s_write(const char *root, const char *rel, const char *text, size_t len, jf_err_t *err)
 {
     char path[S_PATH_MAX];
     (void) snprintf(path, sizeof path, "%s/%s", root, rel);
-    char *slash = strrchr(path, '/');
-    *slash = '\0';
-    int rc = s_mkdirs(path, err);
-    *slash = '/';
-    int fd = rc == 0 ? open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644) : -1;
+    int rc = 0;
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT) {
+        char *slash = strrchr(path, '/');
+        *slash = '\0';
+        rc = s_mkdirs(path, err);
+        *slash = '/';
+        fd = rc == 0 ? open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644) : -1;
+    }
     if (rc == 0 && (fd < 0 || pwrite(fd, text, len, 0) != (ssize_t) len)) {
         rc = jf_err_set(err, -errno, "sim: cannot write '%.300s': %s", path, strerror(errno));
     }
