@@ -183,7 +183,8 @@ if [ -n "$check" ]; then
     [ "${rereg%/*}" = "$sessions" ] || { echo "FAIL: reregistered=$rereg" >&2; ok=0; }
     [ "${max:-999}" -le "$check" ] || { echo "FAIL: hellos_per_board_max=$max > $check" >&2; ok=0; }
   fi
-  if [ "$probes" -gt 0 ] && [ "$(pfigure redispatch_n)" -lt 1 ]; then
+  rn=$(pfigure redispatch_n)
+  if [ "$probes" -gt 0 ] && [ "${rn:-0}" -lt 1 ]; then
     echo "FAIL: no probe run was dispatched again after its end" >&2; ok=0
   fi
   cmax=$(figure credit_max) fmax=$(figure in_flight_max)

@@ -85,14 +85,20 @@ ulimit -n "$(ulimit -Hn)"
 coord=$!
 pids+=("$coord")
 for _ in $(seq 300); do [ -s "$work/state/endpoint" ] && break; sleep 0.1; done
+if [ ! -s "$work/state/endpoint" ]; then
+  echo "real-agents: the coordinator did not start; its log:" >&2
+  tail -n 20 "$work/coordinator.log" >&2
+  exit 1
+fi
 endpoint=$(cat "$work/state/endpoint")
 
 online_count() { "$bin/jetfleet" status 2>/dev/null | awk '$3 == "yes"' | wc -l; }
 t0=$(date +%s.%N)
 for i in $(seq -f '%04g' 1 "$agents"); do
   # TMPDIR: each sim agent's fake sysfs tree goes in the work directory, removed at the end.
-  TMPDIR=$work/tmp nice -n "$nice" "$bin/jetfleet-agent" --coordinator "$endpoint" --name "ra-$i" --config "$work/fleet.yaml" \
-    --platform sim:agx-xavier --sim-speed "$speed" --sim-seed "$((10#$i))" \
+  TMPDIR=$work/tmp nice -n "$nice" "$bin/jetfleet-agent" --coordinator "$endpoint" \
+    --name "ra-$i" --config "$work/fleet.yaml" --platform sim:agx-xavier \
+    --sim-speed "$speed" --sim-seed "$((10#$i))" \
     --state-dir "$work/agent-$i" --insecure-loopback > "$work/agent-$i.log" 2>&1 &
   pids+=($!)
 done
@@ -105,16 +111,18 @@ done
 online_s=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')
 
 # While the sweep runs: every 5 s the resident memory of the agents, of their trainers and of
-# the coordinator, the boards online and the load average; the peaks are printed. The machine's
-# CPU time busy over the sweep comes from /proc/stat.
-cpu_busy() { awk '/^cpu / {print $2 + $3 + $4 + $7 + $8, $2 + $3 + $4 + $5 + $6 + $7 + $8}' /proc/stat; }
+# the coordinator, and the boards online; the peaks (and the fewest online) are printed. The
+# machine's CPU time busy over the sweep comes from /proc/stat.
+cpu_busy() {
+  awk '/^cpu / {print $2 + $3 + $4 + $7 + $8, $2 + $3 + $4 + $5 + $6 + $7 + $8}' /proc/stat
+}
 # Trainers are jetfleet-train or, on sim boards, jetfleet-train-sim.
 sample() {
   local a t c
   a=$(ps -e -o rss=,comm= | awk '$2 == "jetfleet-agent" {s += $1} END {print s + 0}')
   t=$(ps -e -o rss=,comm= | awk '$2 ~ /^jetfleet-train/ {s += $1; n++} END {print s + 0, n + 0}')
   c=$(awk '/^VmRSS/ {print $2}' "/proc/$coord/status" 2>/dev/null || echo 0)
-  echo "$a $t $c $(online_count) $(cut -d' ' -f1 /proc/loadavg)"
+  echo "$a $t $c $(online_count)"
 }
 ( set +e; while kill -0 "$coord" 2>/dev/null; do sample; sleep 5; done ) \
   > "$work/samples.txt" 2>/dev/null &
@@ -124,6 +132,10 @@ read -r busy0 all0 < <(cpu_busy)
 rc=0
 "$bin/jetfleet" sweep submit "$work/sweep.yaml" --wait --timeout "$timeout" \
   > "$work/submit.out" 2>&1 || rc=$?
+if [ "$rc" != 0 ]; then
+  echo "real-agents: jetfleet sweep submit --wait exited $rc:" >&2
+  tail -n 5 "$work/submit.out" >&2
+fi
 sweep_s=$(awk -v a="$s0" -v b="$(date +%s.%N)" 'BEGIN {printf "%.1f", b - a}')
 read -r busy1 all1 < <(cpu_busy)
 kill "$sampler" 2>/dev/null || true
@@ -139,6 +151,10 @@ db=$(find "$work/state" -name '*.db' | head -n 1)
 q() { sqlite3 "$db" "$1"; }
 expected=$(( agents * runs ))
 total=$(q "SELECT count(*) FROM runs")
+if [ "$total" = 0 ]; then
+  echo "real-agents: no run was submitted (the sweep's error is above): nothing measured" >&2
+  exit 1
+fi
 done_runs=$(q "SELECT count(*) FROM runs WHERE state = 'done'")
 failed=$(q "SELECT count(*) FROM runs WHERE state = 'failed'")
 stuck=$(q "SELECT count(*) FROM runs WHERE state IN ('pending', 'assigned', 'running')")
@@ -158,16 +174,18 @@ offline=$(grep -c "registry: board '.*' offline" "$work/coordinator.log" || true
 integrity=$(q "PRAGMA integrity_check" | head -n 1)
 peak() { awk -v k="$1" '$k > m {m = $k} END {print m + 0}' "$work/samples.txt"; }
 min_online=$(awk 'NR == 1 || $5 < m {m = $5} END {print m + 0}' "$work/samples.txt")
-echo "agents=$agents workload=$workload online_s=$online_s runs=$expected done_runs=$done_runs failed_runs=$failed" \
+echo "agents=$agents workload=$workload online=$online online_s=$online_s runs=$expected" \
+     "done_runs=$done_runs failed_runs=$failed" \
      "stuck_runs=$stuck lost_runs=$(( expected - total + failed ))" \
      "duplicate_results=$dups missing_samples=$missing integrity_check=$integrity"
 echo "sweep_s=$sweep_s submit_rc=$rc samples=$samples" \
      "samples_per_s=$(awk -v n="$samples" -v s="$sweep_s" 'BEGIN {printf "%.0f", n / s}')" \
      "offline_events=$offline min_online=$min_online agents_nice=$nice" \
      "run_hz=$(awk -v n="$samples" -v s="$run_s" 'BEGIN {printf "%.1f", (s > 0) ? n / s : 0}')"
-echo "agents_rss_mb_peak=$(( $(peak 1) / 1024 )) agent_rss_mb_mean=$(awk -v a="$(peak 1)" -v n="$agents" 'BEGIN {printf "%.1f", a / n / 1024}')" \
+mean=$(awk -v a="$(peak 1)" -v n="$agents" 'BEGIN {printf "%.1f", a / n / 1024}')
+echo "agents_rss_mb_peak=$(( $(peak 1) / 1024 )) agent_rss_mb_mean=$mean" \
      "trainers_rss_mb_peak=$(( $(peak 2) / 1024 )) trainers_peak=$(peak 3)" \
-     "coordinator_rss_mb_peak=$(( $(peak 4) / 1024 )) load_peak=$(peak 6)" \
+     "coordinator_rss_mb_peak=$(( $(peak 4) / 1024 ))" \
      "cpu_busy_pct=$(( 100 * (busy1 - busy0) / (all1 - all0 > 0 ? all1 - all0 : 1) ))"
 echo "coordinator_cpu_s=$(awk -v n="$cpu_ns" 'BEGIN {printf "%.1f", n / 1e9}')" \
      "coordinator_cpu_wait_s=$(awk -v n="$wait_ns" 'BEGIN {printf "%.1f", n / 1e9}')"
@@ -176,8 +194,10 @@ echo "coordinator_cpu_s=$(awk -v n="$cpu_ns" 'BEGIN {printf "%.1f", n / 1e9}')" 
 awk '/server: redispatch n=/ {
        for (i = 1; i <= NF; i++) {
          split($i, kv, "="); if (kv[1] == "n") n += kv[2];
-         if (kv[1] == "p99_ms" && kv[2] > p) p = kv[2]; if (kv[1] == "max_ms" && kv[2] > m) m = kv[2]
+         if (kv[1] == "p99_ms" && kv[2] > p) p = kv[2]
+         if (kv[1] == "max_ms" && kv[2] > m) m = kv[2]
        }
      }
-     END {printf "coord_redispatch_n=%d coord_redispatch_p99_ms_max=%s coord_redispatch_max_ms=%s\n", n, p + 0, m + 0}' \
+     END {printf "coord_redispatch_n=%d coord_redispatch_p99_ms_max=%s", n, p + 0
+          printf " coord_redispatch_max_ms=%s\n", m + 0}' \
   "$work/coordinator.log"
